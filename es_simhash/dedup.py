@@ -1,0 +1,235 @@
+"""The dedup engine: fingerprints, candidate lookups, duplicate decisions and cluster assignment.
+
+It talks to any :class:`~es_simhash.index.base.SegmentIndex` (the embedded :class:`MemoryIndex` or
+Elasticsearch) and never knows which. Documents flow through in batches: one bulk lookup per batch against the
+backend, then each document is decided in input order against the backend's candidates *and* the documents
+already decided in the same batch (so duplicates inside one batch are caught), then the batch is written.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Protocol, Sequence
+
+from .fingerprint import Fingerprint, Fingerprinter
+from .index.base import CANONICAL, Lookup, SegmentIndex, StoredDoc
+from .index.memory import MemoryIndex
+
+__all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES"]
+
+log = logging.getLogger(__name__)
+
+NO_FEATURES = "no-features"
+
+
+@dataclass(slots=True)
+class Document:
+    """One input document. ``fields`` are stored alongside by backends that keep records (Elasticsearch)."""
+
+    id: str
+    text: str
+    fields: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Decision:
+    """Why a document is a duplicate: of which stored document, how far, and by which rule."""
+
+    of: StoredDoc
+    distance: int
+    reason: str
+
+
+@dataclass(slots=True)
+class Result:
+    """What happened to one document (one line of the ``--report`` file)."""
+
+    id: str
+    cluster: str
+    duplicate: bool
+    duplicate_of: str | None
+    distance: int | None
+    reason: str
+    already_indexed: bool = False
+    fingerprint: Fingerprint | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "cluster": self.cluster,
+            "duplicate": self.duplicate,
+            "duplicate_of": self.duplicate_of,
+            "distance": self.distance,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_stored(cls, doc: StoredDoc, already_indexed: bool = False) -> "Result":
+        return cls(
+            id=doc.id,
+            cluster=doc.cluster,
+            duplicate=not doc.is_canonical,
+            duplicate_of=doc.duplicate_of,
+            distance=doc.distance,
+            reason=doc.reason,
+            already_indexed=already_indexed,
+            fingerprint=doc.fingerprint,
+        )
+
+
+class DecisionRule(Protocol):
+    """Decides whether ``fp`` duplicates one of ``candidates`` (the replaceable piece of the engine)."""
+
+    #: the loosest Hamming distance the rule can accept; backends drop segment candidates further away
+    candidate_distance: int
+
+    def decide(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> Decision | None: ...
+
+
+@dataclass
+class DefaultRule:
+    """The default decision rule.
+
+    * **exact**: same content (letters, digits and ideographs equal after normalisation), distance 0;
+    * **simhash**: both texts long and SimHash within ``k`` bits;
+    * **sentences**: both texts short and sharing at least half of the smaller sentence signature.
+
+    Documents without usable features are never duplicates of anything but an exact copy with content.
+    Among several qualifying candidates the nearest wins, then a canonical one, then the earliest stored.
+    """
+
+    k: int = 3
+    min_shared_fraction: float = 0.5
+
+    @property
+    def candidate_distance(self) -> int:
+        return self.k
+
+    def decide(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> Decision | None:
+        best: tuple[tuple[int, int, int], Decision] | None = None
+        for order, cand in enumerate(candidates):
+            decision = self._match(fp, cand)
+            if decision is None:
+                continue
+            key = (decision.distance, 0 if cand.is_canonical else 1, order)
+            if best is None or key < best[0]:
+                best = (key, decision)
+        return None if best is None else best[1]
+
+    def _match(self, fp: Fingerprint, cand: StoredDoc) -> Decision | None:
+        other = cand.fingerprint
+        if fp.version != other.version:
+            return None
+        if fp.n_chars and fp.content_hash == other.content_hash and fp.n_chars == other.n_chars:
+            return Decision(cand, 0, "exact")
+        if fp.empty or other.empty:
+            return None
+        distance = fp.distance(other)
+        if not fp.short and not other.short:
+            return Decision(cand, distance, "simhash") if distance <= self.k else None
+        if fp.short and other.short and fp.sentences and other.sentences:
+            shared = len(set(fp.sentences) & set(other.sentences))
+            needed = max(1, -(-min(len(fp.sentences), len(other.sentences)) * self.min_shared_fraction // 1))
+            if shared >= needed:
+                return Decision(cand, distance, "sentences")
+        return None
+
+
+class DuplicateIdError(ValueError):
+    """The same id appeared twice in one run."""
+
+
+class DedupEngine:
+    """Finds near duplicates on ingest and assigns each document to a duplicate cluster.
+
+    >>> engine = DedupEngine()                      # embedded: in-memory index
+    >>> [r.reason for r in engine.process([Document("a", "x" * 200), Document("b", "x" * 200)])]
+    ['canonical', 'exact']
+    """
+
+    def __init__(
+        self,
+        index: SegmentIndex | None = None,
+        fingerprinter: Fingerprinter | None = None,
+        rule: DecisionRule | None = None,
+        batch_size: int = 500,
+    ) -> None:
+        self.index: SegmentIndex = MemoryIndex() if index is None else index
+        self.fingerprinter = fingerprinter or Fingerprinter()
+        self.rule: DecisionRule = rule or DefaultRule()
+        self.batch_size = batch_size
+        self._seen: dict[str, None] = {}
+
+    # -- public API ----------------------------------------------------------------------------------------
+    def process(self, docs: Iterable[Document]) -> Iterator[Result]:
+        """Decide and index ``docs``; yields one :class:`Result` per document, in input order.
+
+        A document whose id was already seen in this engine's run raises :class:`DuplicateIdError` *in place of*
+        its result (callers that want to go on use :meth:`process_batch`).
+        """
+        batch: list[Document] = []
+        for doc in docs:
+            batch.append(doc)
+            if len(batch) >= self.batch_size:
+                yield from self._raise_errors(self.process_batch(batch))
+                batch = []
+        if batch:
+            yield from self._raise_errors(self.process_batch(batch))
+
+    @staticmethod
+    def _raise_errors(results: list[Result | DuplicateIdError]) -> Iterator[Result]:
+        for r in results:
+            if isinstance(r, Exception):
+                raise r
+            yield r
+
+    def process_batch(self, docs: Sequence[Document]) -> list[Result | DuplicateIdError]:
+        """Decide and index one batch. Returns a :class:`Result` per document, or a :class:`DuplicateIdError`
+        for a document whose id was already seen in this run (that document is not indexed)."""
+        fps = self.fingerprinter.fingerprint_many([d.text for d in docs])
+        found = self.index.lookup([Lookup(d.id, fp) for d, fp in zip(docs, fps)], self.rule.candidate_distance)
+        pending = MemoryIndex()  # this batch's decided documents, so in-batch duplicates are caught
+        results: list[Result | DuplicateIdError] = []
+        to_store: list[StoredDoc] = []
+        for doc, fp, res in zip(docs, fps, found):
+            if doc.id in self._seen:
+                results.append(DuplicateIdError(f"duplicate id {doc.id!r}: already seen earlier in this input"))
+                continue
+            self._seen[doc.id] = None
+            if res.existing is not None and res.existing.fingerprint == fp:
+                results.append(Result.from_stored(res.existing, already_indexed=True))
+                continue
+            candidates = [c for c in res.candidates if c.id not in pending]
+            candidates += pending.lookup([Lookup(doc.id, fp)], self.rule.candidate_distance)[0].candidates
+            stored = self._decide(doc, fp, candidates)
+            pending.add([stored])
+            to_store.append(stored)
+            results.append(Result.from_stored(stored))
+        if to_store:
+            self.index.add(to_store)
+        return results
+
+    def check(self, text: str, limit: int = 10) -> list[Decision]:
+        """Near duplicates of ``text`` among indexed documents (nothing is written), nearest first."""
+        fp = self.fingerprinter.fingerprint(text)
+        res = self.index.lookup([Lookup("\x00check", fp)], self.rule.candidate_distance)[0]
+        decisions = [d for d in (self.rule.decide(fp, [c]) for c in res.candidates) if d is not None]
+        decisions.sort(key=lambda d: (d.distance, 0 if d.of.is_canonical else 1))
+        return decisions[:limit]
+
+    # -- internals -----------------------------------------------------------------------------------------
+    def _decide(self, doc: Document, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> StoredDoc:
+        decision = self.rule.decide(fp, candidates)
+        if decision is None:
+            reason = NO_FEATURES if fp.empty else CANONICAL
+            return StoredDoc(doc.id, fp, cluster=doc.id, reason=reason, fields=doc.fields)
+        return StoredDoc(
+            doc.id,
+            fp,
+            cluster=decision.of.cluster,
+            duplicate_of=decision.of.id,
+            distance=decision.distance,
+            reason=decision.reason,
+            fields=doc.fields,
+        )

@@ -1,0 +1,289 @@
+"""Fingerprints: TF-IDF weighted 64-bit SimHash, its four 16-bit segments, and the long-sentence signature.
+
+How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 1):
+
+1. ``text.normalize``: NFKC (full/half width), casefold, collapsed whitespace.
+2. ``text.segment``: jieba-compatible words for Chinese, words for other text.
+3. Each token occurrence gets the weight ``round(idf * 1024)``; punctuation, whitespace, stop words and tokens
+   shorter than ``min_token_len`` get 0. Summed over occurrences this is TF x IDF. Weights are whole numbers
+   held in float64, so every sum is exact and the result does not depend on summation order.
+4. Each token is hashed to 64 bits with BLAKE2b (stable across runs, machines and Python versions, well mixed).
+   Bit ``i`` of the SimHash is 1 when the weights of the tokens whose hash has bit ``i`` set outweigh the rest
+   (a tie gives 0).
+5. The SimHash splits into four 16-bit segments (segment ``i`` = bits ``16i .. 16i+15``): by the pigeonhole
+   principle two fingerprints within Hamming distance 3 agree on at least one segment.
+6. The long-sentence signature: BLAKE2b hashes of the ``sentences`` longest sentences of at least
+   ``min_sentence_chars`` letters/ideographs, each sentence reduced to its letters, digits and ideographs. A few
+   longest sentences identify a reprinted article even when wrappers and edits move its SimHash.
+
+The hot path (:meth:`Fingerprinter.fingerprint_many`) is vectorised with numpy over a whole batch of documents:
+one dict lookup per token, then gathers, a bit unpack and segment sums; no per-bit Python loops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import text as _text
+from .idf import IDFTable
+
+__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "WEIGHT_SCALE"]
+
+FINGERPRINT_VERSION = 1
+WEIGHT_SCALE = 1024
+N_SEGMENTS = 4
+SEGMENT_BITS = 16
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+def hash64(s: str) -> int:
+    """Stable, well-mixed unsigned 64-bit hash of a string (BLAKE2b, 8-byte digest, little-endian)."""
+    return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+def _hex(value: int) -> str:
+    return f"{value:016x}"
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What es-simhash stores and compares for one document.
+
+    ``simhash``, ``content_hash`` and the ``sentences`` hashes are unsigned 64-bit integers. A fingerprint with
+    no usable features (``empty``) has no segments, so it can never be found through the segment buckets.
+    """
+
+    simhash: int
+    content_hash: int
+    sentences: tuple[int, ...]
+    n_features: int
+    n_chars: int
+    short: bool
+    version: int = FINGERPRINT_VERSION
+
+    @property
+    def empty(self) -> bool:
+        """No usable features: empty, all punctuation, or only stop words."""
+        return self.n_features == 0
+
+    @property
+    def segments(self) -> tuple[int, ...]:
+        """The four 16-bit segments (``()`` for an empty fingerprint)."""
+        if self.empty:
+            return ()
+        return tuple((self.simhash >> (SEGMENT_BITS * i)) & 0xFFFF for i in range(N_SEGMENTS))
+
+    def segment_keys(self) -> tuple[str, ...]:
+        """Segments as the 4-hex-digit strings stored in the ``seg0``..``seg3`` keyword fields."""
+        return tuple(f"{s:04x}" for s in self.segments)
+
+    def distance(self, other: "Fingerprint") -> int:
+        return (self.simhash ^ other.simhash).bit_count()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form (hex strings for the 64-bit values)."""
+        return {
+            "fingerprint_version": self.version,
+            "simhash": _hex(self.simhash),
+            "segments": list(self.segment_keys()),
+            "sentences": [_hex(h) for h in self.sentences],
+            "content_hash": _hex(self.content_hash),
+            "n_features": self.n_features,
+            "n_chars": self.n_chars,
+            "short": self.short,
+            "empty": self.empty,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Fingerprint":
+        return cls(
+            simhash=int(d["simhash"], 16),
+            content_hash=int(d["content_hash"], 16),
+            sentences=tuple(int(h, 16) for h in d.get("sentences", ())),
+            n_features=int(d["n_features"]),
+            n_chars=int(d["n_chars"]),
+            short=bool(d["short"]),
+            version=int(d.get("fingerprint_version", FINGERPRINT_VERSION)),
+        )
+
+
+@dataclass
+class _Vocabulary:
+    """Per-token cache: id -> (64-bit hash, integer weight). Grows as new tokens are seen."""
+
+    ids: dict[str, int] = field(default_factory=dict)
+    hashes: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.uint64))
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.float64))
+
+    def add(self, tokens: Iterable[str], weight_of) -> None:
+        for tok in tokens:
+            if tok in self.ids:
+                continue
+            i = len(self.ids)
+            if i == len(self.hashes):
+                self.hashes = np.resize(self.hashes, 2 * i)
+                self.weights = np.resize(self.weights, 2 * i)
+            self.ids[tok] = i
+            self.hashes[i] = hash64(tok)
+            self.weights[i] = weight_of(tok)
+
+
+class Fingerprinter:
+    """Turns texts into :class:`Fingerprint` objects. Reuse one instance: it caches token hashes and weights.
+
+    Parameters
+    ----------
+    idf:
+        an :class:`~es_simhash.idf.IDFTable`, a path to a jieba-format IDF file, or ``None`` for jieba's table.
+    min_token_len:
+        tokens shorter than this (in characters) carry no weight (default 2: single characters are mostly
+        function words in Chinese and noise in English).
+    sentences:
+        how many longest sentences make the sentence signature.
+    min_sentence_chars:
+        a sentence needs at least this many letters/ideographs to enter the signature.
+    short_chars:
+        texts with fewer letters/ideographs than this are ``short``: SimHash is weak on them and the sentence
+        signature decides.
+    segmenter:
+        ``"auto"`` (rjieba when installed, else jieba), ``"rjieba"`` or ``"jieba"``.
+    """
+
+    MAX_VOCABULARY = 4_000_000
+    _TOKENS_PER_CHUNK = 1 << 16
+
+    def __init__(
+        self,
+        idf: IDFTable | str | None = None,
+        *,
+        min_token_len: int = 2,
+        sentences: int = 3,
+        min_sentence_chars: int = 8,
+        short_chars: int = 100,
+        segmenter: str = "auto",
+        stopwords: frozenset[str] | None = None,
+    ) -> None:
+        if isinstance(idf, IDFTable):
+            self.idf = idf
+        elif idf is None:
+            self.idf = IDFTable.jieba_default()
+        else:
+            self.idf = IDFTable.load(idf)
+        if sentences < 0 or min_token_len < 1 or min_sentence_chars < 1 or short_chars < 0:
+            raise ValueError("sentences >= 0, min_token_len >= 1, min_sentence_chars >= 1, short_chars >= 0")
+        self.min_token_len = min_token_len
+        self.n_sentences = sentences
+        self.min_sentence_chars = min_sentence_chars
+        self.short_chars = short_chars
+        self.segmenter = _text.segmenter_name(segmenter)
+        self.stopwords = _text.stopwords() if stopwords is None else stopwords
+        self._vocab = _Vocabulary()
+
+    # -- configuration -------------------------------------------------------------------------------------
+    @property
+    def config(self) -> dict[str, Any]:
+        """Everything that determines the fingerprint; stored with an index so mismatches can be refused."""
+        return {
+            "fingerprint_version": FINGERPRINT_VERSION,
+            "idf": self.idf.checksum,
+            "min_token_len": self.min_token_len,
+            "sentences": self.n_sentences,
+            "min_sentence_chars": self.min_sentence_chars,
+            "short_chars": self.short_chars,
+        }
+
+    def token_weight(self, token: str) -> int:
+        """Integer weight of one occurrence of ``token`` (0 for punctuation, spaces, stop words, short tokens)."""
+        if len(token) < self.min_token_len or token in self.stopwords or _text.content_key(token) != token:
+            return 0
+        return max(0, round(self.idf.get(token) * WEIGHT_SCALE))
+
+    # -- fingerprints --------------------------------------------------------------------------------------
+    def fingerprint(self, text: str) -> Fingerprint:
+        return self.fingerprint_many([text])[0]
+
+    def fingerprint_many(self, texts: Sequence[str]) -> list[Fingerprint]:
+        """Fingerprints of a batch of texts (faster per text than calling :meth:`fingerprint` in a loop)."""
+        normalized = [_text.normalize(t) for t in texts]
+        seg = self.segmenter
+        tokens = [_text.segment(n, seg) for n in normalized]
+        simhashes, n_features = self._simhash_batch(tokens)
+        out = []
+        for norm, sim, nf in zip(normalized, simhashes.tolist(), n_features.tolist()):
+            key = _text.content_key(norm)
+            out.append(
+                Fingerprint(
+                    simhash=sim if nf else 0,
+                    content_hash=hash64(key) if key else 0,
+                    sentences=self.sentence_signature(norm),
+                    n_features=nf,
+                    n_chars=len(key),
+                    short=len(key) < self.short_chars,
+                )
+            )
+        return out
+
+    def sentence_signature(self, normalized: str) -> tuple[int, ...]:
+        """Hashes of the longest sentences (longest first; ties keep text order)."""
+        if self.n_sentences == 0:
+            return ()
+        keys = [_text.sentence_key(s) for s in _text.split_sentences(normalized)]
+        keys = [k for k in keys if len(k) >= self.min_sentence_chars]
+        keys.sort(key=len, reverse=True)  # stable: equal lengths stay in text order
+        seen: dict[int, None] = {}
+        for k in keys:
+            seen.setdefault(hash64(k))
+            if len(seen) == self.n_sentences:
+                break
+        return tuple(seen)
+
+    def _token_ids(self, flat: list[str]) -> np.ndarray:
+        vocab = self._vocab
+        if len(vocab.ids) > self.MAX_VOCABULARY:
+            self._vocab = vocab = _Vocabulary()
+        get = vocab.ids.get
+        ids = list(map(get, flat))
+        if None in ids:
+            vocab.add((t for t, i in zip(flat, ids) if i is None), self.token_weight)
+            ids = list(map(vocab.ids.__getitem__, flat))
+        return np.fromiter(ids, dtype=np.intp, count=len(ids))
+
+    def _simhash_batch(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        n_docs = len(token_lists)
+        simhashes = np.zeros(n_docs, dtype=np.uint64)
+        n_features = np.zeros(n_docs, dtype=np.int64)
+        start = 0
+        while start < n_docs:  # bound memory: (tokens x 64) float64 per chunk
+            stop, total = start, 0
+            while stop < n_docs and (stop == start or total + len(token_lists[stop]) <= self._TOKENS_PER_CHUNK):
+                total += len(token_lists[stop])
+                stop += 1
+            self._simhash_chunk(token_lists[start:stop], simhashes[start:stop], n_features[start:stop])
+            start = stop
+        return simhashes, n_features
+
+    def _simhash_chunk(self, token_lists: list[list[str]], out: np.ndarray, n_out: np.ndarray) -> None:
+        lengths = np.fromiter(map(len, token_lists), dtype=np.intp, count=len(token_lists))
+        ids = self._token_ids(list(chain.from_iterable(token_lists)))
+        weights = self._vocab.weights[ids]
+        keep = weights > 0
+        doc_of = np.repeat(np.arange(len(token_lists)), lengths)[keep]
+        weights = weights[keep]
+        counts = np.bincount(doc_of, minlength=len(token_lists))
+        n_out[:] = counts
+        nonempty = np.flatnonzero(counts)
+        if nonempty.size == 0:
+            return
+        hashes = self._vocab.hashes[ids[keep]]
+        bits = np.unpackbits(hashes.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")  # (n, 64)
+        starts = (np.cumsum(counts) - counts)[nonempty]
+        ones = np.add.reduceat(bits * weights[:, None], starts, axis=0)  # weight behind each bit being 1
+        totals = np.add.reduceat(weights, starts)
+        set_bits = (2 * ones) > totals[:, None]
+        packed = np.packbits(set_bits, axis=1, bitorder="little")  # (docs, 8) little-endian bytes
+        out[nonempty] = packed.reshape(-1).view("<u8")

@@ -1,0 +1,77 @@
+"""The small interface between the dedup engine and a storage backend.
+
+A backend stores :class:`StoredDoc` records and answers one question in bulk: which stored documents could be
+near duplicates of these fingerprints? It answers with the documents that
+
+* have the same id (so re-running an ingest is idempotent),
+* have the same content hash (exact duplicates),
+* share one of the four 16-bit segments *and* are within ``max_distance`` bits (exact Hamming re-rank), or
+* share one of the long-sentence hashes, unless that sentence is boilerplate (found in more than
+  ``max_sentence_df`` documents).
+
+Deciding which candidate (if any) makes a document a duplicate is the engine's job, not the backend's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+from ..fingerprint import Fingerprint
+
+__all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "CANONICAL"]
+
+CANONICAL = "canonical"
+
+
+@dataclass(slots=True)
+class StoredDoc:
+    """A document as the index keeps it: fingerprint plus its place in a duplicate cluster."""
+
+    id: str
+    fingerprint: Fingerprint
+    cluster: str
+    """Id of the canonical document of this document's cluster (its own id when canonical)."""
+    duplicate_of: str | None = None
+    """The document it was matched against (``None`` when canonical)."""
+    distance: int | None = None
+    """Hamming distance to ``duplicate_of`` (``None`` when canonical)."""
+    reason: str = CANONICAL
+    """``canonical``, ``exact``, ``simhash``, ``sentences`` or ``no-features``."""
+    fields: dict[str, Any] | None = field(default=None, repr=False)
+    """Extra record fields a backend may store (title, url, content, crawl time...)."""
+
+    @property
+    def is_canonical(self) -> bool:
+        return self.duplicate_of is None
+
+
+@dataclass(slots=True)
+class Lookup:
+    id: str
+    fingerprint: Fingerprint
+
+
+@dataclass(slots=True)
+class LookupResult:
+    existing: StoredDoc | None
+    """The stored document with the same id, if any."""
+    candidates: list[StoredDoc]
+    """Possible near duplicates (never the document itself)."""
+    truncated: bool = False
+    """True when a bucket held more candidates than the backend would return (a warning is logged)."""
+
+
+@runtime_checkable
+class SegmentIndex(Protocol):
+    """What the dedup engine needs from a backend (memory, Elasticsearch, ...)."""
+
+    def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
+        """Candidates for each query, in query order."""
+        ...
+
+    def add(self, docs: Sequence[StoredDoc]) -> None:
+        """Store documents (replacing any with the same id). They are visible to the next ``lookup``."""
+        ...
+
+    def __len__(self) -> int: ...

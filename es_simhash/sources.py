@@ -1,0 +1,256 @@
+"""Reading crawl output: JSON Lines, gzip-compressed or not, from files or stdin, with dead letters.
+
+Every non-blank line is either a :class:`Record` or a :class:`DeadLetter` carrying its line number and a
+one-line reason; nothing is dropped silently and nothing raises on bad data. Blank lines are not records.
+Gzip is recognised by its magic bytes, so ``crawl.jsonl.gz``, a misnamed file, and a compressed stdin all work.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import sys
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Iterator, Sequence
+
+__all__ = [
+    "Record",
+    "DeadLetter",
+    "RecordReader",
+    "DEFAULT_TEXT_FIELDS",
+    "DEFAULT_ID_FIELDS",
+    "DeadLetterWriter",
+    "MAX_ID_BYTES",
+]
+
+DEFAULT_TEXT_FIELDS: tuple[str, ...] = ("content", "text", "body")
+DEFAULT_ID_FIELDS: tuple[str, ...] = ("id", "_id", "doc_id", "url")
+MAX_ID_BYTES = 512  # Elasticsearch's limit for _id
+_EXCERPT = 200
+_CHUNK = 1 << 20
+
+
+@dataclass(slots=True)
+class Record:
+    source: str
+    line: int
+    id: str
+    text: str
+    fields: dict[str, Any]
+    raw: bytes = field(repr=False, default=b"")
+
+
+@dataclass(slots=True)
+class DeadLetter:
+    source: str
+    line: int
+    reason: str
+    excerpt: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "line": self.line, "reason": self.reason, "excerpt": self.excerpt}
+
+
+def _excerpt(raw: bytes) -> str:
+    return raw[:_EXCERPT].decode("utf-8", errors="backslashreplace")
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "an array", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+class _CountingReader(io.RawIOBase):
+    """Counts bytes taken from the underlying (possibly compressed) stream, for progress bars."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        data = self._raw.read(len(b))
+        n = len(data)
+        b[:n] = data
+        self.count += n
+        return n
+
+
+class RecordReader:
+    """Reads JSON Lines crawl output into :class:`Record` objects and :class:`DeadLetter` objects.
+
+    ``text_field``/``id_field``: the field to use; ``None`` tries :data:`DEFAULT_TEXT_FIELDS` /
+    :data:`DEFAULT_ID_FIELDS` in order. A record without any id field gets ``SOURCE:LINE`` (stable when the same
+    file is ingested again). Ids longer than 512 bytes become ``sha256:<hex>`` of themselves.
+    """
+
+    def __init__(
+        self,
+        text_field: str | None = None,
+        id_field: str | None = None,
+        max_record_bytes: int = 16 << 20,
+    ) -> None:
+        self.text_fields = (text_field,) if text_field else DEFAULT_TEXT_FIELDS
+        self.id_fields = (id_field,) if id_field else DEFAULT_ID_FIELDS
+        self.explicit_text = text_field is not None
+        self.explicit_id = id_field is not None
+        self.max_record_bytes = max_record_bytes
+        self.bytes_read = 0
+        """Bytes consumed from the input files so far (compressed bytes for gzip): drives progress bars."""
+
+    @staticmethod
+    def total_bytes(paths: Sequence[str]) -> int | None:
+        """Sum of the input sizes, or ``None`` when one is stdin or not a regular file."""
+        total = 0
+        for p in paths:
+            if p == "-" or not os.path.isfile(p):
+                return None
+            total += os.path.getsize(p)
+        return total
+
+    def read(self, paths: Sequence[str]) -> Iterator[Record | DeadLetter]:
+        for path in paths:
+            yield from self.read_one(path)
+
+    def read_one(self, path: str) -> Iterator[Record | DeadLetter]:
+        name = "stdin" if path == "-" else path
+        raw: BinaryIO = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        counter = _CountingReader(raw)
+        base = self.bytes_read
+        try:
+            buffered = io.BufferedReader(counter, buffer_size=_CHUNK)
+            stream: BinaryIO = buffered
+            if buffered.peek(2)[:2] == b"\x1f\x8b":
+                stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
+            line_no = 0
+            while True:
+                try:
+                    line, too_long = self._next_line(stream)
+                except (EOFError, OSError, zlib.error) as exc:  # truncated or corrupt gzip
+                    yield DeadLetter(name, line_no + 1, f"unreadable input, stopped reading this file: {exc}")
+                    return
+                finally:
+                    self.bytes_read = base + counter.count
+                if line is None:
+                    return
+                line_no += 1
+                if too_long:
+                    yield DeadLetter(
+                        name, line_no, f"record longer than {self.max_record_bytes} bytes", _excerpt(line)
+                    )
+                    continue
+                if not line.strip():
+                    line_no_blank = True  # noqa: F841  (blank lines are not records)
+                    continue
+                yield self.parse(name, line_no, line)
+        finally:
+            if path != "-":
+                raw.close()
+
+    def _next_line(self, stream: BinaryIO) -> tuple[bytes | None, bool]:
+        """The next line (without its newline) and whether it exceeded ``max_record_bytes`` (then only its
+        beginning is returned and the rest is skipped without being held in memory)."""
+        line = stream.readline(self.max_record_bytes + 1)
+        if not line:
+            return None, False
+        if len(line) > self.max_record_bytes and not line.endswith(b"\n"):
+            head = line[:_EXCERPT]
+            while True:  # skip the rest of the over-long line in bounded chunks
+                more = stream.readline(_CHUNK)
+                if not more or more.endswith(b"\n"):
+                    break
+            return head, True
+        return line.rstrip(b"\r\n"), False
+
+    def parse(self, source: str, line_no: int, raw: bytes) -> Record | DeadLetter:
+        """One line of JSON Lines to a :class:`Record`, or a :class:`DeadLetter` saying what is wrong."""
+
+        def dead(reason: str) -> DeadLetter:
+            return DeadLetter(source, line_no, reason, _excerpt(raw))
+
+        if b"\x00" in raw:
+            return dead("NUL byte in the line (binary data?)")
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return dead(f"not UTF-8 (invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}; GBK or binary?)")
+        if line_no == 1:
+            decoded = decoded.removeprefix("\ufeff")
+        try:
+            obj = json.loads(decoded)
+        except json.JSONDecodeError as exc:
+            return dead(f"malformed JSON: {exc.msg} (column {exc.colno})")
+        except RecursionError:
+            return dead("JSON nested too deeply")
+        if not isinstance(obj, dict):
+            return dead(f"expected a JSON object, got {_type_name(obj)}")
+
+        text = None
+        for name in self.text_fields:
+            if name in obj:
+                value = obj[name]
+                if not isinstance(value, str):
+                    if self.explicit_text or not any(isinstance(obj.get(n), str) for n in self.text_fields):
+                        return dead(f"field {name!r} is {_type_name(value)}, not a string")
+                    continue
+                text = value
+                break
+        if text is None:
+            return dead(f"no text field (looked for {', '.join(map(repr, self.text_fields))}; use --text-field)")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return dead("text contains invalid Unicode (a lone surrogate escape such as \\ud800)")
+
+        doc_id = None
+        for name in self.id_fields:
+            value = obj.get(name)
+            if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+                doc_id = str(value)
+                break
+            if value is not None and self.explicit_id:
+                return dead(f"id field {name!r} is {_type_name(value)}, not a string or number")
+        if doc_id is None:
+            if self.explicit_id:
+                return dead(f"no {self.id_fields[0]!r} field (the --id-field)")
+            doc_id = f"{os.path.basename(source)}:{line_no}"
+        try:
+            id_bytes = doc_id.encode("utf-8")
+        except UnicodeEncodeError:
+            return dead("id contains invalid Unicode (a lone surrogate escape)")
+        if len(id_bytes) > MAX_ID_BYTES:
+            doc_id = "sha256:" + hashlib.sha256(id_bytes).hexdigest()
+        return Record(source, line_no, doc_id, text, obj, raw)
+
+
+class DeadLetterWriter:
+    """Appends dead letters as JSON Lines; the file is only created when the first dead letter arrives."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self.count = 0
+        self._fh = None
+
+    def write(self, letter: DeadLetter) -> None:
+        if self._fh is None:
+            self._fh = open(self.path, "w", encoding="utf-8")  # noqa: SIM115
+        self._fh.write(json.dumps(letter.to_dict(), ensure_ascii=False) + "\n")
+        self.count += 1
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> "DeadLetterWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
