@@ -36,7 +36,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class UserError(Exception):
@@ -48,9 +48,9 @@ class UserError(Exception):
 
 
 # -- shared options ----------------------------------------------------------------------------------------
-TextField = typer.Option(None, "--text-field", help="JSON field holding the text [default: content, text, body].")
-IdField = typer.Option(None, "--id-field", help="JSON field holding the id [default: id, _id, doc_id, url].")
-IdfOption = typer.Option(None, "--idf", help="IDF table in jieba format (from `fit-idf`) [default: jieba's].")
+TextField = typer.Option(None, "--text-field", help="JSON field holding the text (default: content, text, body).")
+IdField = typer.Option(None, "--id-field", help="JSON field holding the id (default: id, _id, doc_id, url).")
+IdfOption = typer.Option(None, "--idf", help="IDF table in jieba format (from `fit-idf`) (default: jieba's).")
 KOption = typer.Option(3, "-k", "--max-distance", min=0, max=16, help="Hamming distance for long texts.")
 
 
@@ -218,7 +218,9 @@ def version() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: runs the app, turning known errors into one line and an exit code."""
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="es-simhash")  # standalone: click prints usage errors itself (exit 2)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except UserError as exc:
         err.print(f"es-simhash: error: {exc}", markup=False)
         return exc.code
@@ -227,25 +229,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except SystemExit as exc:  # pragma: no cover
-        return int(exc.code or 0)
-    except Exception as exc:  # noqa: BLE001
-        import click
-
-        if isinstance(exc, click.exceptions.Exit):
-            return exc.exit_code
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
-            err.print("es-simhash: aborted")
-            return 130
-        if isinstance(exc, OSError):
-            err.print(f"es-simhash: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), markup=False)
-            return 1
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        err.print(f"es-simhash: error: {exc.strerror or exc}{where}", markup=False)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
         if os.environ.get("ES_SIMHASH_DEBUG"):
             raise
-        err.print(f"es-simhash: unexpected error: {type(exc).__name__}: {exc} (set ES_SIMHASH_DEBUG=1 for a traceback)", markup=False)
+        err.print(
+            f"es-simhash: unexpected error: {type(exc).__name__}: {exc} (set ES_SIMHASH_DEBUG=1 for a traceback)",
+            markup=False,
+        )
         return 1
     return 0
 

@@ -18,14 +18,15 @@ _HAS_BITWISE_COUNT = hasattr(np, "bitwise_count")
 
 def as_uint64(values: Sequence[int] | np.ndarray) -> np.ndarray:
     """An array of unsigned 64-bit fingerprints (accepts Python ints, signed int64 views or uint64)."""
-    arr = np.asarray(values)
-    if arr.dtype == np.uint64:
-        return arr
-    if arr.dtype == np.int64:
-        return arr.view(np.uint64)
-    if arr.dtype == object or arr.size == 0:
-        return np.array([int(v) & 0xFFFFFFFFFFFFFFFF for v in np.ravel(arr)], dtype=np.uint64).reshape(arr.shape)
-    return arr.astype(np.uint64)
+    if not isinstance(values, np.ndarray):
+        return np.fromiter((int(v) & 0xFFFFFFFFFFFFFFFF for v in values), dtype=np.uint64)
+    if values.dtype == np.uint64:
+        return values
+    if values.dtype == np.int64:
+        return values.view(np.uint64)
+    if values.dtype.kind in "iub":
+        return values.astype(np.uint64)
+    raise TypeError(f"expected integer fingerprints, got an array of {values.dtype}")
 
 
 def popcount(x: np.ndarray) -> np.ndarray:

@@ -1,0 +1,107 @@
+"""Test helpers: real-text corpora and an independent, deliberately simple SimHash reference.
+
+The reference below shares no code with ``es_simhash``: it re-reads the IDF and stop-word files itself, uses
+``jieba.lcut`` (the reference segmenter) and walks every token and every bit in plain Python, exactly as the
+classic SimHash description goes (Charikar 2002; Manku et al. 2007).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import sys
+import unicodedata
+from functools import lru_cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import corpora  # noqa: E402  (bench/corpora.py: real text shipped inside packages)
+
+
+@lru_cache(maxsize=None)
+def chinese_articles() -> list[str]:
+    return corpora.peoples_daily_articles()
+
+
+@lru_cache(maxsize=None)
+def english_articles() -> list[str]:
+    return corpora.bbc_news()
+
+
+# -- the reference SimHash ---------------------------------------------------------------------------------
+def _ref_normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(text.split())
+
+
+@lru_cache(maxsize=1)
+def _ref_idf() -> tuple[dict[str, float], float]:
+    spec = importlib.util.find_spec("jieba")
+    path = Path(list(spec.submodule_search_locations)[0]) / "analyse" / "idf.txt"
+    table = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        word, value = line.rsplit(" ", 1)
+        table[_ref_normalize(word)] = float(value)
+    values = sorted(table.values())
+    return table, values[len(values) // 2]
+
+
+@lru_cache(maxsize=1)
+def _ref_stopwords() -> set[str]:
+    words = set()
+    for name in ("stopwords_zh.txt", "stopwords_en.txt"):
+        for line in (ROOT / "es_simhash" / "data" / name).read_text(encoding="utf-8").splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                words.add(_ref_normalize(line))
+    return words
+
+
+def _is_word(token: str) -> bool:
+    return all(ch.isalnum() for ch in token)  # letters, digits, ideographs; no punctuation, space or "_"
+
+
+def reference_tokens(text: str) -> list[str]:
+    norm = _ref_normalize(text)
+    if re.search(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]", norm):
+        import jieba
+
+        return jieba.lcut(norm)
+    return re.findall(r"[^\W_]+(?:'[^\W_]+)*", norm)
+
+
+def reference_simhash(text: str, min_token_len: int = 2) -> int:
+    """Classic weighted SimHash: v[i] += w if bit i of hash(token) else -w; bit i = v[i] > 0."""
+    idf, default = _ref_idf()
+    stop = _ref_stopwords()
+    tf: dict[str, int] = {}
+    for tok in reference_tokens(text):
+        if len(tok) >= min_token_len and tok not in stop and _is_word(tok):
+            tf[tok] = tf.get(tok, 0) + 1
+    v = [0] * 64
+    for tok, count in tf.items():
+        weight = count * round(idf.get(tok, default) * 1024)
+        h = int.from_bytes(hashlib.blake2b(tok.encode("utf-8"), digest_size=8).digest(), "little")
+        for i in range(64):
+            if (h >> i) & 1:
+                v[i] += weight
+            else:
+                v[i] -= weight
+    fingerprint = 0
+    for i in range(64):
+        if v[i] > 0:
+            fingerprint |= 1 << i
+    return fingerprint
+
+
+def popcount_reference(x: int) -> int:
+    return bin(x).count("1")
+
+
+def flip_bits(value: int, positions) -> int:
+    for p in positions:
+        value ^= 1 << p
+    return value

@@ -1,0 +1,129 @@
+"""The command line, end to end, as a user runs it (a real subprocess)."""
+
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+
+from support import chinese_articles, english_articles
+
+
+def run(*args, stdin=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], input=stdin,
+                          capture_output=True, cwd=cwd, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory):
+    """A crawl file with planted near duplicates, exact duplicates, empty texts and broken lines."""
+    zh = [a for a in chinese_articles() if 800 <= len(a) <= 3000][:80]
+    en = [a for a in english_articles() if 1500 <= len(a) <= 4000][:40]
+    lines, truth = [], {}
+    for i, a in enumerate(zh + en):
+        lines.append({"id": f"o{i}", "content": a})
+        truth[f"o{i}"] = None
+    for i in range(0, 80, 8):
+        lines.append({"id": f"near{i}", "content": zh[i].replace("，", ",", 2) + "（完）"})
+        truth[f"near{i}"] = f"o{i}"
+    for i in range(0, 40, 10):
+        lines.append({"id": f"exact{i}", "content": en[i].replace("  ", " ") + "  "})
+        truth[f"exact{i}"] = f"o{80 + i}"
+    lines += [{"id": "empty1", "content": ""}, {"id": "empty2", "content": ""}, {"id": "punct", "content": "!!!"}]
+    truth.update(empty1=None, empty2=None, punct=None)
+    raw = [json.dumps(x, ensure_ascii=False).encode() for x in lines]
+    raw.insert(50, b'{"id": "broken", "content": ')
+    raw.insert(90, b"\xff\xfe not json")
+    raw.append(json.dumps({"id": "o3", "content": "same id again"}).encode())
+    path = tmp_path_factory.mktemp("crawl") / "crawl.jsonl.gz"
+    path.write_bytes(gzip.compress(b"\n".join(raw) + b"\n"))
+    return path, truth, len(raw)
+
+
+def test_dedup_end_to_end(crawl, tmp_path):
+    path, truth, n_lines = crawl
+    res = run("dedup", path, "--report", tmp_path / "r.jsonl", "--output", tmp_path / "o.jsonl",
+              "--dead-letters", tmp_path / "dead.jsonl")
+    assert res.returncode == 0, res.stderr.decode()
+    report = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    dead = [json.loads(x) for x in (tmp_path / "dead.jsonl").read_text().splitlines()]
+    kept = (tmp_path / "o.jsonl").read_bytes().splitlines()
+    # nothing lost: every line is in the report or a dead letter
+    assert len(report) + len(dead) == n_lines
+    assert sorted(d["line"] for d in dead) == [51, 91, n_lines]
+    assert "duplicate id 'o3'" in dead[-1]["reason"]
+    assert [r["line"] for r in report] == sorted(r["line"] for r in report)  # input order
+    got = {r["id"]: (r["duplicate_of"] if r["duplicate"] else None) for r in report}
+    assert got == truth
+    assert all(r["reason"] == "exact" for r in report if r["id"].startswith("exact"))
+    assert all(r["cluster"] == truth[r["id"]] for r in report if truth[r["id"]])
+    assert len(kept) == sum(1 for v in truth.values() if v is None)
+    summary = res.stderr.decode()
+    assert f"read {n_lines}" in summary and f"duplicates {len([v for v in truth.values() if v])}" in summary
+    assert "dead letters 3" in summary
+
+
+def test_rerun_gives_the_same_report(crawl, tmp_path):
+    path, _, _ = crawl
+    for name in ("a", "b"):
+        assert run("dedup", path, "--report", tmp_path / f"{name}.jsonl", "--dead-letters",
+                   tmp_path / "d.jsonl").returncode == 0
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+
+
+def test_saved_index_catches_duplicates_of_yesterdays_crawl(tmp_path):
+    zh = [a for a in chinese_articles() if 800 <= len(a)][:20]
+    day1, day2 = tmp_path / "day1.jsonl", tmp_path / "day2.jsonl"
+    day1.write_text("".join(json.dumps({"id": f"d{i}", "content": a}) + "\n" for i, a in enumerate(zh)))
+    day2.write_text(json.dumps({"id": "new", "content": zh[7] + "（完）"}) + "\n")
+    assert run("dedup", day1, "--save-index", tmp_path / "idx.npz").returncode == 0
+    res = run("dedup", day2, "--load-index", tmp_path / "idx.npz", "--report", tmp_path / "r.jsonl")
+    assert res.returncode == 0
+    assert json.loads((tmp_path / "r.jsonl").read_text())["duplicate_of"] == "d7"
+
+
+def test_stdin_and_text_field(tmp_path):
+    data = (json.dumps({"key": 1, "txt": "重复的内容在这里出现了很多次，这是一段足够长的中文文本。" * 3}) + "\n") * 2
+    res = run("dedup", "-", "--text-field", "txt", "--id-field", "key", "--report", tmp_path / "r.jsonl",
+              "--dead-letters", tmp_path / "d.jsonl", stdin=data.encode())
+    assert res.returncode == 0
+    assert "dead letters 1" in res.stderr.decode()  # the second record repeats id 1
+
+
+def test_errors_are_one_line_with_a_nonzero_exit(tmp_path):
+    res = run("dedup", tmp_path / "missing.jsonl")
+    assert res.returncode == 1
+    assert res.stderr.decode().strip() == f"es-simhash: error: input not found: {tmp_path / 'missing.jsonl'}"
+    res = run("dedup", tmp_path / "x.jsonl", "--bogus")
+    assert res.returncode == 2 and b"Traceback" not in res.stderr
+    (tmp_path / "bad-idf.txt").write_text("no numbers here\n")
+    (tmp_path / "in.jsonl").write_text('{"content": "x"}\n')
+    res = run("dedup", tmp_path / "in.jsonl", "--idf", tmp_path / "bad-idf.txt")
+    assert res.returncode == 1 and b"Traceback" not in res.stderr and b"IDF" in res.stderr
+
+
+def test_fingerprint_command(tmp_path):
+    res = run("fingerprint", "新华社北京电 国务院总理今天会见了来访的外国客人，双方就共同关心的问题交换了意见。")
+    fp = json.loads(res.stdout)
+    assert res.returncode == 0 and fp["fingerprint_version"] == 1 and len(fp["segments"]) == 4
+    assert int(fp["simhash"], 16) == sum(int(s, 16) << (16 * i) for i, s in enumerate(fp["segments"]))
+    empty = json.loads(run("fingerprint", "-", stdin=b"...").stdout)
+    assert empty["empty"] and empty["segments"] == []
+
+
+def test_fit_idf_learns_a_table_that_dedup_uses(tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"content": a}) + "\n" for a in english_articles()[:300]))
+    res = run("fit-idf", corpus, "-o", tmp_path / "idf.txt")
+    assert res.returncode == 0, res.stderr
+    table = dict(line.rsplit(" ", 1) for line in (tmp_path / "idf.txt").read_text().splitlines())
+    assert float(table["government"]) < float(table["football"]) or float(table["government"]) > 0
+    assert "the" not in table  # stop words are not learnt
+    assert run("dedup", corpus, "--idf", tmp_path / "idf.txt").returncode == 0
+
+
+def test_help_explains_commands():
+    res = run("--help")
+    out = res.stdout.decode()
+    assert res.returncode == 0 and "dedup" in out and "fingerprint" in out and "fit-idf" in out

@@ -1,0 +1,107 @@
+"""The dedup engine on real text: exact and near duplicates, in-batch and cross-batch, clusters, empties."""
+
+import pytest
+
+from es_simhash import Fingerprinter
+from es_simhash.dedup import DedupEngine, DefaultRule, Document, DuplicateIdError
+from es_simhash.index.memory import MemoryIndex
+from support import chinese_articles
+
+
+@pytest.fixture(scope="module")
+def fingerprinter():
+    return Fingerprinter()
+
+
+@pytest.fixture(scope="module")
+def articles():
+    return [a for a in chinese_articles() if 1000 <= len(a) <= 4000][:60]
+
+
+def reprint(article: str) -> str:
+    """What a reprinting site does: a header, a couple of punctuation edits, a footer."""
+    return "本网讯 " + article.replace("，", ",", 3) + "（责任编辑：王敏）"
+
+
+def test_exact_and_near_duplicates_join_the_original_cluster(fingerprinter, articles):
+    engine = DedupEngine(fingerprinter=fingerprinter, batch_size=7)
+    docs = [Document(f"a{i}", a) for i, a in enumerate(articles[:20])]
+    docs += [Document("copy-of-a3", articles[3]), Document("reprint-of-a5", reprint(articles[5]))]
+    results = {r.id: r for r in engine.process(docs)}
+    originals = [results[f"a{i}"] for i in range(20)]
+    assert all(not r.duplicate and r.cluster == r.id for r in originals)
+    assert results["copy-of-a3"].duplicate and results["copy-of-a3"].cluster == "a3"
+    assert results["copy-of-a3"].reason == "exact" and results["copy-of-a3"].distance == 0
+    near = results["reprint-of-a5"]
+    assert near.duplicate and near.cluster == "a5" and near.reason == "simhash" and 0 < near.distance <= 3
+
+
+def test_duplicates_inside_one_batch_and_across_batches(fingerprinter, articles):
+    engine = DedupEngine(fingerprinter=fingerprinter, batch_size=1000)
+    first = list(engine.process([Document("x", articles[0]), Document("x-copy", articles[0])]))
+    assert first[1].duplicate and first[1].duplicate_of == "x"  # same batch
+    second = list(engine.process([Document("x-later", reprint(articles[0]))]))
+    assert second[0].duplicate and second[0].cluster == "x"  # a later batch
+
+
+def test_a_duplicate_of_a_duplicate_joins_the_canonical_cluster(fingerprinter, articles):
+    engine = DedupEngine(fingerprinter=fingerprinter)
+    a = articles[10]
+    b = a + "（完）"
+    c = b + "更多新闻请关注本站。"
+    res = list(engine.process([Document("a", a), Document("b", b), Document("c", c)]))
+    assert [r.cluster for r in res] == ["a", "a", "a"]
+    assert res[2].duplicate
+
+
+def test_unrelated_articles_stay_apart(fingerprinter, articles):
+    engine = DedupEngine(fingerprinter=fingerprinter)
+    res = list(engine.process([Document(str(i), a) for i, a in enumerate(articles)]))
+    assert not any(r.duplicate for r in res)
+
+
+def test_texts_without_features_never_match_each_other():
+    engine = DedupEngine()
+    res = list(engine.process([Document("e1", ""), Document("e2", ""), Document("p1", "。。！！"),
+                               Document("p2", "？？……")]))
+    assert [r.duplicate for r in res] == [False] * 4
+    assert [r.reason for r in res] == ["no-features"] * 4
+
+
+def test_short_reposts_are_decided_by_sentences():
+    engine = DedupEngine()
+    res = list(engine.process([
+        Document("w1", "国务院今天召开常务会议，部署进一步做好稳就业工作。会议强调要加大对中小企业的支持力度。"),
+        Document("w2", "转发：国务院今天召开常务会议，部署进一步做好稳就业工作！会议强调要加大对中小企业的支持力度"),
+        Document("w3", "国务院今天召开常务会议，研究部署加强安全生产工作。会议要求各地严格落实责任。"),
+    ]))
+    assert res[1].duplicate and res[1].reason == "sentences" and res[1].cluster == "w1"
+    assert not res[2].duplicate
+
+
+def test_a_larger_k_catches_more(fingerprinter, articles):
+    edited = [a.replace("。", "。据悉，", 4) for a in articles[:30]]
+    def count(k):
+        engine = DedupEngine(fingerprinter=fingerprinter, rule=DefaultRule(k=k))
+        res = list(engine.process([Document(f"o{i}", a) for i, a in enumerate(articles[:30])] +
+                                  [Document(f"e{i}", a) for i, a in enumerate(edited)]))
+        return sum(r.duplicate for r in res)
+    assert count(0) <= count(3) <= count(8)
+    assert count(8) > count(0)
+
+
+def test_duplicate_ids_are_reported_not_indexed(articles):
+    engine = DedupEngine()
+    out = engine.process_batch([Document("same", articles[0]), Document("same", articles[1])])
+    assert not isinstance(out[0], Exception)
+    assert isinstance(out[1], DuplicateIdError)
+    assert len(engine.index) == 1
+
+
+def test_check_finds_near_duplicates_without_indexing(fingerprinter, articles):
+    index = MemoryIndex()
+    engine = DedupEngine(index, fingerprinter)
+    list(engine.process([Document(str(i), a) for i, a in enumerate(articles[:10])]))
+    found = engine.check(reprint(articles[4]))
+    assert [d.of.id for d in found] == ["4"]
+    assert len(index) == 10

@@ -1,0 +1,108 @@
+"""Fingerprints: agreement with an independent per-bit reference, segments, flags, normalisation."""
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from es_simhash import Fingerprint, Fingerprinter
+from support import chinese_articles, english_articles, flip_bits, reference_simhash
+
+
+@pytest.fixture(scope="module")
+def fingerprinter():
+    return Fingerprinter()
+
+
+@pytest.fixture(scope="module")
+def jieba_fingerprinter():
+    return Fingerprinter(segmenter="jieba")
+
+
+def test_matches_reference_bit_for_bit_on_chinese_news(jieba_fingerprinter, fingerprinter):
+    texts = chinese_articles()[:300]
+    expected = [reference_simhash(t) for t in texts]
+    got_reference_segmenter = [fp.simhash for fp in jieba_fingerprinter.fingerprint_many(texts)]
+    got_default = [fp.simhash for fp in fingerprinter.fingerprint_many(texts)]
+    assert got_reference_segmenter == expected
+    assert got_default == expected  # the fast segmenter changes nothing
+
+
+def test_matches_reference_on_english_news(fingerprinter):
+    texts = english_articles()[:200]
+    assert [fp.simhash for fp in fingerprinter.fingerprint_many(texts)] == [reference_simhash(t) for t in texts]
+
+
+def test_batched_equals_one_at_a_time(fingerprinter):
+    texts = chinese_articles()[300:340] + english_articles()[200:220] + ["", "。。", "短"]
+    assert fingerprinter.fingerprint_many(texts) == [fingerprinter.fingerprint(t) for t in texts]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(0, 2**64 - 1), st.sets(st.integers(0, 63), max_size=3))
+def test_within_distance_3_share_a_segment(value, flips):
+    a = Fingerprint(value, 1, (), 5, 200, False)
+    b = Fingerprint(flip_bits(value, flips), 2, (), 5, 200, False)
+    assert a.distance(b) == len(flips)
+    assert any(x == y for x, y in zip(a.segments, b.segments))
+
+
+def test_segments_reassemble_the_simhash():
+    rng = random.Random(7)
+    for _ in range(1000):
+        v = rng.getrandbits(64)
+        fp = Fingerprint(v, 1, (), 3, 200, False)
+        assert sum(seg << (16 * i) for i, seg in enumerate(fp.segments)) == v
+        assert [int(k, 16) for k in fp.segment_keys()] == list(fp.segments)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "。，！？……", "!!!---???", "的 了 是", "a an the of"])
+def test_texts_without_features_are_flagged_and_have_no_segments(fingerprinter, text):
+    fp = fingerprinter.fingerprint(text)
+    assert fp.empty
+    assert fp.segments == ()
+    assert fp.to_dict()["segments"] == []
+
+
+def test_width_case_and_spacing_do_not_change_the_fingerprint(fingerprinter):
+    half = "Elasticsearch 9 在 2026 年发布，支持 SimHash 去重。新华社北京电：记者报道了这一消息！"
+    full = "ＥＬＡＳＴＩＣＳＥＡＲＣＨ　９　在　２０２６　年发布，支持　ＳｉｍＨａｓｈ　去重。新华社北京电：记者报道了这一消息！"
+    a, b = fingerprinter.fingerprint(half), fingerprinter.fingerprint(full)
+    assert a.simhash == b.simhash
+    assert a.content_hash == b.content_hash
+    assert a.sentences == b.sentences
+
+
+def test_punctuation_changes_keep_the_content_hash(fingerprinter):
+    a = fingerprinter.fingerprint("今天天气很好，我们去公园散步。然后去吃饭！")
+    b = fingerprinter.fingerprint("今天天气很好 我们去公园散步 然后去吃饭")
+    assert a.content_hash == b.content_hash
+
+
+def test_small_edit_moves_few_bits_and_unrelated_texts_are_far(fingerprinter):
+    texts = [t for t in chinese_articles() if 800 <= len(t) <= 3000][:50]
+    assert len(texts) == 50
+    near = [fingerprinter.fingerprint(t).distance(fingerprinter.fingerprint(t.replace("，", "；", 2) + "（完）"))
+            for t in texts]
+    assert sum(d <= 3 for d in near) >= 45
+    fps = fingerprinter.fingerprint_many(texts)
+    far = [fps[i].distance(fps[j]) for i in range(50) for j in range(i + 1, 50)]
+    assert sum(d <= 3 for d in far) == 0
+    assert 20 < sum(far) / len(far) < 44  # unrelated news: about 32 bits apart
+
+
+def test_short_flag_and_sentence_signature(fingerprinter):
+    short = fingerprinter.fingerprint("转发微博：国务院今天召开常务会议，部署进一步做好稳就业工作。")
+    long_ = fingerprinter.fingerprint(chinese_articles()[5] * 3)
+    assert short.short and not long_.short
+    assert 1 <= len(short.sentences) <= 3
+    assert len(long_.sentences) == 3
+    # a prefix before the colon is part of the first sentence; the long sentence itself is shared
+    other = fingerprinter.fingerprint("国务院今天召开常务会议，部署进一步做好稳就业工作。")
+    assert set(short.sentences) & set(other.sentences) or short.content_hash != other.content_hash
+
+
+def test_dict_round_trip(fingerprinter):
+    fp = fingerprinter.fingerprint(chinese_articles()[0])
+    assert Fingerprint.from_dict(fp.to_dict()) == fp

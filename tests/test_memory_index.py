@@ -1,0 +1,102 @@
+"""The embedded segment index returns exactly the brute-force neighbours within k."""
+
+import numpy as np
+import pytest
+
+from es_simhash import Fingerprint
+from es_simhash.index.base import Lookup, StoredDoc
+from es_simhash.index.memory import MemoryIndex
+
+
+def _doc(i, simhash, sentences=(), content_hash=None):
+    fp = Fingerprint(int(simhash), content_hash if content_hash is not None else i + 1, tuple(sentences), 10, 500, False)
+    return StoredDoc(f"d{i}", fp, cluster=f"d{i}")
+
+
+def _popcount_xor(a: np.ndarray, q: int) -> np.ndarray:
+    """Brute-force distances, computed independently of es_simhash.hamming (bit unpacking)."""
+    x = np.bitwise_xor(a, np.uint64(q))
+    return np.unpackbits(x.view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
+
+
+@pytest.fixture(scope="module")
+def planted():
+    rng = np.random.default_rng(42)
+    n = 100_000
+    sims = rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
+    queries = sims[rng.choice(n, size=300, replace=False)].copy()
+    # plant neighbours at distances 0..6 of each query
+    extra = []
+    for q in queries:
+        for d in range(7):
+            bits = rng.choice(64, size=d, replace=False)
+            v = int(q)
+            for b in bits:
+                v ^= 1 << int(b)
+            extra.append(v)
+    sims = np.concatenate([sims, np.array(extra, dtype=np.uint64)])
+    index = MemoryIndex()
+    index.add([_doc(i, s) for i, s in enumerate(sims.tolist())])
+    return index, sims, queries
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3])
+def test_lookup_equals_brute_force(planted, k):
+    index, sims, queries = planted
+    for qi, q in enumerate(queries.tolist()):
+        fp = Fingerprint(q, 10**12 + qi, (), 10, 500, False)  # content hash matches nothing
+        got = {d.id for d in index.lookup([Lookup("query", fp)], max_distance=k)[0].candidates}
+        expected = {f"d{i}" for i in np.flatnonzero(_popcount_xor(sims, q) <= k)}
+        assert got == expected
+        assert len(expected) >= k + 1  # the planted neighbours are really there
+
+
+def test_lookup_never_returns_the_document_itself(planted):
+    index, sims, _ = planted
+    doc = index.get("d5")
+    res = index.lookup([Lookup("d5", doc.fingerprint)], 3)[0]
+    assert res.existing is doc
+    assert "d5" not in {c.id for c in res.candidates}
+
+
+def test_empty_fingerprints_do_not_meet_through_segments():
+    index = MemoryIndex()
+    empty = lambda i: StoredDoc(f"e{i}", Fingerprint(0, 0, (), 0, 0, True), cluster=f"e{i}")  # noqa: E731
+    index.add([empty(i) for i in range(5)])
+    assert index.lookup([Lookup("e9", Fingerprint(0, 0, (), 0, 0, True))], 3)[0].candidates == []
+
+
+def test_boilerplate_sentences_stop_bringing_candidates():
+    index = MemoryIndex(max_sentence_df=3)
+    rng = np.random.default_rng(1)
+    docs = [_doc(i, rng.integers(0, 2**63), sentences=(777, 1000 + i)) for i in range(10)]
+    index.add(docs)
+    probe = Fingerprint(123, 999_999, (777,), 10, 50, True)
+    assert index.lookup([Lookup("p", probe)], 3)[0].candidates == []
+    rare = Fingerprint(123, 999_999, (1004,), 10, 50, True)
+    assert [c.id for c in index.lookup([Lookup("p", rare)], 3)[0].candidates] == ["d4"]
+
+
+def test_replacing_a_document_drops_its_old_fingerprint():
+    index = MemoryIndex()
+    index.add([_doc(0, 0xFFFF)])
+    index.add([StoredDoc("d0", Fingerprint(2**63, 5, (), 10, 500, False), cluster="d0")])
+    assert len(index) == 1
+    old = Fingerprint(0xFFFF, 77, (), 10, 500, False)
+    assert index.lookup([Lookup("q", old)], 0)[0].candidates == []
+
+
+def test_save_and_load_round_trip(tmp_path, planted):
+    index, sims, queries = planted
+    small = MemoryIndex()
+    small.add([_doc(i, s, sentences=(i, i + 1)) for i, s in enumerate(sims[:2000].tolist())])
+    small.add([StoredDoc("dup", Fingerprint(int(sims[0]), 1, (), 10, 500, False), "d0", "d0", 0, "exact")])
+    path = tmp_path / "index.npz"
+    small.save(path)
+    loaded = MemoryIndex.load(path)
+    assert len(loaded) == len(small)
+    assert [(d.id, d.fingerprint, d.cluster, d.duplicate_of, d.distance, d.reason) for d in loaded.docs()] == [
+        (d.id, d.fingerprint, d.cluster, d.duplicate_of, d.distance, d.reason) for d in small.docs()]
+    q = Fingerprint(int(sims[10]) ^ 0b101, 999_999, (), 10, 500, False)
+    assert {d.id for d in loaded.lookup([Lookup("q", q)], 3)[0].candidates} == {
+        d.id for d in small.lookup([Lookup("q", q)], 3)[0].candidates}

@@ -1,0 +1,151 @@
+"""Reading dirty crawl output: every non-blank line is a record or a dead letter with its line number."""
+
+import gzip
+import io
+import json
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from es_simhash.sources import DeadLetter, Record, RecordReader
+
+
+def read(tmp_path, data: bytes, name="in.jsonl", **kw):
+    p = tmp_path / name
+    p.write_bytes(data)
+    return list(RecordReader(**kw).read([str(p)]))
+
+
+def line(obj) -> bytes:
+    return json.dumps(obj, ensure_ascii=False).encode() + b"\n"
+
+
+def test_good_records_and_default_fields(tmp_path):
+    out = read(tmp_path, line({"url": "http://a", "content": "正文"}) + line({"id": 7, "text": "hello"}) +
+               line({"body": "b"}))
+    assert [(r.id, r.text) for r in out] == [("http://a", "正文"), ("7", "hello"), ("in.jsonl:3", "b")]
+    assert [r.line for r in out] == [1, 2, 3]
+
+
+def test_each_kind_of_bad_line_is_a_dead_letter_with_its_line_number(tmp_path):
+    data = b"".join([
+        line({"id": "ok1", "content": "fine"}),
+        b'{"id": "x", "content": "unterminated\n',
+        line({"id": "n", "content": 42}),
+        line({"id": "m"}),
+        "{\"id\": \"g\", \"content\": \"中文\"}\n".encode("gbk"),
+        b'{"id": "z", "content": "a\x00b"}\n',
+        b"[1, 2, 3]\n",
+        b"[" * 100_000 + b"]" * 100_000 + b"\n",
+        b"\n   \n",
+        line({"id": "ok2", "content": "also fine"}),
+    ])
+    out = read(tmp_path, data)
+    records = [o for o in out if isinstance(o, Record)]
+    dead = {o.line: o.reason for o in out if isinstance(o, DeadLetter)}
+    assert [r.id for r in records] == ["ok1", "ok2"]
+    assert set(dead) == {2, 3, 4, 5, 6, 7, 8}
+    assert "malformed JSON" in dead[2]
+    assert "not a string" in dead[3]
+    assert "no text field" in dead[4]
+    assert "not UTF-8" in dead[5]
+    assert "NUL" in dead[6]
+    assert "JSON object" in dead[7]
+    assert "nested too deeply" in dead[8] or "JSON object" in dead[8]
+    assert records[1].line == 11  # blank lines still count as lines
+
+
+def test_overlong_lines_are_dead_letters_and_reading_goes_on(tmp_path):
+    data = line({"id": "a", "content": "x"}) + b"y" * 50_000 + b"\n" + line({"id": "b", "content": "z"})
+    out = read(tmp_path, data, max_record_bytes=10_000)
+    assert [type(o) for o in out] == [Record, DeadLetter, Record]
+    assert out[1].line == 2 and "longer than 10000 bytes" in out[1].reason
+    assert out[2].id == "b" and out[2].line == 3
+
+
+def test_a_huge_line_without_newline_is_not_held_in_memory(tmp_path):
+    data = line({"id": "a", "content": "x"}) + b"z" * 3_000_000
+    out = read(tmp_path, data, max_record_bytes=100_000)
+    assert [type(o) for o in out] == [Record, DeadLetter]
+    assert len(out[1].excerpt) <= 200
+
+
+def test_a_10mb_record_is_read_by_default(tmp_path):
+    big = "大" * (10 * 1024 * 1024 // 3)
+    out = read(tmp_path, line({"id": "big", "content": big}) + line({"id": "small", "content": "s"}))
+    assert [type(o) for o in out] == [Record, Record] and out[0].text == big
+
+
+def test_gzip_by_magic_bytes_and_truncated_gzip(tmp_path):
+    payload = b"".join(line({"id": i, "content": f"text {i}"}) for i in range(2000))
+    out = read(tmp_path, gzip.compress(payload), name="crawl.data")
+    assert [o.id for o in out] == [str(i) for i in range(2000)]
+    truncated = gzip.compress(payload)[:-200]
+    out = read(tmp_path, truncated, name="broken.jsonl.gz")
+    assert isinstance(out[-1], DeadLetter) and "stopped reading" in out[-1].reason
+    assert all(isinstance(o, Record) for o in out[:-1]) and len(out) > 1
+
+
+def test_empty_and_binary_files(tmp_path):
+    assert read(tmp_path, b"") == []
+    out = read(tmp_path, bytes(range(256)) * 40, name="bin.jsonl")
+    assert out and all(isinstance(o, DeadLetter) for o in out)
+
+
+def test_utf8_bom_and_crlf(tmp_path):
+    out = read(tmp_path, b"\xef\xbb\xbf" + line({"id": "a", "content": "x"}).rstrip(b"\n") + b"\r\n")
+    assert [(o.id, o.text) for o in out] == [("a", "x")]
+
+
+def test_explicit_fields_and_long_ids(tmp_path):
+    out = read(tmp_path, line({"k": "u" * 600, "t": "x"}) + line({"t": "y"}), text_field="t", id_field="k")
+    assert out[0].id.startswith("sha256:") and len(out[0].id) < 512
+    assert isinstance(out[1], DeadLetter) and "'k'" in out[1].reason
+
+
+def test_lone_surrogates_are_dead_letters(tmp_path):
+    out = read(tmp_path, b'{"id": "s", "content": "bad \\ud800 text"}\n')
+    assert isinstance(out[0], DeadLetter) and "surrogate" in out[0].reason
+
+
+def test_stdin(monkeypatch):
+    data = line({"id": "a", "content": "x"}) + b"oops\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    out = list(RecordReader().read(["-"]))
+    assert isinstance(out[0], Record) and isinstance(out[1], DeadLetter) and out[1].source == "stdin"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.binary(max_size=200),
+    st.builds(lambda o: json.dumps(o).encode(), st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+        lambda c: st.lists(c, max_size=4) | st.dictionaries(st.sampled_from(["id", "content", "text", "x"]), c,
+                                                            max_size=4), max_leaves=10)),
+), max_size=20))
+def test_fuzz_any_bytes_give_records_or_dead_letters(tmp_path_factory, chunks):
+    from es_simhash import Fingerprinter
+
+    data = b"\n".join(chunks)
+    p = tmp_path_factory.mktemp("fuzz") / "f.jsonl"
+    p.write_bytes(data)
+    out = list(RecordReader(max_record_bytes=1000).read([str(p)]))
+    non_blank = [ln for ln in data.split(b"\n") if ln.strip()]
+    assert len(out) <= len(non_blank) + 1
+    fpr = _fp()
+    for o in out:
+        assert isinstance(o, (Record, DeadLetter))
+        if isinstance(o, Record):
+            fpr.fingerprint(o.text)  # any text a record carries can be fingerprinted
+
+
+_FP = []
+
+
+def _fp():
+    if not _FP:
+        from es_simhash import Fingerprinter
+
+        _FP.append(Fingerprinter())
+    return _FP[0]
