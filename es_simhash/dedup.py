@@ -16,7 +16,8 @@ from .fingerprint import Fingerprint, Fingerprinter
 from .index.base import CANONICAL, Lookup, SegmentIndex, StoredDoc
 from .index.memory import MemoryIndex
 
-__all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES"]
+__all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "DuplicateIdError",
+           "IndexingError"]
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,8 @@ class DefaultRule:
     * **sentences**: both texts short and sharing at least half of the smaller sentence signature.
 
     Documents without usable features are never duplicates of anything but an exact copy with content.
-    Among several qualifying candidates the nearest wins, then a canonical one, then the earliest stored.
+    Among several qualifying candidates the nearest wins, then a canonical one, then the smallest id (so every
+    backend breaks ties the same way).
     """
 
     k: int = 3
@@ -107,12 +109,12 @@ class DefaultRule:
         return self.k
 
     def decide(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> Decision | None:
-        best: tuple[tuple[int, int, int], Decision] | None = None
-        for order, cand in enumerate(candidates):
+        best: tuple[tuple[int, int, str], Decision] | None = None
+        for cand in candidates:
             decision = self._match(fp, cand)
             if decision is None:
                 continue
-            key = (decision.distance, 0 if cand.is_canonical else 1, order)
+            key = (decision.distance, 0 if cand.is_canonical else 1, cand.id)
             if best is None or key < best[0]:
                 best = (key, decision)
         return None if best is None else best[1]
@@ -138,6 +140,10 @@ class DefaultRule:
 
 class DuplicateIdError(ValueError):
     """The same id appeared twice in one run."""
+
+
+class IndexingError(RuntimeError):
+    """The backend refused to store a document (e.g. a mapping error on one of its fields)."""
 
 
 class DedupEngine:
@@ -178,19 +184,19 @@ class DedupEngine:
             yield from self._raise_errors(self.process_batch(batch))
 
     @staticmethod
-    def _raise_errors(results: list[Result | DuplicateIdError]) -> Iterator[Result]:
+    def _raise_errors(results: list[Result | DuplicateIdError | IndexingError]) -> Iterator[Result]:
         for r in results:
             if isinstance(r, Exception):
                 raise r
             yield r
 
-    def process_batch(self, docs: Sequence[Document]) -> list[Result | DuplicateIdError]:
+    def process_batch(self, docs: Sequence[Document]) -> list[Result | DuplicateIdError | IndexingError]:
         """Decide and index one batch. Returns a :class:`Result` per document, or a :class:`DuplicateIdError`
         for a document whose id was already seen in this run (that document is not indexed)."""
         fps = self.fingerprinter.fingerprint_many([d.text for d in docs])
         found = self.index.lookup([Lookup(d.id, fp) for d, fp in zip(docs, fps)], self.rule.candidate_distance)
         pending = MemoryIndex()  # this batch's decided documents, so in-batch duplicates are caught
-        results: list[Result | DuplicateIdError] = []
+        results: list[Result | DuplicateIdError | IndexingError] = []
         to_store: list[StoredDoc] = []
         for doc, fp, res in zip(docs, fps, found):
             if doc.id in self._seen:
@@ -207,7 +213,14 @@ class DedupEngine:
             to_store.append(stored)
             results.append(Result.from_stored(stored))
         if to_store:
-            self.index.add(to_store)
+            refused = self.index.add(to_store)
+            if refused:
+                results = [
+                    IndexingError(f"refused by the index: {refused[r.id]}")
+                    if isinstance(r, Result) and r.id in refused and not r.already_indexed
+                    else r
+                    for r in results
+                ]
         return results
 
     def check(self, text: str, limit: int = 10) -> list[Decision]:
@@ -223,7 +236,7 @@ class DedupEngine:
         decision = self.rule.decide(fp, candidates)
         if decision is None:
             reason = NO_FEATURES if fp.empty else CANONICAL
-            return StoredDoc(doc.id, fp, cluster=doc.id, reason=reason, fields=doc.fields)
+            return StoredDoc(doc.id, fp, cluster=doc.id, reason=reason, fields=doc.fields, text=doc.text)
         return StoredDoc(
             doc.id,
             fp,
@@ -232,4 +245,5 @@ class DedupEngine:
             distance=decision.distance,
             reason=decision.reason,
             fields=doc.fields,
+            text=doc.text,
         )

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterable, Sequence
 
-from .dedup import DedupEngine, Document, DuplicateIdError, Result
+from .dedup import DedupEngine, Document, DuplicateIdError, IndexingError, Result
 from .sources import DeadLetter, DeadLetterWriter, Record, RecordReader
 
 __all__ = ["Summary", "run_dedup"]
@@ -82,7 +82,7 @@ def run_dedup(
                 return
             results = engine.process_batch([Document(r.id, r.text, r.fields) for r in batch])
             for rec, res in zip(batch, results):
-                if isinstance(res, DuplicateIdError):
+                if isinstance(res, (DuplicateIdError, IndexingError)):
                     dead(DeadLetter(rec.source, rec.line, str(res), rec.raw[:200].decode("utf-8", "replace")))
                     continue
                 _count(summary, res)

@@ -39,7 +39,9 @@ class StoredDoc:
     reason: str = CANONICAL
     """``canonical``, ``exact``, ``simhash``, ``sentences`` or ``no-features``."""
     fields: dict[str, Any] | None = field(default=None, repr=False)
-    """Extra record fields a backend may store (title, url, content, crawl time...)."""
+    """The input record, for backends that store documents (title, url, crawl time...)."""
+    text: str | None = field(default=None, repr=False)
+    """The document's text, for backends that store documents."""
 
     @property
     def is_canonical(self) -> bool:
@@ -70,8 +72,10 @@ class SegmentIndex(Protocol):
         """Candidates for each query, in query order."""
         ...
 
-    def add(self, docs: Sequence[StoredDoc]) -> None:
-        """Store documents (replacing any with the same id). They are visible to the next ``lookup``."""
+    def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
+        """Store documents (replacing any with the same id); they are visible to the next ``lookup``.
+
+        Returns ``{id: reason}`` for documents the backend refused (the caller dead-letters them)."""
         ...
 
     def __len__(self) -> int: ...

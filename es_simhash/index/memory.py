@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -55,8 +56,10 @@ class MemoryIndex:
         return [d for i, d in enumerate(self._docs) if self._alive[i]]
 
     # -- writes --------------------------------------------------------------------------------------------
-    def add(self, docs: Sequence[StoredDoc]) -> None:
+    def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
         for doc in docs:
+            if doc.fields is not None or doc.text is not None:  # keep fingerprints, not payloads, in memory
+                doc = replace(doc, fields=None, text=None)
             old = self._row_of.get(doc.id)
             if old is not None:  # replace: the old row stays in the buckets but is no longer alive
                 self._alive[old] = False
@@ -77,6 +80,7 @@ class MemoryIndex:
                 self._sentences.setdefault(h, []).append(row)
             if fp.n_chars and fp.content_hash not in self._content:
                 self._content[fp.content_hash] = row
+        return {}
 
     # -- reads ---------------------------------------------------------------------------------------------
     def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:

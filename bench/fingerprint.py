@@ -1,0 +1,330 @@
+#!/usr/bin/env python
+"""Fingerprinting throughput of es-simhash against its peers, measured in the same process.
+
+Absolute times on a shared machine are noise; the ratios between systems timed in the same run are what this
+script reports and checks. Systems, on the same real ~1,000-character Chinese documents (People's Daily 1998,
+cut at sentence ends to 800..1,200 characters):
+
+* ``es-simhash batch``  ``Fingerprinter().fingerprint_many(texts)`` (warm: the vocabulary cache has seen the texts)
+* ``es-simhash cold``   the same on a fresh ``Fingerprinter`` (empty vocabulary cache; info only)
+* ``es-simhash single`` ``Fingerprinter().fingerprint(text)`` one at a time (info only)
+* ``peer``              ``simhash.Simhash(jieba.lcut(text))`` (PyPI ``jieba`` + ``simhash``): what most Python users do
+* ``segmentation only`` ``rjieba.cut(text)`` on the already normalised texts: the floor es-simhash builds on
+
+Targets: es-simhash batch / peer >= 50x, es-simhash batch / segmentation only >= 0.70.
+The English case (BBC News; peer: regex words + ``simhash.Simhash``) is reported as secondary information.
+
+Every system is warmed up once, then the systems are timed in interleaved rounds (``--repeats``, default 3) so
+that a noisy neighbour slows all of them alike; the table shows the median per system and the ratios use the
+medians. Run ``python bench/fingerprint.py --help`` for options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib.metadata
+import io
+import logging
+import os
+import platform
+import pstats
+import random
+import re
+import statistics
+import sys
+import time
+from typing import Callable, Sequence
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import corpora  # noqa: E402
+
+TARGET_PEER_RATIO = 50.0
+TARGET_SEGMENTATION_RATIO = 0.70
+
+_SENTENCE_PIECE = re.compile(r"[^。！？!?\n]*(?:[。！？!?]+[”’』」]*\n?|\n|$)")
+
+
+# -- data ------------------------------------------------------------------------------------------------------
+def chunk_article(article: str, lo: int, hi: int) -> list[str]:
+    """Consecutive pieces of ``article`` of ``lo..hi`` characters, cut after sentence ends / paragraph breaks.
+
+    An article of L characters is cut into about ``L // lo`` pieces of equal length (at most ``hi``); pieces that
+    end up outside ``lo..hi`` (a very long sentence, a short tail) are dropped.
+    """
+    pieces = [p for p in _SENTENCE_PIECE.findall(article) if p]
+    target = min(hi, len(article) / max(1, len(article) // lo))
+    out, cur = [], ""
+    for p in pieces:
+        if cur and len(cur) + len(p) > hi:
+            out.append(cur)
+            cur = ""
+        cur += p
+        if len(cur) >= target:
+            out.append(cur)
+            cur = ""
+    out.append(cur)
+    return [c for c in (c.strip() for c in out) if lo <= len(c) <= hi]
+
+
+def chinese_docs(n: int, lo: int, hi: int) -> list[str]:
+    """The first ``n`` pieces of ``lo..hi`` characters of the People's Daily articles (file order)."""
+    docs: list[str] = []
+    for art in corpora.peoples_daily_articles(min_chars=lo):
+        docs.extend(chunk_article(art, lo, hi))
+        if len(docs) >= n:
+            break
+    if len(docs) < n:
+        print(f"note: only {len(docs)} Chinese documents of {lo}..{hi} chars available (asked for {n})")
+    return docs[:n]
+
+
+def english_docs(n: int, seed: int) -> list[str]:
+    """``n`` BBC News articles, a seeded sample (the corpus is ordered by category)."""
+    docs = corpora.bbc_news()
+    if n >= len(docs):
+        return docs
+    return random.Random(seed).sample(docs, n)
+
+
+# -- timing ----------------------------------------------------------------------------------------------------
+class System:
+    def __init__(self, name: str, run: Callable[[], object], setup: Callable[[], None] | None = None) -> None:
+        self.name = name
+        self.run = run
+        self.setup = setup  # called (untimed) before every run, e.g. a fresh Fingerprinter
+        self.times: list[float] = []
+
+    def once(self) -> float:
+        if self.setup is not None:
+            self.setup()
+        t0 = time.perf_counter()
+        self.run()
+        return time.perf_counter() - t0
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+
+def measure(systems: Sequence[System], repeats: int) -> None:
+    for s in systems:  # warm-up: dictionaries loaded, caches filled, code paths hot
+        s.once()
+    for _ in range(repeats):  # interleaved rounds: noise hits every system alike
+        for s in systems:
+            s.times.append(s.once())
+
+
+def table(systems: Sequence[System], n_docs: int, n_chars: int, reference: System) -> str:
+    rows = [("system", "median s", "min s", "max s", "docs/s", "kchars/s", f"x {reference.name}")]
+    for s in systems:
+        rows.append(
+            (
+                s.name,
+                f"{s.median:.3f}",
+                f"{min(s.times):.3f}",
+                f"{max(s.times):.3f}",
+                f"{n_docs / s.median:,.0f}",
+                f"{n_chars / s.median / 1000:,.0f}",
+                f"{s.median / reference.median:.3f}",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for j, r in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def paired(a: System, b: System) -> str:
+    """Per-round ratios time(b)/time(a) = speed(a)/speed(b): how much the noise moved the ratio."""
+    return ", ".join(f"{tb / ta:.3g}" for ta, tb in zip(a.times, b.times))
+
+
+# -- profile ---------------------------------------------------------------------------------------------------
+def stage_breakdown(fp, texts: Sequence[str], repeats: int) -> list[tuple[str, float]]:
+    """Median time of each stage of ``Fingerprinter.fingerprint_many`` (warm cache), done stage by stage.
+
+    Mirrors the body of ``fingerprint_many``; uses its private ``_simhash_batch``.
+    """
+    from es_simhash import fingerprint as F
+    from es_simhash import text as T
+
+    stages: dict[str, list[float]] = {}
+
+    def clock(name: str, fn):
+        t0 = time.perf_counter()
+        out = fn()
+        stages.setdefault(name, []).append(time.perf_counter() - t0)
+        return out
+
+    seg = fp.segmenter
+    for _ in range(repeats + 1):
+        norm = clock("text.normalize (NFKC+casefold+ws)", lambda: [T.normalize(t) for t in texts])
+        toks = clock("text.segment (rjieba.cut)", lambda: [T.segment(n, seg) for n in norm])
+        clock("_simhash_batch (ids+numpy)", lambda: fp._simhash_batch(toks))
+        keys = clock("content_key (regex sub)", lambda: [T.content_key(n) for n in norm])
+        clock("hash64(content_key)", lambda: [F.hash64(k) for k in keys])
+        clock("sentence_signature", lambda: [fp.sentence_signature(n) for n in norm])
+    # drop the warm-up pass
+    return [(name, statistics.median(ts[1:])) for name, ts in stages.items()]
+
+
+def profile_top(fn: Callable[[], object], top: int) -> str:
+    prof = cProfile.Profile()
+    prof.enable()
+    fn()
+    prof.disable()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).strip_dirs().sort_stats("tottime").print_stats(top)
+    text = buf.getvalue()
+    start = text.find("   ncalls")
+    return text[start:].rstrip() if start >= 0 else text.rstrip()
+
+
+# -- main ------------------------------------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description="es-simhash fingerprinting throughput vs jieba+simhash and vs segmentation alone "
+        "(ratios measured in the same run).",
+    )
+    ap.add_argument(
+        "--docs", type=int, default=900,
+        help="Chinese documents (default 900: the corpus yields ~904 pieces of 800..1200 chars)",
+    )
+    ap.add_argument("--min-chars", type=int, default=800, help="shortest Chinese document (default 800)")
+    ap.add_argument("--max-chars", type=int, default=1200, help="longest Chinese document (default 1200)")
+    ap.add_argument("--en-docs", type=int, default=1000, help="English BBC documents (default 1000; 0 skips)")
+    ap.add_argument("--repeats", type=int, default=3, help="timed rounds after one warm-up (default 3)")
+    ap.add_argument("--seed", type=int, default=1998, help="seed of the English sample (default 1998)")
+    ap.add_argument("--quick", action="store_true", help="small run (<30 s): 200 Chinese, 200 English docs")
+    ap.add_argument("--profile", action="store_true", help="also print a cProfile of fingerprint_many")
+    ap.add_argument("--no-breakdown", action="store_true", help="skip the per-stage breakdown of es-simhash")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.docs, args.en_docs = min(args.docs, 200), min(args.en_docs, 200)
+    if args.repeats < 1 or args.docs < 1:
+        ap.error("--repeats and --docs must be >= 1")
+
+    import jieba
+    import numpy as np
+    import rjieba
+    import simhash
+
+    from es_simhash import Fingerprinter
+    from es_simhash import text as T
+
+    jieba.setLogLevel(logging.WARNING)
+    logging.getLogger("simhash").setLevel(logging.WARNING)
+    t_start = time.perf_counter()
+
+    print("es-simhash fingerprinting benchmark")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, jieba {jieba.__version__}, "
+        f"simhash {importlib.metadata.version('simhash')}, rjieba {importlib.metadata.version('rjieba')}, cpus {os.cpu_count()}; "
+        f"es-simhash segmenter: {T.segmenter_name()}; repeats {args.repeats} (median), 1 warm-up each"
+    )
+
+    # ---- Chinese -------------------------------------------------------------------------------------------
+    zh = chinese_docs(args.docs, args.min_chars, args.max_chars)
+    zh_chars = sum(map(len, zh))
+    zh_norm = [T.normalize(t) for t in zh]
+    print(
+        f"\n== Chinese: {len(zh)} People's Daily pieces, {args.min_chars}..{args.max_chars} chars "
+        f"(mean {zh_chars / len(zh):.0f}, total {zh_chars:,})"
+    )
+
+    fp = Fingerprinter()
+    cold: dict[str, Fingerprinter] = {}
+    idf = fp.idf  # share the loaded IDF table: a fresh Fingerprinter then costs nothing but an empty cache
+
+    def fresh() -> None:
+        cold["fp"] = Fingerprinter(idf)
+
+    # sanity: batch == one at a time, and what we time is what we think
+    batch = fp.fingerprint_many(zh)
+    assert batch == [fp.fingerprint(t) for t in zh], "fingerprint_many differs from fingerprint"
+    assert T.segmenter_name() != "rjieba" or T.segment(zh_norm[0]) == rjieba.cut(zh_norm[0])
+
+    es = System("es-simhash batch", lambda: fp.fingerprint_many(zh))
+    es_single = System("es-simhash single", lambda: [fp.fingerprint(t) for t in zh])
+    es_cold = System("es-simhash cold", lambda: cold["fp"].fingerprint_many(zh), setup=fresh)
+    peer = System("peer jieba+simhash", lambda: [simhash.Simhash(jieba.lcut(t)).value for t in zh])
+    seg = System("segmentation only", lambda: [rjieba.cut(n) for n in zh_norm])
+    zh_systems = [es, es_single, es_cold, peer, seg]
+    measure(zh_systems, args.repeats)
+    print(table(zh_systems, len(zh), zh_chars, es))
+    print("(last column: median time of the system / median time of es-simhash batch, i.e. how many times faster "
+          "es-simhash batch is)")
+    print(f"per-round es-simhash batch / peer:              {paired(es, peer)}")
+    print(f"per-round es-simhash batch / segmentation only: {paired(es, seg)}")
+
+    peer_ratio = peer.median / es.median
+    seg_ratio = seg.median / es.median
+
+    if not args.no_breakdown:
+        print("\n-- where es-simhash batch spends its time (stages run one after another, warm cache, median)")
+        stages = stage_breakdown(fp, zh, args.repeats)
+        total = sum(t for _, t in stages)
+        seg_t = dict(stages).get("text.segment (rjieba.cut)", 0.0)
+        for name, t in stages:
+            print(f"   {name:<36} {t * 1000:8.1f} ms  {100 * t / total:5.1f}%")
+        print(f"   {'sum of stages':<36} {total * 1000:8.1f} ms  (es-simhash batch median {es.median * 1000:.1f} ms)")
+        print(
+            f"   non-segmentation share: {100 * (total - seg_t) / total:.1f}% "
+            f"-> a 0.70 ratio allows at most {100 * (1 - TARGET_SEGMENTATION_RATIO):.0f}%"
+        )
+
+    if args.profile:
+        print("\n-- cProfile of one warm fingerprint_many over the Chinese documents (by own time)")
+        print(profile_top(lambda: fp.fingerprint_many(zh), 20))
+
+    # ---- English -------------------------------------------------------------------------------------------
+    en_info = []
+    if args.en_docs > 0:
+        en = english_docs(args.en_docs, args.seed)
+        en_chars = sum(map(len, en))
+        en_norm = [T.normalize(t) for t in en]
+        print(f"\n== English (secondary): {len(en)} BBC News articles (mean {en_chars / len(en):.0f} chars)")
+        word = re.compile(r"\w+")
+        fp_en = Fingerprinter(idf)
+        en_es = System("es-simhash batch", lambda: fp_en.fingerprint_many(en))
+        en_single = System("es-simhash single", lambda: [fp_en.fingerprint(t) for t in en])
+        en_peer = System("peer regex+simhash", lambda: [simhash.Simhash(word.findall(t.lower())).value for t in en])
+        en_split = System("peer split+simhash", lambda: [simhash.Simhash(t.lower().split()).value for t in en])
+        en_seg = System("tokenization only", lambda: [T.segment(n) for n in en_norm])
+        en_systems = [en_es, en_single, en_peer, en_split, en_seg]
+        measure(en_systems, args.repeats)
+        print(table(en_systems, len(en), en_chars, en_es))
+        en_info = [
+            f"INFO English es-simhash batch / peer regex+simhash = {en_peer.median / en_es.median:.1f}x",
+            f"INFO English es-simhash batch / tokenization only  = {en_seg.median / en_es.median:.2f}",
+        ]
+
+    # ---- verdict -------------------------------------------------------------------------------------------
+    print("\n== results")
+    print(f"INFO es-simhash batch: {len(zh) / es.median:,.0f} docs/s; peer {len(zh) / peer.median:,.0f} docs/s; "
+          f"segmentation only {len(zh) / seg.median:,.0f} docs/s")
+    print(f"INFO es-simhash single / batch = {es.median / es_single.median:.2f}; "
+          f"cold / warm = {es.median / es_cold.median:.2f}")
+    for line in en_info:
+        print(line)
+    results = [
+        (peer_ratio >= TARGET_PEER_RATIO,
+         f"es-simhash / peer (jieba.lcut+simhash.Simhash) = {peer_ratio:.1f}x  (target >= {TARGET_PEER_RATIO:g}x)"),
+        (seg_ratio >= TARGET_SEGMENTATION_RATIO,
+         f"es-simhash / segmentation alone (rjieba.cut) = {seg_ratio:.2f}  (target >= {TARGET_SEGMENTATION_RATIO:.2f})"),
+    ]
+    for ok, msg in results:
+        print(f"{'PASS' if ok else 'FAIL'} {msg}")
+    print(f"(total run time {time.perf_counter() - t_start:.0f} s)")
+    failed = not all(ok for ok, _ in results)
+    return 1 if (failed and args.strict) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,523 @@
+"""The Elasticsearch backend: documents with their fingerprint, segments and duplicate cluster.
+
+Lookups are one ``_msearch`` per batch. For each document it carries
+
+* a ``bool``/``should`` over ``ids``, ``content_hash`` and the four ``seg0``..``seg3`` keyword terms, paged
+  with ``search_after`` so a bucket shared by thousands of boilerplate pages is read to the end (up to
+  ``max_candidates``, past which the lookup is marked truncated and a warning is logged), and re-ranked here by
+  exact Hamming distance (numpy popcount);
+* a ``terms`` query over the ``sentences`` keyword field with a ``terms`` aggregation giving each sentence
+  hash's document frequency, so boilerplate sentences (in more than ``max_sentence_df`` documents) bring no
+  candidates, exactly as in the embedded index.
+
+Only ``term``/``terms``/``ids``/``bool`` clauses are used: no scripts (the test distribution has no Painless) and
+no ``query_string``, so user text never becomes query syntax. Writes go through ``helpers.streaming_bulk``
+(chunked, retried with backoff on 429) and are refreshed before the next lookup, so a duplicate of a document
+written one batch earlier is found whatever the index's ``refresh_interval``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from collections import Counter
+from importlib import resources
+from typing import Any, Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+from .. import hamming
+from ..fingerprint import Fingerprint
+from .base import Lookup, LookupResult, StoredDoc
+
+__all__ = [
+    "ElasticIndex",
+    "ElasticError",
+    "ConnectionSettings",
+    "connect",
+    "ensure_index",
+    "index_template",
+    "validate_index_name",
+    "server_version",
+]
+
+log = logging.getLogger(__name__)
+
+_SOURCE_FIELDS = [
+    "simhash",
+    "content_hash",
+    "sentences",
+    "n_features",
+    "n_chars",
+    "short",
+    "fingerprint_version",
+    "dup_cluster",
+    "dup_of",
+    "dup_distance",
+    "dup_reason",
+]
+_TITLE_FIELDS = ("title", "headline")
+_URL_FIELDS = ("url", "link", "uri")
+_TIME_FIELDS = ("crawl_time", "crawled_at", "fetch_time", "fetched_at", "timestamp", "date", "published_at")
+_INVALID_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:A-Z]')
+
+
+class ElasticError(Exception):
+    """Elasticsearch could not be reached or refused a request; the message is one line and has no secrets."""
+
+
+def validate_index_name(name: str) -> str:
+    """Raise ``ValueError`` unless ``name`` is a valid, non-hidden Elasticsearch index name."""
+    problem = None
+    if not name:
+        problem = "it is empty"
+    elif _INVALID_INDEX_CHARS.search(name):
+        problem = 'use lowercase letters, digits, "-", "_" or "." (no spaces, uppercase or \\/*?"<>|,#:)'
+    elif name[0] in "-_+.":
+        problem = "it may not start with -, _, + or ."
+    elif len(name.encode("utf-8")) > 255:
+        problem = "it is longer than 255 bytes"
+    if problem:
+        raise ValueError(f"invalid index name {name!r}: {problem}")
+    return name
+
+
+def index_template() -> dict[str, Any]:
+    """The index template shipped in ``es_simhash/templates/index-template.json`` (a fresh copy)."""
+    data = resources.files("es_simhash").joinpath("templates", "index-template.json").read_text(encoding="utf-8")
+    template = json.loads(data)
+    template.pop("_comment", None)
+    return template
+
+
+@dataclass
+class ConnectionSettings:
+    """How to reach Elasticsearch. :meth:`from_env` reads ``ES_URL``, ``ES_API_KEY``, ``ES_USERNAME``,
+    ``ES_PASSWORD``, ``ES_CA_CERTS`` (explicit arguments win)."""
+
+    url: str = "http://localhost:9200"
+    api_key: str | None = None
+    username: str | None = None
+    password: str | None = None
+    ca_certs: str | None = None
+    request_timeout: float = 60.0
+    max_retries: int = 5
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> "ConnectionSettings":
+        env = {
+            "url": os.environ.get("ES_URL"),
+            "api_key": os.environ.get("ES_API_KEY"),
+            "username": os.environ.get("ES_USERNAME"),
+            "password": os.environ.get("ES_PASSWORD"),
+            "ca_certs": os.environ.get("ES_CA_CERTS"),
+        }
+        values = {k: v for k, v in env.items() if v}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @property
+    def safe_url(self) -> str:
+        """The URL without any user:password part, for messages."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+    def client(self):
+        from elasticsearch import Elasticsearch
+
+        kwargs: dict[str, Any] = {
+            "request_timeout": self.request_timeout,
+            "max_retries": self.max_retries,
+            "retry_on_timeout": True,
+            "retry_on_status": (429, 502, 503, 504),
+        }
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        elif self.username:
+            kwargs["basic_auth"] = (self.username, self.password or "")
+        if self.ca_certs:
+            kwargs["ca_certs"] = self.ca_certs
+        return Elasticsearch(self.url, **kwargs)
+
+
+def connect(settings: ConnectionSettings | None = None, check: bool = True):
+    """An ``elasticsearch.Elasticsearch`` client; with ``check`` it pings the cluster first and raises
+    :class:`ElasticError` with a one-line, secret-free reason when that fails."""
+    settings = settings or ConnectionSettings.from_env()
+    client = settings.client()
+    if check:
+        with elastic_errors(settings.safe_url):
+            # not GET /: minimal distributions (the integ-test zip) leave out the rest-root module serving it
+            client.cluster.health()
+    return client
+
+
+def server_version(client) -> str:
+    """The Elasticsearch version of the node answering (e.g. ``"9.5.2"``)."""
+    nodes = client.nodes.info(node_id="_local", metric="_none", filter_path="nodes.*.version")
+    return next(iter(nodes["nodes"].values()))["version"]
+
+
+class elastic_errors:
+    """Context manager turning client exceptions into one-line :class:`ElasticError` messages."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc is None:
+            return False
+        from elasticsearch import (
+            ApiError,
+            AuthenticationException,
+            AuthorizationException,
+            ConnectionError,
+            ConnectionTimeout,
+            SSLError,
+            TransportError,
+        )
+
+        if isinstance(exc, ElasticError):
+            return False
+        if isinstance(exc, SSLError):
+            msg = (
+                f"TLS verification failed for {self.url}: pass the cluster's CA with --ca-certs or ES_CA_CERTS"
+            )
+        elif isinstance(exc, ConnectionTimeout):
+            msg = f"Elasticsearch at {self.url} did not answer in time; check it is healthy or raise --timeout"
+        elif isinstance(exc, ConnectionError):
+            msg = (
+                f"cannot reach Elasticsearch at {self.url}: is it running? "
+                "Set ES_URL or --es-url (see README: docker compose, or scripts/es_node.py start)"
+            )
+        elif isinstance(exc, AuthenticationException):
+            msg = (
+                f"Elasticsearch at {self.url} rejected the credentials (401): "
+                "check ES_API_KEY, or ES_USERNAME and ES_PASSWORD"
+            )
+        elif isinstance(exc, AuthorizationException):
+            msg = f"Elasticsearch at {self.url} refused the request (403): the user or API key lacks privileges"
+        elif isinstance(exc, ApiError):
+            msg = f"Elasticsearch refused the request ({exc.meta.status}): {_api_reason(exc)}"
+        elif isinstance(exc, TransportError):
+            msg = f"Elasticsearch transport error at {self.url}: {type(exc).__name__}"
+        else:
+            return False
+        raise ElasticError(msg) from None
+
+
+def _api_reason(exc: Any) -> str:
+    try:
+        err = exc.body["error"]
+        root = (err.get("root_cause") or [err])[0]
+        return f"{root.get('type')}: {root.get('reason')}"[:300]
+    except Exception:  # noqa: BLE001
+        return str(exc.message)[:300]
+
+
+def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replicas: int | None = None) -> bool:
+    """Install the index template for ``index`` and create the index if missing (idempotent).
+
+    Returns True when the index was created. Raises :class:`ElasticError` when the index exists but was built
+    with a different fingerprint configuration (its fingerprints would not be comparable).
+    """
+    validate_index_name(index)
+    template = index_template()
+    template["index_patterns"] = [index]
+    template["template"]["mappings"]["_meta"]["fingerprint"] = fingerprint_config
+    if replicas is not None:
+        template["template"]["settings"]["index"]["number_of_replicas"] = replicas
+    client.indices.put_index_template(name=f"es-simhash-{index}", **template)
+    if client.indices.exists(index=index):
+        check_index_config(client, index, fingerprint_config)
+        return False
+    from elasticsearch import BadRequestError
+
+    try:
+        client.indices.create(index=index)
+    except BadRequestError as exc:
+        if "resource_already_exists_exception" not in str(exc):
+            raise
+        return False
+    client.cluster.health(index=index, wait_for_status="yellow", timeout="60s")
+    return True
+
+
+def check_index_config(client, index: str, fingerprint_config: dict[str, Any]) -> None:
+    mapping = client.indices.get_mapping(index=index)
+    meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
+    if meta.get("managed_by") != "es-simhash":
+        raise ElasticError(f"index {index!r} exists but was not created by es-simhash: pick another --index")
+    stored = meta.get("fingerprint")
+    if stored != fingerprint_config:
+        diff = {k: (stored or {}).get(k) for k in fingerprint_config if (stored or {}).get(k) != fingerprint_config[k]}
+        raise ElasticError(
+            f"index {index!r} holds fingerprints made with other settings {diff}: "
+            "use the same --idf and options, or a new index"
+        )
+
+
+def _hex(v: int) -> str:
+    return f"{v:016x}"
+
+
+def _first(record: dict[str, Any] | None, names: Sequence[str]) -> Any:
+    if not record:
+        return None
+    for n in names:
+        v = record.get(n)
+        if v not in (None, ""):
+            return v
+    return None
+
+
+def _sentence_set(doc: StoredDoc) -> set[str]:
+    return {_hex(h) for h in doc.fingerprint.sentences}
+
+
+def _stored_from_source(doc_id: str, src: dict[str, Any]) -> StoredDoc:
+    fp = Fingerprint(
+        simhash=int(src["simhash"], 16),
+        content_hash=int(src.get("content_hash") or "0", 16),
+        sentences=tuple(int(h, 16) for h in src.get("sentences") or ()),
+        n_features=int(src["n_features"]),
+        n_chars=int(src["n_chars"]),
+        short=bool(src["short"]),
+        version=int(src["fingerprint_version"]),
+    )
+    return StoredDoc(
+        doc_id,
+        fp,
+        cluster=src["dup_cluster"],
+        duplicate_of=src.get("dup_of"),
+        distance=src.get("dup_distance"),
+        reason=src.get("dup_reason", "canonical"),
+    )
+
+
+class ElasticIndex:
+    """A :class:`~es_simhash.index.base.SegmentIndex` over one Elasticsearch index."""
+
+    def __init__(
+        self,
+        client,
+        index: str,
+        *,
+        page_size: int = 500,
+        max_candidates: int = 20_000,
+        max_sentence_df: int = 50,
+        chunk_size: int = 500,
+        max_retries: int = 8,
+        url: str = "",
+    ) -> None:
+        self.client = client
+        self.index = validate_index_name(index)
+        self.page_size = page_size
+        self.max_candidates = max_candidates
+        self.max_sentence_df = max_sentence_df
+        self.chunk_size = chunk_size
+        self.max_retries = max_retries
+        self.url = url
+        self.truncated_lookups = 0
+
+    def __len__(self) -> int:
+        with elastic_errors(self.url):
+            self.client.indices.refresh(index=self.index)
+            return int(self.client.count(index=self.index)["count"])
+
+    # -- lookups -------------------------------------------------------------------------------------------
+    def _body(self, q: Lookup, sentences: Sequence[str], search_after: list[Any] | None = None) -> dict[str, Any]:
+        """One ``bool``/``should`` over id, content hash, the four segments and the sentence hashes."""
+        fp = q.fingerprint
+        should: list[dict[str, Any]] = [{"ids": {"values": [q.id]}}]
+        if fp.n_chars:
+            should.append({"term": {"content_hash": _hex(fp.content_hash)}})
+        should += [{"term": {f"seg{i}": key}} for i, key in enumerate(fp.segment_keys())]
+        if sentences:
+            should.append({"terms": {"sentences": list(sentences)}})
+        body: dict[str, Any] = {
+            "size": self.page_size,
+            "_source": _SOURCE_FIELDS,
+            "query": {"bool": {"filter": {"bool": {"should": should, "minimum_should_match": 1}}}},
+            "sort": [{"doc_id": "asc"}],
+            "track_total_hits": False,
+        }
+        if search_after is not None:
+            body["search_after"] = search_after
+        return body
+
+    def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if not bodies:
+            return []
+        searches: list[dict[str, Any]] = []
+        for b in bodies:
+            searches += [{"index": self.index}, b]
+        with elastic_errors(self.url):
+            resp = self.client.msearch(searches=searches)
+        out = []
+        for r in resp["responses"]:
+            if "error" in r:
+                err = r["error"]
+                root = (err.get("root_cause") or [err])[0] if isinstance(err, dict) else {"reason": err}
+                raise ElasticError(f"lookup failed in index {self.index!r}: {root.get('type')}: {root.get('reason')}")
+            out.append(r)
+        return out
+
+    def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
+        """One search per query in one ``_msearch``; more requests only for lookups that hit a crowded bucket."""
+        sentences = [[_hex(h) for h in q.fingerprint.sentences] for q in queries]
+        responses = self._msearch([self._body(q, s) for q, s in zip(queries, sentences)])
+        hits_of = [r["hits"]["hits"] for r in responses]
+        crowded = [i for i, h in enumerate(hits_of) if len(h) >= self.page_size]
+        truncated: set[int] = set()
+        if crowded:
+            # A full first page: some bucket is shared by many documents. Boilerplate sentences (document
+            # frequency above max_sentence_df) are left out of the query, then the rest is read to the end.
+            with_sentences = [i for i in crowded if sentences[i]]
+            dfs = self._msearch([self._df_body(sentences[i]) for i in with_sentences])
+            for i, resp in zip(with_sentences, dfs):
+                df = {b["key"]: b["doc_count"] for b in resp["aggregations"]["df"]["buckets"]}
+                sentences[i] = [h for h in sentences[i] if df.get(h, 0) <= self.max_sentence_df]
+            truncated = self._page_through(queries, sentences, crowded, hits_of)
+        return [
+            self._rank(q, s, hits, max_distance, i in truncated)
+            for i, (q, s, hits) in enumerate(zip(queries, sentences, hits_of))
+        ]
+
+    def _df_body(self, sentences: list[str]) -> dict[str, Any]:
+        return {
+            "size": 0,
+            "query": {"terms": {"sentences": sentences}},
+            "aggs": {"df": {"terms": {"field": "sentences", "include": sentences, "size": len(sentences)}}},
+        }
+
+    def _page_through(
+        self, queries: Sequence[Lookup], sentences: list[list[str]], crowded: list[int], hits_of: list[list]
+    ) -> set[int]:
+        truncated: set[int] = set()
+        for i in crowded:
+            hits_of[i] = []
+        open_ = {i: None for i in crowded}  # lookup -> search_after
+        while open_:
+            order = list(open_)
+            pages = self._msearch([self._body(queries[i], sentences[i], open_[i]) for i in order])
+            open_ = {}
+            for i, resp in zip(order, pages):
+                page = resp["hits"]["hits"]
+                hits_of[i].extend(page)
+                if len(hits_of[i]) >= self.max_candidates:
+                    truncated.add(i)
+                    self.truncated_lookups += 1
+                    log.warning(
+                        "document %r shares a bucket with more than %d documents in index %r: only the first %d "
+                        "candidates were compared (raise max_candidates)",
+                        queries[i].id, self.max_candidates, self.index, len(hits_of[i]),
+                    )
+                elif len(page) == self.page_size:
+                    open_[i] = page[-1]["sort"]
+        return truncated
+
+    def _rank(
+        self, q: Lookup, sentences: list[str], hits: list[dict[str, Any]], max_distance: int, truncated: bool
+    ) -> LookupResult:
+        """Keep what the embedded index would return: same content; a shared segment within ``max_distance``
+        (exact Hamming re-rank, vectorised); or a shared sentence that is not boilerplate."""
+        fp = q.fingerprint
+        existing = None
+        others = []
+        for h in hits:
+            if h["_id"] == q.id:
+                existing = _stored_from_source(h["_id"], h["_source"])
+            else:
+                others.append(h)
+        if not others:
+            return LookupResult(existing, [], truncated)
+        sims = hamming.as_uint64([int(h["_source"]["simhash"], 16) for h in others])
+        keep = np.zeros(len(others), dtype=bool)
+        if fp.segments:
+            shares_segment = np.zeros(len(others), dtype=bool)
+            for i, seg in enumerate(fp.segments):
+                shares_segment |= ((sims >> np.uint64(16 * i)) & np.uint64(0xFFFF)) == np.uint64(seg)
+            shares_segment &= np.array([not h["_source"].get("n_features") == 0 for h in others])
+            keep |= shares_segment & (hamming.distances(fp.simhash, sims) <= max_distance)
+        if fp.n_chars:
+            content = _hex(fp.content_hash)
+            keep |= np.array([h["_source"].get("content_hash") == content for h in others])
+        if sentences:
+            df = Counter(x for h in others for x in h["_source"].get("sentences") or () if x in sentences)
+            good = {x for x in sentences if df[x] + (existing is not None and x in _sentence_set(existing))
+                    <= self.max_sentence_df}
+            keep |= np.array([bool(good.intersection(h["_source"].get("sentences") or ())) for h in others])
+        candidates = [_stored_from_source(h["_id"], h["_source"]) for h, k in zip(others, keep.tolist()) if k]
+        return LookupResult(existing, candidates, truncated)
+
+    # -- writes --------------------------------------------------------------------------------------------
+    def _source(self, doc: StoredDoc, now: str) -> dict[str, Any]:
+        fp = doc.fingerprint
+        src: dict[str, Any] = {
+            "doc_id": doc.id,
+            "fingerprint_version": fp.version,
+            "simhash": _hex(fp.simhash),
+            "simhash_long": hamming.to_signed(fp.simhash),
+            "sentences": [_hex(h) for h in fp.sentences],
+            "n_features": fp.n_features,
+            "n_chars": fp.n_chars,
+            "short": fp.short,
+            "dup_cluster": doc.cluster,
+            "dup_of": doc.duplicate_of,
+            "dup_distance": doc.distance,
+            "dup_reason": doc.reason,
+            "is_canonical": doc.is_canonical,
+            "indexed_at": now,
+        }
+        if fp.n_chars:
+            src["content_hash"] = _hex(fp.content_hash)
+        for i, key in enumerate(fp.segment_keys()):
+            src[f"seg{i}"] = key
+        record = doc.fields or {}
+        if doc.text is not None:
+            src["content"] = doc.text
+        for name, candidates in (("title", _TITLE_FIELDS), ("url", _URL_FIELDS), ("crawl_time", _TIME_FIELDS)):
+            value = _first(record, candidates)
+            if value is not None and not isinstance(value, (dict, list)):
+                src[name] = value if name == "crawl_time" else str(value)
+        rest = {k: v for k, v in record.items() if doc.text is None or v is not doc.text}
+        if rest:
+            src["record"] = rest
+        return src
+
+    def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
+        from elasticsearch import helpers
+
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        actions = ({"_index": self.index, "_id": d.id, "_source": self._source(d, now)} for d in docs)
+        refused: dict[str, str] = {}
+        with elastic_errors(self.url):
+            for ok, item in helpers.streaming_bulk(
+                self.client,
+                actions,
+                chunk_size=self.chunk_size,
+                max_retries=self.max_retries,
+                initial_backoff=1,
+                max_backoff=30,
+                raise_on_error=False,
+                yield_ok=False,
+            ):
+                if not ok:
+                    op = next(iter(item.values()))
+                    err = op.get("error", {})
+                    reason = f"{err.get('type')}: {err.get('reason')}" if isinstance(err, dict) else str(err)
+                    refused[str(op.get("_id"))] = reason[:300]
+            self.client.indices.refresh(index=self.index)
+        return refused

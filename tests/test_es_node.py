@@ -1,0 +1,104 @@
+"""The local Elasticsearch test node really runs (scripts/es_node.py + tests/conftest.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import es_node as esn  # importable: conftest put scripts/ on sys.path
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "es_node.py"
+
+
+def test_node_reports_a_9x_version(es_url):
+    # This distribution (integ-test-zip) lacks the rest-root module, so `GET /` (and the
+    # Python client's ping()/info()) answer 405; the nodes API tells the version instead.
+    status, body = esn.http_request("GET", f"{es_url}/_nodes/_local?filter_path=nodes.*.version")
+    assert status == 200, body
+    versions = [n["version"] for n in body["nodes"].values()]
+    assert versions and all(v.split(".")[0] == "9" for v in versions), versions
+
+
+def test_cluster_is_healthy(es_url):
+    status, body = esn.http_request("GET", f"{es_url}/_cluster/health")
+    assert status == 200
+    assert body["status"] in ("green", "yellow")
+
+
+def test_refreshed_document_is_found_by_term_query(es_url, es_index_name):
+    url = f"{es_url}/{es_index_name}"
+    status, body = esn.http_request("PUT", url, {
+        "settings": {"number_of_shards": 1, "number_of_replicas": 0},
+        "mappings": {"properties": {"fp": {"type": "keyword"}, "n": {"type": "long"}}},
+    })
+    assert status == 200, body
+    status, body = esn.http_request("PUT", f"{url}/_doc/a1?refresh=true", {"fp": "abc123", "n": 7})
+    assert status == 201, body
+    esn.http_request("PUT", f"{url}/_doc/a2?refresh=true", {"fp": "zzz999", "n": 8})
+
+    status, body = esn.http_request("POST", f"{url}/_search", {"query": {"term": {"fp": "abc123"}}})
+    assert status == 200, body
+    hits = body["hits"]["hits"]
+    assert [h["_id"] for h in hits] == ["a1"]
+    assert hits[0]["_source"] == {"fp": "abc123", "n": 7}
+
+
+def test_index_name_fixture_gives_fresh_lowercase_names(es_url, es_index_name):
+    assert es_index_name == es_index_name.lower() and es_index_name.startswith("test-")
+    status, _ = esn.http_request("HEAD", f"{es_url}/{es_index_name}")
+    assert status == 404
+
+
+@pytest.mark.slow
+def test_kill_then_start_keeps_flushed_document(es_node):
+    index = f"test-restart-{uuid.uuid4().hex[:8]}"
+    url = f"{es_node.url}/{index}"
+    try:
+        status, body = esn.http_request("PUT", url, {
+            "settings": {"number_of_shards": 1, "number_of_replicas": 0},
+            "mappings": {"properties": {"fp": {"type": "keyword"}}},
+        })
+        assert status == 200, body
+        status, body = esn.http_request("PUT", f"{url}/_doc/d1?refresh=true", {"fp": "survivor"})
+        assert status == 201, body
+        status, body = esn.http_request("POST", f"{url}/_flush")
+        assert status == 200, body
+
+        port, data_dir, old_pid = es_node.http_port, es_node.node_dir, es_node.pid
+        es_node.kill()
+        assert not es_node.is_running()
+        with pytest.raises(OSError):
+            esn.http_request("GET", f"{es_node.url}/_cluster/health", timeout=5)
+
+        es_node.start()
+        assert (es_node.http_port, es_node.node_dir) == (port, data_dir)
+        assert es_node.pid != old_pid
+        status, body = esn.http_request("POST", f"{url}/_search", {"query": {"term": {"fp": "survivor"}}})
+        assert status == 200, body
+        assert [h["_id"] for h in body["hits"]["hits"]] == ["d1"]
+    finally:
+        if es_node.is_running():
+            esn.http_request("DELETE", url)
+
+
+def test_settings_merge_and_removal():
+    node = esn.Node(http_port=19200, transport_port=19300, data_dir="/tmp/unused-es-simhash-node",
+                    settings={"thread_pool.write.queue_size": 1, "discovery.type": None})
+    s = node.settings()
+    assert s["thread_pool.write.queue_size"] == 1
+    assert "discovery.type" not in s
+    assert s["http.port"] == 19200 and s["transport.port"] == 19300
+    assert s["xpack.security.enabled"] is False
+    assert node.url == "http://127.0.0.1:19200"
+
+
+def test_cli_errors_are_one_line():
+    proc = subprocess.run([sys.executable, str(SCRIPT), "-q", "stop", "--port", "1"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().startswith("error: no node started by this tool on port 1")
+    assert "Traceback" not in proc.stderr
