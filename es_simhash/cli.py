@@ -65,6 +65,19 @@ def _fingerprinter(idf: Optional[Path]) -> Fingerprinter:
         raise UserError(f"cannot read IDF table: {exc}") from None
 
 
+def _read_text_arg(text: Optional[str], file: Optional[Path]) -> str:
+    if file is not None:
+        try:
+            return file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise UserError(f"file not found: {file}") from None
+        except UnicodeDecodeError as exc:
+            raise UserError(f"{file} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if text is None or text == "-":
+        return sys.stdin.read()
+    return text
+
+
 def _check_inputs(inputs: List[str]) -> None:
     for p in inputs:
         if p != "-" and not os.path.exists(p):
@@ -128,16 +141,7 @@ def fingerprint(
     idf: Optional[Path] = IdfOption,
 ) -> None:
     """Print the fingerprint of a text as JSON (SimHash, segments, sentence signature, flags)."""
-    if file is not None:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise UserError(f"file not found: {file}") from None
-        except UnicodeDecodeError as exc:
-            raise UserError(f"{file} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    elif text is None or text == "-":
-        text = sys.stdin.read()
-    fp = _fingerprinter(idf).fingerprint(text)
+    fp = _fingerprinter(idf).fingerprint(_read_text_arg(text, file))
     typer.echo(json.dumps(fp.to_dict(), ensure_ascii=False, indent=2))
 
 
@@ -207,6 +211,194 @@ def fit_idf(
         raise UserError(str(exc)) from None
     table.save(output)
     err.print(f"wrote {len(table):,} words to {output} (unknown words get {table.default:.3f})")
+
+
+# -- Elasticsearch -----------------------------------------------------------------------------------------
+EsUrl = typer.Option(None, "--es-url", envvar="ES_URL", show_envvar=True,
+                     help="Elasticsearch URL (default: http://localhost:9200).")
+ApiKey = typer.Option(None, "--api-key", envvar="ES_API_KEY", show_envvar=True, help="API key (base64 'id:key').")
+Username = typer.Option(None, "--username", envvar="ES_USERNAME", show_envvar=True, help="Basic-auth user.")
+Password = typer.Option(None, "--password", envvar="ES_PASSWORD", show_envvar=True,
+                        help="Basic-auth password (prefer the environment variable).")
+CaCerts = typer.Option(None, "--ca-certs", envvar="ES_CA_CERTS", show_envvar=True,
+                       help="CA certificate (PEM) to verify the cluster's TLS certificate.")
+IndexName = typer.Option("es-simhash", "--index", "-i", envvar="ES_SIMHASH_INDEX", show_envvar=True,
+                         help="Index name.")
+
+
+class _Elastic:
+    """Connection settings from flags/environment, and ElasticError -> one line, exit code 3."""
+
+    def __init__(self, url, api_key, username, password, ca_certs, index: str | None = None) -> None:
+        from .index.elastic import ConnectionSettings, validate_index_name
+
+        self.settings = ConnectionSettings.from_env(
+            url=url, api_key=api_key, username=username, password=password, ca_certs=ca_certs
+        )
+        if index is not None:
+            try:
+                validate_index_name(index)
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
+        self.index = index
+        self._client = None
+
+    @property
+    def client(self):
+        if self._client is None:
+            from .index.elastic import connect
+
+            self._client = connect(self.settings)
+        return self._client
+
+    def __enter__(self) -> "_Elastic":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        from .index.elastic import ElasticError
+
+        if isinstance(exc, ElasticError):
+            raise UserError(str(exc), code=3) from None
+        return False
+
+
+@app.command()
+def init(
+    index: str = IndexName,
+    replicas: Optional[int] = typer.Option(None, "--replicas", min=0, help="Replicas (default: cluster default)."),
+    idf: Optional[Path] = IdfOption,
+    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
+    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+) -> None:
+    """Install the index template and create the index (safe to run again)."""
+    from .index.elastic import ensure_index
+
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        created = ensure_index(es.client, index, _fingerprinter(idf).config, replicas=replicas)
+    err.print(f"index {index!r} {'created' if created else 'already exists'} at {es.settings.safe_url}")
+
+
+@app.command("index")
+def index_cmd(
+    inputs: List[str] = typer.Argument(..., help="JSON Lines files (.gz too), or - for stdin."),
+    index: str = IndexName,
+    report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write one JSON line per record."),
+    dead_letters: Path = typer.Option(
+        Path("dead-letters.jsonl"), "--dead-letters", help="Where malformed records go (created only if needed)."
+    ),
+    text_field: Optional[str] = TextField,
+    id_field: Optional[str] = IdField,
+    k: int = KOption,
+    idf: Optional[Path] = IdfOption,
+    batch_size: int = typer.Option(500, "--batch-size", min=1, help="Documents per lookup + bulk round trip."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
+    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+) -> None:
+    """Index crawl output into Elasticsearch, detecting duplicates on ingest.
+
+    Every document is indexed with its fingerprint and duplicate cluster; re-running the same input changes
+    nothing. Prints: read, indexed, duplicates, dead letters, elapsed.
+    """
+    from .index.elastic import ElasticIndex, ensure_index
+
+    _check_inputs(inputs)
+    fingerprinter = _fingerprinter(idf)
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        ensure_index(es.client, index, fingerprinter.config)
+        backend = ElasticIndex(es.client, index, url=es.settings.safe_url)
+        engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size)
+        bar, update = _progress(RecordReader.total_bytes(inputs), progress, "index")
+        with ExitStack() as stack:
+            rep = stack.enter_context(open(report, "w", encoding="utf-8")) if report else None
+            stack.enter_context(bar)
+            summary = run_dedup(inputs, engine, RecordReader(text_field, id_field), report=rep,
+                                dead_letters=dead_letters, on_progress=update)
+    indexed = summary.kept + summary.duplicates - summary.already_indexed
+    rate = indexed / summary.elapsed if summary.elapsed else 0.0
+    _print_summary(summary, f"indexed {indexed:,} into {index!r}, {rate:,.0f} docs/s")
+    if backend.truncated_lookups:
+        err.print(f"warning: {backend.truncated_lookups:,} lookups hit a bucket larger than "
+                  f"{backend.max_candidates:,} documents and compared only that many candidates")
+
+
+@app.command()
+def check(
+    text: Optional[str] = typer.Argument(None, help="The text, or - for stdin."),
+    file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read the text from this file."),
+    index: str = IndexName,
+    k: int = KOption,
+    limit: int = typer.Option(10, "--limit", "-n", min=1, help="At most this many matches."),
+    idf: Optional[Path] = IdfOption,
+    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
+    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+) -> None:
+    """List indexed near duplicates of a text (JSON lines: id, cluster, distance, reason). Exit 0 either way."""
+    from .index.elastic import ElasticIndex
+
+    text = _read_text_arg(text, file)
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        backend = ElasticIndex(es.client, index, url=es.settings.safe_url)
+        engine = DedupEngine(backend, _fingerprinter(idf), DefaultRule(k=k))
+        found = engine.check(text, limit=limit)
+    for d in found:
+        typer.echo(json.dumps({"id": d.of.id, "cluster": d.of.cluster, "distance": d.distance,
+                               "reason": d.reason}, ensure_ascii=False))
+    err.print(f"{len(found)} near duplicate{'s' if len(found) != 1 else ''} in {index!r}")
+
+
+@app.command("search")
+def search_cmd(
+    query: str = typer.Argument(..., help="Words to search for in title and content."),
+    index: str = IndexName,
+    size: int = typer.Option(10, "--size", "-n", min=1, max=10_000, help="Number of hits."),
+    show_all: bool = typer.Option(False, "--all", help="Show duplicates too (no collapsing)."),
+    as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table."),
+    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
+    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+) -> None:
+    """Full-text search with one hit per duplicate cluster (and each cluster's size)."""
+    from .search import search
+
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        hits = search(es.client, index, query, size=size, collapse=not show_all, url=es.settings.safe_url)
+    if as_json:
+        for h in hits:
+            typer.echo(json.dumps({"id": h.id, "score": h.score, "title": h.title, "url": h.url,
+                                   "cluster": h.cluster, "cluster_size": h.cluster_size,
+                                   "duplicate_of": h.duplicate_of}, ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    table = Table("score", "id", "title", "cluster size", "duplicate of")
+    for h in hits:
+        table.add_row(f"{h.score or 0:.2f}", h.id, (h.title or "")[:60], str(h.cluster_size), h.duplicate_of or "")
+    Console(soft_wrap=True).print(table)
+
+
+@app.command()
+def clusters(
+    index: str = IndexName,
+    top: int = typer.Option(10, "--top", "-n", min=1, max=10_000, help="How many clusters."),
+    as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table."),
+    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
+    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+) -> None:
+    """The largest duplicate clusters, with their canonical document's title and url."""
+    from .search import top_clusters
+
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        rows = top_clusters(es.client, index, top=top, url=es.settings.safe_url)
+    if as_json:
+        for r in rows:
+            typer.echo(json.dumps(r.__dict__, ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    table = Table("size", "cluster", "title", "url")
+    for r in rows:
+        table.add_row(str(r.size), r.cluster, (r.title or "")[:60], r.url or "")
+    Console(soft_wrap=True).print(table)
 
 
 @app.command()

@@ -9,6 +9,7 @@ already decided in the same batch (so duplicates inside one batch are caught), t
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, Sequence
 
@@ -85,7 +86,11 @@ class DecisionRule(Protocol):
     #: the loosest Hamming distance the rule can accept; backends drop segment candidates further away
     candidate_distance: int
 
-    def decide(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> Decision | None: ...
+    def decide(
+        self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
+    ) -> Decision | None:
+        """``boilerplate``: sentence hashes of ``fp`` held by too many documents to identify anything."""
+        ...
 
 
 @dataclass
@@ -108,10 +113,12 @@ class DefaultRule:
     def candidate_distance(self) -> int:
         return self.k
 
-    def decide(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> Decision | None:
+    def decide(
+        self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
+    ) -> Decision | None:
         best: tuple[tuple[int, int, str], Decision] | None = None
         for cand in candidates:
-            decision = self._match(fp, cand)
+            decision = self._match(fp, cand, boilerplate)
             if decision is None:
                 continue
             key = (decision.distance, 0 if cand.is_canonical else 1, cand.id)
@@ -119,7 +126,7 @@ class DefaultRule:
                 best = (key, decision)
         return None if best is None else best[1]
 
-    def _match(self, fp: Fingerprint, cand: StoredDoc) -> Decision | None:
+    def _match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int]) -> Decision | None:
         other = cand.fingerprint
         if fp.version != other.version:
             return None
@@ -131,7 +138,7 @@ class DefaultRule:
         if not fp.short and not other.short:
             return Decision(cand, distance, "simhash") if distance <= self.k else None
         if fp.short and other.short and fp.sentences and other.sentences:
-            shared = len(set(fp.sentences) & set(other.sentences))
+            shared = len(set(fp.sentences).intersection(other.sentences).difference(boilerplate))
             needed = max(1, -(-min(len(fp.sentences), len(other.sentences)) * self.min_shared_fraction // 1))
             if shared >= needed:
                 return Decision(cand, distance, "sentences")
@@ -195,7 +202,9 @@ class DedupEngine:
         for a document whose id was already seen in this run (that document is not indexed)."""
         fps = self.fingerprinter.fingerprint_many([d.text for d in docs])
         found = self.index.lookup([Lookup(d.id, fp) for d, fp in zip(docs, fps)], self.rule.candidate_distance)
-        pending = MemoryIndex()  # this batch's decided documents, so in-batch duplicates are caught
+        pending = MemoryIndex(self.index.max_sentence_df)  # this batch's decided documents, so in-batch duplicates are caught
+        pending_df: Counter[int] = Counter()  # sentence document frequency within the batch
+        cap = self.index.max_sentence_df
         results: list[Result | DuplicateIdError | IndexingError] = []
         to_store: list[StoredDoc] = []
         for doc, fp, res in zip(docs, fps, found):
@@ -208,8 +217,10 @@ class DedupEngine:
                 continue
             candidates = [c for c in res.candidates if c.id not in pending]
             candidates += pending.lookup([Lookup(doc.id, fp)], self.rule.candidate_distance)[0].candidates
-            stored = self._decide(doc, fp, candidates)
+            boilerplate = frozenset(h for h in fp.sentences if res.sentence_df.get(h, 0) + pending_df[h] > cap)
+            stored = self._decide(doc, fp, candidates, boilerplate)
             pending.add([stored])
+            pending_df.update(fp.sentences)
             to_store.append(stored)
             results.append(Result.from_stored(stored))
         if to_store:
@@ -227,13 +238,17 @@ class DedupEngine:
         """Near duplicates of ``text`` among indexed documents (nothing is written), nearest first."""
         fp = self.fingerprinter.fingerprint(text)
         res = self.index.lookup([Lookup("\x00check", fp)], self.rule.candidate_distance)[0]
-        decisions = [d for d in (self.rule.decide(fp, [c]) for c in res.candidates) if d is not None]
+        cap = self.index.max_sentence_df
+        boilerplate = frozenset(h for h in fp.sentences if res.sentence_df.get(h, 0) > cap)
+        decisions = [d for d in (self.rule.decide(fp, [c], boilerplate) for c in res.candidates) if d is not None]
         decisions.sort(key=lambda d: (d.distance, 0 if d.of.is_canonical else 1))
         return decisions[:limit]
 
     # -- internals -----------------------------------------------------------------------------------------
-    def _decide(self, doc: Document, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> StoredDoc:
-        decision = self.rule.decide(fp, candidates)
+    def _decide(
+        self, doc: Document, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int]
+    ) -> StoredDoc:
+        decision = self.rule.decide(fp, candidates, boilerplate)
         if decision is None:
             reason = NO_FEATURES if fp.empty else CANONICAL
             return StoredDoc(doc.id, fp, cluster=doc.id, reason=reason, fields=doc.fields, text=doc.text)

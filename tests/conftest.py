@@ -117,5 +117,6 @@ def es_index_name(es_url: str):
     yield name
     try:
         _http("DELETE", f"{es_url}/{name}?ignore_unavailable=true", timeout=60)
+        _http("DELETE", f"{es_url}/_index_template/es-simhash-{name}", timeout=60)
     except (OSError, urllib.error.URLError):
         pass  # the node may be down on purpose (fault-injection tests)

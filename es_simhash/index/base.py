@@ -62,11 +62,16 @@ class LookupResult:
     """Possible near duplicates (never the document itself)."""
     truncated: bool = False
     """True when a bucket held more candidates than the backend would return (a warning is logged)."""
+    sentence_df: dict[int, int] = field(default_factory=dict)
+    """For each of the query's sentence hashes, how many stored documents hold it (0 when none)."""
 
 
 @runtime_checkable
 class SegmentIndex(Protocol):
     """What the dedup engine needs from a backend (memory, Elasticsearch, ...)."""
+
+    max_sentence_df: int
+    """Sentences held by more documents than this are boilerplate: they bring no candidates."""
 
     def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
         """Candidates for each query, in query order."""

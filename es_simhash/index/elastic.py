@@ -282,10 +282,6 @@ def _first(record: dict[str, Any] | None, names: Sequence[str]) -> Any:
     return None
 
 
-def _sentence_set(doc: StoredDoc) -> set[str]:
-    return {_hex(h) for h in doc.fingerprint.sentences}
-
-
 def _stored_from_source(doc_id: str, src: dict[str, Any]) -> StoredDoc:
     fp = Fingerprint(
         simhash=int(src["simhash"], 16),
@@ -381,6 +377,7 @@ class ElasticIndex:
         hits_of = [r["hits"]["hits"] for r in responses]
         crowded = [i for i, h in enumerate(hits_of) if len(h) >= self.page_size]
         truncated: set[int] = set()
+        boilerplate_df: dict[int, dict[str, int]] = {}
         if crowded:
             # A full first page: some bucket is shared by many documents. Boilerplate sentences (document
             # frequency above max_sentence_df) are left out of the query, then the rest is read to the end.
@@ -388,10 +385,11 @@ class ElasticIndex:
             dfs = self._msearch([self._df_body(sentences[i]) for i in with_sentences])
             for i, resp in zip(with_sentences, dfs):
                 df = {b["key"]: b["doc_count"] for b in resp["aggregations"]["df"]["buckets"]}
-                sentences[i] = [h for h in sentences[i] if df.get(h, 0) <= self.max_sentence_df]
+                boilerplate_df[i] = {h: df[h] for h in sentences[i] if df.get(h, 0) > self.max_sentence_df}
+                sentences[i] = [h for h in sentences[i] if h not in boilerplate_df[i]]
             truncated = self._page_through(queries, sentences, crowded, hits_of)
         return [
-            self._rank(q, s, hits, max_distance, i in truncated)
+            self._rank(q, s, hits, max_distance, i in truncated, boilerplate_df.get(i, {}))
             for i, (q, s, hits) in enumerate(zip(queries, sentences, hits_of))
         ]
 
@@ -429,11 +427,22 @@ class ElasticIndex:
         return truncated
 
     def _rank(
-        self, q: Lookup, sentences: list[str], hits: list[dict[str, Any]], max_distance: int, truncated: bool
+        self,
+        q: Lookup,
+        sentences: list[str],
+        hits: list[dict[str, Any]],
+        max_distance: int,
+        truncated: bool,
+        boilerplate_df: dict[str, int],
     ) -> LookupResult:
         """Keep what the embedded index would return: same content; a shared segment within ``max_distance``
         (exact Hamming re-rank, vectorised); or a shared sentence that is not boilerplate."""
         fp = q.fingerprint
+        # document frequency of the query's sentences: counted in the hits (every stored document holding one of
+        # them matched the query), or known from the aggregation for the boilerplate ones left out of it
+        df = Counter(x for h in hits for x in h["_source"].get("sentences") or () if x in sentences)
+        df.update(boilerplate_df)
+        sentence_df = {h: df.get(_hex(h), 0) for h in fp.sentences}
         existing = None
         others = []
         for h in hits:
@@ -442,25 +451,23 @@ class ElasticIndex:
             else:
                 others.append(h)
         if not others:
-            return LookupResult(existing, [], truncated)
+            return LookupResult(existing, [], truncated, sentence_df)
         sims = hamming.as_uint64([int(h["_source"]["simhash"], 16) for h in others])
         keep = np.zeros(len(others), dtype=bool)
         if fp.segments:
             shares_segment = np.zeros(len(others), dtype=bool)
             for i, seg in enumerate(fp.segments):
                 shares_segment |= ((sims >> np.uint64(16 * i)) & np.uint64(0xFFFF)) == np.uint64(seg)
-            shares_segment &= np.array([not h["_source"].get("n_features") == 0 for h in others])
+            shares_segment &= np.array([h["_source"].get("n_features") != 0 for h in others])
             keep |= shares_segment & (hamming.distances(fp.simhash, sims) <= max_distance)
         if fp.n_chars:
             content = _hex(fp.content_hash)
             keep |= np.array([h["_source"].get("content_hash") == content for h in others])
-        if sentences:
-            df = Counter(x for h in others for x in h["_source"].get("sentences") or () if x in sentences)
-            good = {x for x in sentences if df[x] + (existing is not None and x in _sentence_set(existing))
-                    <= self.max_sentence_df}
+        good = {x for x in sentences if df[x] <= self.max_sentence_df}
+        if good:
             keep |= np.array([bool(good.intersection(h["_source"].get("sentences") or ())) for h in others])
         candidates = [_stored_from_source(h["_id"], h["_source"]) for h, k in zip(others, keep.tolist()) if k]
-        return LookupResult(existing, candidates, truncated)
+        return LookupResult(existing, candidates, truncated, sentence_df)
 
     # -- writes --------------------------------------------------------------------------------------------
     def _source(self, doc: StoredDoc, now: str) -> dict[str, Any]:

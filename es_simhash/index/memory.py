@@ -101,15 +101,17 @@ class MemoryIndex:
                 cand = np.fromiter((r for b in buckets for r in b), dtype=np.intp)
                 near = cand[hamming.distances(fp.simhash, self._simhash[cand]) <= max_distance]
                 rows.update(near.tolist())
+        sentence_df = {}
         for h in fp.sentences:
             bucket = self._sentences.get(h)
+            sentence_df[h] = len(bucket) if bucket else 0
             if bucket and len(bucket) <= self.max_sentence_df:
                 rows.update(bucket)
         rows.discard(own)
         alive = self._alive
         docs = self._docs
         candidates = [docs[r] for r in sorted(rows) if alive[r]]
-        return LookupResult(existing=docs[own] if own >= 0 else None, candidates=candidates)
+        return LookupResult(docs[own] if own >= 0 else None, candidates, sentence_df=sentence_df)
 
     # -- persistence ---------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -1,0 +1,225 @@
+"""Elasticsearch backend against a real node: dedup on ingest, idempotency, parity with the embedded engine,
+crowded buckets, search-time filtering, clusters, and the CLI commands."""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from es_simhash import Fingerprint, Fingerprinter
+from es_simhash.dedup import DedupEngine, Document
+from es_simhash.index.base import Lookup, StoredDoc
+from es_simhash.index.elastic import (ConnectionSettings, ElasticIndex, connect, ensure_index, index_template,
+                                      server_version)
+from es_simhash.index.memory import MemoryIndex
+from es_simhash.search import filter_duplicates, search, top_clusters
+from support import chinese_articles, english_articles
+
+
+@pytest.fixture(scope="module")
+def fingerprinter():
+    return Fingerprinter()
+
+
+@pytest.fixture
+def client(es_url):
+    return connect(ConnectionSettings(url=es_url))
+
+
+@pytest.fixture
+def index(client, es_index_name, fingerprinter):
+    ensure_index(client, es_index_name, fingerprinter.config, replicas=0)
+    return ElasticIndex(client, es_index_name)
+
+
+def articles(n, lo=800, hi=3000):
+    return [a for a in chinese_articles() if lo <= len(a) <= hi][:n]
+
+
+def reprint(a):
+    return "本网讯 " + a.replace("，", ",", 2) + "（完）"
+
+
+def cli(*args, es_url, **kw):
+    env = dict(os.environ, ES_URL=es_url)
+    return subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], capture_output=True, env=env,
+                          timeout=600, **kw)
+
+
+def test_server_is_a_real_9x_node(client):
+    assert server_version(client).startswith("9.")
+
+
+def test_near_duplicate_of_previous_batch_is_found_with_refresh_disabled(client, index, fingerprinter):
+    client.indices.put_settings(index=index.index, settings={"index": {"refresh_interval": "-1"}})
+    engine = DedupEngine(index, fingerprinter, batch_size=5)
+    arts = articles(10)
+    first = list(engine.process([Document(f"a{i}", a) for i, a in enumerate(arts)]))
+    assert not any(r.duplicate for r in first)
+    later = list(engine.process([Document("r3", reprint(arts[3]))]))  # a separate, later batch
+    assert later[0].duplicate and later[0].cluster == "a3"
+
+
+def test_duplicates_inside_one_batch_and_across_runs(client, index, fingerprinter):
+    arts = articles(6)
+    run1 = list(DedupEngine(index, fingerprinter, batch_size=100).process(
+        [Document("x", arts[0]), Document("x-exact", arts[0]), Document("y", arts[1])]))
+    assert [r.duplicate for r in run1] == [False, True, False]
+    # a new engine (a new process would be the same): only Elasticsearch remembers
+    run2 = list(DedupEngine(ElasticIndex(client, index.index), fingerprinter).process(
+        [Document("y-reprint", reprint(arts[1]))]))
+    assert run2[0].duplicate and run2[0].cluster == "y"
+
+
+def test_documents_without_features_never_match_through_segments(index, fingerprinter):
+    res = list(DedupEngine(index, fingerprinter).process(
+        [Document(f"e{i}", t) for i, t in enumerate(["", "。。。", "!!!", "的了是", "？？"])]))
+    assert not any(r.duplicate for r in res)
+    found = index.lookup([Lookup("probe", fingerprinter.fingerprint("……"))], 3)[0]
+    assert found.candidates == []
+
+
+def test_same_clusters_as_the_embedded_engine(index, fingerprinter):
+    arts = articles(120) + [a for a in english_articles() if len(a) > 1500][:60]
+    docs = [Document(f"d{i}", a) for i, a in enumerate(arts)]
+    docs += [Document(f"r{i}", reprint(arts[i])) for i in range(0, 120, 6)]
+    docs += [Document(f"x{i}", arts[i]) for i in range(0, 180, 15)]
+    docs += [Document(f"s{i}", t) for i, t in enumerate(["转发：今天的天气非常好，适合出去散步和锻炼身体。",
+                                                         "今天的天气非常好，适合出去散步和锻炼身体！", ""])]
+    on_es = [(r.id, r.cluster, r.duplicate_of, r.reason) for r in
+             DedupEngine(index, fingerprinter, batch_size=37).process(docs)]
+    embedded = [(r.id, r.cluster, r.duplicate_of, r.reason) for r in
+                DedupEngine(MemoryIndex(), fingerprinter, batch_size=37).process(docs)]
+    assert on_es == embedded
+    assert sum(1 for r in on_es if r[2]) >= 30  # the planted duplicates were found
+
+
+def test_a_bucket_shared_by_5000_documents_is_read_to_the_end(client, index, caplog):
+    rng = np.random.default_rng(5)
+    shared = 0xBEEF
+    sims = [(int(x) & ~0xFFFF) | shared for x in rng.integers(0, 2**63, size=5000)]
+    query = sims[1234] ^ (1 << 40) ^ (1 << 63)  # distance 2 from one of them, same low segment
+    docs = [StoredDoc(f"b{i}", Fingerprint(s, i + 1, (), 10, 500, False), f"b{i}") for i, s in enumerate(sims)]
+    assert index.add(docs) == {}
+    fp = Fingerprint(query, 10**9, (), 10, 500, False)
+    res = index.lookup([Lookup("q", fp)], 3)[0]
+    expected = {f"b{i}" for i, s in enumerate(sims) if (s ^ query).bit_count() <= 3}
+    assert {c.id for c in res.candidates} == expected and "b1234" in expected
+    assert not res.truncated
+    small = ElasticIndex(client, index.index, max_candidates=1000)
+    with caplog.at_level(logging.WARNING):
+        res = small.lookup([Lookup("q", fp)], 3)[0]
+    assert res.truncated and small.truncated_lookups == 1
+    assert "shares a bucket with more than 1000 documents" in caplog.text
+
+
+def test_boilerplate_sentences_do_not_make_duplicates(index, fingerprinter):
+    footer = "本文转载仅仅是出于传播信息的需要，并不意味着代表本网站观点或证实其内容的真实性。"
+    short_posts = [f"第{i}号公告：今天下午{i}点将进行例行的系统维护工作。{footer}" for i in range(80)]
+    res = list(DedupEngine(index, fingerprinter, batch_size=20).process(
+        [Document(f"p{i}", t) for i, t in enumerate(short_posts)]))
+    # the footer sentence is shared by all; only the first max_sentence_df posts could be matched through it
+    assert sum(r.duplicate for r in res) <= index.max_sentence_df
+
+
+def test_search_collapses_clusters_and_filter_duplicates(client, index, fingerprinter):
+    arts = articles(30)
+    docs = [Document(f"a{i}", a, {"title": a[:15], "url": f"https://news.example/{i}"}) for i, a in enumerate(arts)]
+    docs += [Document(f"a{i}-copy{j}", reprint(arts[i]), {"title": arts[i][:15]}) for i in (2, 5) for j in range(3)]
+    list(DedupEngine(index, fingerprinter).process(docs))
+    word = arts[2][:4]
+    collapsed = search(client, index.index, word, size=50)
+    clusters = [h.cluster for h in collapsed]
+    assert len(clusters) == len(set(clusters))
+    assert {h.cluster: h.cluster_size for h in collapsed}.get("a2") == 4
+    everything = search(client, index.index, word, size=50, collapse=False)
+    assert len(everything) > len(collapsed)
+    raw = client.search(index=index.index, query={"match": {"content": word}}, size=50)["hits"]["hits"]
+    kept = filter_duplicates(raw, k=3)
+    assert len({h["_source"]["dup_cluster"] for h in kept}) == len(kept)
+    assert {h["_source"]["dup_cluster"] for h in kept} == {h["_source"]["dup_cluster"] for h in raw}
+    top = top_clusters(client, index.index, top=2)
+    assert [(c.cluster, c.size) for c in top] == [("a2", 4), ("a5", 4)]
+    assert top[0].url == "https://news.example/2"
+
+
+def test_template_maps_every_field_the_code_writes(index, fingerprinter):
+    props = index_template()["template"]["mappings"]["properties"]
+    doc = StoredDoc("id1", fingerprinter.fingerprint(articles(1)[0]), "id1", text="t",
+                    fields={"title": "T", "url": "u", "crawl_time": "2026-11-21T10:00:00Z", "extra": {"a": 1}})
+    written = index._source(doc, "2026-11-21T00:00:00+00:00")
+    assert set(written) <= set(props)
+    assert all(props[f"seg{i}"]["type"] == "keyword" for i in range(4))
+
+
+# -- CLI -------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def crawl_file(tmp_path_factory):
+    arts = articles(60)
+    lines = [{"id": f"a{i}", "title": a[:12], "url": f"https://s/{i}", "content": a} for i, a in enumerate(arts)]
+    lines += [{"id": f"r{i}", "content": reprint(arts[i])} for i in range(0, 60, 5)]
+    lines += [{"id": f"c{i}", "content": arts[i]} for i in range(0, 60, 20)]
+    raw = [json.dumps(x, ensure_ascii=False) for x in lines] + ['{"broken', json.dumps({"id": "e", "content": 5})]
+    p = tmp_path_factory.mktemp("crawl") / "crawl.jsonl"
+    p.write_text("\n".join(raw) + "\n")
+    return p, len(raw)
+
+
+def test_cli_index_is_idempotent_and_matches_embedded_dedup(es_url, es_index_name, crawl_file, tmp_path, client):
+    path, n = crawl_file
+    first = cli("index", path, "--index", es_index_name, "--report", tmp_path / "es1.jsonl",
+                "--dead-letters", tmp_path / "dead.jsonl", es_url=es_url)
+    assert first.returncode == 0, first.stderr.decode()
+    assert f"read {n}" in first.stderr.decode() and "dead letters 2" in first.stderr.decode()
+    client.indices.refresh(index=es_index_name)
+    count1 = client.count(index=es_index_name)["count"]
+    assert count1 == n - 2
+    second = cli("index", path, "--index", es_index_name, "--report", tmp_path / "es2.jsonl",
+                 "--dead-letters", tmp_path / "dead2.jsonl", es_url=es_url)
+    assert second.returncode == 0 and "already indexed" in second.stderr.decode()
+    client.indices.refresh(index=es_index_name)
+    assert client.count(index=es_index_name)["count"] == count1
+    strip = lambda p: [(r["id"], r["cluster"], r["duplicate_of"]) for r in map(json.loads, p.read_text().splitlines())]  # noqa: E731
+    assert strip(tmp_path / "es1.jsonl") == strip(tmp_path / "es2.jsonl")
+    embedded = cli("dedup", path, "--report", tmp_path / "mem.jsonl", "--dead-letters", tmp_path / "d3.jsonl",
+                   es_url=es_url)
+    assert embedded.returncode == 0
+    assert strip(tmp_path / "es1.jsonl") == strip(tmp_path / "mem.jsonl")
+    found = {r[0] for r in strip(tmp_path / "es1.jsonl") if r[2]}
+    assert {"c0", "c20", "c40"} <= found  # exact copies: always
+    assert len(found) >= 13  # and most of the 12 reprints (site header + edits) at the default k = 3
+
+
+def test_cli_check_search_clusters(es_url, es_index_name, crawl_file):
+    path, _ = crawl_file
+    assert cli("index", path, "--index", es_index_name, "--no-progress", es_url=es_url).returncode == 0
+    arts = articles(60)
+    res = cli("check", "--index", es_index_name, "-", input=reprint(arts[10]).encode(), es_url=es_url)
+    assert res.returncode == 0
+    hits = [json.loads(x) for x in res.stdout.decode().splitlines()]
+    assert hits and hits[0]["cluster"] == "a10"
+    res = cli("clusters", "--index", es_index_name, "--json", "--top", "3", es_url=es_url)
+    rows = [json.loads(x) for x in res.stdout.decode().splitlines()]
+    assert rows[0]["size"] == 3 and rows[0]["cluster"] == "a0"  # a0, its reprint r0 and its copy c0
+    res = cli("search", arts[0][:6], "--index", es_index_name, "--json", es_url=es_url)
+    hits = [json.loads(x) for x in res.stdout.decode().splitlines()]
+    assert hits and len({h["cluster"] for h in hits}) == len(hits)
+
+
+def test_cli_unreachable_cluster_is_one_line_and_exit_3(tmp_path):
+    (tmp_path / "in.jsonl").write_text('{"content": "x"}\n')
+    res = cli("index", tmp_path / "in.jsonl", "--index", "x", es_url="http://127.0.0.1:9")
+    assert res.returncode == 3
+    err = res.stderr.decode().strip()
+    assert err.count("\n") == 0 and "cannot reach Elasticsearch at http://127.0.0.1:9" in err
+
+
+def test_cli_rejects_bad_index_names(tmp_path):
+    (tmp_path / "in.jsonl").write_text('{"content": "x"}\n')
+    for bad in ("UPPER", "has space", "-dash", "a/b", "*"):
+        res = cli("index", tmp_path / "in.jsonl", "--index", bad, es_url="http://127.0.0.1:9")
+        assert res.returncode == 1 and "invalid index name" in res.stderr.decode()
