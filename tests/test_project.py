@@ -1,0 +1,29 @@
+"""Promises the repository makes to its users: the two README commands, CI, and versions that agree."""
+
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import es_node  # noqa: E402
+
+
+def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_command():
+    head = (ROOT / "README.md").read_text(encoding="utf-8").split("```")[1]
+    lines = [ln.split("#")[0].strip() for ln in head.strip().splitlines()[1:]]
+    main_job, test_cmd = lines[0], lines[1]
+    assert "es-simhash dedup examples/crawl.jsonl.gz" in main_job and (ROOT / "examples/crawl.jsonl.gz").exists()
+    assert test_cmd == "bash scripts/test.sh"
+    ci = [ln.strip() for ln in (ROOT / ".ci/run").read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    assert test_cmd in ci
+
+
+def test_docker_compose_runs_the_version_the_tests_run():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    images = {name: svc["image"] for name, svc in compose["services"].items()}
+    versions = {re.search(r":(\d+\.\d+\.\d+)$", img).group(1) for img in images.values()}
+    assert versions == {es_node.ES_VERSION}
+    assert all(p.startswith("127.0.0.1:") for svc in compose["services"].values() for p in svc.get("ports", []))
