@@ -17,7 +17,9 @@ How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 1):
    longest sentences identify a reprinted article even when wrappers and edits move its SimHash.
 
 The hot path (:meth:`Fingerprinter.fingerprint_many`) is vectorised with numpy over a whole batch of documents:
-one dict lookup per token, then gathers, a bit unpack and segment sums; no per-bit Python loops.
+one dict lookup per token, then gathers and two ``bincount``s (see :meth:`Fingerprinter._simhash_chunk`); the
+content key and sentence keys come from a few numpy passes over the batch's code points
+(``text._keys_many``); no per-bit or per-sentence regex work in Python loops.
 """
 
 from __future__ import annotations
@@ -156,6 +158,8 @@ class Fingerprinter:
 
     MAX_VOCABULARY = 4_000_000
     _TOKENS_PER_CHUNK = 1 << 16
+    _DOCS_PER_CHUNK = 4096
+    _DIGIT_BITS = 0
 
     def __init__(
         self,
@@ -209,32 +213,35 @@ class Fingerprinter:
 
     def fingerprint_many(self, texts: Sequence[str]) -> list[Fingerprint]:
         """Fingerprints of a batch of texts (faster per text than calling :meth:`fingerprint` in a loop)."""
-        normalized = [_text.normalize(t) for t in texts]
+        normalized = _text._normalize_many(texts)
         seg = self.segmenter
         tokens = [_text.segment(n, seg) for n in normalized]
         simhashes, n_features = self._simhash_batch(tokens)
-        out = []
-        for norm, sim, nf in zip(normalized, simhashes.tolist(), n_features.tolist()):
-            key = _text.content_key(norm)
-            out.append(
-                Fingerprint(
-                    simhash=sim if nf else 0,
-                    content_hash=hash64(key) if key else 0,
-                    sentences=self.sentence_signature(norm),
-                    n_features=nf,
-                    n_chars=len(key),
-                    short=len(key) < self.short_chars,
-                )
+        keys = _text._keys_many(normalized, self.min_sentence_chars)
+        short_chars, signature = self.short_chars, self._signature
+        return [
+            Fingerprint(
+                sim if nf else 0,  # simhash
+                hash64(key) if key else 0,  # content_hash
+                signature(sentence_keys),  # sentences
+                nf,  # n_features
+                len(key),  # n_chars
+                len(key) < short_chars,  # short
             )
-        return out
+            for (key, sentence_keys), sim, nf in zip(keys, simhashes.tolist(), n_features.tolist())
+        ]
 
     def sentence_signature(self, normalized: str) -> tuple[int, ...]:
         """Hashes of the longest sentences (longest first; ties keep text order)."""
         if self.n_sentences == 0:
             return ()
-        keys = [_text.sentence_key(s) for s in _text.split_sentences(normalized)]
-        keys = [k for k in keys if len(k) >= self.min_sentence_chars]
-        keys.sort(key=len, reverse=True)  # stable: equal lengths stay in text order
+        return self._signature(_text._keys_many([normalized], self.min_sentence_chars)[0][1])
+
+    def _signature(self, keys: list[str]) -> tuple[int, ...]:
+        """The signature from the sentence keys of at least ``min_sentence_chars`` characters, in text order."""
+        if self.n_sentences == 0 or not keys:
+            return ()
+        keys = sorted(keys, key=len, reverse=True)  # stable: equal lengths stay in text order
         seen: dict[int, None] = {}
         for k in keys:
             seen.setdefault(hash64(k))
@@ -243,24 +250,27 @@ class Fingerprinter:
         return tuple(seen)
 
     def _token_ids(self, flat: list[str]) -> np.ndarray:
+        """Vocabulary ids of the tokens: one C-level pass of dict lookups; new tokens are added on a miss."""
         vocab = self._vocab
         if len(vocab.ids) > self.MAX_VOCABULARY:
             self._vocab = vocab = _Vocabulary()
-        get = vocab.ids.get
-        ids = list(map(get, flat))
-        if None in ids:
-            vocab.add((t for t, i in zip(flat, ids) if i is None), self.token_weight)
-            ids = list(map(vocab.ids.__getitem__, flat))
-        return np.fromiter(ids, dtype=np.intp, count=len(ids))
+        try:
+            return np.fromiter(map(vocab.ids.__getitem__, flat), dtype=np.intp, count=len(flat))
+        except KeyError:  # some tokens are new (rare once the cache is warm)
+            vocab.add(flat, self.token_weight)
+            return np.fromiter(map(vocab.ids.__getitem__, flat), dtype=np.intp, count=len(flat))
 
     def _simhash_batch(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
         n_docs = len(token_lists)
         simhashes = np.zeros(n_docs, dtype=np.uint64)
         n_features = np.zeros(n_docs, dtype=np.int64)
         start = 0
-        while start < n_docs:  # bound memory: (tokens x 64) float64 per chunk
+        while start < n_docs:  # bound memory: a few arrays of (tokens x 8..16) and (docs x 256..2048) per chunk
             stop, total = start, 0
-            while stop < n_docs and (stop == start or total + len(token_lists[stop]) <= self._TOKENS_PER_CHUNK):
+            while stop < n_docs and (
+                stop == start
+                or (total + len(token_lists[stop]) <= self._TOKENS_PER_CHUNK and stop - start < self._DOCS_PER_CHUNK)
+            ):
                 total += len(token_lists[stop])
                 stop += 1
             self._simhash_chunk(token_lists[start:stop], simhashes[start:stop], n_features[start:stop])
@@ -268,22 +278,50 @@ class Fingerprinter:
         return simhashes, n_features
 
     def _simhash_chunk(self, token_lists: list[list[str]], out: np.ndarray, n_out: np.ndarray) -> None:
-        lengths = np.fromiter(map(len, token_lists), dtype=np.intp, count=len(token_lists))
+        """SimHash of each document of the chunk, by digit histograms instead of a (tokens x 64) bit matrix.
+
+        Each 64-bit token hash is read as ``64 / r`` digits of ``r`` bits (r = 8: bytes, r = 4: nibbles). One
+        ``bincount`` sums the token weights per (document, digit position, digit value); a product of that
+        histogram with the (2^r x r) table of the bits of every digit value then gives, for every document and
+        bit, the weight of the tokens whose hash has that bit set. Weights are whole numbers far below 2^53, so
+        every float64 sum here is exact whatever its order: the bits are identical to the per-bit definition.
+        Bytes need 8 histogram entries per token but 2,048 per document, nibbles 16 and 256: bytes win when
+        documents average more than ~224 weighted tokens.
+        """
+        n_docs = len(token_lists)
+        lengths = np.fromiter(map(len, token_lists), dtype=np.intp, count=n_docs)
         ids = self._token_ids(list(chain.from_iterable(token_lists)))
         weights = self._vocab.weights[ids]
         keep = weights > 0
-        doc_of = np.repeat(np.arange(len(token_lists)), lengths)[keep]
+        doc_of = np.repeat(np.arange(n_docs), lengths)[keep]
         weights = weights[keep]
-        counts = np.bincount(doc_of, minlength=len(token_lists))
+        counts = np.bincount(doc_of, minlength=n_docs)
         n_out[:] = counts
-        nonempty = np.flatnonzero(counts)
-        if nonempty.size == 0:
+        if doc_of.size == 0:
             return
         hashes = self._vocab.hashes[ids[keep]]
-        bits = np.unpackbits(hashes.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")  # (n, 64)
-        starts = (np.cumsum(counts) - counts)[nonempty]
-        ones = np.add.reduceat(bits * weights[:, None], starts, axis=0)  # weight behind each bit being 1
-        totals = np.add.reduceat(weights, starts)
-        set_bits = (2 * ones) > totals[:, None]
-        packed = np.packbits(set_bits, axis=1, bitorder="little")  # (docs, 8) little-endian bytes
-        out[nonempty] = packed.reshape(-1).view("<u8")
+        digit_bits = self._DIGIT_BITS or (8 if doc_of.size >= 224 * n_docs else 4)
+        n_digits, n_values = 64 // digit_bits, 1 << digit_bits
+        digits = hashes.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8)  # byte j = bits 8j..8j+7
+        if digit_bits == 4:  # nibble 2j = low half of byte j (bits 8j..8j+3), 2j+1 = high half
+            digits = np.stack((digits & 0xF, digits >> 4), axis=2).reshape(-1, 16)
+        # histogram bin of (document, digit position k, digit value v) = (doc * n_digits + k) * n_values + v
+        bins = (doc_of * (n_digits * n_values))[:, None] + (np.arange(n_digits) * n_values) + digits
+        hist = np.bincount(
+            bins.reshape(-1), weights=np.repeat(weights, n_digits), minlength=n_docs * n_digits * n_values
+        ).reshape(n_docs * n_digits, n_values)
+        if digit_bits == 8:
+            # A byte is 16 * hi + lo: its bits 0..3 depend only on lo, bits 4..7 only on hi, so each 256-bin byte
+            # histogram folds into two 16-bin nibble histograms (lo first: nibble 2j, then hi: nibble 2j+1).
+            h = hist.reshape(-1, 16, 16)
+            hist = np.stack((h.sum(axis=1), h.sum(axis=2)), axis=1)
+        # weight behind each bit being 1. einsum (not matmul): the product is tiny and must not wake BLAS threads,
+        # whose spinning costs far more than the product on a busy machine.
+        ones = np.einsum("nv,vb->nb", hist.reshape(n_docs * 16, 16), _NIBBLE_BITS).reshape(n_docs, 64)
+        totals = np.bincount(doc_of, weights=weights, minlength=n_docs)
+        set_bits = (2 * ones) > totals[:, None]  # documents without features: 0 > 0, no bits
+        out[:] = np.packbits(set_bits, axis=1, bitorder="little").reshape(-1).view("<u8")
+
+
+# (16 x 4) float64 table: row v holds the bits of the nibble v, least significant first.
+_NIBBLE_BITS = np.unpackbits(np.arange(16, dtype=np.uint8)[:, None], axis=1, bitorder="little")[:, :4].astype(np.float64)

@@ -31,9 +31,9 @@ def as_uint64(values: Sequence[int] | np.ndarray) -> np.ndarray:
 
 def popcount(x: np.ndarray) -> np.ndarray:
     """Number of set bits of each element of a uint64 array."""
+    if _HAS_BITWISE_COUNT:  # any layout works; skip the conversion call when it would be a no-op
+        return np.bitwise_count(x if isinstance(x, np.ndarray) and x.dtype == np.uint64 else np.asarray(x, np.uint64))
     x = np.ascontiguousarray(x, dtype=np.uint64)
-    if _HAS_BITWISE_COUNT:
-        return np.bitwise_count(x)
     return _BYTE_POPCOUNT[x.view(np.uint8)].reshape(*x.shape, 8).sum(axis=-1, dtype=np.uint8)
 
 

@@ -16,7 +16,10 @@ import re
 import unicodedata
 from functools import lru_cache
 from importlib import resources
-from typing import Callable, Iterable
+from itertools import compress, count
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
 
 __all__ = [
     "normalize",
@@ -45,10 +48,69 @@ def normalize(text: str) -> str:
     """Unicode-normalise ``text`` for fingerprinting.
 
     NFKC folds full-width/half-width forms and compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``),
-    ``casefold`` removes case, and runs of whitespace become one space.
+    ``casefold`` removes case, and runs of whitespace become one space. The result is always exactly
+    ``re.sub(r"\\s+", " ", unicodedata.normalize("NFKC", text).casefold()).strip()``; see
+    :func:`_normalize_many` for how it gets there quickly.
     """
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return _WHITESPACE.sub(" ", text).strip()
+    return _normalize_many([text])[0]
+
+
+# Full-width ASCII (U+FF01..U+FF5E) and the ideographic space U+3000: the only characters NFKC changes in
+# typical Chinese text (，：；（）！？ and the full-width space).
+_FULLWIDTH_FIRST, _FULLWIDTH_LAST, _FULLWIDTH_SHIFT = 0xFF01, 0xFF5E, 0xFEE0
+_IDEOGRAPHIC_SPACE = 0x3000
+
+
+def _code_points(text: str) -> np.ndarray:
+    """The code points of ``text`` as a uint32 array (lone surrogates pass through)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+
+
+def _fold_fullwidth_many(texts: Sequence[str]) -> list[str]:
+    """Map U+FF01..U+FF5E to ASCII and U+3000 to a space, in one numpy pass over all non-ASCII texts.
+
+    These are exactly the NFKC images of those characters, and every one of them is its own full
+    decomposition with combining class 0, so ``NFKC(text) == NFKC(fold(text))`` for every text: folding first
+    never changes the final result, it only makes the common case cheap (see :func:`_normalize_many`).
+    Folding is one code point to one code point, so lengths do not change.
+    """
+    out = list(texts)
+    wide = [i for i, t in enumerate(out) if not t.isascii()]  # isascii() is O(1) on CPython strings
+    if not wide:
+        return out
+    cps = _code_points("".join(out[i] for i in wide)).copy()
+    fullwidth = (cps - np.uint32(_FULLWIDTH_FIRST)) <= np.uint32(_FULLWIDTH_LAST - _FULLWIDTH_FIRST)  # wraps below
+    space = cps == _IDEOGRAPHIC_SPACE
+    if not (fullwidth.any() or space.any()):
+        return out
+    cps[fullwidth] -= np.uint32(_FULLWIDTH_SHIFT)
+    cps[space] = ord(" ")
+    folded = cps.tobytes().decode("utf-32-le", "surrogatepass")
+    pos = 0
+    for i in wide:
+        n = len(out[i])
+        out[i] = folded[pos : pos + n]
+        pos += n
+    return out
+
+
+def _normalize_many(texts: Sequence[str]) -> list[str]:
+    """:func:`normalize` of each text; same output, fast path for text that only needs the full-width fold.
+
+    1. fold full-width ASCII and U+3000 (:func:`_fold_fullwidth_many`; NFKC would do the same);
+    2. if the folded text is already NFKC (``unicodedata.is_normalized`` is exact, and quick when the answer
+       is yes) NFKC is the identity on it; otherwise run the full NFKC on it (which equals NFKC of the input);
+    3. casefold, then ``" ".join(s.split())``: ``str.split()`` and ``strip()`` use the same whitespace
+       definition as ``re``'s ``\\s`` for str patterns (``Py_UNICODE_ISSPACE``), so this equals
+       ``re.sub(r"\\s+", " ", s).strip()``.
+    """
+    out = []
+    is_normalized, nfkc = unicodedata.is_normalized, unicodedata.normalize
+    for t in _fold_fullwidth_many(texts):
+        if not is_normalized("NFKC", t):
+            t = nfkc("NFKC", t)
+        out.append(" ".join(t.casefold().split()))
+    return out
 
 
 def content_key(normalized: str) -> str:
@@ -70,6 +132,79 @@ def sentence_key(sentence: str) -> str:
     return _NON_WORD.sub("", sentence)
 
 
+# Per-code-point tables for the BMP, built once on first use (astral code points are looked up one by one).
+# ``re``'s ``\\w`` on str patterns is ``str.isalnum() or "_"``, so ``[\\W_]`` removes exactly the code points
+# that are not ``isalnum()``; ``\\s`` is ``str.isspace()`` (no astral code point is a space).
+_SENTENCE_END_CHARS = "。！？!?;；…\r\n"
+
+
+@lru_cache(maxsize=None)
+def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    bmp = [chr(c) for c in range(0x10000)]
+    word = np.fromiter((c.isalnum() for c in bmp), dtype=bool, count=0x10000)
+    space = np.fromiter((c.isspace() for c in bmp), dtype=bool, count=0x10000)
+    end = np.zeros(0x10000, dtype=bool)
+    end[[ord(c) for c in _SENTENCE_END_CHARS]] = True
+    return word, space, end
+
+
+def _keys_many(normalized: Sequence[str], min_sentence_chars: int) -> list[tuple[str, list[str]]]:
+    """For each text: its :func:`content_key` and, in text order, the :func:`sentence_key` of each of its
+    :func:`split_sentences` that has at least ``min_sentence_chars`` characters.
+
+    Same results as those regex functions (a test checks it on random text), computed for a whole batch with
+    a few numpy passes over the code points instead of one regex call per sentence:
+
+    * a code point is kept in a key when it is a letter/digit/ideograph (``isalnum``);
+    * a sentence ends at every sentence-end character, and at a ``.`` followed by whitespace or the end of the
+      text (``\\.(?=\\s|$)``; a ``$`` before a final newline is covered by the newline being whitespace);
+    * numbering the sentences with a running count of sentence ends (and text starts) gives every kept code
+      point its sentence; runs of separators only make empty sentences, which the length filter drops.
+    """
+    if not normalized:
+        return []
+    word_t, space_t, end_t = _tables()
+    lengths = np.fromiter(map(len, normalized), dtype=np.intp, count=len(normalized))
+    offsets = np.zeros(len(normalized) + 1, dtype=np.intp)
+    np.cumsum(lengths, out=offsets[1:])
+    cps = _code_points("".join(normalized))
+    if cps.size and cps.max() > 0xFFFF:  # astral code points: clip for the tables, fix their word flag below
+        bmp = np.minimum(cps, 0xFFFF)
+        word = word_t[bmp]
+        end = end_t[bmp]
+        astral = np.flatnonzero(cps > 0xFFFF)
+        word[astral] = [chr(c).isalnum() for c in cps[astral].tolist()]
+        end[astral] = False
+    else:
+        word = word_t[cps]
+        end = end_t[cps]
+    dots = np.flatnonzero(cps == ord("."))
+    if dots.size:
+        nxt = dots + 1
+        last = np.zeros(cps.size + 1, dtype=bool)
+        last[offsets[1:]] = True  # position just past the end of each text
+        at_end = last[nxt]
+        follow = cps[np.minimum(nxt, cps.size - 1)]
+        end[dots[at_end | (space_t[np.minimum(follow, 0xFFFF)] & (follow <= 0xFFFF))]] = True
+    starts = offsets[:-1][lengths > 0]
+    end[starts] = True  # a new text starts a new sentence (harmless on separators: they are never kept)
+    sentence = np.cumsum(end)[word]  # sentence number of each kept code point
+    kept = cps[word].tobytes().decode("utf-32-le")  # letters/digits/ideographs never include surrogates
+    kept_before = np.concatenate(([0], np.cumsum(word, dtype=np.intp)))[offsets]  # where each text starts in kept
+    # runs of equal sentence numbers in ``kept`` are the non-empty sentence keys
+    bounds = np.flatnonzero(np.diff(sentence)) + 1
+    run_start = np.concatenate(([0], bounds))
+    run_end = np.concatenate((bounds, [sentence.size]))
+    long_enough = (run_end - run_start) >= max(1, min_sentence_chars)
+    run_start, run_end = run_start[long_enough], run_end[long_enough]
+    run_text = np.searchsorted(kept_before, run_start, side="right") - 1
+    bounds_py = kept_before.tolist()
+    out: list[tuple[str, list[str]]] = [(kept[bounds_py[i] : bounds_py[i + 1]], []) for i in range(len(normalized))]
+    for i, a, b in zip(run_text.tolist(), run_start.tolist(), run_end.tolist()):
+        out[i][1].append(kept[a:b])
+    return out
+
+
 def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
@@ -86,12 +221,19 @@ _ASCII_RUN_WITH_SYMBOLS = re.compile(r"[a-z0-9][.+#&_%\-]+[a-z0-9]")
 
 
 def _jieba_compatible(tokens: list[str]) -> list[str]:
+    # Only multi-character ASCII tokens that are neither alphanumeric nor whitespace are re-split. Most tokens of
+    # Chinese text are not ASCII: ``compress`` skips them at C speed, Python only looks at the ASCII ones.
+    ascii_at = compress(count(), map(str.isascii, tokens))
+    split_at = [i for i in ascii_at if len(tokens[i]) > 1 and not tokens[i].isalnum() and not tokens[i].isspace()]
+    if not split_at:
+        return tokens
     out: list[str] = []
-    for tok in tokens:
-        if len(tok) > 1 and tok.isascii() and not tok.isalnum() and not tok.isspace():
-            out.extend(x for x in _JIEBA_SKIP.split(tok) if x)
-        else:
-            out.append(tok)
+    prev = 0
+    for i in split_at:
+        out.extend(tokens[prev:i])
+        out.extend(x for x in _JIEBA_SKIP.split(tokens[i]) if x)
+        prev = i + 1
+    out.extend(tokens[prev:])
     return out
 
 
@@ -99,7 +241,8 @@ def _rjieba_cut(normalized: str) -> list[str]:
     import rjieba  # type: ignore[import-not-found]
 
     tokens = rjieba.cut(normalized)
-    if _ASCII_RUN_WITH_SYMBOLS.search(normalized):
+    # Most texts hold none of the symbols the pattern needs; a few substring tests are cheaper than its scan.
+    if any(c in normalized for c in ".+#&_%-") and _ASCII_RUN_WITH_SYMBOLS.search(normalized):
         tokens = _jieba_compatible(tokens)
     return tokens
 

@@ -1,0 +1,48 @@
+"""The fast text paths give exactly what the plain definitions give, on random Unicode text."""
+
+import re
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from es_simhash import text as T
+
+_WS = re.compile(r"\s+")
+
+
+def _reference_normalize(t: str) -> str:
+    return _WS.sub(" ", unicodedata.normalize("NFKC", t).casefold()).strip()
+
+
+def _reference_keys(normalized: str, min_chars: int) -> tuple[str, list[str]]:
+    keys = [T.sentence_key(s) for s in T.split_sentences(normalized)]
+    return T.content_key(normalized), [k for k in keys if len(k) >= min_chars]
+
+
+# Random code points, plus a bias towards the characters the fast paths special-case:
+# lone surrogates, astral letters, full-width ASCII, U+3000, combining marks, sentence ends, dots and whitespace.
+_SPECIAL = "\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308\u00a0\u2028\u3002…。.. \n\r\t_ßﬁ①㍿ＡＢ"
+_chars = st.one_of(st.characters(codec=None), st.sampled_from(list(_SPECIAL)), st.characters(min_codepoint=0xFF00, max_codepoint=0xFF65))
+_texts = st.text(_chars, max_size=60)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_texts)
+def test_normalize_equals_nfkc_casefold_whitespace(t):
+    assert T.normalize(t) == _reference_normalize(t)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_texts, max_size=8))
+def test_normalize_many_equals_normalize(texts):
+    assert T._normalize_many(texts) == [_reference_normalize(t) for t in texts]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(_texts, max_size=6), st.integers(1, 6))
+def test_keys_many_equals_regex_keys(texts, min_chars):
+    normalized = [_reference_normalize(t) for t in texts]
+    assert T._keys_many(normalized, min_chars) == [_reference_keys(n, min_chars) for n in normalized]
+    # also on raw (not normalised) text: the key functions take any string
+    assert T._keys_many(texts, min_chars) == [_reference_keys(t, min_chars) for t in texts]
