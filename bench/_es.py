@@ -1,0 +1,91 @@
+"""Shared helpers of the Elasticsearch benchmarks (``bench/ingest.py``, ``bench/lookup.py``).
+
+* :func:`es_node`: a context manager giving the URL of the node to use: ``--es-url`` / ``ES_URL`` when given,
+  else a private node started with ``scripts/es_node.py``'s ``start_node`` and closed (stopped, folder removed)
+  on exit, also on error or Ctrl-C;
+* :func:`fresh_index` / :func:`drop_index`: an index made by ``ensure_index`` (the shipped template) under a
+  unique ``bench-...`` name, and its removal (index and its template);
+* small formatting helpers in the house style of ``bench/*.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import sys
+import time
+import uuid
+from typing import Iterator, Sequence
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SCRIPTS = os.path.join(os.path.dirname(_HERE), "scripts")
+
+
+@contextlib.contextmanager
+def es_node(url: str | None, heap: str) -> Iterator[tuple[str, str]]:
+    """Yields ``(url, description)``. Starts (and always closes) a private node unless ``url`` is given."""
+    if url:
+        yield url, f"external node {url}"
+        return
+    if _SCRIPTS not in sys.path:
+        sys.path.insert(0, _SCRIPTS)
+    from es_node import start_node  # noqa: E402
+
+    t0 = time.perf_counter()
+    node = start_node(heap=heap)
+    try:
+        yield node.url, f"private node {node.url} (heap {heap}, started in {time.perf_counter() - t0:.0f} s)"
+    finally:
+        node.close()
+
+
+def client_for(url: str):
+    from es_simhash.index.elastic import ConnectionSettings, connect
+
+    return connect(ConnectionSettings(url=url, request_timeout=300.0))
+
+
+def server_info(client) -> str:
+    from es_simhash.index.elastic import server_version
+
+    return f"Elasticsearch {server_version(client)}"
+
+
+def unique_name(prefix: str) -> str:
+    return f"bench-{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def fresh_index(client, prefix: str, fingerprint_config: dict, replicas: int = 0) -> str:
+    """A new index made by ``ensure_index`` (the shipped template), 0 replicas by default (one node)."""
+    from es_simhash.index.elastic import ensure_index
+
+    name = unique_name(prefix)
+    created = ensure_index(client, name, fingerprint_config, replicas=replicas)
+    assert created, name
+    return name
+
+
+def drop_index(client, name: str) -> None:
+    client.options(ignore_status=404).indices.delete(index=name)
+    client.options(ignore_status=404).indices.delete_index_template(name=f"es-simhash-{name}")
+
+
+def median(xs: Sequence[float]) -> float:
+    return statistics.median(xs)
+
+
+def percentile(xs: Sequence[float], p: float) -> float:
+    import numpy as np
+
+    return float(np.percentile(np.asarray(xs, dtype=float), p))
+
+
+def fmt_table(rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for j, r in enumerate(rows):
+        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        if j == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
