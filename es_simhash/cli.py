@@ -2,7 +2,8 @@
 
 Exit codes: 0 success (duplicates and dead letters are results, not failures); 1 an error the user can fix
 (missing file, bad option value, unreadable IDF table); 2 a usage error (unknown option); 3 Elasticsearch could
-not be reached or refused the request; 130 interrupted.
+not be reached or refused the request; 4 an ingest gave up after retrying and can be resumed (--resume);
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -232,9 +233,12 @@ class _Elastic:
     def __init__(self, url, api_key, username, password, ca_certs, index: str | None = None) -> None:
         from .index.elastic import ConnectionSettings, validate_index_name
 
-        self.settings = ConnectionSettings.from_env(
-            url=url, api_key=api_key, username=username, password=password, ca_certs=ca_certs
-        )
+        try:
+            self.settings = ConnectionSettings.from_env(
+                url=url, api_key=api_key, username=username, password=password, ca_certs=ca_certs
+            )
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
         if index is not None:
             try:
                 validate_index_name(index)
@@ -292,28 +296,53 @@ def index_cmd(
     idf: Optional[Path] = IdfOption,
     batch_size: int = typer.Option(500, "--batch-size", min=1, help="Documents per lookup + bulk round trip."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+    retry_for: float = typer.Option(
+        300.0, "--retry-for", min=0, help="Seconds to keep retrying when the cluster is down or overloaded."
+    ),
+    checkpoint_file: Path = typer.Option(
+        Path("es-simhash.checkpoint.json"), "--checkpoint", help="Progress file, saved after every batch."
+    ),
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run from its checkpoint."),
     es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
     password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
 ) -> None:
     """Index crawl output into Elasticsearch, detecting duplicates on ingest.
 
     Every document is indexed with its fingerprint and duplicate cluster; re-running the same input changes
-    nothing. Prints: read, indexed, duplicates, dead letters, elapsed.
+    nothing. If the cluster stays unavailable longer than --retry-for, the command exits with code 4 and the
+    same command with --resume finishes the job. Prints: read, indexed, duplicates, dead letters, elapsed.
     """
-    from .index.elastic import ElasticIndex, ensure_index
+    from .index.elastic import ElasticError, ElasticIndex, ensure_index
+    from .pipeline import Checkpoint
 
     _check_inputs(inputs)
+    if resume:
+        try:
+            checkpoint = Checkpoint.load(checkpoint_file, inputs)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    else:
+        checkpoint = Checkpoint(checkpoint_file, inputs)
     fingerprinter = _fingerprinter(idf)
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         ensure_index(es.client, index, fingerprinter.config)
-        backend = ElasticIndex(es.client, index, url=es.settings.safe_url)
+        backend = ElasticIndex(es.client, index, url=es.settings.safe_url, retry_for=retry_for)
         engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size)
         bar, update = _progress(RecordReader.total_bytes(inputs), progress, "index")
+        mode = "a" if resume else "w"
         with ExitStack() as stack:
-            rep = stack.enter_context(open(report, "w", encoding="utf-8")) if report else None
+            rep = stack.enter_context(open(report, mode, encoding="utf-8")) if report else None
             stack.enter_context(bar)
-            summary = run_dedup(inputs, engine, RecordReader(text_field, id_field), report=rep,
-                                dead_letters=dead_letters, on_progress=update)
+            try:
+                summary = run_dedup(inputs, engine, RecordReader(text_field, id_field), report=rep,
+                                    dead_letters=dead_letters, on_progress=update, checkpoint=checkpoint)
+            except ElasticError as exc:
+                done = sum(checkpoint.done.values())
+                raise UserError(
+                    f"{exc}; {done:,} input lines are done and saved in {checkpoint.path}: "
+                    "run the same command with --resume to finish",
+                    code=4,
+                ) from None
     indexed = summary.kept + summary.duplicates - summary.already_indexed
     rate = indexed / summary.elapsed if summary.elapsed else 0.0
     _print_summary(summary, f"indexed {indexed:,} into {index!r}, {rate:,.0f} docs/s")
@@ -399,6 +428,61 @@ def clusters(
     for r in rows:
         table.add_row(str(r.size), r.cluster, (r.title or "")[:60], r.url or "")
     Console(soft_wrap=True).print(table)
+
+
+@app.command("report")
+def report_cmd(
+    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="Where to write the HTML page."),
+    index: str = IndexName,
+    from_dedup: Optional[Path] = typer.Option(
+        None, "--from-dedup", help="Report on a `dedup --report` file instead of an index (no server)."),
+    inputs: List[str] = typer.Option(
+        [], "--input", help="With --from-dedup: the crawl input it read, for titles, urls and crawl times."),
+    id_field: Optional[str] = IdField,
+    top: int = typer.Option(20, "--top", "-n", min=0, max=1000, help="How many of the largest clusters to list."),
+    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
+    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+) -> None:
+    """Write a self-contained HTML report: cluster sizes, top clusters, duplicate rate over time, distances."""
+    from . import report
+
+    try:
+        if from_dedup is not None:
+            data = report.from_dedup_report(str(from_dedup), inputs, top=top, id_field=id_field)
+        else:
+            with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+                data = report.from_index(es.client, index, top=top, url=es.settings.safe_url)
+        size = report.write_report(data, str(output))
+    except report.ReportError as exc:
+        raise UserError(str(exc)) from None
+    err.print(f"report written to {output} ({size / 1024:,.0f} KiB): {data.documents:,} documents, "
+              f"{data.duplicates:,} duplicates in {data.clusters_with_duplicates:,} clusters")
+
+
+kibana_app = typer.Typer(help="Kibana saved objects: a data view, saved searches and a dashboard.",
+                         no_args_is_help=True)
+app.add_typer(kibana_app, name="kibana")
+
+
+@kibana_app.command("import")
+def kibana_import(
+    kibana_url: Optional[str] = typer.Option(None, "--kibana-url", envvar="KIBANA_URL", show_envvar=True,
+                                             help="Kibana URL (default: http://localhost:5601)."),
+    index: str = typer.Option("es-simhash*", "--index", "-i", envvar="ES_SIMHASH_INDEX", show_envvar=True,
+                              help="Index name or pattern the data view covers."),
+    space: Optional[str] = typer.Option(None, "--space", help="Kibana space id (default: the default space)."),
+    api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
+    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+) -> None:
+    """Load the data view, saved searches and dashboard into Kibana (overwrites earlier imports)."""
+    from .kibana import KibanaError, import_saved_objects
+
+    try:
+        result = import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=api_key,
+                                      username=username, password=password, ca_certs=ca_certs)
+    except KibanaError as exc:
+        raise UserError(str(exc), code=3) from None
+    err.print(result)
 
 
 @app.command()

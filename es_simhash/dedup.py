@@ -145,6 +145,15 @@ class DefaultRule:
         return None
 
 
+def _same(a: Fingerprint, b: Fingerprint) -> bool:
+    """Same fingerprint (the order of sentence hashes does not matter: backends may store them as a set)."""
+    return a == b or (
+        (a.simhash, a.content_hash, a.n_features, a.n_chars, a.short, a.version)
+        == (b.simhash, b.content_hash, b.n_features, b.n_chars, b.short, b.version)
+        and sorted(a.sentences) == sorted(b.sentences)
+    )
+
+
 class DuplicateIdError(ValueError):
     """The same id appeared twice in one run."""
 
@@ -212,10 +221,12 @@ class DedupEngine:
                 results.append(DuplicateIdError(f"duplicate id {doc.id!r}: already seen earlier in this input"))
                 continue
             self._seen[doc.id] = None
-            if res.existing is not None and res.existing.fingerprint == fp:
+            if res.existing is not None and _same(res.existing.fingerprint, fp):
                 results.append(Result.from_stored(res.existing, already_indexed=True))
                 continue
-            candidates = [c for c in res.candidates if c.id not in pending]
+            # never a duplicate of a document decided relative to this one (possible after an interrupted write)
+            candidates = [c for c in res.candidates
+                          if c.id not in pending and c.cluster != doc.id and c.duplicate_of != doc.id]
             candidates += pending.lookup([Lookup(doc.id, fp)], self.rule.candidate_distance)[0].candidates
             boilerplate = frozenset(h for h in fp.sentences if res.sentence_df.get(h, 0) + pending_df[h] > cap)
             stored = self._decide(doc, fp, candidates, boilerplate)

@@ -15,7 +15,7 @@ from typing import IO, Callable, Iterable, Sequence
 from .dedup import DedupEngine, Document, DuplicateIdError, IndexingError, Result
 from .sources import DeadLetter, DeadLetterWriter, Record, RecordReader
 
-__all__ = ["Summary", "run_dedup"]
+__all__ = ["Summary", "Checkpoint", "run_dedup"]
 
 
 @dataclass
@@ -30,6 +30,7 @@ class Summary:
     already_indexed: int = 0
     """Of ``kept + duplicates``: records found already indexed with the same content (idempotent re-run)."""
     elapsed: float = 0.0
+    """Seconds of work, summed over resumed runs."""
     dead_letter_path: str | None = None
     reasons: dict[str, int] = field(default_factory=dict)
 
@@ -50,6 +51,58 @@ class Summary:
         }
 
 
+class Checkpoint:
+    """Where a run got to, saved atomically after every batch, so an interrupted ``index`` can ``--resume``.
+
+    Everything up to ``done[source]`` lines of each input has been indexed, reported and dead-lettered; the
+    saved ``summary`` counts exactly those lines.
+    """
+
+    FORMAT = "es-simhash-checkpoint/1"
+
+    def __init__(self, path: str | os.PathLike[str], inputs: Sequence[str]) -> None:
+        self.path = os.fspath(path)
+        self.inputs = [os.path.abspath(p) if p != "-" else p for p in inputs]
+        self.done: dict[str, int] = {}
+        self.summary = Summary()
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], inputs: Sequence[str]) -> "Checkpoint":
+        cp = cls(path, inputs)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except FileNotFoundError:
+            raise ValueError(f"no checkpoint at {path}: nothing to resume") from None
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"unreadable checkpoint {path}: {exc}") from None
+        if data.get("format") != cls.FORMAT:
+            raise ValueError(f"{path} is not an es-simhash checkpoint")
+        if data["inputs"] != cp.inputs:
+            raise ValueError(f"checkpoint {path} is for other inputs: {', '.join(data['inputs'])}")
+        cp.done = {k: int(v) for k, v in data["done"].items()}
+        s = data["summary"]
+        cp.summary = Summary(
+            read=s["read"], kept=s["kept"], duplicates=s["duplicates"], dead_letters=s["dead_letters"],
+            already_indexed=s["already_indexed"], reasons=dict(s["reasons"]),
+        )
+        return cp
+
+    def save(self, summary: Summary) -> None:
+        tmp = f"{self.path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({"format": self.FORMAT, "inputs": self.inputs, "done": self.done,
+                       "summary": summary.to_dict()}, fh, ensure_ascii=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+
+    def remove(self) -> None:
+        for p in (self.path, f"{self.path}.tmp"):
+            if os.path.exists(p):
+                os.remove(p)
+
+
 def run_dedup(
     inputs: Sequence[str],
     engine: DedupEngine,
@@ -59,6 +112,7 @@ def run_dedup(
     output: IO[bytes] | None = None,
     dead_letters: str | os.PathLike[str] = "dead-letters.jsonl",
     on_progress: Callable[[int, Summary], None] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> Summary:
     """Deduplicate the JSON Lines ``inputs`` through ``engine``.
 
@@ -66,11 +120,17 @@ def run_dedup(
     distance, reason, source, line``); ``output`` receives the original bytes of every record that is not a
     duplicate; malformed records go to the ``dead_letters`` file (created only when needed) with their line
     number and reason. ``on_progress(bytes_read, summary)`` is called after every batch.
+
+    With a ``checkpoint``, lines it records as done are skipped, its counts are carried over, and it is saved
+    after every batch (outputs are then appended to, not truncated, by the caller) and removed at the end.
     """
     reader = reader or RecordReader()
-    summary = Summary()
+    summary = checkpoint.summary if checkpoint is not None else Summary()
     started = time.perf_counter()
-    with DeadLetterWriter(dead_letters) as dlw:
+    resuming = checkpoint is not None and bool(checkpoint.done)
+    with DeadLetterWriter(dead_letters, append=resuming) as dlw:
+        held: list[DeadLetter] = []  # written with the batch they precede, so a checkpoint is all-or-nothing
+        position: dict[str, int] = {}
 
         def dead(letter: DeadLetter) -> None:
             dlw.write(letter)
@@ -78,9 +138,10 @@ def run_dedup(
             summary.dead_letters += 1
 
         def flush(batch: list[Record]) -> None:
-            if not batch:
-                return
-            results = engine.process_batch([Document(r.id, r.text, r.fields) for r in batch])
+            results = engine.process_batch([Document(r.id, r.text, r.fields) for r in batch]) if batch else []
+            for letter in held:
+                dead(letter)
+            held.clear()
             for rec, res in zip(batch, results):
                 if isinstance(res, (DuplicateIdError, IndexingError)):
                     dead(DeadLetter(rec.source, rec.line, str(res), rec.raw[:200].decode("utf-8", "replace")))
@@ -92,21 +153,34 @@ def run_dedup(
                     report.write(json.dumps(line, ensure_ascii=False) + "\n")
                 if output is not None and not res.duplicate:
                     output.write(rec.raw + b"\n")
+            if checkpoint is not None:
+                if report is not None:
+                    report.flush()
+                dlw.flush()
+                checkpoint.done.update(position)
+                checkpoint.save(summary)
             if on_progress is not None:
                 on_progress(reader.bytes_read, summary)
 
+        skip = {}
+        if checkpoint is not None:
+            skip = {src: checkpoint.done.get(src, 0) for src in checkpoint.inputs}
         batch: list[Record] = []
-        for item in reader.read(inputs):
-            if isinstance(item, DeadLetter):
-                dead(item)
-                continue
-            batch.append(item)
-            if len(batch) >= engine.batch_size:
-                flush(batch)
-                batch = []
+        for path, src in zip(inputs, checkpoint.inputs if checkpoint else inputs):
+            for item in reader.read_one(path, skip_lines=skip.get(src, 0)):
+                position[src] = item.line
+                if isinstance(item, DeadLetter):
+                    held.append(item)
+                else:
+                    batch.append(item)
+                if len(batch) >= engine.batch_size:
+                    flush(batch)
+                    batch = []
         flush(batch)
-        summary.dead_letter_path = dlw.path if dlw.count else None
-    summary.elapsed = time.perf_counter() - started
+        summary.dead_letter_path = dlw.path if dlw.count or resuming and os.path.exists(dlw.path) else None
+    summary.elapsed += time.perf_counter() - started
+    if checkpoint is not None:
+        checkpoint.remove()
     if on_progress is not None:
         on_progress(reader.bytes_read, summary)
     return summary

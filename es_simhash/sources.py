@@ -119,7 +119,8 @@ class RecordReader:
         for path in paths:
             yield from self.read_one(path)
 
-    def read_one(self, path: str) -> Iterator[Record | DeadLetter]:
+    def read_one(self, path: str, skip_lines: int = 0) -> Iterator[Record | DeadLetter]:
+        """Records and dead letters of one input; ``skip_lines`` lines are read past without parsing."""
         name = "stdin" if path == "-" else path
         raw: BinaryIO = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         counter = _CountingReader(raw)
@@ -141,13 +142,14 @@ class RecordReader:
                 if line is None:
                     return
                 line_no += 1
+                if line_no <= skip_lines:
+                    continue
                 if too_long:
                     yield DeadLetter(
                         name, line_no, f"record longer than {self.max_record_bytes} bytes", _excerpt(line)
                     )
                     continue
-                if not line.strip():
-                    line_no_blank = True  # noqa: F841  (blank lines are not records)
+                if not line.strip():  # blank lines are not records
                     continue
                 yield self.parse(name, line_no, line)
         finally:
@@ -233,16 +235,21 @@ class RecordReader:
 class DeadLetterWriter:
     """Appends dead letters as JSON Lines; the file is only created when the first dead letter arrives."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], append: bool = False) -> None:
         self.path = os.fspath(path)
         self.count = 0
+        self.append = append
         self._fh = None
 
     def write(self, letter: DeadLetter) -> None:
         if self._fh is None:
-            self._fh = open(self.path, "w", encoding="utf-8")  # noqa: SIM115
+            self._fh = open(self.path, "a" if self.append else "w", encoding="utf-8")  # noqa: SIM115
         self._fh.write(json.dumps(letter.to_dict(), ensure_ascii=False) + "\n")
         self.count += 1
+
+    def flush(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
 
     def close(self) -> None:
         if self._fh is not None:

@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import re
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from collections import Counter
@@ -61,6 +62,10 @@ _SOURCE_FIELDS = [
     "dup_distance",
     "dup_reason",
 ]
+_MSEARCH_FILTER = (
+    "responses.hits.hits._id,responses.hits.hits.fields,responses.hits.hits.sort,"
+    "responses.aggregations,responses.error,responses.status"
+)
 _TITLE_FIELDS = ("title", "headline")
 _URL_FIELDS = ("url", "link", "uri")
 _TIME_FIELDS = ("crawl_time", "crawled_at", "fetch_time", "fetched_at", "timestamp", "date", "published_at")
@@ -69,6 +74,21 @@ _INVALID_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:A-Z]')
 
 class ElasticError(Exception):
     """Elasticsearch could not be reached or refused a request; the message is one line and has no secrets."""
+
+
+class _Transient(Exception):
+    """A failure worth retrying (node restarting, shards unassigned, queue full)."""
+
+
+_RETRY_STATUSES = (429, 502, 503, 504)
+_RETRY_TYPES = (
+    "es_rejected_execution_exception",
+    "unavailable_shards_exception",
+    "no_shard_available_action_exception",
+    "cluster_block_exception",
+    "node_not_connected_exception",
+    "node_closed_exception",
+)
 
 
 def validate_index_name(name: str) -> str:
@@ -109,7 +129,16 @@ class ConnectionSettings:
     max_retries: int = 5
 
     @classmethod
-    def from_env(cls, **overrides: Any) -> "ConnectionSettings":
+    def from_env(cls, config: str | os.PathLike[str] | None = None, **overrides: Any) -> "ConnectionSettings":
+        """Settings from, in increasing priority: a TOML config file (``config``, else ``$ES_SIMHASH_CONFIG``,
+        else ``~/.config/es-simhash/config.toml`` if it exists; its ``[elasticsearch]`` table has ``url``,
+        ``api_key``, ``username``, ``password``, ``ca_certs``), the environment (``ES_URL``, ``ES_API_KEY``,
+        ``ES_USERNAME``, ``ES_PASSWORD``, ``ES_CA_CERTS``), then explicit arguments."""
+        values: dict[str, Any] = {}
+        path = config or os.environ.get("ES_SIMHASH_CONFIG")
+        default = os.path.join(os.path.expanduser("~"), ".config", "es-simhash", "config.toml")
+        if path or os.path.exists(default):
+            values.update(_read_config(path or default, explicit=bool(path)))
         env = {
             "url": os.environ.get("ES_URL"),
             "api_key": os.environ.get("ES_API_KEY"),
@@ -117,7 +146,7 @@ class ConnectionSettings:
             "password": os.environ.get("ES_PASSWORD"),
             "ca_certs": os.environ.get("ES_CA_CERTS"),
         }
-        values = {k: v for k, v in env.items() if v}
+        values.update({k: v for k, v in env.items() if v})
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
@@ -146,6 +175,28 @@ class ConnectionSettings:
         if self.ca_certs:
             kwargs["ca_certs"] = self.ca_certs
         return Elasticsearch(self.url, **kwargs)
+
+
+def _read_config(path: str | os.PathLike[str], explicit: bool) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        if explicit:
+            raise ValueError(f"config file not found: {path}") from None
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"cannot read config file {path}: {exc}") from None
+    section = data.get("elasticsearch", {})
+    allowed = {"url", "api_key", "username", "password", "ca_certs", "request_timeout"}
+    unknown = set(section) - allowed
+    if unknown:
+        raise ValueError(f"{path}: unknown [elasticsearch] keys {sorted(unknown)}; expected {sorted(allowed)}")
+    return dict(section)
 
 
 def connect(settings: ConnectionSettings | None = None, check: bool = True):
@@ -282,6 +333,14 @@ def _first(record: dict[str, Any] | None, names: Sequence[str]) -> Any:
     return None
 
 
+def _from_docvalues(fields: dict[str, list[Any]]) -> dict[str, Any]:
+    """A hit's ``fields`` (doc values: lists) as a flat dict like ``_source``; doc values are read without
+    parsing the stored ``_source`` (which holds the whole text), which makes lookups much cheaper."""
+    out: dict[str, Any] = {k: (v if k == "sentences" else v[0]) for k, v in fields.items() if v}
+    out.setdefault("sentences", [])
+    return out
+
+
 def _stored_from_source(doc_id: str, src: dict[str, Any]) -> StoredDoc:
     fp = Fingerprint(
         simhash=int(src["simhash"], 16),
@@ -315,6 +374,7 @@ class ElasticIndex:
         max_sentence_df: int = 50,
         chunk_size: int = 500,
         max_retries: int = 8,
+        retry_for: float = 300.0,
         url: str = "",
     ) -> None:
         self.client = client
@@ -325,6 +385,8 @@ class ElasticIndex:
         self.chunk_size = chunk_size
         self.max_retries = max_retries
         self.url = url
+        self.retry_for = retry_for
+        self.retries = 0
         self.truncated_lookups = 0
 
     def __len__(self) -> int:
@@ -333,8 +395,13 @@ class ElasticIndex:
             return int(self.client.count(index=self.index)["count"])
 
     # -- lookups -------------------------------------------------------------------------------------------
-    def _body(self, q: Lookup, sentences: Sequence[str], search_after: list[Any] | None = None) -> dict[str, Any]:
-        """One ``bool``/``should`` over id, content hash, the four segments and the sentence hashes."""
+    def _body(
+        self, q: Lookup, sentences: Sequence[str], search_after: list[Any] | None = None, paged: bool = False
+    ) -> dict[str, Any]:
+        """One ``bool``/``should`` over id, content hash, the four segments and the sentence hashes.
+
+        The first page is unsorted (sorting costs more than the search); only a crowded bucket is read again
+        in ``doc_id`` order with ``search_after``."""
         fp = q.fingerprint
         should: list[dict[str, Any]] = [{"ids": {"values": [q.id]}}]
         if fp.n_chars:
@@ -344,11 +411,13 @@ class ElasticIndex:
             should.append({"terms": {"sentences": list(sentences)}})
         body: dict[str, Any] = {
             "size": self.page_size,
-            "_source": _SOURCE_FIELDS,
+            "_source": False,
+            "docvalue_fields": _SOURCE_FIELDS,
             "query": {"bool": {"filter": {"bool": {"should": should, "minimum_should_match": 1}}}},
-            "sort": [{"doc_id": "asc"}],
             "track_total_hits": False,
         }
+        if paged:
+            body["sort"] = [{"doc_id": "asc"}]
         if search_after is not None:
             body["search_after"] = search_after
         return body
@@ -359,16 +428,24 @@ class ElasticIndex:
         searches: list[dict[str, Any]] = []
         for b in bodies:
             searches += [{"index": self.index}, b]
-        with elastic_errors(self.url):
-            resp = self.client.msearch(searches=searches)
-        out = []
-        for r in resp["responses"]:
-            if "error" in r:
-                err = r["error"]
-                root = (err.get("root_cause") or [err])[0] if isinstance(err, dict) else {"reason": err}
-                raise ElasticError(f"lookup failed in index {self.index!r}: {root.get('type')}: {root.get('reason')}")
-            out.append(r)
-        return out
+        def attempt() -> list[dict[str, Any]]:
+            resp = self.client.msearch(searches=searches, filter_path=_MSEARCH_FILTER)
+            out = []
+            for r in resp["responses"]:
+                if "error" in r:
+                    err = r["error"]
+                    root = (err.get("root_cause") or [err])[0] if isinstance(err, dict) else {"reason": err}
+                    msg = f"lookup failed in index {self.index!r}: {root.get('type')}: {root.get('reason')}"
+                    if r.get("status") in _RETRY_STATUSES or root.get("type") in _RETRY_TYPES:
+                        raise _Transient(msg)
+                    raise ElasticError(msg)
+                hits = r.get("hits", {}).get("hits", [])
+                for h in hits:
+                    h["_source"] = _from_docvalues(h.pop("fields", {}))
+                out.append({"hits": {"hits": hits}, "aggregations": r.get("aggregations", {})})
+            return out
+
+        return self._retrying(attempt, "lookup")
 
     def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
         """One search per query in one ``_msearch``; more requests only for lookups that hit a crowded bucket."""
@@ -409,7 +486,7 @@ class ElasticIndex:
         open_ = {i: None for i in crowded}  # lookup -> search_after
         while open_:
             order = list(open_)
-            pages = self._msearch([self._body(queries[i], sentences[i], open_[i]) for i in order])
+            pages = self._msearch([self._body(queries[i], sentences[i], open_[i], paged=True) for i in order])
             open_ = {}
             for i, resp in zip(order, pages):
                 page = resp["hits"]["hits"]
@@ -505,26 +582,71 @@ class ElasticIndex:
         return src
 
     def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
+        """Bulk-index ``docs`` and refresh. Items refused for good (e.g. a mapping error) are returned with their
+        reason; transient failures (429, unavailable shards, a node down) are retried until ``retry_for``."""
         from elasticsearch import helpers
 
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        actions = ({"_index": self.index, "_id": d.id, "_source": self._source(d, now)} for d in docs)
+        pending = {d.id: {"_index": self.index, "_id": d.id, "_source": self._source(d, now)} for d in docs}
         refused: dict[str, str] = {}
-        with elastic_errors(self.url):
+
+        def attempt() -> None:
+            transient: dict[str, str] = {}
             for ok, item in helpers.streaming_bulk(
                 self.client,
-                actions,
+                list(pending.values()),
                 chunk_size=self.chunk_size,
                 max_retries=self.max_retries,
                 initial_backoff=1,
                 max_backoff=30,
                 raise_on_error=False,
-                yield_ok=False,
+                yield_ok=True,
             ):
-                if not ok:
-                    op = next(iter(item.values()))
-                    err = op.get("error", {})
-                    reason = f"{err.get('type')}: {err.get('reason')}" if isinstance(err, dict) else str(err)
-                    refused[str(op.get("_id"))] = reason[:300]
+                op = next(iter(item.values()))
+                doc_id = str(op.get("_id"))
+                if ok:
+                    pending.pop(doc_id, None)
+                    continue
+                err = op.get("error", {})
+                reason = (f"{err.get('type')}: {err.get('reason')}" if isinstance(err, dict) else str(err))[:300]
+                if op.get("status") in _RETRY_STATUSES or (isinstance(err, dict) and err.get("type") in _RETRY_TYPES):
+                    transient[doc_id] = reason
+                else:
+                    refused[doc_id] = reason
+                    pending.pop(doc_id, None)
+            if transient:
+                raise _Transient(f"{len(transient)} documents not written yet: {next(iter(transient.values()))}")
             self.client.indices.refresh(index=self.index)
+
+        self._retrying(attempt, "bulk write")
         return refused
+
+    def _retrying(self, fn, what: str):
+        """Call ``fn`` until it succeeds, backing off (0.5 s doubling to 30 s) on transient failures — node down,
+        timeouts, 429/502/503/504 — for at most ``retry_for`` seconds, then raise :class:`ElasticError`."""
+        from elasticsearch import ApiError, ConnectionError, ConnectionTimeout
+
+        deadline = time.monotonic() + self.retry_for
+        delay = 0.5
+        while True:
+            try:
+                with elastic_errors(self.url):
+                    try:
+                        return fn()
+                    except ApiError as exc:
+                        if exc.meta.status in _RETRY_STATUSES:
+                            raise _Transient(f"HTTP {exc.meta.status}: {_api_reason(exc)}") from None
+                        raise
+            except (_Transient, ElasticError) as exc:
+                cause = exc.__context__ if isinstance(exc, ElasticError) else None
+                transient = isinstance(exc, _Transient) or isinstance(cause, (ConnectionError, ConnectionTimeout))
+                if not transient:
+                    raise
+                if time.monotonic() + delay > deadline:
+                    raise ElasticError(
+                        f"gave up on {what} after retrying for {self.retry_for:.0f}s: {exc}"
+                    ) from None
+                self.retries += 1
+                log.warning("%s failed (%s); retrying in %.1fs", what, exc, delay)
+                time.sleep(delay)
+                delay = min(delay * 2, 30.0)
