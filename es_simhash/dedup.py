@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from .fingerprint import Fingerprint, Fingerprinter
 from .index.base import CANONICAL, Lookup, SegmentIndex, StoredDoc
@@ -21,6 +22,8 @@ __all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "Ded
            "IndexingError"]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 NO_FEATURES = "no-features"
 
@@ -188,16 +191,44 @@ class DedupEngine:
         """Decide and index ``docs``; yields one :class:`Result` per document, in input order.
 
         A document whose id was already seen in this engine's run raises :class:`DuplicateIdError` *in place of*
-        its result (callers that want to go on use :meth:`process_batch`).
+        its result (callers that want to go on use :meth:`process_batches` or :meth:`process_batch`).
         """
-        batch: list[Document] = []
-        for doc in docs:
-            batch.append(doc)
-            if len(batch) >= self.batch_size:
-                yield from self._raise_errors(self.process_batch(batch))
-                batch = []
-        if batch:
-            yield from self._raise_errors(self.process_batch(batch))
+
+        def batches() -> Iterator[tuple[list[Document], None]]:
+            batch: list[Document] = []
+            for doc in docs:
+                batch.append(doc)
+                if len(batch) >= self.batch_size:
+                    yield batch, None
+                    batch = []
+            if batch:
+                yield batch, None
+
+        for _, results in self.process_batches(batches()):
+            yield from self._raise_errors(results)
+
+    def process_batches(
+        self, batches: Iterable[tuple[Sequence[Document], T]]
+    ) -> Iterator[tuple[T, list[Result | DuplicateIdError | IndexingError]]]:
+        """:meth:`process_batch` over ``(documents, context)`` pairs, yielding ``(context, results)`` in order.
+
+        Batch N+1 is fingerprinted in a worker thread while batch N is looked up and written: the CPU work of
+        fingerprinting overlaps the wait on the index. One worker, so the fingerprinter (whose token cache is not
+        thread-safe) is only ever used by one thread at a time.
+        """
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="fingerprint") as worker:
+            previous = None
+            for docs, context in batches:
+                texts = [d.text for d in docs]
+                future = worker.submit(self.fingerprinter.fingerprint_many, texts) if texts else None
+                if previous is not None:
+                    yield self._finish(*previous)
+                previous = (docs, context, future)
+            if previous is not None:
+                yield self._finish(*previous)
+
+    def _finish(self, docs, context, future):
+        return context, (self.process_batch(docs, future.result()) if future is not None else [])
 
     @staticmethod
     def _raise_errors(results: list[Result | DuplicateIdError | IndexingError]) -> Iterator[Result]:
@@ -206,12 +237,16 @@ class DedupEngine:
                 raise r
             yield r
 
-    def process_batch(self, docs: Sequence[Document]) -> list[Result | DuplicateIdError | IndexingError]:
+    def process_batch(
+        self, docs: Sequence[Document], fingerprints: Sequence[Fingerprint] | None = None
+    ) -> list[Result | DuplicateIdError | IndexingError]:
         """Decide and index one batch. Returns a :class:`Result` per document, or a :class:`DuplicateIdError`
-        for a document whose id was already seen in this run (that document is not indexed)."""
-        fps = self.fingerprinter.fingerprint_many([d.text for d in docs])
+        for a document whose id was already seen in this run (that document is not indexed).
+
+        ``fingerprints`` may be computed ahead (e.g. in another thread while the previous batch is written)."""
+        fps = fingerprints if fingerprints is not None else self.fingerprinter.fingerprint_many([d.text for d in docs])
         found = self.index.lookup([Lookup(d.id, fp) for d, fp in zip(docs, fps)], self.rule.candidate_distance)
-        pending = MemoryIndex(self.index.max_sentence_df)  # this batch's decided documents, so in-batch duplicates are caught
+        pending = MemoryIndex(self.index.max_sentence_df)  # this batch's decided documents: in-batch duplicates
         pending_df: Counter[int] = Counter()  # sentence document frequency within the batch
         cap = self.index.max_sentence_df
         results: list[Result | DuplicateIdError | IndexingError] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterable, Sequence
 
@@ -128,17 +129,17 @@ def run_dedup(
     summary = checkpoint.summary if checkpoint is not None else Summary()
     started = time.perf_counter()
     resuming = checkpoint is not None and bool(checkpoint.done)
-    with DeadLetterWriter(dead_letters, append=resuming) as dlw:
+    with ExitStack() as stack:
+        dlw = stack.enter_context(DeadLetterWriter(dead_letters, append=resuming))
         held: list[DeadLetter] = []  # written with the batch they precede, so a checkpoint is all-or-nothing
-        position: dict[str, int] = {}
+        position: dict[str, int] = {}  # lines done per input, as of the last batch written
 
         def dead(letter: DeadLetter) -> None:
             dlw.write(letter)
             summary.read += 1
             summary.dead_letters += 1
 
-        def flush(batch: list[Record]) -> None:
-            results = engine.process_batch([Document(r.id, r.text, r.fields) for r in batch]) if batch else []
+        def flush(batch: list[Record], results: list) -> None:
             for letter in held:
                 dead(letter)
             held.clear()
@@ -165,18 +166,30 @@ def run_dedup(
         skip = {}
         if checkpoint is not None:
             skip = {src: checkpoint.done.get(src, 0) for src in checkpoint.inputs}
-        batch: list[Record] = []
-        for path, src in zip(inputs, checkpoint.inputs if checkpoint else inputs):
-            for item in reader.read_one(path, skip_lines=skip.get(src, 0)):
-                position[src] = item.line
-                if isinstance(item, DeadLetter):
-                    held.append(item)
-                else:
-                    batch.append(item)
-                if len(batch) >= engine.batch_size:
-                    flush(batch)
-                    batch = []
-        flush(batch)
+
+        def batches():
+            """Full batches of records, with what was read up to their last record (position, dead letters)."""
+            batch: list[Record] = []
+            letters: list[DeadLetter] = []
+            for path, src in zip(inputs, checkpoint.inputs if checkpoint else inputs):
+                for item in reader.read_one(path, skip_lines=skip.get(src, 0)):
+                    position_now[src] = item.line
+                    if isinstance(item, DeadLetter):
+                        letters.append(item)
+                    else:
+                        batch.append(item)
+                    if len(batch) >= engine.batch_size:
+                        yield batch, letters, dict(position_now)
+                        batch, letters = [], []
+            yield batch, letters, dict(position_now)
+
+        position_now: dict[str, int] = {}
+        documents = ((([Document(r.id, r.text, r.fields) for r in batch]), (batch, letters, pos))
+                     for batch, letters, pos in batches())
+        for (batch, letters, pos), results in engine.process_batches(documents):
+            held.extend(letters)
+            position.update(pos)
+            flush(batch, results)
         summary.dead_letter_path = dlw.path if dlw.count or resuming and os.path.exists(dlw.path) else None
     summary.elapsed += time.perf_counter() - started
     if checkpoint is not None:
