@@ -53,6 +53,14 @@ TextField = typer.Option(None, "--text-field", help="JSON field holding the text
 IdField = typer.Option(None, "--id-field", help="JSON field holding the id (default: id, _id, doc_id, url).")
 IdfOption = typer.Option(None, "--idf", help="IDF table in jieba format (from `fit-idf`) (default: jieba's).")
 KOption = typer.Option(3, "-k", "--max-distance", min=0, max=16, help="Hamming distance for long texts.")
+InputsArg = typer.Argument(..., metavar="INPUT...", help="JSON Lines files (.gz too), or - for stdin.")
+ReportOption = typer.Option(
+    None, "--report", "-r", help="Write one JSON line per record: id, cluster, duplicate, distance, reason."
+)
+DeadLettersOption = typer.Option(
+    Path("dead-letters.jsonl"), "--dead-letters", help="Where malformed records go (created only if needed)."
+)
+ProgressOption = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr.")
 
 
 def _fingerprinter(idf: Optional[Path]) -> Fingerprinter:
@@ -148,16 +156,12 @@ def fingerprint(
 
 @app.command()
 def dedup(
-    inputs: List[str] = typer.Argument(..., help="JSON Lines files (.gz too), or - for stdin."),
-    report: Optional[Path] = typer.Option(
-        None, "--report", "-r", help="Write one JSON line per record: id, cluster, duplicate, distance, reason."
-    ),
+    inputs: List[str] = InputsArg,
+    report: Optional[Path] = ReportOption,
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", help="Write the records that are not duplicates (original lines, input order)."
     ),
-    dead_letters: Path = typer.Option(
-        Path("dead-letters.jsonl"), "--dead-letters", help="Where malformed records go (created only if needed)."
-    ),
+    dead_letters: Path = DeadLettersOption,
     text_field: Optional[str] = TextField,
     id_field: Optional[str] = IdField,
     k: int = KOption,
@@ -167,7 +171,7 @@ def dedup(
     load_index: Optional[Path] = typer.Option(
         None, "--load-index", help="Start from a saved index, e.g. yesterday's crawl."
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+    progress: bool = ProgressOption,
 ) -> None:
     """Find near duplicates in crawl output with no server (embedded in-memory index).
 
@@ -199,7 +203,7 @@ def dedup(
 
 @app.command("fit-idf")
 def fit_idf(
-    inputs: List[str] = typer.Argument(..., help="JSON Lines crawl output (.gz too), or - for stdin."),
+    inputs: List[str] = InputsArg,
     output: Path = typer.Option(..., "--output", "-o", help="Where to write the IDF table (jieba format)."),
     min_df: int = typer.Option(2, "--min-df", min=1, help="Keep words found in at least this many documents."),
     text_field: Optional[str] = TextField,
@@ -284,18 +288,16 @@ def init(
 
 @app.command("index")
 def index_cmd(
-    inputs: List[str] = typer.Argument(..., help="JSON Lines files (.gz too), or - for stdin."),
+    inputs: List[str] = InputsArg,
     index: str = IndexName,
-    report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write one JSON line per record."),
-    dead_letters: Path = typer.Option(
-        Path("dead-letters.jsonl"), "--dead-letters", help="Where malformed records go (created only if needed)."
-    ),
+    report: Optional[Path] = ReportOption,
+    dead_letters: Path = DeadLettersOption,
     text_field: Optional[str] = TextField,
     id_field: Optional[str] = IdField,
     k: int = KOption,
     idf: Optional[Path] = IdfOption,
     batch_size: int = typer.Option(500, "--batch-size", min=1, help="Documents per lookup + bulk round trip."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr."),
+    progress: bool = ProgressOption,
     retry_for: float = typer.Option(
         300.0, "--retry-for", min=0, help="Seconds to keep retrying when the cluster is down or overloaded."
     ),
@@ -376,6 +378,9 @@ def check(
     err.print(f"{len(found)} near duplicate{'s' if len(found) != 1 else ''} in {index!r}")
 
 
+MAX_QUERY_CHARS = 1000
+
+
 @app.command("search")
 def search_cmd(
     query: str = typer.Argument(..., help="Words to search for in title and content."),
@@ -389,6 +394,11 @@ def search_cmd(
     """Full-text search with one hit per duplicate cluster (and each cluster's size)."""
     from .search import search
 
+    if len(query) > MAX_QUERY_CHARS:
+        # every word (every CJK character) becomes a clause; Elasticsearch refuses more than maxClauseCount
+        err.print(f"note: the query is {len(query):,} characters long; "
+                  f"searching with its first {MAX_QUERY_CHARS:,}")
+        query = query[:MAX_QUERY_CHARS]
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         hits = search(es.client, index, query, size=size, collapse=not show_all, url=es.settings.safe_url)
     if as_json:
