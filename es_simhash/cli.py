@@ -53,7 +53,7 @@ TextField = typer.Option(None, "--text-field", help="JSON field holding the text
 IdField = typer.Option(None, "--id-field", help="JSON field holding the id (default: id, _id, doc_id, url).")
 IdfOption = typer.Option(None, "--idf", help="IDF table in jieba format (from `fit-idf`) (default: jieba's).")
 KOption = typer.Option(3, "-k", "--max-distance", min=0, max=16, help="Hamming distance for long texts.")
-InputsArg = typer.Argument(..., metavar="INPUT...", help="JSON Lines files (.gz too), or - for stdin.")
+InputsArg = typer.Argument(..., help="JSON Lines files (.gz too), or - for stdin.")
 ReportOption = typer.Option(
     None, "--report", "-r", help="Write one JSON line per record: id, cluster, duplicate, distance, reason."
 )
