@@ -98,23 +98,29 @@ class DecisionRule(Protocol):
 
 @dataclass
 class DefaultRule:
-    """The default decision rule.
+    """The default decision rule (tuned on the dev split of ``bench/accuracy.py``; see ``docs/accuracy.md``).
 
     * **exact**: same content (letters, digits and ideographs equal after normalisation), distance 0;
-    * **simhash**: both texts long and SimHash within ``k`` bits;
-    * **sentences**: both texts short and sharing at least half of the smaller sentence signature.
+    * **simhash**: SimHash within ``k`` bits when both texts are long, within ``short_k`` bits when both are short;
+    * **sentences**: the texts share at least one long sentence that is not boilerplate *and* their SimHashes
+      are within ``sentence_k`` bits (a reprint wrapped in a site header/footer, with ads inserted, sentences
+      deleted or the tail cut keeps its longest sentences but moves more than ``k`` bits); when both texts are
+      short, sharing at least ``min_shared_fraction`` of the smaller sentence signature is enough on its own.
 
-    Documents without usable features are never duplicates of anything but an exact copy with content.
-    Among several qualifying candidates the nearest wins, then a canonical one, then the smallest id (so every
-    backend breaks ties the same way).
+    The Hamming bound on the sentence match is what keeps unrelated pages apart that share a site's boilerplate
+    sentence before it is frequent enough to count as boilerplate. Documents without usable features are never
+    duplicates of anything but an exact copy with content. Among several qualifying candidates the nearest wins,
+    then a canonical one, then the smallest id (so every backend breaks ties the same way).
     """
 
     k: int = 3
     min_shared_fraction: float = 0.5
+    sentence_k: int = 16
+    short_k: int = 7
 
     @property
     def candidate_distance(self) -> int:
-        return self.k
+        return max(self.k, self.short_k)
 
     def decide(
         self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
@@ -139,12 +145,18 @@ class DefaultRule:
             return None
         distance = fp.distance(other)
         if not fp.short and not other.short:
-            return Decision(cand, distance, "simhash") if distance <= self.k else None
-        if fp.short and other.short and fp.sentences and other.sentences:
+            if distance <= self.k:
+                return Decision(cand, distance, "simhash")
+        elif fp.short and other.short and distance <= self.short_k:
+            return Decision(cand, distance, "simhash")
+        if fp.sentences and other.sentences:
             shared = len(set(fp.sentences).intersection(other.sentences).difference(boilerplate))
-            needed = max(1, -(-min(len(fp.sentences), len(other.sentences)) * self.min_shared_fraction // 1))
-            if shared >= needed:
+            if shared and distance <= self.sentence_k:
                 return Decision(cand, distance, "sentences")
+            if fp.short and other.short:
+                needed = max(1, -(-min(len(fp.sentences), len(other.sentences)) * self.min_shared_fraction // 1))
+                if shared >= needed:
+                    return Decision(cand, distance, "sentences")
         return None
 
 

@@ -146,7 +146,8 @@ class Fingerprinter:
         tokens shorter than this (in characters) carry no weight (default 2: single characters are mostly
         function words in Chinese and noise in English).
     sentences:
-        how many longest sentences make the sentence signature.
+        how many longest sentences make the sentence signature (default 5, chosen on the dev split of
+        ``bench/accuracy.py``: see ``docs/accuracy.md``).
     min_sentence_chars:
         a sentence needs at least this many letters/ideographs to enter the signature.
     short_chars:
@@ -166,7 +167,7 @@ class Fingerprinter:
         idf: IDFTable | str | None = None,
         *,
         min_token_len: int = 2,
-        sentences: int = 3,
+        sentences: int = 5,
         min_sentence_chars: int = 8,
         short_chars: int = 100,
         segmenter: str = "auto",

@@ -97,7 +97,7 @@ def test_short_flag_and_sentence_signature(fingerprinter):
     long_ = fingerprinter.fingerprint(chinese_articles()[5] * 3)
     assert short.short and not long_.short
     assert 1 <= len(short.sentences) <= 3
-    assert len(long_.sentences) == 3
+    assert len(long_.sentences) == fingerprinter.n_sentences
     # a prefix before the colon is part of the first sentence; the long sentence itself is shared
     other = fingerprinter.fingerprint("国务院今天召开常务会议，部署进一步做好稳就业工作。")
     assert set(short.sentences) & set(other.sentences) or short.content_hash != other.content_hash

