@@ -26,6 +26,12 @@ Library use::
     with start_node(settings={"thread_pool.write.queue_size": 1}) as node:
         ...                        # close() on exit
 
+    # security on: user "elastic" with this password (bootstrap.password in the node's keystore);
+    # with tls=True a self-signed CA and node certificate are made with openssl, the URL is https
+    node = start_node(security=True, password="...", tls=True)
+    node.ca_cert                   # the CA to verify it with (PEM), None without TLS
+    node.request("GET", "/_security/_authenticate")   # (status, body) as "elastic", CA-verified
+
 CLI::
 
     python scripts/es_node.py start [--port N] [--data DIR] [--heap 512m] [--foreground]
@@ -55,8 +61,10 @@ import logging
 import os
 import re
 import shutil
+import secrets
 import signal
 import socket
+import ssl
 import stat
 import subprocess
 import sys
@@ -175,8 +183,11 @@ def port_is_free(port: int, host: str = HOST) -> bool:
 
 
 def http_request(method: str, url: str, body: Any = None, timeout: float = 30.0,
-                 headers: Mapping[str, str] | None = None) -> tuple[int, Any]:
-    """A tiny JSON HTTP client (urllib). Returns (status, parsed body or text); never raises on 4xx/5xx."""
+                 headers: Mapping[str, str] | None = None, auth: tuple[str, str] | None = None,
+                 ca_cert: str | os.PathLike | None = None) -> tuple[int, Any]:
+    """A tiny JSON HTTP client (urllib). Returns (status, parsed body or text); never raises on 4xx/5xx.
+
+    ``auth`` is (user, password) for basic auth; ``ca_cert`` a PEM file to verify an https URL with."""
     data = None
     hdrs = {"Accept": "application/json"}
     if body is not None:
@@ -186,10 +197,14 @@ def http_request(method: str, url: str, body: Any = None, timeout: float = 30.0,
         else:
             data = json.dumps(body).encode()
             hdrs["Content-Type"] = "application/json"
+    if auth is not None:
+        import base64
+        hdrs["Authorization"] = "Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
     hdrs.update(headers or {})
     req = urllib.request.Request(url, data=data, method=method, headers=hdrs)
+    context = ssl.create_default_context(cafile=str(ca_cert)) if ca_cert else None
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
+        with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:
             status, raw = resp.status, resp.read()
     except urllib.error.HTTPError as e:
         status, raw = e.code, e.read()
@@ -590,6 +605,13 @@ class Node:
     ``settings`` are extra elasticsearch.yml settings; they override the defaults,
     and a value of None removes a default (e.g. ``{"discovery.type": None}`` for a
     multi-node cluster).
+
+    ``security=True`` turns on ``xpack.security`` with the built-in user ``elastic`` whose
+    password (``password``, else a random one) is written as ``bootstrap.password`` into the
+    node's keystore with ``elasticsearch-keystore``. ``tls=True`` (implies security) also
+    serves HTTPS with a certificate signed by a throw-away CA made with ``openssl`` in
+    ``config/certs/`` (``ca_cert``). Health checks and :meth:`request` use these credentials.
+    Single nodes only: a secured multi-node cluster would also need transport TLS.
     """
 
     def __init__(self, http_port: int | None = None, data_dir: str | os.PathLike | None = None,
@@ -597,7 +619,8 @@ class Node:
                  transport_port: int | None = None, java_opts: str = "",
                  version: str | None = None, cluster_name: str | None = None,
                  node_name: str | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-                 detach: bool = False):
+                 detach: bool = False, security: bool = False, password: str | None = None,
+                 tls: bool = False):
         self.version = version or es_version()
         self.http_port = int(http_port) if http_port else free_port()
         self.transport_port = int(transport_port) if transport_port else free_port()
@@ -609,6 +632,11 @@ class Node:
         self.cluster_name = cluster_name or f"es-simhash-{self.http_port}"
         self.node_name = node_name or f"es-simhash-node-{self.http_port}"
         self.startup_timeout = startup_timeout
+        self.tls = bool(tls)
+        self.security = bool(security or tls)
+        self.username = "elastic" if self.security else None
+        self.password = (password or secrets.token_urlsafe(18)) if self.security else None
+        self._keystore_written = False
         #: detached nodes (CLI) outlive this Python process; others are stopped at exit.
         self.detach = detach
         if data_dir is None:
@@ -627,7 +655,22 @@ class Node:
     # ---- paths
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.http_port}"
+        return f"{'https' if self.tls else 'http'}://{HOST}:{self.http_port}"
+
+    @property
+    def ca_cert(self) -> Path | None:
+        """The PEM CA that signed the node's HTTP certificate (tls=True), else None."""
+        return self.config_dir / "certs" / "ca.crt" if self.tls else None
+
+    @property
+    def auth(self) -> tuple[str, str] | None:
+        return (self.username, self.password) if self.security else None
+
+    def request(self, method: str, path: str, body: Any = None, timeout: float = 30.0,
+                headers: Mapping[str, str] | None = None) -> tuple[int, Any]:
+        """``http_request`` to this node as user ``elastic`` (if secured), verifying TLS with ``ca_cert``."""
+        return http_request(method, self.url + path, body, timeout=timeout, headers=headers,
+                            auth=self.auth, ca_cert=self.ca_cert)
 
     @property
     def config_dir(self) -> Path:
@@ -676,10 +719,17 @@ class Node:
             "transport.port": self.transport_port,
             "path.data": str(self.data_path),
             "path.logs": str(self.logs_dir),
-            "xpack.security.enabled": False,
+            "xpack.security.enabled": self.security,
             "cluster.routing.allocation.disk.threshold_enabled": False,
             "action.destructive_requires_name": False,
         }
+        if self.tls:
+            s.update({
+                "xpack.security.http.ssl.enabled": True,
+                "xpack.security.http.ssl.key": "certs/node.key",
+                "xpack.security.http.ssl.certificate": "certs/node.crt",
+                "xpack.security.http.ssl.certificate_authorities": ["certs/ca.crt"],
+            })
         for k, v in self.extra_settings.items():
             if v is None:
                 s.pop(k, None)
@@ -723,6 +773,8 @@ class Node:
             jvm_options = "\n".join(l for l in jvm_options.splitlines()
                                     if "--add-modules=jdk.incubator.vector" not in l) + "\n"
         (self.config_dir / "jvm.options").write_text(jvm_options)
+        if self.tls:
+            self._make_certs()
 
         if uid is not None:
             for d in (self.node_dir, self.data_path, self.logs_dir, self.node_dir / "tmp"):
@@ -734,6 +786,50 @@ class Node:
             if not _user_can(self.user, "-w", self.data_path):
                 raise EsNodeError(f"user {self.user} cannot write {self.data_path}: one of its parent "
                                   f"folders is not traversable; choose a data folder under /tmp or /var")
+        if self.security and not self._keystore_written:
+            self._write_bootstrap_password()
+
+    def _make_certs(self) -> None:
+        """A self-signed CA and a node certificate for 127.0.0.1/localhost, once per node folder."""
+        certs = self.config_dir / "certs"
+        if all((certs / f).is_file() for f in ("ca.crt", "node.key", "node.crt")):
+            return
+        openssl = shutil.which("openssl")
+        if not openssl:
+            raise EsNodeError("openssl not found (apt-get install openssl): it makes the test node's TLS certificates")
+        certs.mkdir(parents=True, exist_ok=True)
+        (certs / "node.ext").write_text(
+            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+            "extendedKeyUsage=serverAuth,clientAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n"
+            "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n")
+        steps = [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "30",
+             "-subj", f"/CN=es-simhash test CA {self.http_port}",
+             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "node.key", "-out", "node.csr",
+             "-subj", f"/CN={HOST}"],
+            ["x509", "-req", "-in", "node.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+             "-out", "node.crt", "-days", "30", "-sha256", "-extfile", "node.ext"],
+        ]
+        for args in steps:
+            proc = subprocess.run([openssl, *args], cwd=certs, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True)
+            if proc.returncode != 0:
+                raise EsNodeError(f"openssl {args[0]} failed: {proc.stdout.strip()[-500:]}")
+        (certs / "ca.key").unlink()  # nothing else is ever signed with it
+        os.chmod(certs / "ca.crt", 0o644)
+
+    def _write_bootstrap_password(self) -> None:
+        """bootstrap.password (the ``elastic`` user's password until changed) into the node's keystore."""
+        if not (self.config_dir / "elasticsearch.keystore").exists():
+            proc = self.run_tool("elasticsearch-keystore", "create")
+            if proc.returncode != 0:
+                raise EsNodeError(f"elasticsearch-keystore create failed: {proc.stdout.strip()[-500:]}")
+        proc = self.run_tool("elasticsearch-keystore", "add", "--force", "--stdin", "bootstrap.password",
+                             input=self.password + "\n")
+        if proc.returncode != 0:
+            raise EsNodeError(f"elasticsearch-keystore add failed: {proc.stdout.strip()[-500:]}")
+        self._keystore_written = True
 
     def _env(self) -> dict[str, str]:
         es_env = {
@@ -835,8 +931,7 @@ class Node:
             q.append(f"wait_for_status={wait_for_status}")
         q += [f"{k}={v}" for k, v in params.items()]
         try:
-            status, body = http_request("GET", f"{self.url}/_cluster/health?{'&'.join(q)}",
-                                        timeout=http_timeout)
+            status, body = self.request("GET", f"/_cluster/health?{'&'.join(q)}", timeout=http_timeout)
         except (OSError, urllib.error.URLError):
             return None
         return body if status in (200, 408) and isinstance(body, dict) else None
@@ -871,8 +966,7 @@ class Node:
                     continue
                 # (GET / is not served by this distribution: its handler lives in the absent
                 # rest-root module; ask the nodes API who answers instead.)
-                status, info = http_request("GET", self.url + "/_nodes/_local?filter_path=nodes.*.name",
-                                            timeout=10)
+                status, info = self.request("GET", "/_nodes/_local?filter_path=nodes.*.name", timeout=10)
                 names = [n.get("name") for n in (info or {}).get("nodes", {}).values()] \
                     if status == 200 and isinstance(info, dict) else []
                 if self.node_name not in names:

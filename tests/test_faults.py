@@ -1,5 +1,6 @@
 """Faults during ingest, against real Elasticsearch nodes: a node killed (SIGKILL) mid-ingest and restarted,
-giving up and resuming from the checkpoint, backpressure (429) from a tiny write queue."""
+giving up and resuming from the checkpoint, backpressure (429) from a tiny write queue, and losing one node of a
+two-node cluster mid-ingest."""
 
 import json
 import os
@@ -111,3 +112,122 @@ def test_gives_up_with_a_checkpoint_and_resume_finishes(es_node, big_crawl, tmp_
     assert all_ids(es_node.url, index, len(expected)) == expected
     report = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in report) == sorted(expected)  # each record reported exactly once
+
+
+def _node_fixture(start):
+    """A module-scoped node (or cluster) of its own; fails under CI=true, skips elsewhere when it cannot start."""
+    try:
+        return start()
+    except Exception as e:  # report why, never hide it
+        msg = f"Elasticsearch unavailable: {type(e).__name__}: {str(e).splitlines()[0]}"
+        if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
+            pytest.fail(msg + " (CI=true, so this fails)", pytrace=False)
+        pytest.skip(msg)
+
+
+def write_pool(url):
+    with urllib.request.urlopen(f"{url}/_nodes/stats/thread_pool?filter_path=nodes.*.thread_pool.write",
+                                timeout=30) as r:
+        return [n["thread_pool"]["write"] for n in json.load(r)["nodes"].values()]
+
+
+@pytest.fixture(scope="module")
+def tiny_write_queue_node():
+    import es_node as esn
+
+    node = _node_fixture(lambda: esn.start_node(settings={"thread_pool.write.size": 1,
+                                                         "thread_pool.write.queue_size": 1}))
+    yield node
+    node.close()
+
+
+@pytest.mark.es
+def test_backpressure_429_is_absorbed_and_nothing_is_dropped(tiny_write_queue_node, big_crawl, tmp_path):
+    """One write thread with a queue of one: three concurrent `es-simhash index` runs (the only writers on the node)
+    get bulk rejections (429 es_rejected_execution_exception), back off and retry; each index ends up with exactly
+    the input's ids and the embedded `dedup` clusters."""
+    node = tiny_write_queue_node
+    path, expected = big_crawl
+    info = es("GET", f"{node.url}/_nodes?filter_path=nodes.*.thread_pool.write")
+    assert [n["thread_pool"]["write"] for n in info["nodes"].values()] == [{"type": "fixed", "size": 1,
+                                                                            "queue_size": 1}]
+    rejected_before = write_pool(node.url)[0]["rejected"]
+    procs = [cli_popen("index", path, "--index", f"faults-429-{i}", "--batch-size", "50", "--retry-for", "600",
+                       "--checkpoint", f"cp{i}.json", "--dead-letters", f"dead{i}.jsonl", "--no-progress",
+                       es_url=node.url, cwd=tmp_path) for i in range(3)]
+    try:
+        results = [(p.communicate(timeout=900), p.returncode) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for (out, err), code in results:
+        assert code == 0, err.decode()
+        assert f"read {len(expected):,}" in err.decode() and "dead letters 0" in err.decode()
+    rejected = write_pool(node.url)[0]["rejected"] - rejected_before
+    assert rejected > 0, "no bulk request was rejected: the test provoked no backpressure"
+    for i in range(3):
+        assert all_ids(node.url, f"faults-429-{i}", len(expected)) == expected
+
+
+@pytest.fixture(scope="module")
+def two_nodes():
+    import es_node as esn
+
+    cluster = _node_fixture(lambda: esn.start_cluster(n=2))
+    yield cluster
+    cluster.close()
+
+
+def es(method, url, body=None):
+    import es_node as esn
+
+    status, resp = esn.http_request(method, url, body, timeout=120)
+    assert status == 200, resp
+    return resp
+
+
+@pytest.mark.es
+def test_losing_a_node_of_a_two_node_cluster_mid_ingest_loses_nothing(two_nodes, big_crawl, tmp_path):
+    """Two nodes, one shard with one replica. The primary is placed on the node the CLI does not talk to, which is
+    SIGKILLed mid-ingest (and stays down): the replica on the other node is promoted and the ingest completes with
+    every id and the embedded `dedup` clusters."""
+    path, expected = big_crawl
+    index = "faults-cluster"
+    master_name = es("GET", f"{two_nodes.url}/_cat/master?format=json")[0]["node"]
+    master = next(n for n in two_nodes.nodes if n.node_name == master_name)
+    victim = next(n for n in two_nodes.nodes if n is not master)
+    state = es("GET", f"{master.url}/_cluster/state/metadata?filter_path=metadata.cluster_coordination")
+    coordination = state["metadata"]["cluster_coordination"]
+    names = {k: v["name"] for k, v in es("GET", f"{master.url}/_nodes?filter_path=nodes.*.name")["nodes"].items()}
+    voting = {names.get(i, i) for i in coordination["last_committed_config"]}
+    if victim.node_name in voting:  # two voters: losing either would leave no master (none in practice: 2 -> 1)
+        es("POST", f"{master.url}/_cluster/voting_config_exclusions?node_names={victim.node_name}")
+    # the primary on the victim, the replica on the node the CLI talks to
+    es("PUT", f"{master.url}/_cluster/settings",
+       {"persistent": {"cluster.routing.allocation.exclude._name": master.node_name}})
+    init = subprocess.run([sys.executable, "-m", "es_simhash", "init", "--index", index, "--replicas", "1"],
+                          capture_output=True, env=dict(os.environ, ES_URL=master.url), cwd=tmp_path, timeout=300)
+    assert init.returncode == 0, init.stderr.decode()
+    es("PUT", f"{master.url}/_cluster/settings", {"persistent": {"cluster.routing.allocation.exclude._name": None}})
+    health = es("GET", f"{master.url}/_cluster/health/{index}?wait_for_status=green&timeout=90s")
+    assert health["status"] == "green" and health["number_of_nodes"] == 2
+    shards = {s["prirep"]: s["node"] for s in es("GET", f"{master.url}/_cat/shards/{index}?format=json")}
+    assert shards == {"p": victim.node_name, "r": master.node_name}
+
+    proc = cli_popen("index", path, "--index", index, "--batch-size", "100", "--retry-for", "240",
+                     "--no-progress", es_url=master.url, cwd=tmp_path)
+    try:
+        wait_for_count(master.url, index, 600, proc)
+        victim.kill()
+        out, err = proc.communicate(timeout=900)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err.decode()
+    assert f"read {len(expected):,}" in err.decode()
+    health = es("GET", f"{master.url}/_cluster/health/{index}")
+    assert health["number_of_nodes"] == 1 and health["status"] == "yellow"  # the replica is gone with its node
+    shards = es("GET", f"{master.url}/_cat/shards/{index}?format=json")
+    assert [(s["prirep"], s["node"]) for s in shards if s["state"] == "STARTED"] == [("p", master.node_name)]
+    assert all_ids(master.url, index, len(expected)) == expected

@@ -149,3 +149,22 @@ def _fp():
 
         _FP.append(Fingerprinter())
     return _FP[0]
+
+
+def test_non_utf8_bytes_in_a_record_are_dead_letters_and_reading_goes_on(tmp_path):
+    bad = [b'{"id": "latin1", "content": "caf\xe9"}\n',  # Latin-1
+           b'{"id": "cont", "content": "a\x80b"}\n',  # a stray continuation byte
+           b'{"id": "surr", "content": "\xed\xa0\x80"}\n',  # an encoded surrogate (invalid in UTF-8)
+           b'{"id": "cut", "content": "\xe4\xb8"}\n']  # a multi-byte character cut short
+    out = read(tmp_path, b"".join(bad) + line({"id": "ok", "content": "fine"}))
+    assert [type(o) for o in out] == [DeadLetter] * 4 + [Record]
+    assert all("not UTF-8" in o.reason for o in out[:4]) and [o.line for o in out] == [1, 2, 3, 4, 5]
+
+
+def test_deeply_nested_objects_are_dead_letters_and_reading_goes_on(tmp_path):
+    deep = b'{"id": "deep", "content": "x", "meta": ' + b'{"a": ' * 100_000 + b"1" + b"}" * 100_000 + b"}\n"
+    nested = b'{"id": "nested", "content": "y", "meta": ' + b'{"a": ' * 50 + b"1" + b"}" * 50 + b"}\n"
+    out = read(tmp_path, deep + nested + line({"id": "ok", "content": "fine"}))
+    assert [type(o) for o in out] == [DeadLetter, Record, Record]
+    assert "nested too deeply" in out[0].reason and out[0].line == 1
+    assert [(o.id, o.text) for o in out[1:]] == [("nested", "y"), ("ok", "fine")]

@@ -1,0 +1,307 @@
+"""Security against a real Elasticsearch node with ``xpack.security`` and HTTPS on (scripts/es_node.py makes the
+node, its keystore and a throw-away CA): basic auth from the environment, flags and a config file; API keys; wrong
+credentials and an unknown CA are one line and exit 3; secrets never reach any output; user text never becomes
+query syntax. Everything runs through the real CLI (subprocesses) unless the Python API is the point."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+import es_node as esn  # conftest put scripts/ on sys.path
+from support import chinese_articles
+
+pytestmark = [pytest.mark.slow, pytest.mark.es]
+
+# Unique strings, so that finding one of them in an output can only be a leak.
+PASSWORD = f"pw-{uuid.uuid4().hex}"
+WRONG_PASSWORD = f"wrong-{uuid.uuid4().hex}"
+FAKE_API_KEY = base64.b64encode(f"{uuid.uuid4().hex[:20]}:{uuid.uuid4().hex}".encode()).decode()
+
+
+@pytest.fixture(scope="module")
+def node():
+    """One node for the whole module: security on, HTTPS with a self-signed CA, user elastic / PASSWORD."""
+    try:
+        node = esn.start_node(security=True, password=PASSWORD, tls=True)
+    except Exception as e:  # report why, never hide it
+        msg = f"secured Elasticsearch node unavailable: {type(e).__name__}: {str(e).splitlines()[0]}"
+        if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
+            pytest.fail(msg + " (CI=true, so this fails)", pytrace=False)
+        pytest.skip(msg)
+    try:
+        yield node
+    finally:
+        node.close()
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory):
+    arts = [a for a in chinese_articles() if 800 <= len(a) <= 3000][:40]
+    lines = [{"id": f"a{i}", "title": a[:12], "content": a} for i, a in enumerate(arts)]
+    lines += [{"id": f"r{i}", "title": arts[i][:12], "content": "本网讯 " + arts[i] + "（完）"}
+              for i in range(0, 40, 8)]
+    raw = [json.dumps(x, ensure_ascii=False) for x in lines] + ['{"id": "broken", "content": ']
+    path = tmp_path_factory.mktemp("sec") / "crawl.jsonl"
+    path.write_text("\n".join(raw) + "\n")
+    return path, len(lines)
+
+
+def cli(*args, env=None, cwd=None, input=None, timeout=600):
+    """The real CLI with a clean environment: no ES_* variable or config file of the caller leaks in."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("ES_")}
+    base["HOME"] = str(cwd or "/nonexistent")  # no ~/.config/es-simhash/config.toml
+    base.update(env or {})
+    return subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], capture_output=True, env=base,
+                          cwd=cwd, input=input, timeout=timeout)
+
+
+def basic_env(node, **extra):
+    return {"ES_URL": node.url, "ES_USERNAME": "elastic", "ES_PASSWORD": PASSWORD, "ES_CA_CERTS": str(node.ca_cert),
+            **extra}
+
+
+def one_line(res) -> str:
+    err = res.stderr.decode().strip()
+    assert err.count("\n") == 0 and "Traceback" not in err, err
+    return err
+
+
+def assert_no_secret(secrets, *outputs):
+    """Grep every output (bytes, str, or a path whose file may exist) for every secret."""
+    for out in outputs:
+        if isinstance(out, os.PathLike):
+            if not os.path.exists(out):
+                continue
+            data, where = open(out, "rb").read(), str(out)
+        else:
+            data, where = (out.encode() if isinstance(out, str) else out), "a process output"
+        for s in secrets:
+            assert s.encode() not in data, f"secret leaked into {where}"
+
+
+def count(node, index) -> int:
+    node.request("POST", f"/{index}/_refresh")
+    status, body = node.request("GET", f"/{index}/_count")
+    assert status == 200, body
+    return body["count"]
+
+
+# -- basic auth --------------------------------------------------------------------------------------------
+def test_basic_auth_from_env_flags_and_config_file(node, crawl, tmp_path):
+    path, n = crawl
+    index = "sec-basic"
+    # 1. environment variables
+    res = cli("index", path, "--index", index, "--no-progress", env=basic_env(node), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    assert f"read {n + 1}" in res.stderr.decode() and "dead letters 1" in res.stderr.decode()
+    assert count(node, index) == n
+    # 2. flags only
+    res = cli("clusters", "--index", index, "--json", "--es-url", node.url, "--username", "elastic",
+              "--password", PASSWORD, "--ca-certs", node.ca_cert, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    rows = [json.loads(x) for x in res.stdout.decode().splitlines()]
+    assert rows[0]["size"] == 2  # a0 and its reprint r0 (the five reprints tie)
+    # 3. a config file named by ES_SIMHASH_CONFIG
+    config = tmp_path / "es-simhash.toml"
+    config.write_text(f'[elasticsearch]\nurl = "{node.url}"\nusername = "elastic"\npassword = "{PASSWORD}"\n'
+                      f'ca_certs = "{node.ca_cert}"\n')
+    a3 = json.loads(path.read_text().splitlines()[3])
+    res2 = cli("search", a3["title"], "--index", index, "--json", "--size", "100",
+               env={"ES_SIMHASH_CONFIG": str(config)}, cwd=tmp_path)
+    assert res2.returncode == 0, res2.stderr.decode()
+    assert any(h["id"] == "a3" for h in map(json.loads, res2.stdout.decode().splitlines()))
+    res3 = cli("check", "--index", index, "-", input=a3["content"].encode(), env={"ES_SIMHASH_CONFIG": str(config)},
+               cwd=tmp_path)
+    assert res3.returncode == 0 and json.loads(res3.stdout.decode().splitlines()[0])["cluster"] == "a3"
+    # 4. the Python API
+    from es_simhash.index.elastic import ConnectionSettings, connect
+
+    client = connect(ConnectionSettings(url=node.url, username="elastic", password=PASSWORD,
+                                        ca_certs=str(node.ca_cert)))
+    assert client.count(index=index)["count"] == n
+    assert_no_secret([PASSWORD], res.stdout, res.stderr, res2.stdout, res2.stderr, res3.stdout, res3.stderr,
+                     tmp_path / "dead-letters.jsonl", tmp_path / "es-simhash.checkpoint.json")
+
+
+# -- API keys ----------------------------------------------------------------------------------------------
+def test_an_api_key_works(node, crawl, tmp_path):
+    status, body = node.request("POST", "/_security/api_key", {"name": "es-simhash-test"})
+    if status != 200 and "pattern_capture" in json.dumps(body):
+        # The integ-test-zip has no analysis-common module, and the .security index (where API keys live) needs
+        # its pattern_capture filter: no API key can be created on this distribution. Visible as "xfailed".
+        pytest.xfail(f"this Elasticsearch distribution cannot store API keys: {body['error']['reason']}")
+    assert status == 200, body
+    key, secret = body["encoded"], body["api_key"]
+    path, n = crawl
+    env = {"ES_URL": node.url, "ES_API_KEY": key, "ES_CA_CERTS": str(node.ca_cert)}
+    res = cli("index", path, "--index", "sec-apikey", "--report", "r.jsonl", "--no-progress", env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    assert count(node, "sec-apikey") == n
+    res2 = cli("clusters", "--index", "sec-apikey", "--json", env=env, cwd=tmp_path)
+    assert res2.returncode == 0
+    assert_no_secret([key, secret], res.stdout, res.stderr, res2.stdout, res2.stderr, tmp_path / "r.jsonl",
+                     tmp_path / "dead-letters.jsonl", tmp_path / "es-simhash.checkpoint.json")
+
+
+def test_an_api_key_is_sent_first_and_an_unknown_one_is_refused(node, crawl, tmp_path):
+    """ES_API_KEY wins over username/password (which are right here): the node sees the key and refuses it."""
+    path, _ = crawl
+    res = cli("index", path, "--index", "sec-badkey", "--report", "r.jsonl", "--no-progress",
+              env=basic_env(node, ES_API_KEY=FAKE_API_KEY), cwd=tmp_path)
+    assert res.returncode == 3
+    assert "rejected the credentials (401)" in one_line(res)
+    assert_no_secret([FAKE_API_KEY, PASSWORD], res.stdout, res.stderr, tmp_path / "r.jsonl",
+                     tmp_path / "dead-letters.jsonl", tmp_path / "es-simhash.checkpoint.json")
+    status, _ = node.request("GET", "/sec-badkey")
+    assert status == 404  # nothing was written
+
+
+# -- wrong credentials -------------------------------------------------------------------------------------
+def test_wrong_or_missing_credentials_are_one_line_and_exit_3(node, crawl, tmp_path):
+    path, _ = crawl
+    config = tmp_path / "wrong.toml"
+    config.write_text(f'[elasticsearch]\nurl = "{node.url}"\nusername = "elastic"\npassword = "{WRONG_PASSWORD}"\n'
+                      f'ca_certs = "{node.ca_cert}"\n')
+    ways = {
+        "env": ([], basic_env(node, ES_PASSWORD=WRONG_PASSWORD)),
+        "flags": (["--es-url", node.url, "--username", "elastic", "--password", WRONG_PASSWORD,
+                   "--ca-certs", node.ca_cert], {}),
+        "config": ([], {"ES_SIMHASH_CONFIG": str(config)}),
+        "unknown user": ([], basic_env(node, ES_USERNAME="nobody")),
+        "none": ([], {"ES_URL": node.url, "ES_CA_CERTS": str(node.ca_cert)}),
+    }
+    commands = [["index", path, "--index", "sec-wrong", "--report", "r.jsonl", "--no-progress"],
+                ["search", "天气", "--index", "sec-basic"], ["check", "天气预报", "--index", "sec-basic"],
+                ["clusters", "--index", "sec-basic"], ["init", "--index", "sec-wrong"]]
+    for name, (flags, env) in ways.items():
+        for command in (commands if name == "env" else commands[:2]):
+            res = cli(*command, *flags, env=env, cwd=tmp_path)
+            assert res.returncode == 3, (name, command, res.stderr.decode())
+            err = one_line(res)
+            assert err.startswith("es-simhash: error: ") and "rejected the credentials (401)" in err, err
+            assert node.url in err
+            assert_no_secret([WRONG_PASSWORD, PASSWORD], res.stdout, res.stderr)
+    assert_no_secret([WRONG_PASSWORD, PASSWORD], tmp_path / "r.jsonl", tmp_path / "dead-letters.jsonl",
+                     tmp_path / "es-simhash.checkpoint.json")
+    assert node.request("GET", "/sec-wrong")[0] == 404
+
+
+# -- TLS ---------------------------------------------------------------------------------------------------
+def other_ca(tmp_path):
+    """A CA that did not sign the node's certificate."""
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", tmp_path / "o.key",
+                    "-out", tmp_path / "other-ca.crt", "-days", "2", "-subj", "/CN=some other CA"],
+                   check=True, capture_output=True)
+    return tmp_path / "other-ca.crt"
+
+
+def test_tls_verifies_with_the_ca_and_fails_closed_without_it(node, crawl, tmp_path):
+    path, n = crawl
+    no_ca = {"ES_URL": node.url, "ES_USERNAME": "elastic", "ES_PASSWORD": PASSWORD}
+    for label, args, env in [
+        ("no CA", [], no_ca),
+        ("another CA", ["--ca-certs", other_ca(tmp_path)], no_ca),
+        ("another CA (env)", [], {**no_ca, "ES_CA_CERTS": str(tmp_path / "other-ca.crt")}),
+    ]:
+        for command in (["index", path, "--index", "sec-tls", "--no-progress"],
+                        ["search", "天气", "--index", "sec-tls"]):
+            started = time.monotonic()
+            res = cli(*command, *args, env=env, cwd=tmp_path)
+            assert res.returncode == 3, (label, res.stderr.decode())
+            err = one_line(res)
+            assert "TLS verification failed" in err and "CA" in err and "--ca-certs" in err, err
+            assert time.monotonic() - started < 60  # fails at once, no retrying for minutes
+            assert_no_secret([PASSWORD], res.stdout, res.stderr)
+    assert node.request("GET", "/sec-tls")[0] == 404  # nothing was sent over the unverified connection
+    res = cli("index", path, "--index", "sec-tls", "--no-progress", "--ca-certs", node.ca_cert, env=no_ca, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    res = cli("clusters", "--index", "sec-tls", "--json", env={**no_ca, "ES_CA_CERTS": str(node.ca_cert)}, cwd=tmp_path)
+    assert res.returncode == 0 and res.stdout.strip()
+    assert count(node, "sec-tls") == n
+
+
+# -- secrets in outputs of successful and failing runs -----------------------------------------------------
+def test_secrets_never_reach_outputs_of_a_run_that_fails_mid_ingest(node, tmp_path):
+    """A real failure after a hundred documents (a write block is put on the index under the ingest, and it gives
+    up after --retry-for): exit 4, and a checkpoint, a report and dead letters exist; none holds the password (given
+    as a flag, the most exposed way). Then the block is lifted and --resume finishes, again without a leak."""
+    arts = chinese_articles()[:1200]
+    raw = [json.dumps({"id": f"m{i}", "content": a}, ensure_ascii=False) for i, a in enumerate(arts)]
+    raw.insert(5, "{not json")
+    path = tmp_path / "many.jsonl"
+    path.write_text("\n".join(raw) + "\n")
+    args = [sys.executable, "-m", "es_simhash", "index", path, "--index", "sec-fail", "--batch-size", "20",
+            "--report", "r.jsonl", "--dead-letters", "dead.jsonl", "--checkpoint", "cp.json", "--no-progress",
+            "--retry-for", "3",
+            "--es-url", node.url, "--username", "elastic", "--password", PASSWORD, "--ca-certs", node.ca_cert]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ES_")}
+    proc = subprocess.Popen(list(map(str, args)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            status, body = node.request("GET", "/sec-fail/_count")
+            if status == 200 and body["count"] >= 100:
+                break
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.2)
+        status, body = node.request("PUT", "/sec-fail/_block/write")
+        assert status == 200, body
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 4, err.decode()
+    assert "gave up on bulk write" in err.decode() and "--resume" in err.decode().strip().splitlines()[-1]
+    files = [tmp_path / "r.jsonl", tmp_path / "dead.jsonl", tmp_path / "cp.json"]
+    assert all(f.exists() and f.stat().st_size for f in files)
+    assert_no_secret([PASSWORD], out, err, *files)
+    assert node.request("PUT", "/sec-fail/_settings", {"index.blocks.write": False})[0] == 200
+    res = cli(*args[3:], "--resume", env=env, cwd=tmp_path)  # and the resumed, successful run
+    assert res.returncode == 0, res.stderr.decode()
+    assert count(node, "sec-fail") == len(arts)
+    assert_no_secret([PASSWORD], res.stdout, res.stderr, *files)
+
+
+# -- user text never becomes query syntax ------------------------------------------------------------------
+HOSTILE = ["title:* OR _exists_:content", "*", '" OR 1=1', "content:/.*/ OR doc_id:*", "a* OR b*) AND (",
+           ("title:* OR _exists_:content " * 400)[:10_000]]
+
+
+def test_hostile_text_is_only_ever_matched_as_words(node, crawl, tmp_path):
+    path, n = crawl
+    index = "sec-hostile"
+    env = basic_env(node)
+    assert cli("index", path, "--index", index, "--no-progress", env=env, cwd=tmp_path).returncode == 0
+    total = count(node, index)
+    # as query syntax these strings would match every document:
+    for q in ("title:* OR _exists_:content", "*"):
+        status, body = node.request("POST", f"/{index}/_search", {"size": 0, "track_total_hits": True,
+                                                                   "query": {"query_string": {"query": q}}})
+        assert status == 200 and body["hits"]["total"]["value"] == total, body
+    for q in HOSTILE:
+        res = cli("search", q, "--index", index, "--json", "--all", "--size", "1000", env=env, cwd=tmp_path)
+        assert res.returncode == 0, (q[:40], res.stderr.decode())
+        hits = [json.loads(x) for x in res.stdout.decode().splitlines()]
+        assert len(hits) < total, (q[:40], len(hits))
+        if q.startswith(("*", "title:*")):
+            assert hits == [], (q[:40], hits[:3])  # no such words in these Chinese texts
+        res = cli("check", "--index", index, "-", input=q.encode(), env=env, cwd=tmp_path)
+        assert res.returncode == 0, (q[:40], res.stderr.decode())
+        assert res.stdout.strip() == b"" and "0 near duplicates" in res.stderr.decode()
+    # 10,000 CJK characters: each is a clause; must neither error (too many clauses) nor go unbounded
+    long_zh = ("天" + chinese_articles()[1])[:10_000].ljust(10_000, "天")
+    res = cli("search", long_zh, "--index", index, "--json", env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    assert "first 1,000" in res.stderr.decode()
+    res = cli("check", "--index", index, "-", input=long_zh.encode(), env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    assert count(node, index) == total  # and nothing was changed
