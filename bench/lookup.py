@@ -108,27 +108,27 @@ def load(client, name: str, sims: np.ndarray, contents: np.ndarray, chunk: int, 
 
 # -- query variants (client directly, no re-rank) ---------------------------------------------------------------
 def variant_bodies(index, q, name: str) -> dict[str, Any]:
+    """ElasticIndex's first-page body (doc values, unsorted), and variants of it for comparison."""
     body = index._body(q, [])
-    if name in ("no sort", "all of the above", "all + size 100"):
-        body.pop("sort")
-    if name in ("_source simhash only",):
-        body["_source"] = ["simhash"]
-    if name in ("no _source, docvalue simhash", "all of the above", "all + size 100"):
-        body["_source"] = False
+    if name in ("sorted by doc_id", "_source + sorted (earlier shape)"):
+        body["sort"] = [{"doc_id": "asc"}]
+    if name == "_source + sorted (earlier shape)":
+        body["_source"] = body.pop("docvalue_fields")
+    if name == "docvalue simhash only":
         body["docvalue_fields"] = ["simhash"]
-    if name == "all + size 100":
+    if name == "size 100":
         body["size"] = 100
     return body
 
 
-VARIANTS = ["as ElasticIndex", "no sort", "_source simhash only", "no _source, docvalue simhash", "filter_path",
-            "all of the above", "all + size 100"]
+VARIANTS = ["as ElasticIndex", "sorted by doc_id", "_source + sorted (earlier shape)", "docvalue simhash only",
+            "filter_path", "size 100"]
 
 
 def run_variant(client, index, queries, name: str, batch: int) -> tuple[list[float], list[int], float, int]:
     """(per-query latencies s, server took ms, batched lookups/s, hits in total) for one variant."""
     fp_kw = {}
-    if name in ("filter_path", "all of the above", "all + size 100"):
+    if name in ("filter_path",):
         fp_kw["filter_path"] = ["responses.took", "responses.hits.hits._id", "responses.hits.hits._source",
                                 "responses.hits.hits.fields", "responses.hits.hits.sort", "responses.error"]
 

@@ -378,9 +378,6 @@ def check(
     err.print(f"{len(found)} near duplicate{'s' if len(found) != 1 else ''} in {index!r}")
 
 
-MAX_QUERY_CHARS = 1000
-
-
 @app.command("search")
 def search_cmd(
     query: str = typer.Argument(..., help="Words to search for in title and content."),
@@ -392,13 +389,11 @@ def search_cmd(
     password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
 ) -> None:
     """Full-text search with one hit per duplicate cluster (and each cluster's size)."""
-    from .search import search
+    from .search import MAX_QUERY_CHARS, search
 
     if len(query) > MAX_QUERY_CHARS:
-        # every word (every CJK character) becomes a clause; Elasticsearch refuses more than maxClauseCount
         err.print(f"note: the query is {len(query):,} characters long; "
                   f"searching with its first {MAX_QUERY_CHARS:,}")
-        query = query[:MAX_QUERY_CHARS]
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         hits = search(es.client, index, query, size=size, collapse=not show_all, url=es.settings.safe_url)
     if as_json:

@@ -19,7 +19,11 @@ import numpy as np
 from . import hamming
 from .index.elastic import elastic_errors, validate_index_name
 
-__all__ = ["Hit", "ClusterSummary", "search", "filter_duplicates", "top_clusters"]
+__all__ = ["Hit", "ClusterSummary", "search", "filter_duplicates", "top_clusters", "MAX_QUERY_CHARS"]
+
+MAX_QUERY_CHARS = 1000
+"""Longer queries are cut: every word (every CJK character) becomes a clause, and Elasticsearch refuses more than
+``indices.query.bool.max_clause_count`` of them."""
 
 _HIT_FIELDS = ["doc_id", "title", "url", "dup_cluster", "dup_of", "dup_distance", "dup_reason", "simhash", "is_canonical"]
 
@@ -68,6 +72,7 @@ def search(client, index: str, query: str, size: int = 10, collapse: bool = True
     document, and ``cluster_size`` says how many indexed documents the cluster holds.
     """
     validate_index_name(index)
+    query = query[:MAX_QUERY_CHARS]
     body: dict[str, Any] = {
         "size": size,
         "_source": _HIT_FIELDS,
