@@ -22,6 +22,21 @@ def cli_popen(*args, es_url, cwd):
                             stderr=subprocess.PIPE, env=env, cwd=cwd)
 
 
+def ingest_with_fault(path, index, url, cwd, fault, *extra, retry_for="240", timeout=900):
+    """Run `es-simhash index` in a subprocess, call ``fault()`` once 600 documents are in, and wait for the end.
+    Returns (exit code, stderr text)."""
+    proc = cli_popen("index", path, "--index", index, "--batch-size", "100", "--retry-for", retry_for,
+                     "--no-progress", *extra, es_url=url, cwd=cwd)
+    try:
+        wait_for_count(url, index, 600, proc)
+        fault()
+        _, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, err.decode()
+
+
 def count(url, index):
     try:
         with urllib.request.urlopen(f"{url}/{index}/_count", timeout=5) as r:
@@ -70,37 +85,27 @@ def wait_for_count(url, index, at_least, proc, timeout=300):
 def test_node_killed_mid_ingest_is_retried_and_nothing_is_lost(es_node, big_crawl, tmp_path):
     path, expected = big_crawl
     index = "faults-kill"
-    proc = cli_popen("index", path, "--index", index, "--batch-size", "100", "--retry-for", "240",
-                     "--no-progress", es_url=es_node.url, cwd=tmp_path)
-    try:
-        wait_for_count(es_node.url, index, 600, proc)
+    def kill_and_restart():
         es_node.kill()
         time.sleep(3)
         es_node.start()
-        out, err = proc.communicate(timeout=600)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err.decode()
-    assert f"read {len(expected):,}" in err.decode() and "retrying" in err.decode()
+
+    code, err = ingest_with_fault(path, index, es_node.url, tmp_path, kill_and_restart)
+    assert code == 0, err
+    assert f"read {len(expected):,}" in err and "retrying" in err
     assert all_ids(es_node.url, index, len(expected)) == expected
 
 
 def test_gives_up_with_a_checkpoint_and_resume_finishes(es_node, big_crawl, tmp_path):
     path, expected = big_crawl
     index = "faults-resume"
-    proc = cli_popen("index", path, "--index", index, "--batch-size", "100", "--retry-for", "3",
-                     "--report", "r.jsonl", "--no-progress", es_url=es_node.url, cwd=tmp_path)
     try:
-        wait_for_count(es_node.url, index, 600, proc)
-        es_node.kill()
-        out, err = proc.communicate(timeout=300)
+        code, err = ingest_with_fault(path, index, es_node.url, tmp_path, es_node.kill, "--report", "r.jsonl",
+                                      retry_for="3", timeout=300)
     finally:
-        if proc.poll() is None:
-            proc.kill()
         es_node.start()
-    assert proc.returncode == 4, err.decode()
-    message = err.decode().strip().splitlines()[-1]
+    assert code == 4, err
+    message = err.strip().splitlines()[-1]
     assert "--resume" in message and (tmp_path / "es-simhash.checkpoint.json").exists()
     resumed = subprocess.run([sys.executable, "-m", "es_simhash", "index", path, "--index", index, "--batch-size",
                               "100", "--report", "r.jsonl", "--resume", "--no-progress"],
@@ -215,17 +220,9 @@ def test_losing_a_node_of_a_two_node_cluster_mid_ingest_loses_nothing(two_nodes,
     shards = {s["prirep"]: s["node"] for s in es("GET", f"{master.url}/_cat/shards/{index}?format=json")}
     assert shards == {"p": victim.node_name, "r": master.node_name}
 
-    proc = cli_popen("index", path, "--index", index, "--batch-size", "100", "--retry-for", "240",
-                     "--no-progress", es_url=master.url, cwd=tmp_path)
-    try:
-        wait_for_count(master.url, index, 600, proc)
-        victim.kill()
-        out, err = proc.communicate(timeout=900)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err.decode()
-    assert f"read {len(expected):,}" in err.decode()
+    code, err = ingest_with_fault(path, index, master.url, tmp_path, victim.kill)
+    assert code == 0, err
+    assert f"read {len(expected):,}" in err
     health = es("GET", f"{master.url}/_cluster/health/{index}")
     assert health["number_of_nodes"] == 1 and health["status"] == "yellow"  # the replica is gone with its node
     shards = es("GET", f"{master.url}/_cat/shards/{index}?format=json")
