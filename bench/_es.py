@@ -17,6 +17,7 @@ import sys
 import time
 import uuid
 from typing import Iterator, Sequence
+from _common import fmt_table, verdicts  # noqa: E402,F401  (re-exported for ingest/lookup)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SCRIPTS = os.path.join(os.path.dirname(_HERE), "scripts")
@@ -81,11 +82,3 @@ def percentile(xs: Sequence[float], p: float) -> float:
     return float(np.percentile(np.asarray(xs, dtype=float), p))
 
 
-def fmt_table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = []
-    for j, r in enumerate(rows):
-        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
-        if j == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)

@@ -39,6 +39,7 @@ from typing import Callable, Sequence
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import corpora  # noqa: E402
+from _common import fmt_table, verdicts  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 TARGET_PEER_RATIO = 50.0
 TARGET_SEGMENTATION_RATIO = 0.70
@@ -130,13 +131,7 @@ def table(systems: Sequence[System], n_docs: int, n_chars: int, reference: Syste
                 f"{s.median / reference.median:.3f}",
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = []
-    for j, r in enumerate(rows):
-        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
-        if j == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return fmt_table(rows)
 
 
 def paired(a: System, b: System) -> str:
@@ -320,11 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (seg_ratio >= TARGET_SEGMENTATION_RATIO,
          f"es-simhash / segmentation alone (rjieba.cut) = {seg_ratio:.2f}  (target >= {TARGET_SEGMENTATION_RATIO:.2f})"),
     ]
-    for ok, msg in results:
-        print(f"{'PASS' if ok else 'FAIL'} {msg}")
-    print(f"(total run time {time.perf_counter() - t_start:.0f} s)")
-    failed = not all(ok for ok, _ in results)
-    return 1 if (failed and args.strict) else 0
+    return verdicts(results, t_start, args.strict)
 
 
 if __name__ == "__main__":

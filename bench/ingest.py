@@ -312,10 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{(rm + fp_t) / dm:.2f}")
     print(f"INFO writes inside dedup (add) {n / add_t:,.0f} docs/s vs raw bulk {n / rm:,.0f} docs/s; "
           f"lookups {n / lk_t:,.0f} docs/s; fingerprinting {n / fp_t:,.0f} docs/s")
-    ok = ratio >= TARGET_RATIO
-    print(f"{'PASS' if ok else 'FAIL'} dedup ingest / raw bulk = {ratio:.3f}  (target >= {TARGET_RATIO:.2f})")
-    print(f"(total run time {time.perf_counter() - t_start:.0f} s)")
-    return 1 if (not ok and args.strict) else 0
+    return _es.verdicts([(ratio >= TARGET_RATIO, f"dedup ingest / raw bulk = {ratio:.3f}  (target >= "
+                                                 f"{TARGET_RATIO:.2f})")], t_start, args.strict)
 
 
 if __name__ == "__main__":

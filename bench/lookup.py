@@ -373,11 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                               f"{', '.join(f'{x[3]:.4f}' for x in target['recall'])}, beyond-k returned "
                               f"{sum(x[4] for x in target['recall'])}  (target 1.0, 0)"),
     ]
-    for ok, msg in checks:
-        print(f"{'PASS' if ok else 'FAIL'} {msg}")
-    print(f"(total run time {time.perf_counter() - t_start:.0f} s)")
-    failed = not all(ok for ok, _ in checks)
-    return 1 if (failed and args.strict) else 0
+    return _es.verdicts(checks, t_start, args.strict)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from es_simhash import hamming
 from es_simhash.fingerprint import Fingerprint
 from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.index.memory import MemoryIndex
+from _common import fmt_table, verdicts  # noqa: E402
 
 TARGET_LOOKUPS_PER_S = 20_000
 BEYOND = 3  # planted neighbours at K+1..K+3 that must not come back
@@ -82,14 +83,6 @@ class Timed:
         return statistics.median(self.times)
 
 
-def fmt_table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    out = []
-    for j, r in enumerate(rows):
-        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
-        if j == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -311,11 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
          "nothing beyond k returned: " + ", ".join(f"{quality[k]['beyond']} (k={k})" for k in range(K + 1))),
         (consistent, "single == batched answers" + ("" if args.no_io else ", and the same after save()/load()")),
     ]
-    for ok, msg in results_lines:
-        print(f"{'PASS' if ok else 'FAIL'} {msg}")
-    print(f"(total run time {time.perf_counter() - t_start:.0f} s)")
-    failed = not all(ok for ok, _ in results_lines)
-    return 1 if (failed and args.strict) else 0
+    return verdicts(results_lines, t_start, args.strict)
 
 
 if __name__ == "__main__":

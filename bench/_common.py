@@ -1,0 +1,25 @@
+"""Shared helpers of the bench scripts: plain-text tables and the closing PASS/FAIL lines against targets."""
+
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+
+def fmt_table(rows: Sequence[Sequence[str]]) -> str:
+    """Rows of strings (the first is the header) as an aligned table: first column left, the rest right."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for j, r in enumerate(rows):
+        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+        if j == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def verdicts(checks: Sequence[tuple[bool, str]], t_start: float, strict: bool) -> int:
+    """Print one PASS/FAIL line per (ok, message) and the run time; the exit code (1 only under --strict)."""
+    for ok, msg in checks:
+        print(f"{'PASS' if ok else 'FAIL'} {msg}")
+    print(f"(total run time {time.perf_counter() - t_start:.0f} s)")
+    return 1 if strict and not all(ok for ok, _ in checks) else 0
