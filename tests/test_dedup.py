@@ -3,7 +3,9 @@
 import pytest
 
 from es_simhash import Fingerprinter
+from es_simhash.fingerprint import is_sketch
 from es_simhash.dedup import DedupEngine, DefaultRule, Document, DuplicateIdError
+from es_simhash.index.base import Lookup
 from es_simhash.index.memory import MemoryIndex
 from support import chinese_articles
 
@@ -107,3 +109,20 @@ def test_check_finds_near_duplicates_without_indexing(fingerprinter, articles):
     found = engine.check(reprint(articles[4]))
     assert [d.of.id for d in found] == ["4"]
     assert len(index) == 10
+
+
+@pytest.mark.parametrize("batch_size", [20, 1000])
+def test_boilerplate_footer_stops_counting_once_it_is_common(batch_size, articles):
+    """The embedded index counts sentence document frequency like Elasticsearch does (across batches too):
+    a footer shared by unrelated posts stops making them duplicates once more than max_sentence_df hold it."""
+    footer = "本文转载仅仅是出于传播信息的需要，并不意味着代表本网站观点或证实其内容的真实性。"
+    openings = sorted({a.split("。")[0][:60] for a in chinese_articles() if len(a.split("。")[0]) >= 20})[:200]
+    posts = [f"{o}。{footer}" for o in openings]
+    index = MemoryIndex(max_sentence_df=10)
+    res = list(DedupEngine(index, batch_size=batch_size).process([Document(f"p{i}", t) for i, t in enumerate(posts)]))
+    footer_fp = Fingerprinter().fingerprint(footer)
+    footer_sentence = [h for h in footer_fp.sentences if not is_sketch(h)]
+    assert len(footer_sentence) == 1
+    probe = index.lookup([Lookup("probe", footer_fp)], 3)[0]
+    assert probe.sentence_df[footer_sentence[0]] == len(posts) == 200
+    assert sum(r.reason == "sentences" for r in res) <= 10

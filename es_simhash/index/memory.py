@@ -181,15 +181,19 @@ class MemoryIndex:
                 cand = np.concatenate(parts) if len(parts) > 1 else np.asarray(parts[0])
                 near = cand[hamming.distances(sim, self._simhash[cand]) <= max_distance]
                 rows.update(near.tolist())
+        alive = self._alive
+        sentence_df: dict[int, int] = {}
         for h in fp.sentences:
             bucket = self._sentences.get(h)
-            if bucket and len(bucket) <= self.max_sentence_df:
+            # document frequency = live documents holding the hash (replaced documents leave dead rows behind)
+            df = int(np.count_nonzero(alive[bucket])) if bucket else 0
+            sentence_df[h] = df
+            if df and df <= self.max_sentence_df:
                 rows.update(bucket)
         rows.discard(own)
-        alive = self._alive
         docs = self._docs
         candidates = [docs[r] for r in sorted(rows) if alive[r]]
-        return LookupResult(existing=docs[own] if own >= 0 else None, candidates=candidates)
+        return LookupResult(docs[own] if own >= 0 else None, candidates, sentence_df=sentence_df)
 
     # -- persistence ---------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
