@@ -11,7 +11,7 @@ Every system processes each stream online, one document at a time in stream orde
 either says "duplicate of X" (then it joins X's cluster) or starts a new cluster.
 
 * ``es-simhash``             ``DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule())``: what users get
-* ``es-simhash no-sentences`` the same with ``Fingerprinter(sentences=0, short_chars=0)``: SimHash alone, k = 3
+* ``es-simhash no-sentences`` the same with ``Fingerprinter(sentences=0, short_chars=0, sketch=0)``: SimHash alone, k = 3
 * ``p-simhash``              ``PSimhashFingerprinter`` (Zhang et al. 2022) in the same engine, no sentences, k = 3
 * ``p-simhash+sentences``    ``PSimhashFingerprinter`` with es-simhash's default sentence channel and rule
 * ``jieba+simhash k=3``      ``simhash.Simhash(jieba.lcut(text))`` + ``simhash.SimhashIndex(k=3)`` (PyPI)
@@ -188,8 +188,8 @@ def systems(idf, include_slow: bool = True) -> dict[str, Callable[[Sequence[data
     out = {
         "es-simhash": lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule()),
         "es-simhash no-sentences": lambda docs: run_engine(
-            docs, Fingerprinter(idf, sentences=0, short_chars=0), DefaultRule()),
-        "p-simhash": lambda docs: run_engine(docs, PSimhashFingerprinter(idf, sentences=0, short_chars=0),
+            docs, Fingerprinter(idf, sentences=0, short_chars=0, sketch=0), DefaultRule()),
+        "p-simhash": lambda docs: run_engine(docs, PSimhashFingerprinter(idf, sentences=0, short_chars=0, sketch=0),
                                              DefaultRule()),
         "p-simhash+sentences": lambda docs: run_engine(docs, PSimhashFingerprinter(idf), DefaultRule()),
     }
@@ -321,7 +321,7 @@ def k_sweep(split: data.Split, idf, log=print) -> dict:
 
     curves: dict = {}
     for label, fp in [("es-simhash", Fingerprinter(idf)),
-                      ("no-sentences", Fingerprinter(idf, sentences=0, short_chars=0))]:
+                      ("no-sentences", Fingerprinter(idf, sentences=0, short_chars=0, sketch=0))]:
         cfp = CachingFingerprinter(fp)
         for bucket in ("long", "short"):
             groups = [g for g in data.GROUPS if g[1] == bucket]
@@ -348,22 +348,32 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
 
     split = data.build("dev", seed, scale)
     rows = []
-    for n_sent, min_chars in [(3, 8), (5, 8), (3, 6), (5, 6)]:
-        cfp = CachingFingerprinter(Fingerprinter(idf, sentences=n_sent, min_sentence_chars=min_chars))
-        for short_k in (0, 3, 5, 7):
-            for sentence_k in (12, 16, 20, 24):
-                rule = DefaultRule(short_k=short_k, sentence_k=sentence_k)
-                per = {}
-                for g in data.GROUPS:
-                    docs = split.groups[g]
-                    per[g] = score([d.cluster for d in docs], run_engine(docs, cfp, rule).clusters)
-                total = Score()
-                for v in per.values():
-                    total += v
-                rows.append((f"sentences={n_sent} min_chars={min_chars}", f"short_k={short_k} sentence_k={sentence_k}")
-                            + tuple(f"{per[g].f1:.3f}" for g in data.GROUPS)
-                            + (f"{min(v.f1 for v in per.values()):.3f}", f"{total.f1:.3f}"))
-                log(" ".join(rows[-1]))
+    grid = [  # (fingerprint options, rule options): the defaults of version 1, then the version 2 grid
+        (dict(sketch=0), dict(max_sentence_clusters=0)),
+        *[(dict(sketch=sk, sketch_chars=chars, sketch_shingle=shingle), dict(min_shared_fraction=frac))
+          for sk in (8, 12) for chars in (100, 300, 600) for shingle in ((2, 5), (3, 5)) for frac in (0.4, 0.5)],
+        *[(dict(), dict(max_sentence_clusters=m)) for m in (0, 1, 2, 3)],
+        *[(dict(), dict(short_k=sk)) for sk in (0, 3)],
+        *[(dict(), dict(sentence_k=k)) for k in (12, 20)],
+    ]
+    cache: dict = {}
+    for fp_opts, rule_opts in grid:
+        key = tuple(sorted(fp_opts.items()))
+        if key not in cache:
+            cache[key] = CachingFingerprinter(Fingerprinter(idf, **fp_opts))
+        cfp, rule = cache[key], DefaultRule(**rule_opts)
+        per = {}
+        for g in data.GROUPS:
+            docs = split.groups[g]
+            per[g] = score([d.cluster for d in docs], run_engine(docs, cfp, rule).clusters)
+        total = Score()
+        for v in per.values():
+            total += v
+        rows.append((" ".join(f"{k}={v}" for k, v in fp_opts.items()) or "defaults",
+                     " ".join(f"{k}={v}" for k, v in rule_opts.items()) or "defaults")
+                    + tuple(f"{per[g].f1:.3f}" for g in data.GROUPS)
+                    + (f"{min(v.f1 for v in per.values()):.3f}", f"{total.f1:.3f}"))
+        log(" ".join(rows[-1]))
     print(fmt_table(rows, ("fingerprint", "rule") + tuple(f"{a} {b}" for a, b in data.GROUPS) + ("min", "all")))
 
 

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
-from .fingerprint import Fingerprint, Fingerprinter
+from .fingerprint import Fingerprint, Fingerprinter, is_sketch
 from .index.base import CANONICAL, Lookup, SegmentIndex, StoredDoc
 from .index.memory import MemoryIndex
 
@@ -104,12 +104,19 @@ class DefaultRule:
     * **simhash**: SimHash within ``k`` bits when both texts are long, within ``short_k`` bits when both are short;
     * **sentences**: the texts share at least one long sentence that is not boilerplate *and* their SimHashes
       are within ``sentence_k`` bits (a reprint wrapped in a site header/footer, with ads inserted, sentences
-      deleted or the tail cut keeps its longest sentences but moves more than ``k`` bits); when both texts are
-      short, sharing at least ``min_shared_fraction`` of the smaller sentence signature is enough on its own.
+      deleted or the tail cut keeps its longest sentences but moves more than ``k`` bits); shingle-sketch
+      hashes do not count here;
+    * **sketch**: both texts carry a shingle sketch (texts under ``Fingerprinter.sketch_chars``) and share at
+      least ``min_shared_fraction`` of the smaller sketch (not boilerplate), whatever their Hamming distance:
+      an estimated character-shingle Jaccard similarity of about one half or more.
 
     The Hamming bound on the sentence match is what keeps unrelated pages apart that share a site's boilerplate
-    sentence before it is frequent enough to count as boilerplate. Documents without usable features are never
-    duplicates of anything but an exact copy with content. Among several qualifying candidates the nearest wins,
+    sentence before it is frequent enough to count as boilerplate. So does ``max_sentence_clusters``: a sentence
+    that candidates of more than that many clusters hold (a site template's disclaimer, held by the different
+    articles of that site) is treated as boilerplate for this decision; an article's own sentence is held by its
+    reprints, which sit in one cluster (0 turns this off). It only looks at the candidates, so every backend
+    decides alike. Documents without usable features are never duplicates of anything but an exact copy with
+    content. Among several qualifying candidates the nearest wins,
     then a canonical one, then the smallest id (so every backend breaks ties the same way).
     """
 
@@ -117,6 +124,7 @@ class DefaultRule:
     min_shared_fraction: float = 0.5
     sentence_k: int = 16
     short_k: int = 7
+    max_sentence_clusters: int = 1
 
     @property
     def candidate_distance(self) -> int:
@@ -126,6 +134,8 @@ class DefaultRule:
         self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
     ) -> Decision | None:
         best: tuple[tuple[int, int, str], Decision] | None = None
+        if self.max_sentence_clusters and fp.sentences and candidates:
+            boilerplate = boilerplate | self._crowded(fp, candidates)
         for cand in candidates:
             decision = self._match(fp, cand, boilerplate)
             if decision is None:
@@ -134,6 +144,15 @@ class DefaultRule:
             if best is None or key < best[0]:
                 best = (key, decision)
         return None if best is None else best[1]
+
+    def _crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
+        """Sentence hashes of ``fp`` held by candidates of more than ``max_sentence_clusters`` clusters."""
+        mine = {h for h in fp.sentences if not is_sketch(h)}
+        clusters: dict[int, set[str]] = {}
+        for cand in candidates:
+            for h in mine.intersection(cand.fingerprint.sentences):
+                clusters.setdefault(h, set()).add(cand.cluster)
+        return frozenset(h for h, c in clusters.items() if len(c) > self.max_sentence_clusters)
 
     def _match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int]) -> Decision | None:
         other = cand.fingerprint
@@ -150,12 +169,14 @@ class DefaultRule:
         elif fp.short and other.short and distance <= self.short_k:
             return Decision(cand, distance, "simhash")
         if fp.sentences and other.sentences:
-            shared = len(set(fp.sentences).intersection(other.sentences).difference(boilerplate))
-            if shared and distance <= self.sentence_k:
+            shared = set(fp.sentences).intersection(other.sentences).difference(boilerplate)
+            if distance <= self.sentence_k and any(not is_sketch(h) for h in shared):
                 return Decision(cand, distance, "sentences")
-            if fp.short and other.short:
-                needed = max(1, -(-min(len(fp.sentences), len(other.sentences)) * self.min_shared_fraction // 1))
-                if shared >= needed:
+            mine = sum(map(is_sketch, fp.sentences))
+            theirs = sum(map(is_sketch, other.sentences))
+            if mine and theirs:
+                needed = max(1, -(-min(mine, theirs) * self.min_shared_fraction // 1))
+                if sum(map(is_sketch, shared)) >= needed:
                     return Decision(cand, distance, "sentences")
         return None
 

@@ -1,6 +1,6 @@
 """Fingerprints: TF-IDF weighted 64-bit SimHash, its four 16-bit segments, and the long-sentence signature.
 
-How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 1):
+How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 2):
 
 1. ``text.normalize``: NFKC (full/half width), casefold, collapsed whitespace.
 2. ``text.segment``: jieba-compatible words for Chinese, words for other text.
@@ -14,7 +14,12 @@ How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 1):
    principle two fingerprints within Hamming distance 3 agree on at least one segment.
 6. The long-sentence signature: BLAKE2b hashes of the ``sentences`` longest sentences of at least
    ``min_sentence_chars`` letters/ideographs, each sentence reduced to its letters, digits and ideographs. A few
-   longest sentences identify a reprinted article even when wrappers and edits move its SimHash.
+   longest sentences identify a reprinted article even when wrappers and edits move its SimHash. Sentence hashes
+   have the top bit cleared.
+7. The shingle sketch (version 2), for texts of fewer than ``sketch_chars`` (300) letters/ideographs only: the
+   ``sketch`` (12) smallest hashes of the content key's character shingles (3 characters for text with Chinese,
+   5 otherwise), top bit set, appended to the sentence hashes. Sharing half of the sketch estimates a shingle
+   Jaccard similarity of about one half: what survives a prefix, a typo or a cut tail of a short text.
 
 The hot path (:meth:`Fingerprinter.fingerprint_many`) is vectorised with numpy over a whole batch of documents:
 one dict lookup per token, then gathers and two ``bincount``s (see :meth:`Fingerprinter._simhash_chunk`); the
@@ -34,9 +39,9 @@ import numpy as np
 from . import text as _text
 from .idf import IDFTable
 
-__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "WEIGHT_SCALE"]
+__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_sketch", "WEIGHT_SCALE", "SKETCH_BIT"]
 
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2
 WEIGHT_SCALE = 1024
 N_SEGMENTS = 4
 SEGMENT_BITS = 16
@@ -46,6 +51,14 @@ _MASK64 = 0xFFFFFFFFFFFFFFFF
 def hash64(s: str) -> int:
     """Stable, well-mixed unsigned 64-bit hash of a string (BLAKE2b, 8-byte digest, little-endian)."""
     return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+SKETCH_BIT = 1 << 63  # set in shingle-sketch hashes, clear in sentence hashes: the two kinds share one field
+
+
+def is_sketch(h: int) -> bool:
+    """Whether a hash of ``Fingerprint.sentences`` is a shingle-sketch hash (else a sentence hash)."""
+    return h >= SKETCH_BIT
 
 
 def _hex(value: int) -> str:
@@ -153,6 +166,18 @@ class Fingerprinter:
     short_chars:
         texts with fewer letters/ideographs than this are ``short``: SimHash is weak on them and the sentence
         signature decides.
+    sketch:
+        for texts of fewer than ``sketch_chars`` letters/ideographs, how many character-shingle hashes (the
+        smallest of all the text's shingle hashes: a bottom-k MinHash sketch) are added to the sentence
+        signature (default 12; 0: none). A prefix, a typo, a dropped clause or a cut tail changes the only
+        sentence or two of a short text, but only a few of its shingles. Sketch hashes have the top bit set
+        (:data:`SKETCH_BIT`), sentence hashes have it clear, so a rule can tell them apart in one field.
+    sketch_chars:
+        texts with fewer letters/ideographs than this get the sketch (default 300: short texts and the shorter
+        medium ones; longer texts have enough long sentences).
+    sketch_shingle:
+        shingle length in characters of the content key for the sketch: ``(cjk, other)``, default ``(3, 5)``:
+        3 characters for texts with Chinese characters, 5 letters/digits for the rest (spaces removed).
     segmenter:
         ``"auto"`` (rjieba when installed, else jieba), ``"rjieba"`` or ``"jieba"``.
     """
@@ -170,6 +195,9 @@ class Fingerprinter:
         sentences: int = 5,
         min_sentence_chars: int = 8,
         short_chars: int = 100,
+        sketch: int = 12,
+        sketch_chars: int = 300,
+        sketch_shingle: tuple[int, int] = (3, 5),
         segmenter: str = "auto",
         stopwords: frozenset[str] | None = None,
     ) -> None:
@@ -179,8 +207,15 @@ class Fingerprinter:
             self.idf = IDFTable.jieba_default()
         else:
             self.idf = IDFTable.load(idf)
-        if sentences < 0 or min_token_len < 1 or min_sentence_chars < 1 or short_chars < 0:
-            raise ValueError("sentences >= 0, min_token_len >= 1, min_sentence_chars >= 1, short_chars >= 0")
+        if sentences < 0 or min_token_len < 1 or min_sentence_chars < 1 or short_chars < 0 or sketch < 0 \
+                or sketch_chars < 0:
+            raise ValueError("sentences >= 0, min_token_len >= 1, min_sentence_chars >= 1, short_chars >= 0, "
+                             "sketch >= 0, sketch_chars >= 0")
+        if len(sketch_shingle) != 2 or min(sketch_shingle) < 1:
+            raise ValueError("sketch_shingle is (cjk, other), both >= 1")
+        self.sketch = sketch
+        self.sketch_chars = sketch_chars
+        self.sketch_shingle = (int(sketch_shingle[0]), int(sketch_shingle[1]))
         self.min_token_len = min_token_len
         self.n_sentences = sentences
         self.min_sentence_chars = min_sentence_chars
@@ -200,6 +235,9 @@ class Fingerprinter:
             "sentences": self.n_sentences,
             "min_sentence_chars": self.min_sentence_chars,
             "short_chars": self.short_chars,
+            "sketch": self.sketch,
+            "sketch_chars": self.sketch_chars,
+            "sketch_shingle": list(self.sketch_shingle),
         }
 
     def token_weight(self, token: str) -> int:
@@ -220,17 +258,33 @@ class Fingerprinter:
         simhashes, n_features = self._simhash_batch(tokens)
         keys = _text._keys_many(normalized, self.min_sentence_chars)
         short_chars, signature = self.short_chars, self._signature
+        sketches = self._sketches(normalized, keys)
         return [
             Fingerprint(
                 sim if nf else 0,  # simhash
                 hash64(key) if key else 0,  # content_hash
-                signature(sentence_keys),  # sentences
+                signature(sentence_keys) + sketch,  # sentences (+ shingle sketch of a shorter text)
                 nf,  # n_features
                 len(key),  # n_chars
                 len(key) < short_chars,  # short
             )
-            for (key, sentence_keys), sim, nf in zip(keys, simhashes.tolist(), n_features.tolist())
+            for (key, sentence_keys), sim, nf, sketch in zip(keys, simhashes.tolist(), n_features.tolist(), sketches)
         ]
+
+    def _sketches(self, normalized: Sequence[str], keys: list[tuple[str, list[str]]]) -> list[tuple[int, ...]]:
+        """Bottom-``sketch`` shingle hashes of each shorter text's content key (``()`` for longer texts)."""
+        out: list[tuple[int, ...]] = [()] * len(keys)
+        if not self.sketch or not self.sketch_chars:
+            return out
+        by_n: dict[int, list[int]] = {}
+        for i, (key, _) in enumerate(keys):
+            if 0 < len(key) < self.sketch_chars:
+                n = self.sketch_shingle[0] if _text.has_cjk(key) else self.sketch_shingle[1]
+                by_n.setdefault(n, []).append(i)
+        for n, docs in by_n.items():
+            for i, sketch in zip(docs, _bottom_k([keys[i][0] for i in docs], n, self.sketch)):
+                out[i] = sketch
+        return out
 
     def sentence_signature(self, normalized: str) -> tuple[int, ...]:
         """Hashes of the longest sentences (longest first; ties keep text order)."""
@@ -245,7 +299,7 @@ class Fingerprinter:
         keys = sorted(keys, key=len, reverse=True)  # stable: equal lengths stay in text order
         seen: dict[int, None] = {}
         for k in keys:
-            seen.setdefault(hash64(k))
+            seen.setdefault(hash64(k) & ~SKETCH_BIT)
             if len(seen) == self.n_sentences:
                 break
         return tuple(seen)
@@ -322,6 +376,44 @@ class Fingerprinter:
         totals = np.bincount(doc_of, weights=weights, minlength=n_docs)
         set_bits = (2 * ones) > totals[:, None]  # documents without features: 0 > 0, no bits
         out[:] = np.packbits(set_bits, axis=1, bitorder="little").reshape(-1).view("<u8")
+
+
+_M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
+_SHINGLE_MUL = np.uint64(0x100000001B3)
+
+
+def _bottom_k(keys: Sequence[str], n: int, k: int) -> list[tuple[int, ...]]:
+    """For each string: the ``k`` smallest distinct hashes of its ``n``-character shingles, ascending (a string
+    shorter than ``n`` is one shingle). Stable 64-bit hashes (a polynomial over the code points, then the
+    splitmix64 finaliser), computed for the whole batch with numpy; the results never collide in practice with
+    sentence hashes (BLAKE2b), and a collision would only add a candidate."""
+    lengths = np.fromiter(map(len, keys), dtype=np.intp, count=len(keys))
+    n_sh = np.maximum(lengths - n + 1, 1)  # shingles per string
+    offsets = np.concatenate(([0], np.cumsum(lengths)))
+    cps = np.concatenate((_text._code_points("".join(keys)).astype(np.uint64), np.zeros(n, dtype=np.uint64)))
+    doc = np.repeat(np.arange(len(keys)), n_sh)
+    starts = offsets[:-1][doc] + (np.arange(doc.size) - np.repeat(np.cumsum(n_sh) - n_sh, n_sh))
+    width = np.minimum(lengths, n)[doc]
+    h = np.full(doc.size, np.uint64(n))
+    for j in range(n):
+        use = width > j
+        h = np.where(use, h * _SHINGLE_MUL + cps[starts + j] + np.uint64(1), h)
+    z = h + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    z ^= z >> np.uint64(31)
+    z |= np.uint64(SKETCH_BIT)
+    order = np.lexsort((z, doc))
+    doc, z = doc[order], z[order]
+    fresh = np.ones(doc.size, dtype=bool)
+    fresh[1:] = (doc[1:] != doc[:-1]) | (z[1:] != z[:-1])
+    doc, z = doc[fresh], z[fresh]
+    first = np.searchsorted(doc, doc, side="left")
+    keep = (np.arange(doc.size) - first) < k
+    out: list[list[int]] = [[] for _ in keys]
+    for d, v in zip(doc[keep].tolist(), z[keep].tolist()):
+        out[d].append(v)
+    return [tuple(x) for x in out]
 
 
 # (16 x 4) float64 table: row v holds the bits of the nibble v, least significant first.
