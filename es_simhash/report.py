@@ -544,8 +544,9 @@ def render_html(data: ReportData, title: str = "Duplicate report") -> str:
         _section_reasons(add, plt, data)
     add("<footer>A cluster is a canonical document and every document marked a duplicate of it "
         "(<code>dup_cluster</code> is the canonical document's id). Reasons: <b>exact</b> same normalised "
-        "content; <b>simhash</b> long texts within the Hamming distance limit; <b>sentences</b> short texts sharing "
-        "their long-sentence signature; <b>no-features</b> empty or punctuation-only text.</footer>")
+        "content; <b>simhash</b> SimHash within the Hamming distance limit (3 bits for long texts, 7 for short ones); "
+        "<b>sentences</b> a shared long sentence that is not boilerplate (within 16 bits), or half of a short "
+        "text's shingle sketch; <b>no-features</b> empty or punctuation-only text.</footer>")
     add("</main></body></html>\n")
     return "".join(parts)
 
@@ -612,8 +613,9 @@ def _section_distances(add, plt, data: ReportData) -> None:
         add('<p class="why">No duplicates, no distances.</p></section>')
         return
     add('<p class="why">Bits in which each duplicate\'s 64-bit SimHash differs from the document it duplicates. '
-        "Exact copies sit at 0; <i>simhash</i> duplicates stay within the limit (<code>-k</code>, default 3); "
-        "<i>sentences</i> duplicates (short texts) can be further apart.</p>")
+        "Exact copies sit at 0; <i>simhash</i> duplicates stay within the limit (<code>-k</code>, default 3; 7 for "
+        "short texts); <i>sentences</i> duplicates (a shared long sentence or shingle sketch) can be further apart."
+        "</p>")
     reasons = sorted({r for v in data.distances.values() for r in v},
                      key=lambda r: (DUPLICATE_REASONS.index(r) if r in DUPLICATE_REASONS else 9, r))
     head = "".join(f'<th class="n">{_e(r)}</th>' for r in reasons)
