@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
+import numpy as np
+
 
 def fmt_table(rows: Sequence[Sequence[str]]) -> str:
     """Rows of strings (the first is the header) as an aligned table: first column left, the rest right."""
@@ -23,3 +25,15 @@ def verdicts(checks: Sequence[tuple[bool, str]], t_start: float, strict: bool) -
         print(f"{'PASS' if ok else 'FAIL'} {msg}")
     print(f"(total run time {time.perf_counter() - t_start:.0f} s)")
     return 1 if strict and not all(ok for ok, _ in checks) else 0
+
+
+def random_u64(rng: np.random.Generator, size: int) -> np.ndarray:
+    """Uniform random 64-bit fingerprints."""
+    return rng.integers(0, np.iinfo(np.uint64).max, size=size, dtype=np.uint64, endpoint=True)
+
+
+def flip_bits(rng: np.random.Generator, value: int, d: int) -> int:
+    """``value`` with ``d`` distinct random bits flipped (a planted neighbour at distance ``d``)."""
+    for b in rng.choice(64, size=d, replace=False).tolist():
+        value ^= 1 << b
+    return value

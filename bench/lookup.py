@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import _es  # noqa: E402
+from _common import flip_bits, random_u64  # noqa: E402
 
 TARGET_P50_MS = 5.0
 TARGET_BATCHED = 2000.0
@@ -49,16 +50,6 @@ TARGET_SIZE = 1_000_000
 
 
 # -- data ------------------------------------------------------------------------------------------------------
-def random_u64(rng: np.random.Generator, size: int) -> np.ndarray:
-    return rng.integers(0, np.iinfo(np.uint64).max, size=size, dtype=np.uint64, endpoint=True)
-
-
-def flip_bits(rng: np.random.Generator, value: int, d: int) -> int:
-    for b in rng.choice(64, size=d, replace=False).tolist():
-        value ^= 1 << b
-    return value
-
-
 _M1, _M2, _M4, _H01 = (np.uint64(x) for x in (0x5555555555555555, 0x3333333333333333, 0x0F0F0F0F0F0F0F0F,
                                              0x0101010101010101))
 

@@ -40,7 +40,7 @@ from es_simhash import hamming
 from es_simhash.fingerprint import Fingerprint
 from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.index.memory import MemoryIndex
-from _common import fmt_table, verdicts  # noqa: E402
+from _common import flip_bits, fmt_table, random_u64, verdicts  # noqa: E402
 
 TARGET_LOOKUPS_PER_S = 20_000
 BEYOND = 3  # planted neighbours at K+1..K+3 that must not come back
@@ -55,14 +55,6 @@ def rss_bytes() -> int:
         return 0
 
 
-def random_u64(rng: np.random.Generator, size: int) -> np.ndarray:
-    return rng.integers(0, np.iinfo(np.uint64).max, size=size, dtype=np.uint64, endpoint=True)
-
-
-def flip_bits(rng: np.random.Generator, value: int, d: int) -> int:
-    for b in rng.choice(64, size=d, replace=False).tolist():
-        value ^= 1 << b
-    return value
 
 
 def make_fp(simhash: int, content_hash: int) -> Fingerprint:
