@@ -131,18 +131,17 @@ def run_dedup(
     resuming = checkpoint is not None and bool(checkpoint.done)
     with ExitStack() as stack:
         dlw = stack.enter_context(DeadLetterWriter(dead_letters, append=resuming))
-        held: list[DeadLetter] = []  # written with the batch they precede, so a checkpoint is all-or-nothing
-        position: dict[str, int] = {}  # lines done per input, as of the last batch written
 
         def dead(letter: DeadLetter) -> None:
             dlw.write(letter)
             summary.read += 1
             summary.dead_letters += 1
 
-        def flush(batch: list[Record], results: list) -> None:
-            for letter in held:
+        def flush(batch: list[Record], letters: list[DeadLetter], position: dict[str, int], results: list) -> None:
+            """Write one batch's outcome: the dead letters read before its last record (so a checkpoint is
+            all-or-nothing), its report/output lines, then the checkpoint at ``position`` (lines done per input)."""
+            for letter in letters:
                 dead(letter)
-            held.clear()
             for rec, res in zip(batch, results):
                 if isinstance(res, (DuplicateIdError, IndexingError)):
                     dead(DeadLetter(rec.source, rec.line, str(res), rec.raw[:200].decode("utf-8", "replace")))
@@ -163,33 +162,29 @@ def run_dedup(
             if on_progress is not None:
                 on_progress(reader.bytes_read, summary)
 
-        skip = {}
-        if checkpoint is not None:
-            skip = {src: checkpoint.done.get(src, 0) for src in checkpoint.inputs}
-
         def batches():
-            """Full batches of records, with what was read up to their last record (position, dead letters)."""
+            """Full batches of records, with the dead letters read since the previous batch and a snapshot of the
+            lines read per input (batches are fingerprinted one ahead, so the snapshot must not move)."""
             batch: list[Record] = []
             letters: list[DeadLetter] = []
+            position: dict[str, int] = {}
             for path, src in zip(inputs, checkpoint.inputs if checkpoint else inputs):
-                for item in reader.read_one(path, skip_lines=skip.get(src, 0)):
-                    position_now[src] = item.line
+                skip = checkpoint.done.get(src, 0) if checkpoint is not None else 0
+                for item in reader.read_one(path, skip_lines=skip):
+                    position[src] = item.line
                     if isinstance(item, DeadLetter):
                         letters.append(item)
                     else:
                         batch.append(item)
                     if len(batch) >= engine.batch_size:
-                        yield batch, letters, dict(position_now)
+                        yield batch, letters, dict(position)
                         batch, letters = [], []
-            yield batch, letters, dict(position_now)
+            yield batch, letters, dict(position)
 
-        position_now: dict[str, int] = {}
-        documents = ((([Document(r.id, r.text, r.fields) for r in batch]), (batch, letters, pos))
-                     for batch, letters, pos in batches())
-        for (batch, letters, pos), results in engine.process_batches(documents):
-            held.extend(letters)
-            position.update(pos)
-            flush(batch, results)
+        documents = (([Document(r.id, r.text, r.fields) for r in batch], (batch, letters, position))
+                     for batch, letters, position in batches())
+        for (batch, letters, position), results in engine.process_batches(documents):
+            flush(batch, letters, position, results)
         summary.dead_letter_path = dlw.path if dlw.count or resuming and os.path.exists(dlw.path) else None
     summary.elapsed += time.perf_counter() - started
     if checkpoint is not None:
