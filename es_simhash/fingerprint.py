@@ -286,12 +286,6 @@ class Fingerprinter:
                 out[i] = sketch
         return out
 
-    def sentence_signature(self, normalized: str) -> tuple[int, ...]:
-        """Hashes of the longest sentences (longest first; ties keep text order)."""
-        if self.n_sentences == 0:
-            return ()
-        return self._signature(_text._keys_many([normalized], self.min_sentence_chars)[0][1])
-
     def _signature(self, keys: list[str]) -> tuple[int, ...]:
         """The signature from the sentence keys of at least ``min_sentence_chars`` characters, in text order."""
         if self.n_sentences == 0 or not keys:
