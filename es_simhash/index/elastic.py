@@ -49,7 +49,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_SOURCE_FIELDS = [
+_LOOKUP_FIELDS = [  # read from doc values by lookups, never from _source (which holds the text)
     "simhash",
     "content_hash",
     "sentences",
@@ -412,7 +412,7 @@ class ElasticIndex:
         body: dict[str, Any] = {
             "size": self.page_size,
             "_source": False,
-            "docvalue_fields": _SOURCE_FIELDS,
+            "docvalue_fields": _LOOKUP_FIELDS,
             "query": {"bool": {"filter": {"bool": {"should": should, "minimum_should_match": 1}}}},
             "track_total_hits": False,
         }
