@@ -82,3 +82,8 @@ def percentile(xs: Sequence[float], p: float) -> float:
     return float(np.percentile(np.asarray(xs, dtype=float), p))
 
 
+def add_node_options(ap, heap: str) -> None:
+    """``--es-url`` (default ``$ES_URL``) and ``--heap`` for the private node started when no URL is given."""
+    ap.add_argument("--es-url", default=os.environ.get("ES_URL"),
+                    help="use this Elasticsearch (default: $ES_URL, else start a private node)")
+    ap.add_argument("--heap", default=heap, help=f"heap of the private node (default {heap})")

@@ -198,9 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--chunk-size", type=int, default=500, help="bulk chunk size of both systems (default 500)")
     ap.add_argument("--repeats", type=int, default=3, help="timed rounds after one warm-up (default 3)")
     ap.add_argument("--seed", type=int, default=1998, help="seed of the sample, shuffle and plants (1998)")
-    ap.add_argument("--es-url", default=os.environ.get("ES_URL"),
-                    help="use this Elasticsearch (default: $ES_URL, else start a private node)")
-    ap.add_argument("--heap", default="1g", help="heap of the private node (default 1g)")
+    _es.add_node_options(ap, heap="1g")
     ap.add_argument("--quick", action="store_true", help="small run: 600 + 400 articles, 100 planted, 1 repeat")
     ap.add_argument("--strict", action="store_true", help="exit 1 when the target is missed")
     args = ap.parse_args(argv)

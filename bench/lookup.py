@@ -311,9 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--load-chunk", type=int, default=5000, help="docs per bulk request while loading (5,000)")
     ap.add_argument("--load-threads", type=int, default=2, help="parallel_bulk threads while loading (2)")
     ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
-    ap.add_argument("--es-url", default=os.environ.get("ES_URL"),
-                    help="use this Elasticsearch (default: $ES_URL, else start a private node)")
-    ap.add_argument("--heap", default="2g", help="heap of the private node (default 2g)")
+    _es.add_node_options(ap, heap="2g")
     ap.add_argument("--quick", action="store_true", help="small run: --sizes 20000 --queries 300, 1 repeat")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)

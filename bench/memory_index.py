@@ -75,8 +75,6 @@ class Timed:
         return statistics.median(self.times)
 
 
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="MemoryIndex lookups/s, recall/precision vs brute force, build/save/load cost "
