@@ -260,24 +260,34 @@ def edit_long(text: str, lang: str, edit: str, strength: int, rng: random.Random
     if edit == "typo":
         return typos(text, lang, {1: 1, 2: 3, 3: 8}[strength], rng), site
     if edit == "truncate":
+        # cut at the sentence end nearest to ``keep`` of the text (never the whole text, never before the first
+        # body sentence); with no sentence end within 15% of the target (a text of one or two long sentences),
+        # cut inside the sentence at a word (English) or character (Chinese) boundary, as sites that cut at a
+        # fixed length do
         keep = {1: 0.9, 2: 0.75, 3: 0.6}[strength]
         allp = ([title] if title else []) + body
-        total = sum(map(len, allp))
-        out, n = [], 0
-        for p in allp:
-            ss = sentences(p, lang) or [p]
-            kept = []
-            for s in ss:
-                if n + len(s) > keep * total and out + kept:
-                    break
-                kept.append(s)
-                n += len(s)
-            if kept:
-                out.append(_sjoin(kept, lang))
-            if n >= keep * total or len(kept) < len(ss):
-                break
+        units = [(pi, s) for pi, p in enumerate(allp) for s in (sentences(p, lang) or [p])]
+        total = sum(len(s) for _, s in units)
+        target = keep * total
+        ends, n = [], 0
+        for j, (_, s) in enumerate(units[:-1]):
+            n += len(s)
+            if j >= (1 if title else 0):  # keep at least one body sentence
+                ends.append((abs(n - target), j, n))
         tail = "（未完待续）" if lang == "zh" else "[Continued on page 2]"
-        return _join(out + [tail], lang), site
+        if ends and min(ends)[0] <= 0.15 * total:
+            _, j, _ = min(ends)
+            out: list[list[str]] = []
+            for pi, s in units[: j + 1]:
+                if not out or out[-1][0] != pi:
+                    out.append([pi])
+                out[-1].append(s)
+            return _join([_sjoin(ss[1:], lang) for ss in out] + [tail], lang), site
+        joined = _join(allp, lang)
+        cut = int(len(joined) * keep)
+        if lang == "en":
+            cut = max(joined.rfind(" ", 0, cut), len(title) + 2)
+        return _join([joined[:cut].rstrip() + ("…" if lang == "zh" else "..."), tail], lang), site
     if edit == "title":
         if not title:
             return text, site
@@ -291,9 +301,9 @@ def edit_long(text: str, lang: str, edit: str, strength: int, rng: random.Random
         return _join([new] + body, lang), site
     if edit == "reprint":  # what a reprint usually is: several edits at once
         t, site = edit_long(text, lang, "punct", 1, rng, pool)
-        if strength >= 2:
-            t, _ = edit_long(t, lang, "ads", 1, rng, pool)
+        if strength >= 2:  # delete one of the article's own sentences, then insert an ad
             t, _ = edit_long(t, lang, "delete", 1, rng, pool)
+            t, _ = edit_long(t, lang, "ads", 1, rng, pool)
         if strength >= 3:
             t, _ = edit_long(t, lang, "title", 1, rng, pool)
             t, _ = edit_long(t, lang, "typo", 1, rng, pool)
