@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
-from .fingerprint import Fingerprint, Fingerprinter, is_sketch
+from .fingerprint import Fingerprint, Fingerprinter, contradicts, is_sketch, text_contradicts
 from .index.base import CANONICAL, Lookup, SegmentIndex, StoredDoc
 from .index.memory import MemoryIndex
 
@@ -102,29 +102,40 @@ class DefaultRule:
 
     * **exact**: same content (letters, digits and ideographs equal after normalisation), distance 0;
     * **simhash**: SimHash within ``k`` bits when both texts are long, within ``short_k`` bits when both are short;
-    * **sentences**: the texts share at least one long sentence that is not boilerplate *and* their SimHashes
-      are within ``sentence_k`` bits (a reprint wrapped in a site header/footer, with ads inserted, sentences
-      deleted or the tail cut keeps its longest sentences but moves more than ``k`` bits); shingle-sketch
-      hashes do not count here;
+    * **sentences**: the texts share long sentences that are not boilerplate, and either their SimHashes are
+      within ``sentence_near_k`` bits and they share one, or within ``sentence_k`` bits and they share at least
+      ``min_shared_sentences`` of the smaller signature, or all of one text's signature sentences (at least two)
+      are in the other's (a short article inside a big site template: the template moves the SimHash any
+      distance). A reprint wrapped in a site header/footer, with ads inserted, sentences deleted or the tail cut
+      keeps its longest sentences but moves more than ``k`` bits; shingle-sketch hashes do not count here;
     * **sketch**: both texts carry a shingle sketch (texts under ``Fingerprinter.sketch_chars``) and share at
       least ``min_shared_fraction`` of the smaller sketch (not boilerplate), whatever their Hamming distance:
       an estimated character-shingle Jaccard similarity of about one half or more.
 
-    The Hamming bound on the sentence match is what keeps unrelated pages apart that share a site's boilerplate
-    sentence before it is frequent enough to count as boilerplate. So does ``max_sentence_clusters``: a sentence
-    that candidates of more than that many clusters hold (a site template's disclaimer, held by the different
-    articles of that site) is treated as boilerplate for this decision; an article's own sentence is held by its
-    reprints, which sit in one cluster (0 turns this off). It only looks at the candidates, so every backend
-    decides alike. Documents without usable features are never duplicates of anything but an exact copy with
-    content. Among several qualifying candidates the nearest wins,
-    then a canonical one, then the smallest id (so every backend breaks ties the same way).
+    The Hamming bounds on the sentence match are what keep unrelated pages apart that share a site's boilerplate
+    sentences before they are frequent enough to count as boilerplate. So does ``max_sentence_clusters``: a
+    sentence that candidates of more than that many clusters hold (a site template's disclaimer, held by the
+    different articles of that site) is treated as boilerplate for this decision; an article's own sentence is
+    held by its reprints, which sit in one cluster (0 turns this off). It only looks at the candidates, so every
+    backend decides alike.
+
+    ``meaning_guard``: between two texts that both carry a shingle sketch (short texts, where one sentence is
+    much of the meaning), a pair of signature sentences that :func:`~es_simhash.fingerprint.contradicts` (a
+    negation inserted, or two Chinese words swapped) vetoes the candidate's whole cluster: "他同意这个方案" is not
+    a reprint of "他不同意这个方案", nor is "张三打了李四" of "李四打了张三", though every shingle method calls them
+    near duplicates. Documents without usable features are never duplicates of anything but an exact copy with
+    content. Among several qualifying candidates the nearest wins, then a canonical one, then the smallest id
+    (so every backend breaks ties the same way).
     """
 
     k: int = 3
     min_shared_fraction: float = 0.5
     sentence_k: int = 16
+    sentence_near_k: int = 8
+    min_shared_sentences: float = 0.4
     short_k: int = 7
     max_sentence_clusters: int = 1
+    meaning_guard: bool = True
 
     @property
     def candidate_distance(self) -> int:
@@ -136,14 +147,29 @@ class DefaultRule:
         best: tuple[tuple[int, int, str], Decision] | None = None
         if self.max_sentence_clusters and fp.sentences and candidates:
             boilerplate = boilerplate | self._crowded(fp, candidates)
+        vetoed = self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
         for cand in candidates:
             decision = self._match(fp, cand, boilerplate)
-            if decision is None:
+            if decision is None or (cand.cluster in vetoed and decision.reason != "exact"):
                 continue
             key = (decision.distance, 0 if cand.is_canonical else 1, cand.id)
             if best is None or key < best[0]:
                 best = (key, decision)
         return None if best is None else best[1]
+
+    @staticmethod
+    def _contradicted(fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
+        """Clusters with a sketched candidate one of whose sentences contradicts one of ``fp``'s (both sketched)."""
+        if not any(map(is_sketch, fp.sentences)):
+            return frozenset()
+        mine = [h for h in fp.sentences if not is_sketch(h)]
+        out = set()
+        for cand in candidates:
+            theirs = cand.fingerprint.sentences
+            if cand.cluster not in out and any(map(is_sketch, theirs)) and (text_contradicts(fp, cand.fingerprint) or any(
+                    contradicts(a, b) for a in mine for b in theirs if not is_sketch(b))):
+                out.add(cand.cluster)
+        return frozenset(out)
 
     def _crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
         """Sentence hashes of ``fp`` held by candidates of more than ``max_sentence_clusters`` clusters."""
@@ -170,8 +196,15 @@ class DefaultRule:
             return Decision(cand, distance, "simhash")
         if fp.sentences and other.sentences:
             shared = set(fp.sentences).intersection(other.sentences).difference(boilerplate)
-            if distance <= self.sentence_k and any(not is_sketch(h) for h in shared):
-                return Decision(cand, distance, "sentences")
+            n_shared = sum(not is_sketch(h) for h in shared)
+            if n_shared:
+                mine_s = sum(not is_sketch(h) for h in fp.sentences if h not in boilerplate)
+                theirs_s = sum(not is_sketch(h) for h in other.sentences if h not in boilerplate)
+                smaller = min(mine_s, theirs_s)
+                if distance <= self.sentence_near_k or (
+                        distance <= self.sentence_k and n_shared >= self.min_shared_sentences * smaller) or (
+                        n_shared == smaller >= 2):
+                    return Decision(cand, distance, "sentences")
             mine = sum(map(is_sketch, fp.sentences))
             theirs = sum(map(is_sketch, other.sentences))
             if mine and theirs:

@@ -1,8 +1,9 @@
 """Fingerprints: TF-IDF weighted 64-bit SimHash, its four 16-bit segments, and the long-sentence signature.
 
-How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 2):
+How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 3):
 
-1. ``text.normalize``: NFKC (full/half width), casefold, collapsed whitespace.
+1. ``text.normalize``: NFKC (full/half width), casefold, collapsed whitespace (a run with a line break becomes
+   one line break: since version 3 a title or heading line is a sentence of its own).
 2. ``text.segment``: jieba-compatible words for Chinese, words for other text.
 3. Each token occurrence gets the weight ``round(idf * 1024)``; punctuation, whitespace, stop words and tokens
    shorter than ``min_token_len`` get 0. Summed over occurrences this is TF x IDF. Weights are whole numbers
@@ -15,7 +16,9 @@ How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 2):
 6. The long-sentence signature: BLAKE2b hashes of the ``sentences`` longest sentences of at least
    ``min_sentence_chars`` letters/ideographs, each sentence reduced to its letters, digits and ideographs. A few
    longest sentences identify a reprinted article even when wrappers and edits move its SimHash. Sentence hashes
-   have the top bit cleared.
+   have the top bit cleared. Since version 3 a sentence hash (and the content hash) carries a hash of the
+   key's character multiset next to the hash of the key (:func:`sentence_hashes`), so two hashes tell whether
+   their sentences differ by a negation word or by reordered words (:func:`contradicts`), with no text.
 7. The shingle sketch (version 2), for texts of fewer than ``sketch_chars`` (300) letters/ideographs only: the
    ``sketch`` (12) smallest hashes of the content key's character shingles (3 characters for text with Chinese,
    5 otherwise), top bit set, appended to the sentence hashes. Sharing half of the sketch estimates a shingle
@@ -39,9 +42,10 @@ import numpy as np
 from . import text as _text
 from .idf import IDFTable
 
-__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_sketch", "WEIGHT_SCALE", "SKETCH_BIT"]
+__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_sketch", "WEIGHT_SCALE", "SKETCH_BIT",
+           "sentence_hashes", "content_hashes", "contradicts", "text_contradicts", "NEGATIONS"]
 
-FINGERPRINT_VERSION = 2
+FINGERPRINT_VERSION = 3
 WEIGHT_SCALE = 1024
 N_SEGMENTS = 4
 SEGMENT_BITS = 16
@@ -257,18 +261,26 @@ class Fingerprinter:
         tokens = [_text.segment(n, seg) for n in normalized]
         simhashes, n_features = self._simhash_batch(tokens)
         keys = _text._keys_many(normalized, self.min_sentence_chars)
-        short_chars, signature = self.short_chars, self._signature
+        short_chars = self.short_chars
         sketches = self._sketches(normalized, keys)
+        chosen = [self._signature_keys(sentence_keys) for _, sentence_keys in keys]
+        flat = sentence_hashes(list(chain.from_iterable(chosen)))
+        signatures, pos = [], 0
+        for c in chosen:
+            signatures.append(tuple(dict.fromkeys(flat[pos : pos + len(c)])))
+            pos += len(c)
         return [
             Fingerprint(
                 sim if nf else 0,  # simhash
-                hash64(key) if key else 0,  # content_hash
-                signature(sentence_keys) + sketch,  # sentences (+ shingle sketch of a shorter text)
+                content_hash,
+                signature + sketch,  # sentences (+ shingle sketch of a shorter text)
                 nf,  # n_features
                 len(key),  # n_chars
                 len(key) < short_chars,  # short
             )
-            for (key, sentence_keys), sim, nf, sketch in zip(keys, simhashes.tolist(), n_features.tolist(), sketches)
+            for (key, _), content_hash, sim, nf, signature, sketch in zip(
+                keys, content_hashes([k for k, _ in keys]), simhashes.tolist(), n_features.tolist(), signatures,
+                sketches)
         ]
 
     def _sketches(self, normalized: Sequence[str], keys: list[tuple[str, list[str]]]) -> list[tuple[int, ...]]:
@@ -286,17 +298,21 @@ class Fingerprinter:
                 out[i] = sketch
         return out
 
-    def _signature(self, keys: list[str]) -> tuple[int, ...]:
-        """The signature from the sentence keys of at least ``min_sentence_chars`` characters, in text order."""
+    def _signature_keys(self, keys: list[str]) -> list[str]:
+        """The ``sentences`` longest distinct sentence keys (of at least ``min_sentence_chars`` characters)."""
         if self.n_sentences == 0 or not keys:
-            return ()
+            return []
         keys = sorted(keys, key=len, reverse=True)  # stable: equal lengths stay in text order
-        seen: dict[int, None] = {}
+        seen: dict[str, None] = {}
         for k in keys:
-            seen.setdefault(hash64(k) & ~SKETCH_BIT)
+            seen.setdefault(k)
             if len(seen) == self.n_sentences:
                 break
-        return tuple(seen)
+        return list(seen)
+
+    def _signature(self, keys: list[str]) -> tuple[int, ...]:
+        """The signature from the sentence keys of at least ``min_sentence_chars`` characters, in text order."""
+        return tuple(dict.fromkeys(sentence_hashes(self._signature_keys(keys))))
 
     def _token_ids(self, flat: list[str]) -> np.ndarray:
         """Vocabulary ids of the tokens: one C-level pass of dict lookups; new tokens are added on a miss."""
@@ -408,6 +424,100 @@ def _bottom_k(keys: Sequence[str], n: int, k: int) -> list[tuple[int, ...]]:
     for d, v in zip(doc[keep].tolist(), z[keep].tolist()):
         out[d].append(v)
     return [tuple(x) for x in out]
+
+
+# -- sentence hashes (version 3) -----------------------------------------------------------------------------
+# A sentence hash (top bit clear) is laid out as
+#   bit 62       : the sentence has a CJK ideograph
+#   bits 30..61  : "bag": the sum, mod 2^32, of a 32-bit hash of each character of the sentence key (a hash of
+#                  the key's character multiset: the same for any reordering of the characters)
+#   bits 0..29   : the low 30 bits of BLAKE2b of the key
+# Equal keys give equal hashes, and different keys collide with probability ~2^-62, as before; but two hashes
+# can also be compared for *how* their sentences differ, without the text: equal bags and different keys mean
+# the same characters in another order (two words swapped), and bags that differ by the bag of a negation word
+# mean the negation was inserted or removed (see :func:`contradicts`).
+CJK_SENTENCE_BIT = 1 << 62
+_BAG_SHIFT, _BAG_MASK, _KEY_MASK = 30, (1 << 32) - 1, (1 << 30) - 1
+_CJK_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
+
+
+def _char_hashes(cps: np.ndarray) -> np.ndarray:
+    """32-bit hashes of code points (splitmix64 finaliser, high half): stable across runs and machines."""
+    z = cps.astype(np.uint64) + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    z ^= z >> np.uint64(31)
+    return z >> np.uint64(32)
+
+
+def _bags(keys: Sequence[str]) -> list[int]:
+    """The character-multiset hash (sum of character hashes mod 2^32) of each non-empty key."""
+    if not keys:
+        return []
+    lengths = np.fromiter(map(len, keys), dtype=np.intp, count=len(keys))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    sums = np.add.reduceat(_char_hashes(_text._code_points("".join(keys))), starts)
+    return (sums & np.uint64(_BAG_MASK)).tolist()
+
+
+def content_hashes(keys: Sequence[str]) -> list[int]:
+    """The content hash of each content key (0 for an empty key): bit 63 set when the text has a CJK
+    ideograph, bits 32..62 the low 31 bits of the key's bag, bits 0..31 the low 32 bits of BLAKE2b of the key.
+    Equal keys give equal hashes; different keys collide with probability ~2^-63."""
+    nonempty = [k for k in keys if k]
+    bags = iter(_bags(nonempty))
+    out = []
+    for key in keys:
+        if not key:
+            out.append(0)
+            continue
+        cjk = 1 << 63 if _text.has_cjk(key) else 0
+        out.append(cjk | ((next(bags) & _TEXT_BAG_MASK) << 32) | (hash64(key) & 0xFFFFFFFF))
+    return out
+
+
+def sentence_hashes(keys: Sequence[str]) -> list[int]:
+    """The sentence hash of each (non-empty) sentence key: see the layout above."""
+    out = []
+    for key, bag in zip(keys, _bags(keys)):
+        cjk = CJK_SENTENCE_BIT if _text.has_cjk(key) else 0
+        out.append(cjk | (bag << _BAG_SHIFT) | (hash64(key) & _KEY_MASK))
+    return out
+
+
+# Negation words: inserting or removing one of these turns a sentence into its opposite. Their bags, and the
+# negated bags, mod 2^32. English keys have no spaces or apostrophes, so "isn't" is "is" + "nt".
+NEGATIONS = ("不", "没", "没有", "未", "非", "无", "别", "勿", "莫", "否", "并不", "从不", "绝不", "决不",
+             "not", "no", "never", "nt", "nor")
+_NEGATION_DELTAS = frozenset(b for bag in _bags(NEGATIONS) for b in (bag, (-bag) & _BAG_MASK))
+_TEXT_BAG_MASK = (1 << 31) - 1
+_TEXT_NEGATION_DELTAS = frozenset(b & _TEXT_BAG_MASK for b in _NEGATION_DELTAS)
+
+
+def text_contradicts(a: "Fingerprint", b: "Fingerprint") -> bool:
+    """Whether two texts say opposite things by their content hashes: different content, and either the same
+    characters in another order (texts with CJK ideographs) with different sentences (not just the same sentences
+    reordered), or one is the other with a negation word inserted."""
+    if a.content_hash == b.content_hash or not a.content_hash or not b.content_hash:
+        return False
+    delta = ((a.content_hash >> 32) - (b.content_hash >> 32)) & _TEXT_BAG_MASK
+    if delta == 0:
+        return bool(a.content_hash & b.content_hash & (1 << 63)) and (
+            {h for h in a.sentences if h < SKETCH_BIT} != {h for h in b.sentences if h < SKETCH_BIT})
+    return delta in _TEXT_NEGATION_DELTAS
+
+
+def contradicts(a: int, b: int) -> bool:
+    """Whether sentence hashes ``a`` and ``b`` are of different sentences that say opposite things: one is the
+    other with a negation word inserted (any language), or with its characters reordered (two words swapped:
+    only for sentences with CJK ideographs, where a character is a word or part of one; an English letter swap
+    is a typo). Sketch hashes never contradict."""
+    if a == b or (a | b) & SKETCH_BIT:
+        return False
+    delta = ((a >> _BAG_SHIFT) - (b >> _BAG_SHIFT)) & _BAG_MASK
+    if delta == 0:
+        return bool(a & b & CJK_SENTENCE_BIT) and (a & _KEY_MASK) != (b & _KEY_MASK)
+    return delta in _NEGATION_DELTAS
 
 
 # (16 x 4) float64 table: row v holds the bits of the nibble v, least significant first.

@@ -48,9 +48,10 @@ def normalize(text: str) -> str:
     """Unicode-normalise ``text`` for fingerprinting.
 
     NFKC folds full-width/half-width forms and compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``),
-    ``casefold`` removes case, and runs of whitespace become one space. The result is always exactly
-    ``re.sub(r"\\s+", " ", unicodedata.normalize("NFKC", text).casefold()).strip()``; see
-    :func:`_normalize_many` for how it gets there quickly.
+    ``casefold`` removes case, a run of whitespace that holds a line break becomes one ``"\\n"`` (a line break
+    ends a sentence: a title or a heading is its own sentence) and any other run of whitespace one space. The
+    result is always exactly :func:`_reference_normalize`; see :func:`_normalize_many` for how it gets there
+    quickly.
     """
     return _normalize_many([text])[0]
 
@@ -100,17 +101,32 @@ def _normalize_many(texts: Sequence[str]) -> list[str]:
     1. fold full-width ASCII and U+3000 (:func:`_fold_fullwidth_many`; NFKC would do the same);
     2. if the folded text is already NFKC (``unicodedata.is_normalized`` is exact, and quick when the answer
        is yes) NFKC is the identity on it; otherwise run the full NFKC on it (which equals NFKC of the input);
-    3. casefold, then ``" ".join(s.split())``: ``str.split()`` and ``strip()`` use the same whitespace
-       definition as ``re``'s ``\\s`` for str patterns (``Py_UNICODE_ISSPACE``), so this equals
-       ``re.sub(r"\\s+", " ", s).strip()``.
+    3. casefold, then ``" ".join(line.split())`` for each of ``str.splitlines()``, dropping blank lines and
+       joining with ``"\\n"``: ``str.split()`` uses the same whitespace definition as ``re``'s ``\\s`` for str
+       patterns (``Py_UNICODE_ISSPACE``) and every line boundary of ``splitlines`` is such whitespace, so this
+       equals :func:`_reference_normalize`.
     """
     out = []
     is_normalized, nfkc = unicodedata.is_normalized, unicodedata.normalize
     for t in _fold_fullwidth_many(texts):
         if not is_normalized("NFKC", t):
             t = nfkc("NFKC", t)
-        out.append(" ".join(t.casefold().split()))
+        lines = t.casefold().splitlines()
+        if len(lines) == 1:
+            out.append(" ".join(lines[0].split()))
+        else:
+            out.append("\n".join(filter(None, (" ".join(line.split()) for line in lines))))
     return out
+
+
+# The line boundaries of ``str.splitlines`` (all of them are whitespace).
+_LINE_BREAK = re.compile(r"[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _reference_normalize(text: str) -> str:
+    """The definition :func:`normalize` implements (slowly, with regular expressions)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _WHITESPACE.sub(lambda m: "\n" if _LINE_BREAK.search(m.group()) else " ", folded).strip()
 
 
 def content_key(normalized: str) -> str:

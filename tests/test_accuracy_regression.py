@@ -25,17 +25,20 @@ SEED = 1998
 SCALE = 0.15
 MARGIN = 0.03
 
-# es-simhash defaults on the test split at scale 0.15 (python bench/accuracy.py --quick --systems es-simhash);
-# raised with FINGERPRINT_VERSION 2 (shingle sketch for texts under 300 characters, max_sentence_clusters=1):
-# zh short 0.840 -> 0.970, en medium 0.843 -> 0.861, en short 0.494 -> 0.935, all 0.878 -> 0.960
+# es-simhash defaults on the test split at scale 0.15 (python bench/accuracy.py --quick --systems es-simhash).
+# Version 2 (shingle sketch, max_sentence_clusters=1): zh short 0.840 -> 0.970, en medium 0.843 -> 0.861,
+# en short 0.494 -> 0.935, all 0.878 -> 0.960. Re-based when the benchmark's truncation was fixed (a "90%"
+# truncation of a two-sentence lead had kept only its title), then FINGERPRINT_VERSION 3 (line breaks end
+# sentences, contradiction-aware hashes with the meaning guard, the sentence-fraction and containment rules):
+# zh medium 0.962 -> 0.955 (the fixed truncations), zh short 0.970 -> 0.977, en medium 0.861 -> 0.902, all 0.965.
 COMMITTED_F1 = {
     ("zh", "long"): 1.000,
-    ("zh", "medium"): 0.962,
-    ("zh", "short"): 0.970,
+    ("zh", "medium"): 0.955,
+    ("zh", "short"): 0.977,
     ("en", "long"): 1.000,
-    ("en", "medium"): 0.861,
+    ("en", "medium"): 0.902,
     ("en", "short"): 0.935,
-    "all": 0.960,
+    "all": 0.965,
 }
 
 

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from es_simhash.fingerprint import FINGERPRINT_VERSION
 from support import chinese_articles, english_articles
 
 
@@ -106,7 +107,7 @@ def test_errors_are_one_line_with_a_nonzero_exit(tmp_path):
 def test_fingerprint_command(tmp_path):
     res = run("fingerprint", "新华社北京电 国务院总理今天会见了来访的外国客人，双方就共同关心的问题交换了意见。")
     fp = json.loads(res.stdout)
-    assert res.returncode == 0 and fp["fingerprint_version"] == 2 and len(fp["segments"]) == 4
+    assert res.returncode == 0 and fp["fingerprint_version"] == FINGERPRINT_VERSION and len(fp["segments"]) == 4
     assert int(fp["simhash"], 16) == sum(int(s, 16) << (16 * i) for i, s in enumerate(fp["segments"]))
     empty = json.loads(run("fingerprint", "-", stdin=b"...").stdout)
     assert empty["empty"] and empty["segments"] == []

@@ -83,10 +83,12 @@ def test_short_reposts_are_decided_by_sentences():
 
 def test_a_larger_k_catches_more(fingerprinter, articles):
     edited = [a.replace("。", "。据悉，", 4) for a in articles[:30]]
+    no_sentences = Fingerprinter(fingerprinter.idf, sentences=0, sketch=0)
+
     def count(k):
-        # the sentence path (shared long sentence within sentence_k bits) would catch these edits at any k:
-        # switch it off to see the SimHash bound alone
-        engine = DedupEngine(fingerprinter=fingerprinter, rule=DefaultRule(k=k, sentence_k=-1))
+        # the sentence path (shared long sentences) would catch these edits at any k: fingerprint without a
+        # sentence signature to see the SimHash bound alone
+        engine = DedupEngine(fingerprinter=no_sentences, rule=DefaultRule(k=k))
         res = list(engine.process([Document(f"o{i}", a) for i, a in enumerate(articles[:30])] +
                                   [Document(f"e{i}", a) for i, a in enumerate(edited)]))
         return sum(r.duplicate for r in res)
@@ -126,3 +128,66 @@ def test_boilerplate_footer_stops_counting_once_it_is_common(batch_size, article
     probe = index.lookup([Lookup("probe", footer_fp)], 3)[0]
     assert probe.sentence_df[footer_sentence[0]] == len(posts) == 200
     assert sum(r.reason == "sentences" for r in res) <= 10
+
+
+def _clusters(docs, rule=None):
+    return {r.id: r.cluster for r in DedupEngine(rule=rule).process([Document(i, t) for i, t in docs])}
+
+
+POST = "我们支持这项改革方案，它会让更多的年轻人在城市里找到稳定的工作。"
+
+
+def test_a_negated_short_text_is_not_a_duplicate_but_a_repost_is():
+    c = _clusters([
+        ("post", POST),
+        ("repost", "转发微博：" + POST + " #每日一句#"),
+        ("negated", POST.replace("支持", "不支持")),
+        ("negated-repost", "转发：" + POST.replace("支持", "不支持")),
+    ])
+    assert c["repost"] == "post"
+    assert c["negated"] != "post"
+    assert c["negated-repost"] == c["negated"]  # the negated text has reposts of its own
+
+
+def test_swapped_chinese_words_are_not_a_duplicate():
+    a = "北京队在昨晚的决赛中以三比一战胜了上海队，夺得本赛季的联赛冠军。"
+    b = "上海队在昨晚的决赛中以三比一战胜了北京队，夺得本赛季的联赛冠军。"
+    c = _clusters([("a", a), ("b", b), ("a2", a.replace("，", ", "))])
+    assert c["b"] == "b" and c["a2"] == "a"
+    # the guard is what keeps them apart: every shingle method calls them near duplicates
+    assert _clusters([("a", a), ("b", b)], DefaultRule(meaning_guard=False))["b"] == "a"
+
+
+def test_english_negation_is_not_a_duplicate_but_a_typo_is():
+    a = "The central bank will raise interest rates again next month, officials said on Tuesday."
+    c = _clusters([
+        ("a", a),
+        ("not", a.replace("will raise", "will not raise")),
+        ("typo", a.replace("officials", "offcials").replace("Tuesday", "Tuesdya")),
+        ("rt", "RT @bbcnews: " + a),
+    ])
+    assert c["not"] == "not"
+    assert c["typo"] == "a" and c["rt"] == "a"
+
+
+def test_a_correction_inside_a_long_article_does_not_split_it(articles):
+    # the guard is for short texts, where one sentence is the message; a long reprint with one sentence negated
+    # is still the same article
+    long = next(a for a in articles if len(a) > 600 and "是" in a)
+    edited = long.replace("是", "不是", 1)
+    c = _clusters([("a", long), ("b", edited)])
+    assert c["b"] == "a"
+
+
+def test_a_short_article_inside_a_big_site_template_is_found():
+    article = ("Speak easy plan for media players\n\nMusic and film fans will be able to control their digital media "
+               "players just by speaking to them, under plans in development by two US firms.")
+    page = ("Home > News > World\n\nShare this article: Facebook Twitter Email\n\n" + article +
+            "\n\n(Agencies)\n\nCopyright 2005 Global Wire. All rights reserved. This material may not be published, "
+            "broadcast, rewritten or redistributed. Comments are closed for this article. Views expressed are "
+            "those of the author and not of Global Wire.")
+    other = page.replace(article, "Tiny tablets tested at tech fair\n\nA new generation of small touch screen "
+                                  "computers went on show this week, promising to change how people read the news.")
+    c = _clusters([("article", article), ("page", page), ("other", other)])
+    assert c["page"] == "article"
+    assert c["other"] == "other"  # same template, different article

@@ -110,3 +110,35 @@ def test_short_flag_and_sentence_signature(fingerprinter):
 def test_dict_round_trip(fingerprinter):
     fp = fingerprinter.fingerprint(chinese_articles()[0])
     assert Fingerprint.from_dict(fp.to_dict()) == fp
+
+
+def test_sentence_hashes_tell_a_negation_or_a_swap_from_a_typo():
+    from es_simhash.fingerprint import contradicts, sentence_hashes
+    from es_simhash.text import normalize, sentence_key
+
+    def h(s):
+        return sentence_hashes([sentence_key(normalize(s))])[0]
+
+    base = h("我们支持这项改革方案")
+    assert contradicts(base, h("我们不支持这项改革方案"))       # negation inserted
+    assert contradicts(h("我们不支持这项改革方案"), base)       # ... or removed
+    assert contradicts(h("北京队战胜了上海队"), h("上海队战胜了北京队"))  # words swapped
+    assert not contradicts(base, h("我们支持这项改革计划"))     # a word replaced
+    assert not contradicts(base, h("我们支持这项改革方案！"))   # punctuation only: the same sentence
+    assert contradicts(h("Rates will rise"), h("Rates will not rise"))
+    assert contradicts(h("It is over"), h("It isn't over"))
+    assert not contradicts(h("the market rose sharply"), h("the makret rose sharply"))  # English letter swap: a typo
+    # equal keys give equal hashes; different keys different ones
+    assert h("Rates will rise") == h("rates  will RISE!")
+    assert h("Rates will rise") != h("Rates will fall")
+
+
+def test_a_line_break_ends_a_sentence(fingerprinter):
+    body = "Music and film fans will be able to control their digital media players by speaking to them."
+    titled = fingerprinter.fingerprint("Speak easy plan for media players\n" + body)
+    alone = fingerprinter.fingerprint(body)
+    sentence_only = [h for h in alone.sentences if h < (1 << 63)]
+    assert sentence_only and set(sentence_only) <= set(titled.sentences)
+    # a space is not a line break: the title would be part of the sentence
+    inline = fingerprinter.fingerprint("Speak easy plan for media players " + body)
+    assert not set(sentence_only) & set(inline.sentences)

@@ -9,10 +9,13 @@ from hypothesis import strategies as st
 from es_simhash import text as T
 
 _WS = re.compile(r"\s+")
+_LINE_BREAKS = set("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")  # str.splitlines' boundaries
 
 
 def _reference_normalize(t: str) -> str:
-    return _WS.sub(" ", unicodedata.normalize("NFKC", t).casefold()).strip()
+    """NFKC, casefold; a whitespace run with a line break becomes one newline, any other run one space."""
+    return _WS.sub(lambda m: "\n" if _LINE_BREAKS & set(m.group()) else " ",
+                   unicodedata.normalize("NFKC", t).casefold()).strip()
 
 
 def _reference_keys(normalized: str, min_chars: int) -> tuple[str, list[str]]:
