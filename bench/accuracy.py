@@ -348,13 +348,22 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
 
     split = data.build("dev", seed, scale)
     rows = []
-    grid = [  # (fingerprint options, rule options): the defaults of version 1, then the version 2 grid
+    grid = [  # (fingerprint options, rule options): defaults, then what each part of the defaults is worth
+        (dict(), dict()),
+        # version 3: the meaning guard; the sentence rule (near bound, shared fraction, containment)
+        (dict(), dict(meaning_guard=False)),
+        (dict(), dict(sentence_near_k=16, min_shared_sentences=0.0, min_contained_sentences=0)),  # version 2's
+        (dict(), dict(min_contained_sentences=0)),
+        *[(dict(), dict(sentence_k=k, sentence_near_k=n, min_shared_sentences=f))
+          for k in (16, 20, 24) for n in (4, 8, 12) for f in (0.3, 0.4, 0.5) if (k, n, f) != (16, 8, 0.4)],
+        # version 2: the shingle sketch and crowded sentences
         (dict(sketch=0), dict(max_sentence_clusters=0)),
-        *[(dict(sketch=sk, sketch_chars=chars, sketch_shingle=shingle), dict(min_shared_fraction=frac))
-          for sk in (8, 12) for chars in (100, 300, 600) for shingle in ((2, 5), (3, 5)) for frac in (0.4, 0.5)],
-        *[(dict(), dict(max_sentence_clusters=m)) for m in (0, 1, 2, 3)],
+        *[(dict(sketch=sk, sketch_chars=chars), dict()) for sk in (8, 12) for chars in (100, 300, 600)
+          if (sk, chars) != (12, 300)],
+        (dict(sketch_shingle=(2, 5)), dict()),
+        (dict(), dict(min_shared_fraction=0.4)),
+        *[(dict(), dict(max_sentence_clusters=m)) for m in (0, 2)],
         *[(dict(), dict(short_k=sk)) for sk in (0, 3)],
-        *[(dict(), dict(sentence_k=k)) for k in (12, 20)],
     ]
     cache: dict = {}
     for fp_opts, rule_opts in grid:

@@ -104,8 +104,8 @@ class DefaultRule:
     * **simhash**: SimHash within ``k`` bits when both texts are long, within ``short_k`` bits when both are short;
     * **sentences**: the texts share long sentences that are not boilerplate, and either their SimHashes are
       within ``sentence_near_k`` bits and they share one, or within ``sentence_k`` bits and they share at least
-      ``min_shared_sentences`` of the smaller signature, or all of one text's signature sentences (at least two)
-      are in the other's (a short article inside a big site template: the template moves the SimHash any
+      ``min_shared_sentences`` of the smaller signature, or all of one text's signature sentences (at least
+      ``min_contained_sentences``; 0: off) are in the other's (a short article inside a big site template: the template moves the SimHash any
       distance). A reprint wrapped in a site header/footer, with ads inserted, sentences deleted or the tail cut
       keeps its longest sentences but moves more than ``k`` bits; shingle-sketch hashes do not count here;
     * **sketch**: both texts carry a shingle sketch (texts under ``Fingerprinter.sketch_chars``) and share at
@@ -133,6 +133,7 @@ class DefaultRule:
     sentence_k: int = 16
     sentence_near_k: int = 8
     min_shared_sentences: float = 0.4
+    min_contained_sentences: int = 2
     short_k: int = 7
     max_sentence_clusters: int = 1
     meaning_guard: bool = True
@@ -203,7 +204,7 @@ class DefaultRule:
                 smaller = min(mine_s, theirs_s)
                 if distance <= self.sentence_near_k or (
                         distance <= self.sentence_k and n_shared >= self.min_shared_sentences * smaller) or (
-                        n_shared == smaller >= 2):
+                        self.min_contained_sentences and n_shared == smaller >= self.min_contained_sentences):
                     return Decision(cand, distance, "sentences")
             mine = sum(map(is_sketch, fp.sentences))
             theirs = sum(map(is_sketch, other.sentences))
