@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
-from .fingerprint import Fingerprint, Fingerprinter, is_sketch
+from .fingerprint import SKETCH_BIT, Fingerprint, Fingerprinter, is_sketch
 from .index.base import CANONICAL, Lookup, SegmentIndex, StoredDoc
 from .index.memory import MemoryIndex
 
@@ -169,15 +169,21 @@ class DefaultRule:
         elif fp.short and other.short and distance <= self.short_k:
             return Decision(cand, distance, "simhash")
         if fp.sentences and other.sentences:
-            shared = set(fp.sentences).intersection(other.sentences).difference(boilerplate)
-            if distance <= self.sentence_k and any(not is_sketch(h) for h in shared):
+            shared = set(fp.sentences).intersection(other.sentences)
+            if boilerplate:
+                shared -= boilerplate
+            if not shared:  # neither a shared sentence nor enough of a shared sketch (it needs at least one hash)
+                return None
+            n_sketch = len([h for h in shared if h >= SKETCH_BIT])  # is_sketch, inlined
+            if distance <= self.sentence_k and n_sketch < len(shared):  # a shared hash is a sentence hash
                 return Decision(cand, distance, "sentences")
-            mine = sum(map(is_sketch, fp.sentences))
-            theirs = sum(map(is_sketch, other.sentences))
-            if mine and theirs:
-                needed = max(1, -(-min(mine, theirs) * self.min_shared_fraction // 1))
-                if sum(map(is_sketch, shared)) >= needed:
-                    return Decision(cand, distance, "sentences")
+            if n_sketch:  # (otherwise the sketch test below fails: it needs at least one shared sketch hash)
+                mine = len([h for h in fp.sentences if h >= SKETCH_BIT])
+                theirs = len([h for h in other.sentences if h >= SKETCH_BIT])
+                if mine and theirs:
+                    needed = max(1, -(-min(mine, theirs) * self.min_shared_fraction // 1))
+                    if n_sketch >= needed:
+                        return Decision(cand, distance, "sentences")
         return None
 
 
