@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
-from .fingerprint import Fingerprint, Fingerprinter, contradicts, is_sketch, text_contradicts
+from .fingerprint import SKETCH_BIT, Fingerprint, Fingerprinter, contradicts, is_sketch, text_contradicts
 from .index.base import CANONICAL, Lookup, SegmentIndex, StoredDoc
 from .index.memory import MemoryIndex
 
@@ -196,22 +196,27 @@ class DefaultRule:
         elif fp.short and other.short and distance <= self.short_k:
             return Decision(cand, distance, "simhash")
         if fp.sentences and other.sentences:
-            shared = set(fp.sentences).intersection(other.sentences).difference(boilerplate)
-            n_shared = sum(not is_sketch(h) for h in shared)
+            shared = set(fp.sentences).intersection(other.sentences)
+            if boilerplate:
+                shared -= boilerplate
+            if not shared:  # neither a shared sentence nor enough of a shared sketch (it needs at least one hash)
+                return None
+            n_sketch = len([h for h in shared if h >= SKETCH_BIT])  # is_sketch, inlined
+            n_shared = len(shared) - n_sketch  # shared sentence hashes
             if n_shared:
-                mine_s = sum(not is_sketch(h) for h in fp.sentences if h not in boilerplate)
-                theirs_s = sum(not is_sketch(h) for h in other.sentences if h not in boilerplate)
-                smaller = min(mine_s, theirs_s)
+                smaller = min(len([h for h in fp.sentences if h < SKETCH_BIT and h not in boilerplate]),
+                              len([h for h in other.sentences if h < SKETCH_BIT and h not in boilerplate]))
                 if distance <= self.sentence_near_k or (
                         distance <= self.sentence_k and n_shared >= self.min_shared_sentences * smaller) or (
                         self.min_contained_sentences and n_shared == smaller >= self.min_contained_sentences):
                     return Decision(cand, distance, "sentences")
-            mine = sum(map(is_sketch, fp.sentences))
-            theirs = sum(map(is_sketch, other.sentences))
-            if mine and theirs:
-                needed = max(1, -(-min(mine, theirs) * self.min_shared_fraction // 1))
-                if sum(map(is_sketch, shared)) >= needed:
-                    return Decision(cand, distance, "sentences")
+            if n_sketch:  # (otherwise the sketch test below fails: it needs at least one shared sketch hash)
+                mine = len([h for h in fp.sentences if h >= SKETCH_BIT])
+                theirs = len([h for h in other.sentences if h >= SKETCH_BIT])
+                if mine and theirs:
+                    needed = max(1, -(-min(mine, theirs) * self.min_shared_fraction // 1))
+                    if n_sketch >= needed:
+                        return Decision(cand, distance, "sentences")
         return None
 
 

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from itertools import chain
-from typing import Any, Iterable, Sequence
+from itertools import chain, compress
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -131,25 +131,59 @@ class Fingerprint:
         )
 
 
+def _hash64_many(tokens: Sequence[str]) -> np.ndarray:
+    """:func:`hash64` of each string, as a uint64 array (the 8-byte little-endian digests read in one go)."""
+    blake2b = hashlib.blake2b
+    digests = b"".join([blake2b(t.encode("utf-8"), digest_size=8).digest() for t in tokens])
+    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
+class _Ids(dict):
+    """token -> vocabulary id. Looking up a token not seen yet gives it the next id and queues it in ``new``, so
+    one C-level pass of lookups (:meth:`_Vocabulary.ids_of`) both finds the known tokens and numbers the new ones."""
+
+    __slots__ = ("new",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.new: list[str] = []
+
+    def __missing__(self, token: str) -> int:
+        i = self[token] = len(self)
+        self.new.append(token)
+        return i
+
+
 @dataclass
 class _Vocabulary:
     """Per-token cache: id -> (64-bit hash, integer weight). Grows as new tokens are seen."""
 
-    ids: dict[str, int] = field(default_factory=dict)
+    ids: _Ids = field(default_factory=_Ids)
     hashes: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.uint64))
     weights: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.float64))
 
-    def add(self, tokens: Iterable[str], weight_of) -> None:
-        for tok in tokens:
-            if tok in self.ids:
-                continue
-            i = len(self.ids)
-            if i == len(self.hashes):
-                self.hashes = np.resize(self.hashes, 2 * i)
-                self.weights = np.resize(self.weights, 2 * i)
-            self.ids[tok] = i
-            self.hashes[i] = hash64(tok)
-            self.weights[i] = weight_of(tok)
+    def ids_of(self, tokens: list[str], weights_of: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        """Ids of the tokens; the tokens not seen yet get the next ids, and their hashes and weights (``weights_of``
+        maps a list of new tokens to their weights) are computed and stored in bulk."""
+        ids = self.ids
+        try:
+            out = np.fromiter(map(ids.__getitem__, tokens), dtype=np.intp, count=len(tokens))
+            if ids.new:
+                start, stop = len(ids) - len(ids.new), len(ids)
+                hashes, weights = _hash64_many(ids.new), weights_of(ids.new)
+                if stop > len(self.hashes):
+                    size = max(stop, 2 * len(self.hashes))
+                    self.hashes = np.resize(self.hashes, size)
+                    self.weights = np.resize(self.weights, size)
+                self.hashes[start:stop] = hashes
+                self.weights[start:stop] = weights
+        except BaseException:
+            for token in ids.new:  # numbered but not stored: forget them (they are the highest ids)
+                del ids[token]
+            raise
+        finally:
+            ids.new.clear()
+        return out
 
 
 class Fingerprinter:
@@ -250,6 +284,29 @@ class Fingerprinter:
             return 0
         return max(0, round(self.idf.get(token) * WEIGHT_SCALE))
 
+    def _token_weights(self, tokens: list[str]) -> np.ndarray:
+        """:meth:`token_weight` of each token, as float64 (the same values, with a few C-level passes).
+
+        ``content_key(t) == t`` exactly when ``t.isalnum()`` (for a non-empty ``t``: ``[\\W_]`` removes exactly
+        the code points that are not ``isalnum()``, see ``text._tables``), and ``numpy.rint`` rounds half to even
+        like ``round``, so every weight equals :meth:`token_weight`'s. A subclass that overrides
+        :meth:`token_weight` gets it called per token.
+        """
+        n = len(tokens)
+        if type(self).token_weight is not Fingerprinter.token_weight:
+            return np.fromiter(map(self.token_weight, tokens), dtype=np.float64, count=n)
+        ok = np.fromiter(map(str.isalnum, tokens), dtype=bool, count=n)
+        if self.min_token_len > 1:
+            ok &= np.fromiter(map(len, tokens), dtype=np.intp, count=n) >= self.min_token_len
+        ok &= ~np.fromiter(map(self.stopwords.__contains__, tokens), dtype=bool, count=n)
+        weights = np.zeros(n, dtype=np.float64)
+        at = np.flatnonzero(ok)
+        if at.size:
+            idf = np.fromiter(map(self.idf.get, compress(tokens, ok.tolist())), dtype=np.float64, count=at.size)
+            w = np.rint(idf * WEIGHT_SCALE)
+            weights[at] = np.where(w > 0, w, 0.0)
+        return weights
+
     # -- fingerprints --------------------------------------------------------------------------------------
     def fingerprint(self, text: str) -> Fingerprint:
         return self.fingerprint_many([text])[0]
@@ -319,11 +376,7 @@ class Fingerprinter:
         vocab = self._vocab
         if len(vocab.ids) > self.MAX_VOCABULARY:
             self._vocab = vocab = _Vocabulary()
-        try:
-            return np.fromiter(map(vocab.ids.__getitem__, flat), dtype=np.intp, count=len(flat))
-        except KeyError:  # some tokens are new (rare once the cache is warm)
-            vocab.add(flat, self.token_weight)
-            return np.fromiter(map(vocab.ids.__getitem__, flat), dtype=np.intp, count=len(flat))
+        return vocab.ids_of(flat, self._token_weights)
 
     def _simhash_batch(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
         n_docs = len(token_lists)
@@ -358,13 +411,13 @@ class Fingerprinter:
         ids = self._token_ids(list(chain.from_iterable(token_lists)))
         weights = self._vocab.weights[ids]
         keep = weights > 0
-        doc_of = np.repeat(np.arange(n_docs), lengths)[keep]
-        weights = weights[keep]
+        doc_of = np.compress(keep, np.repeat(np.arange(n_docs), lengths))  # (np.compress: x[keep], faster)
+        weights = np.compress(keep, weights)
         counts = np.bincount(doc_of, minlength=n_docs)
         n_out[:] = counts
         if doc_of.size == 0:
             return
-        hashes = self._vocab.hashes[ids[keep]]
+        hashes = self._vocab.hashes[np.compress(keep, ids)]
         digit_bits = self._DIGIT_BITS or (8 if doc_of.size >= 224 * n_docs else 4)
         n_digits, n_values = 64 // digit_bits, 1 << digit_bits
         digits = hashes.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8)  # byte j = bits 8j..8j+7

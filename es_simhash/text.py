@@ -98,7 +98,9 @@ def _fold_fullwidth_many(texts: Sequence[str]) -> list[str]:
 def _normalize_many(texts: Sequence[str]) -> list[str]:
     """:func:`normalize` of each text; same output, fast path for text that only needs the full-width fold.
 
-    1. fold full-width ASCII and U+3000 (:func:`_fold_fullwidth_many`; NFKC would do the same);
+    1. fold full-width ASCII and U+3000 (:func:`_fold_fullwidth_many`; NFKC would do the same), and replace the
+       ellipsis U+2026 (common in Chinese text as ``……``) by its NFKC image ``...``: NFKC decomposes each
+       character on its own and ``.`` is its own decomposition, so NFKC of the text is unchanged;
     2. if the folded text is already NFKC (``unicodedata.is_normalized`` is exact, and quick when the answer
        is yes) NFKC is the identity on it; otherwise run the full NFKC on it (which equals NFKC of the input);
     3. casefold, then ``" ".join(line.split())`` for each of ``str.splitlines()``, dropping blank lines and
@@ -109,6 +111,8 @@ def _normalize_many(texts: Sequence[str]) -> list[str]:
     out = []
     is_normalized, nfkc = unicodedata.is_normalized, unicodedata.normalize
     for t in _fold_fullwidth_many(texts):
+        if "\u2026" in t:
+            t = t.replace("\u2026", "...")
         if not is_normalized("NFKC", t):
             t = nfkc("NFKC", t)
         lines = t.casefold().splitlines()
@@ -204,9 +208,12 @@ def _keys_many(normalized: Sequence[str], min_sentence_chars: int) -> list[tuple
         end[dots[at_end | (space_t[np.minimum(follow, 0xFFFF)] & (follow <= 0xFFFF))]] = True
     starts = offsets[:-1][lengths > 0]
     end[starts] = True  # a new text starts a new sentence (harmless on separators: they are never kept)
-    sentence = np.cumsum(end)[word]  # sentence number of each kept code point
-    kept = cps[word].tobytes().decode("utf-32-le")  # letters/digits/ideographs never include surrogates
-    kept_before = np.concatenate(([0], np.cumsum(word, dtype=np.intp)))[offsets]  # where each text starts in kept
+    # (np.compress and int32 running counts: the same values as boolean indexing and int64 sums, several times
+    # faster on masks as irregular as these; a count never exceeds the number of code points)
+    count_t = np.int32 if cps.size < 2**31 - 1 else np.intp
+    sentence = np.compress(word, np.cumsum(end, dtype=count_t))  # sentence number of each kept code point
+    kept = np.compress(word, cps).tobytes().decode("utf-32-le")  # letters/digits/ideographs never include surrogates
+    kept_before = np.concatenate(([0], np.cumsum(word, dtype=count_t)))[offsets]  # where each text starts in kept
     # runs of equal sentence numbers in ``kept`` are the non-empty sentence keys
     bounds = np.flatnonzero(np.diff(sentence)) + 1
     run_start = np.concatenate(([0], bounds))

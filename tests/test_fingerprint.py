@@ -142,3 +142,39 @@ def test_a_line_break_ends_a_sentence(fingerprinter):
     # a space is not a line break: the title would be part of the sentence
     inline = fingerprinter.fingerprint("Speak easy plan for media players " + body)
     assert not set(sentence_only) & set(inline.sentences)
+
+
+_TOKEN_CHARS = st.sampled_from(list("aZ09_-.'% 　，。！") + ["中", "文", "的", "²", "Ⅻ", "٣", "０", "\u0301", "\U00020000"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(_TOKEN_CHARS, max_size=5), max_size=40), st.integers(1, 3))
+def test_bulk_token_weights_equal_token_weight(tokens, min_token_len):
+    from es_simhash.idf import IDFTable
+
+    # IDF values that land on .5 at the weight scale exercise round-half-to-even; negative ones the clamp to 0
+    idf = IDFTable({"ab": 0.5 / 1024, "cd": 1.5 / 1024, "ef": 2.5 / 1024, "中文": -3.0, "09": 7.25}, default=11.7)
+    fp = Fingerprinter(idf, min_token_len=min_token_len, stopwords=frozenset({"的", "ab"}))
+    tokens = tokens + ["ab", "cd", "ef", "中文", "09", "的", "a_b", ""]
+    assert fp._token_weights(tokens).tolist() == [float(fp.token_weight(t)) for t in tokens]
+
+
+def test_bulk_token_weights_equal_token_weight_on_real_tokens(fingerprinter):
+    from es_simhash import text
+
+    tokens = list(dict.fromkeys(t for a in chinese_articles()[:200] + english_articles()[:100]
+                                for t in text.segment(text.normalize(a))))
+    tokens += sorted(fingerprinter.stopwords)
+    assert fingerprinter._token_weights(tokens).tolist() == [float(fingerprinter.token_weight(t)) for t in tokens]
+
+
+def test_new_tokens_are_forgotten_when_storing_them_fails():
+    fp = Fingerprinter()
+    text = "全新的词语出现了，比如量子计算机和区块链技术"
+    known = len(fp._vocab.ids)
+    fp._token_weights = lambda tokens: 1 / 0  # instance attribute: the vocabulary calls this one
+    with pytest.raises(ZeroDivisionError):
+        fp.fingerprint(text)
+    assert len(fp._vocab.ids) == known and not fp._vocab.ids.new
+    del fp._token_weights
+    assert fp.fingerprint(text) == Fingerprinter().fingerprint(text)

@@ -100,3 +100,35 @@ def test_save_and_load_round_trip(tmp_path, planted):
     q = Fingerprint(int(sims[10]) ^ 0b101, 999_999, (), 10, 500, False)
     assert {d.id for d in loaded.lookup([Lookup("q", q)], 3)[0].candidates} == {
         d.id for d in small.lookup([Lookup("q", q)], 3)[0].candidates}
+
+
+def test_one_at_a_time_adds_and_replacements_equal_brute_force():
+    """The engine's in-batch index adds one document between lookups (small, numpy-free paths); replacements leave
+    dead rows behind. Every answer must still be the brute-force one over the live documents."""
+    rng = np.random.default_rng(7)
+    bases = rng.integers(0, 2**64 - 1, size=20, dtype=np.uint64, endpoint=True).tolist()
+    index = MemoryIndex(max_sentence_df=4)
+    live: dict[str, Fingerprint] = {}
+    for i in range(1500):
+        v = bases[int(rng.integers(len(bases)))]
+        for b in rng.choice(64, size=int(rng.integers(0, 9)), replace=False).tolist():
+            v ^= 1 << b
+        doc_id = f"d{int(rng.integers(1200))}"  # some ids repeat: replacements
+        fp = Fingerprint(v, int(rng.integers(50)), (int(rng.integers(30)),), int(rng.integers(0, 3)), 500, False)
+        k = int(rng.integers(0, 8))
+        res = index.lookup([Lookup("q", fp)], k)[0]
+        sentence_df = sum(fp.sentences[0] in f.sentences for f in live.values())
+        expected = {
+            d for d, f in live.items()
+            if (f.n_features and fp.n_features and (f.simhash ^ v).bit_count() <= k
+                and any((f.simhash >> s) & 0xFFFF == (v >> s) & 0xFFFF for s in (0, 16, 32, 48)))
+            or (0 < sentence_df <= 4 and fp.sentences[0] in f.sentences)
+        }
+        got = {c.id for c in res.candidates}
+        # the exact-content channel returns the first live row with the same content hash
+        assert expected <= got and all(live[d].content_hash == fp.content_hash for d in got - expected)
+        assert res.sentence_df == {fp.sentences[0]: sentence_df}
+        index.add([StoredDoc(doc_id, fp, cluster=doc_id, text="payload")])
+        live[doc_id] = fp
+    assert index._any_dead and len(index) == len(live)
+    assert all(d.text is None for d in index.docs())

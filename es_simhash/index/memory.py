@@ -46,6 +46,7 @@ class MemoryIndex:
         self._row_of: dict[str, int] = {}
         self._docs: list[StoredDoc] = []
         self._alive = np.zeros(1024, dtype=bool)
+        self._any_dead = False  # no row replaced yet: every row is alive, so liveness checks can be skipped
         self._simhash = np.zeros(1024, dtype=np.uint64)
         self._has_segments = np.zeros(1024, dtype=bool)  # False for empty fingerprints: they have no segments
         # CSR segment tables over rows [0, _csr_rows): rows sorted by segment value, and value -> start offset
@@ -82,7 +83,8 @@ class MemoryIndex:
         row_of, stored, content, sentences = self._row_of, self._docs, self._content, self._sentences
         for doc in docs:
             if doc.fields is not None or doc.text is not None:  # keep fingerprints, not payloads, in memory
-                doc = replace(doc, fields=None, text=None)
+                doc = (StoredDoc(doc.id, doc.fingerprint, doc.cluster, doc.duplicate_of, doc.distance, doc.reason)
+                       if type(doc) is StoredDoc else replace(doc, fields=None, text=None))
             old = row_of.get(doc.id)
             if old is not None:  # replace: the old row stays in the tables but is no longer alive
                 dead.append(old)
@@ -110,11 +112,17 @@ class MemoryIndex:
             self._simhash = np.resize(self._simhash, size)
             self._alive = np.resize(self._alive, size)
             self._has_segments = np.resize(self._has_segments, size)
-        self._simhash[start:stop] = np.asarray(sims, dtype=np.uint64)
-        self._has_segments[start:stop] = has_segments
-        self._alive[start:stop] = True
+        if stop - start == 1:  # one row (the engine's in-batch index): plain item assignments are cheaper
+            self._simhash[start] = sims[0]
+            self._has_segments[start] = has_segments[0]
+            self._alive[start] = True
+        else:
+            self._simhash[start:stop] = np.asarray(sims, dtype=np.uint64)
+            self._has_segments[start:stop] = has_segments
+            self._alive[start:stop] = True
         if len(dead):
             self._alive[np.asarray(dead, dtype=np.intp)] = False
+            self._any_dead = True
 
     def _sync(self) -> None:
         """Bring the segment tables up to date with the rows added since the last lookup."""
@@ -124,12 +132,18 @@ class MemoryIndex:
         if n - self._csr_rows > max(self._MIN_REBUILD, self._csr_rows // 4):
             self._rebuild()
             return
-        rows = np.arange(self._indexed_rows, n)
-        rows = rows[self._has_segments[rows]]
-        sims = self._simhash[rows]
-        rows_py = rows.tolist()
-        for shift, table in zip(_SHIFTS, self._pending):
-            for value, row in zip(((sims >> np.uint64(shift)) & np.uint64(0xFFFF)).tolist(), rows_py):
+        if n - self._indexed_rows <= 8:  # a few rows (the engine's in-batch index adds one at a time): no numpy
+            rows_py = [r for r in range(self._indexed_rows, n) if self._has_segments[r]]
+            sims_py = [self._docs[r].fingerprint.simhash for r in rows_py]  # == self._simhash[rows_py]
+            values = [[(sim >> shift) & 0xFFFF for sim in sims_py] for shift in _SHIFTS]
+        else:
+            rows = np.arange(self._indexed_rows, n)
+            rows = rows[self._has_segments[rows]]
+            sims = self._simhash[rows]
+            rows_py = rows.tolist()
+            values = [((sims >> np.uint64(shift)) & np.uint64(0xFFFF)).tolist() for shift in _SHIFTS]
+        for table, table_values in zip(self._pending, values):
+            for value, row in zip(table_values, rows_py):
                 bucket = table.get(value)
                 if bucket is None:
                     table[value] = [row]
@@ -178,21 +192,27 @@ class MemoryIndex:
                     if bucket:
                         parts.append(bucket)
             if parts:
-                cand = np.concatenate(parts) if len(parts) > 1 else np.asarray(parts[0])
-                near = cand[hamming.distances(sim, self._simhash[cand]) <= max_distance]
-                rows.update(near.tolist())
-        alive = self._alive
+                if sum(map(len, parts)) <= 16:  # the usual few rows: exact distances in Python beat numpy calls
+                    docs = self._docs
+                    for part in parts:
+                        rows.update(r for r in (part if isinstance(part, list) else part.tolist())
+                                    if (docs[r].fingerprint.simhash ^ sim).bit_count() <= max_distance)
+                else:
+                    cand = np.concatenate(parts) if len(parts) > 1 else np.asarray(parts[0])
+                    near = cand[hamming.distances(sim, self._simhash[cand]) <= max_distance]
+                    rows.update(near.tolist())
+        alive, any_dead = self._alive, self._any_dead
         sentence_df: dict[int, int] = {}
         for h in fp.sentences:
             bucket = self._sentences.get(h)
             # document frequency = live documents holding the hash (replaced documents leave dead rows behind)
-            df = int(np.count_nonzero(alive[bucket])) if bucket else 0
+            df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
             sentence_df[h] = df
             if df and df <= self.max_sentence_df:
                 rows.update(bucket)
         rows.discard(own)
         docs = self._docs
-        candidates = [docs[r] for r in sorted(rows) if alive[r]]
+        candidates = [docs[r] for r in sorted(rows) if alive[r]] if any_dead else [docs[r] for r in sorted(rows)]
         return LookupResult(docs[own] if own >= 0 else None, candidates, sentence_df=sentence_df)
 
     # -- persistence ---------------------------------------------------------------------------------------
