@@ -33,6 +33,7 @@ content key and sentence keys come from a few numpy passes over the batch's code
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from dataclasses import dataclass, field
 from itertools import chain, compress
 from typing import Any, Callable, Sequence
@@ -503,13 +504,24 @@ def _char_hashes(cps: np.ndarray) -> np.ndarray:
     return z >> np.uint64(32)
 
 
+@lru_cache(maxsize=1)
+def _bmp_char_hashes() -> np.ndarray:
+    return _char_hashes(np.arange(0x10000, dtype=np.uint64))
+
+
 def _bags(keys: Sequence[str]) -> list[int]:
     """The character-multiset hash (sum of character hashes mod 2^32) of each non-empty key."""
     if not keys:
         return []
     lengths = np.fromiter(map(len, keys), dtype=np.intp, count=len(keys))
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    sums = np.add.reduceat(_char_hashes(_text._code_points("".join(keys))), starts)
+    starts = np.zeros(len(keys), dtype=np.intp)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    cps = _text._code_points("".join(keys))
+    if cps.size and cps.max() > 0xFFFF:
+        hashes = _char_hashes(cps)
+    else:
+        hashes = _bmp_char_hashes()[cps]
+    sums = np.add.reduceat(hashes, starts)
     return (sums & np.uint64(_BAG_MASK)).tolist()
 
 
