@@ -223,8 +223,8 @@ class DefaultRule:
 def _same(a: Fingerprint, b: Fingerprint) -> bool:
     """Same fingerprint (the order of sentence hashes does not matter: backends may store them as a set)."""
     return a == b or (
-        (a.simhash, a.content_hash, a.n_features, a.n_chars, a.short, a.version)
-        == (b.simhash, b.content_hash, b.n_features, b.n_chars, b.short, b.version)
+        (a.simhash, a.content_hash, a.n_features, a.n_chars, a.short, a.version, a.word_bag)
+        == (b.simhash, b.content_hash, b.n_features, b.n_chars, b.short, b.version, b.word_bag)
         and sorted(a.sentences) == sorted(b.sentences)
     )
 

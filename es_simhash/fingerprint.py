@@ -33,6 +33,7 @@ content key and sentence keys come from a few numpy passes over the batch's code
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import lru_cache
 from dataclasses import dataclass, field
 from itertools import chain, compress
@@ -76,6 +77,8 @@ class Fingerprint:
 
     ``simhash``, ``content_hash`` and the ``sentences`` hashes are unsigned 64-bit integers. A fingerprint with
     no usable features (``empty``) has no segments, so it can never be found through the segment buckets.
+    ``word_bag`` (version 3, texts with a shingle sketch only, else 0): the sum mod 2^64 of the hashes of the
+    text's words, whatever their order: equal for two texts with the same words in another order.
     """
 
     simhash: int
@@ -85,6 +88,7 @@ class Fingerprint:
     n_chars: int
     short: bool
     version: int = FINGERPRINT_VERSION
+    word_bag: int = 0
 
     @property
     def empty(self) -> bool:
@@ -117,6 +121,7 @@ class Fingerprint:
             "n_chars": self.n_chars,
             "short": self.short,
             "empty": self.empty,
+            "word_bag": _hex(self.word_bag),
         }
 
     @classmethod
@@ -129,6 +134,7 @@ class Fingerprint:
             n_chars=int(d["n_chars"]),
             short=bool(d["short"]),
             version=int(d.get("fingerprint_version", FINGERPRINT_VERSION)),
+            word_bag=int(d.get("word_bag") or "0", 16),
         )
 
 
@@ -137,6 +143,9 @@ def _hash64_many(tokens: Sequence[str]) -> np.ndarray:
     blake2b = hashlib.blake2b
     digests = b"".join([blake2b(t.encode("utf-8"), digest_size=8).digest() for t in tokens])
     return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
+_WORD_CHAR = re.compile(r"[^\W_]")  # a letter, digit or ideograph
 
 
 class _Ids(dict):
@@ -162,6 +171,7 @@ class _Vocabulary:
     ids: _Ids = field(default_factory=_Ids)
     hashes: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.uint64))
     weights: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.float64))
+    words: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=bool))  # has a letter/digit/ideograph
 
     def ids_of(self, tokens: list[str], weights_of: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         """Ids of the tokens; the tokens not seen yet get the next ids, and their hashes and weights (``weights_of``
@@ -176,8 +186,11 @@ class _Vocabulary:
                     size = max(stop, 2 * len(self.hashes))
                     self.hashes = np.resize(self.hashes, size)
                     self.weights = np.resize(self.weights, size)
+                    self.words = np.resize(self.words, size)
                 self.hashes[start:stop] = hashes
                 self.weights[start:stop] = weights
+                self.words[start:stop] = np.fromiter(
+                    (_WORD_CHAR.search(t) is not None for t in ids.new), dtype=bool, count=stop - start)
         except BaseException:
             for token in ids.new:  # numbered but not stored: forget them (they are the highest ids)
                 del ids[token]
@@ -335,11 +348,32 @@ class Fingerprinter:
                 nf,  # n_features
                 len(key),  # n_chars
                 len(key) < short_chars,  # short
+                FINGERPRINT_VERSION,
+                word_bag,
             )
-            for (key, _), content_hash, sim, nf, signature, sketch in zip(
+            for (key, _), content_hash, sim, nf, signature, sketch, word_bag in zip(
                 keys, content_hashes([k for k, _ in keys]), simhashes.tolist(), n_features.tolist(), signatures,
-                sketches)
+                sketches, self._word_bags(tokens, sketches))
         ]
+
+    def _word_bags(self, tokens: list[list[str]], sketches: list[tuple[int, ...]]) -> list[int]:
+        """:attr:`Fingerprint.word_bag` of each text: for the texts with a sketch, the sum of the vocabulary hashes
+        of their word tokens (every token is in the vocabulary once the SimHashes are computed), else 0."""
+        out = [0] * len(tokens)
+        with_sketch = [i for i, sk in enumerate(sketches) if sk]
+        if not with_sketch:
+            return out
+        vocab = self._vocab
+        lengths = np.fromiter((len(tokens[i]) for i in with_sketch), dtype=np.intp, count=len(with_sketch))
+        ids = vocab.ids_of(list(chain.from_iterable(tokens[i] for i in with_sketch)), self._token_weights)
+        values = np.where(vocab.words[ids], vocab.hashes[ids], np.uint64(0))
+        starts = np.zeros(len(with_sketch), dtype=np.intp)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        sums = np.add.reduceat(np.append(values, np.uint64(0)), starts)  # appended 0: a last text without tokens
+        sums[lengths == 0] = 0
+        for i, v in zip(with_sketch, sums.tolist()):
+            out[i] = v
+        return out
 
     def _sketches(self, normalized: Sequence[str], keys: list[tuple[str, list[str]]]) -> list[tuple[int, ...]]:
         """Bottom-``sketch`` shingle hashes of each shorter text's content key (``()`` for longer texts)."""
@@ -560,15 +594,18 @@ _TEXT_NEGATION_DELTAS = frozenset(b & _TEXT_BAG_MASK for b in _NEGATION_DELTAS)
 
 
 def text_contradicts(a: "Fingerprint", b: "Fingerprint") -> bool:
-    """Whether two texts say opposite things by their content hashes: different content, and either the same
-    characters in another order (texts with CJK ideographs) with different sentences (not just the same sentences
-    reordered), or one is the other with a negation word inserted."""
+    """Whether two texts say opposite things: different content, and either the same characters (texts with CJK
+    ideographs, by the content hashes) or the same words (by :attr:`Fingerprint.word_bag`) in another order with
+    different sentences (not just the same sentences reordered), or one is the other with a negation word
+    inserted."""
     if a.content_hash == b.content_hash or not a.content_hash or not b.content_hash:
         return False
     delta = ((a.content_hash >> 32) - (b.content_hash >> 32)) & _TEXT_BAG_MASK
-    if delta == 0:
-        return bool(a.content_hash & b.content_hash & (1 << 63)) and (
-            {h for h in a.sentences if h < SKETCH_BIT} != {h for h in b.sentences if h < SKETCH_BIT})
+    same_words = a.word_bag != 0 and a.word_bag == b.word_bag
+    if (delta == 0 and a.content_hash & b.content_hash & (1 << 63)) or same_words:
+        # the same characters (Chinese) or words (any language) in another order; unless the sentences are the
+        # same ones, reordered, words moved inside a sentence or across sentences
+        return {h for h in a.sentences if h < SKETCH_BIT} != {h for h in b.sentences if h < SKETCH_BIT}
     return delta in _TEXT_NEGATION_DELTAS
 
 

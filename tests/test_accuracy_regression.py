@@ -30,15 +30,16 @@ MARGIN = 0.03
 # en short 0.494 -> 0.935, all 0.878 -> 0.960. Re-based when the benchmark's truncation was fixed (a "90%"
 # truncation of a two-sentence lead had kept only its title), then FINGERPRINT_VERSION 3 (line breaks end
 # sentences, contradiction-aware hashes with the meaning guard, the sentence-fraction and containment rules):
-# zh medium 0.962 -> 0.955 (the fixed truncations), zh short 0.970 -> 0.977, en medium 0.861 -> 0.902, all 0.965.
+# zh medium 0.962 -> 0.955 (the fixed truncations), zh short 0.970 -> 0.977, en medium 0.861 -> 0.902, all 0.965;
+# then Fingerprint.word_bag (English word swaps): en short 0.935 -> 0.967, all 0.965 -> 0.970.
 COMMITTED_F1 = {
     ("zh", "long"): 1.000,
     ("zh", "medium"): 0.955,
     ("zh", "short"): 0.977,
     ("en", "long"): 1.000,
     ("en", "medium"): 0.902,
-    ("en", "short"): 0.935,
-    "all": 0.965,
+    ("en", "short"): 0.967,
+    "all": 0.970,
 }
 
 

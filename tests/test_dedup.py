@@ -158,6 +158,17 @@ def test_swapped_chinese_words_are_not_a_duplicate():
     assert _clusters([("a", a), ("b", b)], DefaultRule(meaning_guard=False))["b"] == "a"
 
 
+def test_swapped_english_names_are_not_a_duplicate_but_reordered_sentences_are():
+    a = "Police say Smith attacked Jones outside the club on Friday night. Both men were later arrested."
+    c = _clusters([
+        ("a", a),
+        ("swap", a.replace("Smith", "@").replace("Jones", "Smith").replace("@", "Jones")),
+        ("reordered", "Both men were later arrested. Police say Smith attacked Jones outside the club on Friday night."),
+    ])
+    assert c["swap"] == "swap"
+    assert c["reordered"] == "a"
+
+
 def test_english_negation_is_not_a_duplicate_but_a_typo_is():
     a = "The central bank will raise interest rates again next month, officials said on Tuesday."
     c = _clusters([

@@ -90,12 +90,22 @@ def test_same_clusters_as_the_embedded_engine(index, fingerprinter):
     docs += [Document(f"x{i}", arts[i]) for i in range(0, 180, 15)]
     docs += [Document(f"s{i}", t) for i, t in enumerate(["转发：今天的天气非常好，适合出去散步和锻炼身体。",
                                                          "今天的天气非常好，适合出去散步和锻炼身体！", ""])]
+    # minimal-change pairs, in different batches: the meaning guard reads word_bag and the content hash of m0/m2
+    # back from the index
+    docs = [Document("m0", "Police say Smith attacked Jones outside the club on Friday night, and both men were "
+                           "arrested."),
+            Document("m2", "我们支持这项改革方案，它会让更多的年轻人在城市里找到稳定的工作。")] + docs
+    docs += [Document("m1", "Police say Jones attacked Smith outside the club on Friday night, and both men were "
+                            "arrested."),
+             Document("m3", "我们不支持这项改革方案，它会让更多的年轻人在城市里找到稳定的工作。")]
     on_es = [(r.id, r.cluster, r.duplicate_of, r.reason) for r in
              DedupEngine(index, fingerprinter, batch_size=37).process(docs)]
     embedded = [(r.id, r.cluster, r.duplicate_of, r.reason) for r in
                 DedupEngine(MemoryIndex(), fingerprinter, batch_size=37).process(docs)]
     assert on_es == embedded
     assert sum(1 for r in on_es if r[2]) >= 30  # the planted duplicates were found
+    clusters = {r[0]: r[1] for r in on_es}
+    assert clusters["m1"] == "m1" and clusters["m3"] == "m3"  # not merged with m0 / m2
 
 
 def test_a_bucket_shared_by_5000_documents_is_read_to_the_end(client, index, caplog):

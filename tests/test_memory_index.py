@@ -90,7 +90,8 @@ def test_save_and_load_round_trip(tmp_path, planted):
     index, sims, queries = planted
     small = MemoryIndex()
     small.add([_doc(i, s, sentences=(i, i + 1)) for i, s in enumerate(sims[:2000].tolist())])
-    small.add([StoredDoc("dup", Fingerprint(int(sims[0]), 1, (), 10, 500, False), "d0", "d0", 0, "exact")])
+    small.add([StoredDoc("dup", Fingerprint(int(sims[0]), 1, (), 10, 500, False, word_bag=0xABC), "d0", "d0", 0,
+                         "exact")])
     path = tmp_path / "index.npz"
     small.save(path)
     loaded = MemoryIndex.load(path)

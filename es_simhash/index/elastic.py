@@ -57,6 +57,7 @@ _LOOKUP_FIELDS = [  # read from doc values by lookups, never from _source (which
     "n_chars",
     "short",
     "fingerprint_version",
+    "word_bag",
     "dup_cluster",
     "dup_of",
     "dup_distance",
@@ -350,6 +351,7 @@ def _stored_from_source(doc_id: str, src: dict[str, Any]) -> StoredDoc:
         n_chars=int(src["n_chars"]),
         short=bool(src["short"]),
         version=int(src["fingerprint_version"]),
+        word_bag=int(src.get("word_bag") or "0", 16),
     )
     return StoredDoc(
         doc_id,
@@ -567,6 +569,8 @@ class ElasticIndex:
         }
         if fp.n_chars:
             src["content_hash"] = _hex(fp.content_hash)
+        if fp.word_bag:
+            src["word_bag"] = _hex(fp.word_bag)
         for i, key in enumerate(fp.segment_keys()):
             src[f"seg{i}"] = key
         record = doc.fields or {}

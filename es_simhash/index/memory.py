@@ -235,6 +235,7 @@ class MemoryIndex:
             n_chars=np.array([f.n_chars for f in fps], dtype=np.int64),
             short=np.array([f.short for f in fps], dtype=bool),
             version=np.array([f.version for f in fps], dtype=np.int64),
+            word_bag=np.array([f.word_bag for f in fps], dtype=np.uint64),
             sentence_counts=sentence_counts,
             sentences=np.array([h for f in fps for h in f.sentences], dtype=np.uint64),
         )
@@ -246,18 +247,20 @@ class MemoryIndex:
             if meta.get("format") != _FORMAT:
                 raise ValueError(f"{path}: not an es-simhash memory index ({meta.get('format')!r})")
             arrays = {k: z[k] for k in ("simhash", "content_hash", "n_features", "n_chars", "short", "version")}
+            arrays["word_bag"] = z["word_bag"] if "word_bag" in z.files else np.zeros(len(arrays["simhash"]), np.uint64)
             counts = z["sentence_counts"]
             flat = z["sentences"]
         index = cls(max_sentence_df=meta["max_sentence_df"])
         ends = np.cumsum(counts).tolist()
         flat_py = flat.tolist()
-        cols = [arrays[k].tolist() for k in ("simhash", "content_hash", "n_features", "n_chars", "short", "version")]
+        cols = [arrays[k].tolist()
+                for k in ("simhash", "content_hash", "n_features", "n_chars", "short", "version", "word_bag")]
         docs = []
         start = 0
-        for (doc_id, cluster, dup_of, distance, reason), sim, ch, nf, nc, short, ver, end in zip(
+        for (doc_id, cluster, dup_of, distance, reason), sim, ch, nf, nc, short, ver, wb, end in zip(
             meta["docs"], *cols, ends
         ):
-            fp = Fingerprint(sim, ch, tuple(flat_py[start:end]), nf, nc, short, ver)
+            fp = Fingerprint(sim, ch, tuple(flat_py[start:end]), nf, nc, short, ver, wb)
             start = end
             docs.append(StoredDoc(doc_id, fp, cluster, dup_of, distance, reason))
         ids = [d.id for d in docs]
