@@ -121,9 +121,11 @@ class DefaultRule:
 
     ``meaning_guard``: between two texts that both carry a shingle sketch (short texts, where one sentence is
     much of the meaning), a pair of signature sentences that :func:`~es_simhash.fingerprint.contradicts` (a
-    negation inserted, or two Chinese words swapped) vetoes the candidate's whole cluster: "他同意这个方案" is not
-    a reprint of "他不同意这个方案", nor is "张三打了李四" of "李四打了张三", though every shingle method calls them
-    near duplicates. Documents without usable features are never duplicates of anything but an exact copy with
+    negation inserted, or two Chinese words swapped), or texts that
+    :func:`~es_simhash.fingerprint.text_contradicts` (the same, over the whole text, and the same words in another
+    order in any language) veto the candidate's whole cluster: "他同意这个方案" is not a reprint of "他不同意这个方案",
+    nor is "张三打了李四" of "李四打了张三", nor "Smith hit Jones" of "Jones hit Smith", though every shingle method
+    calls them near duplicates. Documents without usable features are never duplicates of anything but an exact copy with
     content. Among several qualifying candidates the nearest wins, then a canonical one, then the smallest id
     (so every backend breaks ties the same way).
     """
