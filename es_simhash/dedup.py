@@ -162,15 +162,19 @@ class DefaultRule:
 
     @staticmethod
     def _contradicted(fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
-        """Clusters with a sketched candidate one of whose sentences contradicts one of ``fp``'s (both sketched)."""
-        if not any(map(is_sketch, fp.sentences)):
+        """Clusters with a sketched candidate that contradicts ``fp`` (sketched too): by their whole texts, or by a
+        pair of their signature sentences."""
+        if not fp.sentences or max(fp.sentences) < SKETCH_BIT:  # no sketch (backends may reorder the hashes)
             return frozenset()
-        mine = [h for h in fp.sentences if not is_sketch(h)]
-        out = set()
+        mine = [h for h in fp.sentences if h < SKETCH_BIT]
+        out: set[str] = set()
         for cand in candidates:
-            theirs = cand.fingerprint.sentences
-            if cand.cluster not in out and any(map(is_sketch, theirs)) and (text_contradicts(fp, cand.fingerprint) or any(
-                    contradicts(a, b) for a in mine for b in theirs if not is_sketch(b))):
+            other = cand.fingerprint
+            theirs = other.sentences
+            if cand.cluster in out or not theirs or max(theirs) < SKETCH_BIT or other.content_hash == fp.content_hash:
+                continue
+            if text_contradicts(fp, other) or any(
+                    contradicts(a, b) for b in theirs if b < SKETCH_BIT for a in mine if a != b):
                 out.add(cand.cluster)
         return frozenset(out)
 
