@@ -180,13 +180,17 @@ def run_minhash(docs: Sequence[data.Doc], threshold: float = 0.5, num_perm: int 
     return Run(clusters_from_parents([d.id for d in docs], parents), secs)
 
 
-def systems(idf, include_slow: bool = True) -> dict[str, Callable[[Sequence[data.Doc]], Run]]:
+def systems(idf, include_slow: bool = True, crawl_idf=None) -> dict[str, Callable[[Sequence[data.Doc]], Run]]:
+    """``crawl_idf``: an IDF table fitted on the split's own texts (no labels), as ``es-simhash fit-idf`` on a crawl
+    does; adds the system ``es-simhash fit-idf``."""
     from es_simhash import Fingerprinter
     from es_simhash.dedup import DefaultRule
     from es_simhash.psimhash import PSimhashFingerprinter
 
     out = {
         "es-simhash": lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule()),
+        **({"es-simhash fit-idf": lambda docs: run_engine(docs, Fingerprinter(crawl_idf), DefaultRule())}
+           if crawl_idf is not None else {}),
         "es-simhash no-sentences": lambda docs: run_engine(
             docs, Fingerprinter(idf, sentences=0, short_chars=0, sketch=0), DefaultRule()),
         "p-simhash": lambda docs: run_engine(docs, PSimhashFingerprinter(idf, sentences=0, short_chars=0, sketch=0),
@@ -225,7 +229,12 @@ def evaluate(split: data.Split, names: Sequence[str] | None, idf, include_slow: 
              ceilings: dict | None = None):
     """Run every system on every stream of the split. Returns {system: {group: (Score, seconds, n_docs, Run)}}.
     ``ceilings``: filled with {group: seconds} of normalisation + segmentation alone, timed in the same run."""
-    syst = systems(idf, include_slow)
+    crawl_idf = None
+    if not names or "es-simhash fit-idf" in names:
+        from es_simhash.idf import IDFTable
+
+        crawl_idf = IDFTable.fit(d.text for docs in split.groups.values() for d in docs)
+    syst = systems(idf, include_slow, crawl_idf)
     if names:
         syst = {n: f for n, f in syst.items() if n in names}
     out: dict[str, dict] = {n: {} for n in syst}
@@ -370,6 +379,15 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
         (dict(), dict(min_contained_sentences=0)),
         *[(dict(), dict(sentence_k=k, sentence_near_k=n, min_shared_sentences=f))
           for k in (16, 20, 24) for n in (4, 8, 12) for f in (0.3, 0.4, 0.5) if (k, n, f) != (16, 8, 0.4)],
+        # feature weighting: IDF table (jieba's; none: TF only; fitted on the dev texts), token length, stop words
+        (dict(idf="uniform"), dict()),
+        (dict(idf="fit-dev"), dict()),
+        *[(dict(min_token_len=n), dict()) for n in (1, 3)],
+        (dict(stopwords="none"), dict()),
+        (dict(idf="uniform", sentences=0, short_chars=0, sketch=0), dict()),  # the same, SimHash alone
+        (dict(idf="fit-dev", sentences=0, short_chars=0, sketch=0), dict()),
+        *[(dict(min_token_len=n, sentences=0, short_chars=0, sketch=0), dict()) for n in (1, 2, 3)],
+        (dict(stopwords="none", sentences=0, short_chars=0, sketch=0), dict()),
         # version 2: the shingle sketch and crowded sentences
         (dict(sketch=0), dict(max_sentence_clusters=0)),
         *[(dict(sketch=sk, sketch_chars=chars), dict()) for sk in (8, 12) for chars in (100, 300, 600)
@@ -379,11 +397,25 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
         *[(dict(), dict(max_sentence_clusters=m)) for m in (0, 2)],
         *[(dict(), dict(short_k=sk)) for sk in (0, 3)],
     ]
+    from es_simhash.idf import IDFTable
+
+    named = {
+        ("idf", "uniform"): IDFTable({}, default=1.0, source="uniform"),  # every word weighs the same: TF only
+        ("idf", "fit-dev"): None,  # fitted below, on the dev split's own texts
+        ("stopwords", "none"): frozenset(),
+    }
     cache: dict = {}
     for fp_opts, rule_opts in grid:
         key = tuple(sorted(fp_opts.items()))
         if key not in cache:
-            cache[key] = CachingFingerprinter(Fingerprinter(idf, **fp_opts))
+            opts = dict(fp_opts)
+            if opts.get("idf") == "fit-dev" and named[("idf", "fit-dev")] is None:
+                named[("idf", "fit-dev")] = IDFTable.fit(d.text for docs in split.groups.values() for d in docs)
+            for name in ("idf", "stopwords"):
+                if (name, opts.get(name)) in named:
+                    opts[name] = named[(name, opts[name])]
+            opts.setdefault("idf", idf)
+            cache[key] = CachingFingerprinter(Fingerprinter(**opts))
         cfp, rule = cache[key], DefaultRule(**rule_opts)
         per = {}
         for g in data.GROUPS:
