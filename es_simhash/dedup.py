@@ -9,8 +9,9 @@ already decided in the same batch (so duplicates inside one batch are caught), t
 from __future__ import annotations
 
 import logging
-from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from collections import Counter, deque
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
@@ -226,6 +227,19 @@ class DefaultRule:
         return None
 
 
+_WORKER_FINGERPRINTER: Fingerprinter | None = None
+
+
+def _start_fingerprint_worker(fingerprinter: Fingerprinter) -> None:
+    global _WORKER_FINGERPRINTER
+    _WORKER_FINGERPRINTER = fingerprinter
+
+
+def _fingerprint_in_worker(texts: list[str]) -> list[Fingerprint]:
+    assert _WORKER_FINGERPRINTER is not None
+    return _WORKER_FINGERPRINTER.fingerprint_many(texts)
+
+
 def _same(a: Fingerprint, b: Fingerprint) -> bool:
     """Same fingerprint (the order of sentence hashes does not matter: backends may store them as a set)."""
     return a == b or (
@@ -257,11 +271,15 @@ class DedupEngine:
         fingerprinter: Fingerprinter | None = None,
         rule: DecisionRule | None = None,
         batch_size: int = 500,
+        workers: int = 0,
     ) -> None:
+        if workers < 0:
+            raise ValueError("workers >= 0")
         self.index: SegmentIndex = MemoryIndex() if index is None else index
         self.fingerprinter = fingerprinter or Fingerprinter()
         self.rule: DecisionRule = rule or DefaultRule()
         self.batch_size = batch_size
+        self.workers = workers
         self._seen: dict[str, None] = {}
 
     # -- public API ----------------------------------------------------------------------------------------
@@ -292,8 +310,14 @@ class DedupEngine:
 
         Batch N+1 is fingerprinted in a worker thread while batch N is looked up and written: the CPU work of
         fingerprinting overlaps the wait on the index. One worker, so the fingerprinter (whose token cache is not
-        thread-safe) is only ever used by one thread at a time.
+        thread-safe) is only ever used by one thread at a time. With ``workers`` > 0, that many worker
+        *processes* (each with a copy of the fingerprinter) fingerprint up to ``workers + 1`` batches ahead, so
+        fingerprinting, which holds the GIL, runs on other cores; fingerprints are deterministic, so the results
+        are the same.
         """
+        if self.workers:
+            yield from self._process_batches_in_processes(batches)
+            return
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="fingerprint") as worker:
             previous = None
             for docs, context in batches:
@@ -304,6 +328,28 @@ class DedupEngine:
                 previous = (docs, context, future)
             if previous is not None:
                 yield self._finish(*previous)
+
+    def _process_batches_in_processes(self, batches):
+        pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_start_fingerprint_worker, initargs=(self.fingerprinter,))
+        try:
+            ahead: deque[tuple[Sequence[Document], Any, Future | None]] = deque()
+            it = iter(batches)
+
+            def submit() -> None:
+                for docs, context in it:
+                    texts = [d.text for d in docs]
+                    ahead.append((docs, context, pool.submit(_fingerprint_in_worker, texts) if texts else None))
+                    return
+
+            for _ in range(self.workers + 1):
+                submit()
+            while ahead:
+                docs, context, future = ahead.popleft()
+                submit()
+                yield self._finish(docs, context, future)
+        finally:  # also on an interrupt or an error downstream: do not wait for batches nobody will read
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _finish(self, docs, context, future):
         return context, (self.process_batch(docs, future.result()) if future is not None else [])

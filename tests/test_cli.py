@@ -73,6 +73,16 @@ def test_rerun_gives_the_same_report(crawl, tmp_path):
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
 
 
+def test_worker_processes_give_the_same_report_and_dead_letters(crawl, tmp_path):
+    path, _, _ = crawl
+    for name, extra in (("inline", ()), ("workers", ("--workers", "2", "--batch-size", "16"))):
+        res = run("dedup", path, "--report", tmp_path / f"{name}.jsonl", "--dead-letters",
+                  tmp_path / f"{name}-dead.jsonl", "--output", tmp_path / f"{name}-out.jsonl", *extra)
+        assert res.returncode == 0, res.stderr.decode()
+    for suffix in (".jsonl", "-dead.jsonl", "-out.jsonl"):
+        assert (tmp_path / f"inline{suffix}").read_bytes() == (tmp_path / f"workers{suffix}").read_bytes()
+
+
 def test_saved_index_catches_duplicates_of_yesterdays_crawl(tmp_path):
     zh = [a for a in chinese_articles() if 800 <= len(a)][:20]
     day1, day2 = tmp_path / "day1.jsonl", tmp_path / "day2.jsonl"

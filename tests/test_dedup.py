@@ -202,3 +202,29 @@ def test_a_short_article_inside_a_big_site_template_is_found():
     c = _clusters([("article", article), ("page", page), ("other", other)])
     assert c["page"] == "article"
     assert c["other"] == "other"  # same template, different article
+
+
+def test_worker_processes_give_the_same_results(articles):
+    docs = [Document(f"o{i}", a) for i, a in enumerate(articles)]
+    docs += [Document(f"r{i}", reprint(a)) for i, a in enumerate(articles) if i % 3 == 0]  # in later batches
+    docs += [Document("empty", ""), Document("o3-copy", articles[3])]
+    inline = [r.to_dict() for r in DedupEngine(batch_size=15).process(docs)]
+    parallel = [r.to_dict() for r in DedupEngine(batch_size=15, workers=2).process(docs)]
+    assert parallel == inline
+    assert sum(r["duplicate"] for r in parallel) >= 20
+
+
+def test_stopping_early_with_worker_processes_does_not_hang(articles):
+    import subprocess
+    import sys
+
+    code = (
+        "from es_simhash.dedup import DedupEngine, Document\n"
+        "docs = [Document(str(i), '测试' * (i % 50 + 10)) for i in range(5000)]\n"
+        "if __name__ == '__main__':\n"
+        "    for r in DedupEngine(batch_size=100, workers=1).process(docs):\n"
+        "        break\n"
+        "    print('stopped')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "stopped" in out.stdout, out.stderr
