@@ -144,7 +144,8 @@ def stage_breakdown(fp, texts: Sequence[str], repeats: int) -> list[tuple[str, f
     """Median time of each stage of ``Fingerprinter.fingerprint_many`` (warm cache), done stage by stage.
 
     Mirrors the body of ``fingerprint_many``; uses its private helpers (``text._normalize_many``,
-    ``Fingerprinter._simhash_batch``, ``text._keys_many``, ``Fingerprinter._signature``).
+    ``Fingerprinter._simhash_batch``, ``text._keys_many``, ``fingerprint.content_hashes``,
+    ``Fingerprinter._sketches``, ``Fingerprinter._signatures``, ``Fingerprinter._word_bags``).
     """
     from es_simhash import fingerprint as F
     from es_simhash import text as T
@@ -163,8 +164,10 @@ def stage_breakdown(fp, texts: Sequence[str], repeats: int) -> list[tuple[str, f
         toks = clock("text.segment (rjieba.cut+re-split)", lambda: [T.segment(n, seg) for n in norm])
         clock("_simhash_batch (ids+numpy)", lambda: fp._simhash_batch(toks))
         keys = clock("text._keys_many (content+sentences)", lambda: T._keys_many(norm, fp.min_sentence_chars))
-        clock("hash64(content key)", lambda: [F.hash64(k) for k, _ in keys])
-        clock("_signature (sort+hash64)", lambda: [fp._signature(s) for _, s in keys])
+        clock("content_hashes (bag+hash64)", lambda: F.content_hashes([k for k, _ in keys]))
+        sketches = clock("_sketches (shingle bottom-k)", lambda: fp._sketches(norm, keys))
+        clock("_signatures (sort+sentence_hashes)", lambda: fp._signatures([s for _, s in keys]))
+        clock("_word_bags", lambda: fp._word_bags(toks, sketches))
     # drop the warm-up pass
     return [(name, statistics.median(ts[1:])) for name, ts in stages.items()]
 

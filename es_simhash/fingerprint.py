@@ -334,12 +334,7 @@ class Fingerprinter:
         keys = _text._keys_many(normalized, self.min_sentence_chars)
         short_chars = self.short_chars
         sketches = self._sketches(normalized, keys)
-        chosen = [self._signature_keys(sentence_keys) for _, sentence_keys in keys]
-        flat = sentence_hashes(list(chain.from_iterable(chosen)))
-        signatures, pos = [], 0
-        for c in chosen:
-            signatures.append(tuple(dict.fromkeys(flat[pos : pos + len(c)])))
-            pos += len(c)
+        signatures = self._signatures([sentence_keys for _, sentence_keys in keys])
         return [
             Fingerprint(
                 sim if nf else 0,  # simhash
@@ -402,9 +397,16 @@ class Fingerprinter:
                 break
         return list(seen)
 
-    def _signature(self, keys: list[str]) -> tuple[int, ...]:
-        """The signature from the sentence keys of at least ``min_sentence_chars`` characters, in text order."""
-        return tuple(dict.fromkeys(sentence_hashes(self._signature_keys(keys))))
+    def _signatures(self, sentence_keys: list[list[str]]) -> list[tuple[int, ...]]:
+        """The signature of each text from its sentence keys (of at least ``min_sentence_chars`` characters, in
+        text order): the hashes of its :meth:`_signature_keys`, all hashed in one batch."""
+        chosen = [self._signature_keys(k) for k in sentence_keys]
+        flat = sentence_hashes(list(chain.from_iterable(chosen)))
+        signatures, pos = [], 0
+        for c in chosen:
+            signatures.append(tuple(dict.fromkeys(flat[pos : pos + len(c)])))
+            pos += len(c)
+        return signatures
 
     def _token_ids(self, flat: list[str]) -> np.ndarray:
         """Vocabulary ids of the tokens: one C-level pass of dict lookups; new tokens are added on a miss."""
@@ -480,6 +482,14 @@ _M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _SHINGLE_MUL = np.uint64(0x100000001B3)
 
 
+def _splitmix64(z: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser of ``z + golden ratio`` (uint64 arrays): a stable, well-mixed 64-bit hash."""
+    z = z + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
 def _bottom_k(keys: Sequence[str], n: int, k: int) -> list[tuple[int, ...]]:
     """For each string: the ``k`` smallest distinct hashes of its ``n``-character shingles, ascending (a string
     shorter than ``n`` is one shingle). Stable 64-bit hashes (a polynomial over the code points, then the
@@ -496,11 +506,7 @@ def _bottom_k(keys: Sequence[str], n: int, k: int) -> list[tuple[int, ...]]:
     for j in range(n):
         use = width > j
         h = np.where(use, h * _SHINGLE_MUL + cps[starts + j] + np.uint64(1), h)
-    z = h + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    z ^= z >> np.uint64(31)
-    z |= np.uint64(SKETCH_BIT)
+    z = _splitmix64(h) | np.uint64(SKETCH_BIT)
     order = np.lexsort((z, doc))
     doc, z = doc[order], z[order]
     fresh = np.ones(doc.size, dtype=bool)
@@ -531,11 +537,7 @@ _CJK_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
 
 def _char_hashes(cps: np.ndarray) -> np.ndarray:
     """32-bit hashes of code points (splitmix64 finaliser, high half): stable across runs and machines."""
-    z = cps.astype(np.uint64) + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    z ^= z >> np.uint64(31)
-    return z >> np.uint64(32)
+    return _splitmix64(cps.astype(np.uint64)) >> np.uint64(32)
 
 
 @lru_cache(maxsize=1)
