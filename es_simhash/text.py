@@ -32,7 +32,6 @@ __all__ = [
     "stopwords",
 ]
 
-_WHITESPACE = re.compile(r"\s+")
 # Anything that is not a letter, digit or CJK ideograph: punctuation, symbols, spaces, underscores.
 _NON_WORD = re.compile(r"[\W_]+")
 # Sentence ends: Chinese and Western terminal punctuation, line breaks, and a full stop followed by space/end
@@ -48,10 +47,11 @@ def normalize(text: str) -> str:
     """Unicode-normalise ``text`` for fingerprinting.
 
     NFKC folds full-width/half-width forms and compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``),
-    ``casefold`` removes case, a run of whitespace that holds a line break becomes one ``"\\n"`` (a line break
-    ends a sentence: a title or a heading is its own sentence) and any other run of whitespace one space. The
-    result is always exactly :func:`_reference_normalize`; see :func:`_normalize_many` for how it gets there
-    quickly.
+    ``casefold`` removes case, a run of whitespace that holds a line break (a line boundary of
+    ``str.splitlines``) becomes one ``"\\n"`` (a line break ends a sentence: a title or a heading is its own
+    sentence) and any other run of whitespace one space, with none left at either end. See
+    :func:`_normalize_many` for how it gets there quickly (``tests/test_normalize_fast.py`` checks it against
+    that definition written with regular expressions).
     """
     return _normalize_many([text])[0]
 
@@ -106,7 +106,7 @@ def _normalize_many(texts: Sequence[str]) -> list[str]:
     3. casefold, then ``" ".join(line.split())`` for each of ``str.splitlines()``, dropping blank lines and
        joining with ``"\\n"``: ``str.split()`` uses the same whitespace definition as ``re``'s ``\\s`` for str
        patterns (``Py_UNICODE_ISSPACE``) and every line boundary of ``splitlines`` is such whitespace, so this
-       equals :func:`_reference_normalize`.
+       is the definition in :func:`normalize`.
     """
     out = []
     is_normalized, nfkc = unicodedata.is_normalized, unicodedata.normalize
@@ -121,16 +121,6 @@ def _normalize_many(texts: Sequence[str]) -> list[str]:
         else:
             out.append("\n".join(filter(None, (" ".join(line.split()) for line in lines))))
     return out
-
-
-# The line boundaries of ``str.splitlines`` (all of them are whitespace).
-_LINE_BREAK = re.compile(r"[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
-
-
-def _reference_normalize(text: str) -> str:
-    """The definition :func:`normalize` implements (slowly, with regular expressions)."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return _WHITESPACE.sub(lambda m: "\n" if _LINE_BREAK.search(m.group()) else " ", folded).strip()
 
 
 def content_key(normalized: str) -> str:
