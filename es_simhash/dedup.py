@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 from collections import Counter, deque
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
@@ -315,34 +315,25 @@ class DedupEngine:
         fingerprinting, which holds the GIL, runs on other cores; fingerprints are deterministic, so the results
         are the same.
         """
+        pool: Executor
         if self.workers:
-            yield from self._process_batches_in_processes(batches)
-            return
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="fingerprint") as worker:
-            previous = None
-            for docs, context in batches:
-                texts = [d.text for d in docs]
-                future = worker.submit(self.fingerprinter.fingerprint_many, texts) if texts else None
-                if previous is not None:
-                    yield self._finish(*previous)
-                previous = (docs, context, future)
-            if previous is not None:
-                yield self._finish(*previous)
-
-    def _process_batches_in_processes(self, batches):
-        pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_start_fingerprint_worker, initargs=(self.fingerprinter,))
+            pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=_start_fingerprint_worker, initargs=(self.fingerprinter,))
+            fingerprint, depth = _fingerprint_in_worker, self.workers + 1
+        else:
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fingerprint")
+            fingerprint, depth = self.fingerprinter.fingerprint_many, 1
         try:
-            ahead: deque[tuple[Sequence[Document], Any, Future | None]] = deque()
+            ahead: deque[tuple[Sequence[Document], T, Future | None]] = deque()
             it = iter(batches)
 
-            def submit() -> None:
+            def submit() -> None:  # read the next batch (if any) and start fingerprinting it
                 for docs, context in it:
                     texts = [d.text for d in docs]
-                    ahead.append((docs, context, pool.submit(_fingerprint_in_worker, texts) if texts else None))
+                    ahead.append((docs, context, pool.submit(fingerprint, texts) if texts else None))
                     return
 
-            for _ in range(self.workers + 1):
+            for _ in range(depth):
                 submit()
             while ahead:
                 docs, context, future = ahead.popleft()
