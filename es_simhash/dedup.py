@@ -361,7 +361,7 @@ class DedupEngine:
         ``fingerprints`` may be computed ahead (e.g. in another thread while the previous batch is written)."""
         fps = fingerprints if fingerprints is not None else self.fingerprinter.fingerprint_many([d.text for d in docs])
         found = self.index.lookup([Lookup(d.id, fp) for d, fp in zip(docs, fps)], self.rule.candidate_distance)
-        pending = MemoryIndex(self.index.max_sentence_df)  # this batch's decided documents: in-batch duplicates
+        pending = MemoryIndex(self.index.max_sentence_df, self.index.lookup_keys)  # this batch's decided documents
         pending_df: Counter[int] = Counter()  # sentence document frequency within the batch
         cap = self.index.max_sentence_df
         results: list[Result | DuplicateIdError | IndexingError] = []

@@ -1,11 +1,33 @@
-"""The embedded segment index returns exactly the brute-force neighbours within k."""
+"""The embedded index returns exactly the brute-force neighbours within k."""
+
+from itertools import combinations
 
 import numpy as np
 import pytest
 
 from es_simhash import Fingerprint
 from es_simhash.index.base import Lookup, StoredDoc
-from es_simhash.index.memory import MemoryIndex
+from es_simhash.index.memory import IndexFileError, MemoryIndex
+from es_simhash.keys import DEFAULT, SEGMENTS
+
+
+def _table_masks(widths):
+    """Independent reference for the permutation-table keys: the bit positions of every choice of 3 of the blocks
+    (k = 3, r = 3), the lowest 32 of them (a key is cut to 32 bits)."""
+    starts = np.cumsum((0,) + tuple(widths))
+    masks = []
+    for table in combinations(range(len(widths)), 3):
+        bits = sorted(b for blk in table for b in range(starts[blk], starts[blk + 1]))[:32]
+        masks.append(sum(1 << b for b in bits))
+    return masks
+
+
+TABLE_MASKS = _table_masks((11, 11, 11, 11, 10, 10))
+SEGMENT_MASKS = [0xFFFF << s for s in (0, 16, 32, 48)]
+
+
+def _share_a_key(a: int, b: int, masks) -> bool:
+    return any((a ^ b) & m == 0 for m in masks)
 
 
 def _doc(i, simhash, sentences=(), content_hash=None):
@@ -103,12 +125,16 @@ def test_save_and_load_round_trip(tmp_path, planted):
         d.id for d in small.lookup([Lookup("q", q)], 3)[0].candidates}
 
 
-def test_one_at_a_time_adds_and_replacements_equal_brute_force():
-    """The engine's in-batch index adds one document between lookups (small, numpy-free paths); replacements leave
-    dead rows behind. Every answer must still be the brute-force one over the live documents."""
+@pytest.mark.parametrize("keys,masks", [(DEFAULT, TABLE_MASKS), (SEGMENTS, SEGMENT_MASKS)],
+                         ids=["permutation-tables", "segments"])
+def test_one_at_a_time_adds_and_replacements_equal_brute_force(keys, masks, monkeypatch):
+    """The engine's in-batch index adds one document between lookups (the unsorted tail); replacements leave dead
+    rows behind; a small tail size forces sorted runs and merges too. Every answer must still be the brute-force one
+    over the live documents: within k and sharing a lookup key (for k <= 3 that is every neighbour within k)."""
+    monkeypatch.setattr(MemoryIndex, "tail_rows", 50)
     rng = np.random.default_rng(7)
     bases = rng.integers(0, 2**64 - 1, size=20, dtype=np.uint64, endpoint=True).tolist()
-    index = MemoryIndex(max_sentence_df=4)
+    index = MemoryIndex(max_sentence_df=4, lookup_keys=keys)
     live: dict[str, Fingerprint] = {}
     for i in range(1500):
         v = bases[int(rng.integers(len(bases)))]
@@ -122,7 +148,7 @@ def test_one_at_a_time_adds_and_replacements_equal_brute_force():
         expected = {
             d for d, f in live.items()
             if (f.n_features and fp.n_features and (f.simhash ^ v).bit_count() <= k
-                and any((f.simhash >> s) & 0xFFFF == (v >> s) & 0xFFFF for s in (0, 16, 32, 48)))
+                and _share_a_key(f.simhash, v, masks))
             or (0 < sentence_df <= 4 and fp.sentences[0] in f.sentences)
         }
         got = {c.id for c in res.candidates}

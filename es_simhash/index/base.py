@@ -5,7 +5,8 @@ near duplicates of these fingerprints? It answers with the documents that
 
 * have the same id (so re-running an ingest is idempotent),
 * have the same content hash (exact duplicates),
-* share one of the four 16-bit segments *and* are within ``max_distance`` bits (exact Hamming re-rank), or
+* share one of the lookup keys (:mod:`es_simhash.keys`: permutation tables, or the four 16-bit segments of
+  earlier releases) *and* are within ``max_distance`` bits (exact Hamming re-rank), or
 * share one of the long-sentence hashes, unless that sentence is boilerplate (found in more than
   ``max_sentence_df`` documents).
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 from ..fingerprint import Fingerprint
+from ..keys import LookupKeys
 
 __all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "CANONICAL"]
 
@@ -72,6 +74,9 @@ class SegmentIndex(Protocol):
 
     max_sentence_df: int
     """Sentences held by more documents than this are boilerplate: they bring no candidates."""
+
+    lookup_keys: LookupKeys
+    """Which keys bring SimHash candidates (the engine's in-batch index uses the same, so both agree)."""
 
     def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
         """Candidates for each query, in query order."""

@@ -1,61 +1,130 @@
-"""The embedded backend: an in-memory segment index (no server), with save/load.
+"""The embedded backend: an in-memory index of lookup keys (no server), with save/load.
 
-For each of the four 16-bit segments a table maps a segment value to the rows holding it, in CSR form: the rows
-sorted by that segment's value plus 65,537 offsets, so a bucket is one array slice. Rows added since the last
-rebuild wait in small per-table dicts (value -> rows) and are folded in by a rebuild (one stable radix argsort
-per table) once they reach a quarter of the table, so a stream of adds costs O(log n) rebuilds in all. Both the
-CSR tables and the pending dicts are brought up to date lazily, at the first lookup after an add.
+Every stored fingerprint has the keys of :mod:`es_simhash.keys` (by default 20 permutation-table keys of 32
+bits). Rows live in *runs*: for each table a run holds its rows' keys sorted (``uint32``) with the row numbers
+X
+of lookups is a few vectorised gathers per run for all tables at once. New rows wait in
+a small unsorted *tail* that lookups scan by brute force (a numpy popcount over at most ``tail_rows`` SimHashes);
+when the tail grows past that it becomes a run, and runs of similar size are merged (as in a log-structured
+merge tree), so there are O(log n) runs and each row is re-sorted O(log n) times in all.
 
-A fifth table maps sentence hashes to rows and a sixth content hashes to the first row holding them. A lookup
-gathers the rows of the four buckets and re-ranks them by exact Hamming distance over a numpy array of all
-SimHashes, so even a bucket shared by thousands of boilerplate pages costs one vectorised pass, not a Python loop.
-Replaced documents stay in the tables until the next rebuild but are dropped from every answer.
+A fourth channel maps sentence hashes to rows and a fifth content hashes to the first row holding them.
+Candidates are re-ranked by exact Hamming distance over a numpy array of all SimHashes. Replaced documents stay
+in the runs until the next merge that covers them, but are dropped from every answer.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
 
 from .. import hamming
-from ..fingerprint import N_SEGMENTS, SEGMENT_BITS, Fingerprint
+from ..fingerprint import Fingerprint
+from ..keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys
 from .base import Lookup, LookupResult, StoredDoc
 
-__all__ = ["MemoryIndex"]
+__all__ = ["MemoryIndex", "IndexFileError"]
 
-_FORMAT = "es-simhash-memory-index/1"
-_N_VALUES = 1 << SEGMENT_BITS
-_SHIFTS = tuple(SEGMENT_BITS * i for i in range(N_SEGMENTS))
+_FORMAT = "es-simhash-memory-index/2"
+_FORMAT_V1 = "es-simhash-memory-index/1"  # before lookup keys: the four 16-bit segments
+
+
+class IndexFileError(ValueError):
+    """A file given to :meth:`MemoryIndex.load` is not an es-simhash memory index."""
+
+
+@dataclass(slots=True)
+class _Run:
+    """Rows sorted by each table's key, tables one after another: ``keys`` (uint32) ascending within a table,
+    ``rows`` (int32) in the same order, and a direct-address directory over the keys' top ``bits`` bits:
+    the entries of table ``t`` whose key starts with ``b`` are ``offsets[t * 2**bits + b]`` up to the next offset.
+    A lookup is then a gather of offsets and an equality test over the few entries between them, no search."""
+
+    keys: np.ndarray
+    rows: np.ndarray
+    offsets: np.ndarray
+    bits: int
+    size: int
+
+
+def _directory_bits(size: int) -> int:
+    """At most about one row per directory slot on average (2**bits >= size)."""
+    return min(max(1, size.bit_length() - 0), MAX_KEY_BITS)
+
+
+def _make_run(n_tables: int, keys: np.ndarray, rows: np.ndarray) -> _Run:
+    """A run from ``keys`` (``(n_tables, size)`` uint32) of ``rows`` (``(n_tables, size)``, the same row numbers
+    in every table)."""
+    size = keys.shape[1]
+    order = np.argsort(keys, axis=1, kind="stable")
+    keys = np.take_along_axis(keys, order, axis=1)
+    rows = np.take_along_axis(rows, order, axis=1).astype(np.int32)
+    bits = _directory_bits(size)
+    slots = np.int64(1) << bits
+    where = (keys >> np.uint32(MAX_KEY_BITS - bits)).astype(np.int64) + (np.arange(n_tables, dtype=np.int64) * slots)[:, None]
+    offsets = np.zeros(n_tables * slots + 1, dtype=np.int32 if keys.size < 2**31 else np.int64)
+    np.cumsum(np.bincount(where.ravel(), minlength=n_tables * slots), out=offsets[1:])
+    return _Run(keys.ravel(), rows.ravel(), offsets, bits, size)
+
+
+def _new_run(lookup_keys: LookupKeys, rows: np.ndarray, sims: np.ndarray) -> _Run:
+    keys = np.ascontiguousarray(lookup_keys.keys(sims).T)
+    return _make_run(lookup_keys.n_tables, keys, np.broadcast_to(rows, keys.shape))
+
+
+def _merge_runs(n_tables: int, a: _Run, b: _Run) -> _Run:
+    keys = np.concatenate((a.keys.reshape(n_tables, -1), b.keys.reshape(n_tables, -1)), axis=1)
+    rows = np.concatenate((a.rows.reshape(n_tables, -1), b.rows.reshape(n_tables, -1)), axis=1)
+    return _make_run(n_tables, keys, rows)
+
+
+def _run_pairs(run: _Run, qkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(query number, row) for every entry of ``run`` whose key equals one of the query's keys in that table."""
+    n_q, n_tables = qkeys.shape
+    slots = np.int64(1) << run.bits
+    where = (qkeys >> np.uint32(MAX_KEY_BITS - run.bits)).astype(np.int64) + np.arange(n_tables, dtype=np.int64) * slots
+    lo = run.offsets[where].ravel()
+    counts = run.offsets[where + 1].ravel() - lo
+    nonzero = np.flatnonzero(counts)
+    counts = counts[nonzero]
+    pos = _expand(lo[nonzero], counts)
+    flat = np.repeat(nonzero, counts)  # query * n_tables + table
+    match = run.keys[pos] == qkeys.ravel()[flat]
+    return flat[match] // n_tables, run.rows[pos[match]]
+
+
+def _expand(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(l, l + c) for l, c in zip(lo, counts)])`` without a Python loop."""
+    total = int(counts.sum())
+    ends = np.cumsum(counts)
+    return np.repeat(lo - ends + counts, counts) + np.arange(total)
 
 
 class MemoryIndex:
     """In-memory :class:`~es_simhash.index.base.SegmentIndex`.
 
     ``max_sentence_df``: a sentence hash held by more documents than this is boilerplate (site footers,
-    disclaimers) and no longer brings candidates.
+    disclaimers) and no longer brings candidates. ``lookup_keys``: which keys bring SimHash candidates
+    (:data:`es_simhash.keys.DEFAULT`: 20 permutation tables for k = 3).
     """
 
-    _MIN_REBUILD = 4096  # pending rows that always fit in the dicts
+    tail_rows = 4096  # rows scanned by brute force before they are sorted into a run
 
-    def __init__(self, max_sentence_df: int = 50) -> None:
+    def __init__(self, max_sentence_df: int = 50, lookup_keys: LookupKeys = DEFAULT) -> None:
         self.max_sentence_df = max_sentence_df
+        self.lookup_keys = lookup_keys
         self._row_of: dict[str, int] = {}
         self._docs: list[StoredDoc] = []
         self._alive = np.zeros(1024, dtype=bool)
         self._any_dead = False  # no row replaced yet: every row is alive, so liveness checks can be skipped
         self._simhash = np.zeros(1024, dtype=np.uint64)
-        self._has_segments = np.zeros(1024, dtype=bool)  # False for empty fingerprints: they have no segments
-        # CSR segment tables over rows [0, _csr_rows): rows sorted by segment value, and value -> start offset
-        self._csr_rows = 0
-        self._csr_order: list[np.ndarray] = [np.zeros(0, dtype=np.intp) for _ in range(N_SEGMENTS)]
-        self._csr_offsets: list[list[int]] = [[0] * (_N_VALUES + 1) for _ in range(N_SEGMENTS)]
-        # rows [_csr_rows, _indexed_rows): value -> rows dicts; rows from _indexed_rows on: not indexed yet
-        self._pending: list[dict[int, list[int]]] = [{} for _ in range(N_SEGMENTS)]
-        self._indexed_rows = 0
+        self._has_keys = np.zeros(1024, dtype=bool)  # False for empty fingerprints: they have no keys
+        self._runs: list[_Run] = []
+        self._run_rows = 0  # rows [0, _run_rows) are in runs; rows from there on are the tail
         self._sentences: dict[int, list[int]] = {}
         self._content: dict[int, int] = {}
 
@@ -78,7 +147,7 @@ class MemoryIndex:
     def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
         start = len(self._docs)
         sims: list[int] = []
-        has_segments: list[bool] = []
+        has_keys: list[bool] = []
         dead: list[int] = []
         row_of, stored, content, sentences = self._row_of, self._docs, self._content, self._sentences
         for doc in docs:
@@ -86,7 +155,7 @@ class MemoryIndex:
                 doc = (StoredDoc(doc.id, doc.fingerprint, doc.cluster, doc.duplicate_of, doc.distance, doc.reason)
                        if type(doc) is StoredDoc else replace(doc, fields=None, text=None))
             old = row_of.get(doc.id)
-            if old is not None:  # replace: the old row stays in the tables but is no longer alive
+            if old is not None:  # replace: the old row stays in the runs but is no longer alive
                 dead.append(old)
                 old_hash = stored[old].fingerprint.content_hash
                 if content.get(old_hash) == old:
@@ -96,124 +165,141 @@ class MemoryIndex:
             stored.append(doc)
             row_of[doc.id] = row
             sims.append(fp.simhash)
-            has_segments.append(fp.n_features > 0)
+            has_keys.append(fp.n_features > 0)
             for h in fp.sentences:
                 sentences.setdefault(h, []).append(row)
             if fp.n_chars and fp.content_hash not in content:
                 content[fp.content_hash] = row
-        self._append_rows(start, sims, has_segments, dead)
+        self._append_rows(start, sims, has_keys, dead)
         return {}
 
-    def _append_rows(self, start: int, sims, has_segments, dead) -> None:
-        """Store the SimHash/has-segments columns of rows ``start..`` and mark the replaced rows dead."""
+    def _append_rows(self, start: int, sims, has_keys, dead) -> None:
+        """Store the SimHash/has-keys columns of rows ``start..`` and mark the replaced rows dead."""
         stop = start + len(sims)
         if stop > len(self._simhash):
             size = max(stop, 2 * len(self._simhash))
             self._simhash = np.resize(self._simhash, size)
             self._alive = np.resize(self._alive, size)
-            self._has_segments = np.resize(self._has_segments, size)
+            self._has_keys = np.resize(self._has_keys, size)
         if stop - start == 1:  # one row (the engine's in-batch index): plain item assignments are cheaper
             self._simhash[start] = sims[0]
-            self._has_segments[start] = has_segments[0]
+            self._has_keys[start] = has_keys[0]
             self._alive[start] = True
         else:
             self._simhash[start:stop] = np.asarray(sims, dtype=np.uint64)
-            self._has_segments[start:stop] = has_segments
+            self._has_keys[start:stop] = has_keys
             self._alive[start:stop] = True
         if len(dead):
             self._alive[np.asarray(dead, dtype=np.intp)] = False
             self._any_dead = True
 
     def _sync(self) -> None:
-        """Bring the segment tables up to date with the rows added since the last lookup."""
+        """Sort a tail that outgrew ``tail_rows`` into a run, then merge runs of similar size."""
         n = len(self._docs)
-        if n == self._indexed_rows:
+        if n - self._run_rows <= self.tail_rows:
             return
-        if n - self._csr_rows > max(self._MIN_REBUILD, self._csr_rows // 4):
-            self._rebuild()
+        rows = np.arange(self._run_rows, n)
+        rows = rows[self._has_keys[rows] & self._alive[rows]]
+        self._run_rows = n
+        if not len(rows):
             return
-        if n - self._indexed_rows <= 8:  # a few rows (the engine's in-batch index adds one at a time): no numpy
-            rows_py = [r for r in range(self._indexed_rows, n) if self._has_segments[r]]
-            sims_py = [self._docs[r].fingerprint.simhash for r in rows_py]  # == self._simhash[rows_py]
-            values = [[(sim >> shift) & 0xFFFF for sim in sims_py] for shift in _SHIFTS]
-        else:
-            rows = np.arange(self._indexed_rows, n)
-            rows = rows[self._has_segments[rows]]
-            sims = self._simhash[rows]
-            rows_py = rows.tolist()
-            values = [((sims >> np.uint64(shift)) & np.uint64(0xFFFF)).tolist() for shift in _SHIFTS]
-        for table, table_values in zip(self._pending, values):
-            for value, row in zip(table_values, rows_py):
-                bucket = table.get(value)
-                if bucket is None:
-                    table[value] = [row]
-                else:
-                    bucket.append(row)
-        self._indexed_rows = n
+        self._runs.append(_new_run(self.lookup_keys, rows, self._simhash[rows]))
+        while len(self._runs) > 1 and self._runs[-2].size <= 2 * self._runs[-1].size:
+            b = self._runs.pop()
+            self._runs[-1] = _merge_runs(self.lookup_keys.n_tables, self._runs[-1], b)
 
     def _rebuild(self) -> None:
-        """Rebuild the CSR tables over all live rows with segments; empties the pending dicts."""
+        """One run over all live rows with keys (after a load)."""
         n = len(self._docs)
-        rows = np.flatnonzero(self._alive[:n] & self._has_segments[:n])
-        sims = self._simhash[rows]
-        for i, shift in enumerate(_SHIFTS):
-            values = ((sims >> np.uint64(shift)) & np.uint64(0xFFFF)).astype(np.uint16)
-            order = np.argsort(values, kind="stable")  # radix sort for 16-bit keys
-            self._csr_order[i] = rows[order]
-            offsets = np.zeros(_N_VALUES + 1, dtype=np.intp)
-            np.cumsum(np.bincount(values, minlength=_N_VALUES), out=offsets[1:])
-            self._csr_offsets[i] = offsets.tolist()  # Python ints: indexing them is cheaper than numpy scalars
-            self._pending[i] = {}
-        self._csr_rows = self._indexed_rows = n
+        rows = np.flatnonzero(self._alive[:n] & self._has_keys[:n])
+        self._runs = [_new_run(self.lookup_keys, rows, self._simhash[rows])] if len(rows) else []
+        self._run_rows = n
 
     # -- reads ---------------------------------------------------------------------------------------------
-    def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
-        self._sync()
-        return [self._lookup_one(q, max_distance) for q in queries]
+    def _key_pairs(self, q_sims: np.ndarray, q_rows: np.ndarray, max_distance: int) -> tuple[np.ndarray, np.ndarray]:
+        """(query number, row) pairs, each row sharing a lookup key with the query and within ``max_distance``
+        bits of it; unique, sorted by query then row. ``q_rows``: the numbers of the queries (with features)."""
+        lk = self.lookup_keys
+        qs: list[np.ndarray] = []
+        rs: list[np.ndarray] = []
+        if self._runs:
+            qkeys = lk.keys(q_sims)
+            for run in self._runs:
+                q, r = _run_pairs(run, qkeys)
+                qs.append(q)
+                rs.append(r)
+        n = len(self._docs)
+        if n > self._run_rows:  # the tail: brute force, then the key test for pairs farther than k
+            tail = np.arange(self._run_rows, n)
+            tail = tail[self._has_keys[tail]]
+            if len(tail):
+                d = hamming.popcount(q_sims[:, None] ^ self._simhash[tail][None, :])
+                qi, ti = np.nonzero(d <= max_distance)
+                if max_distance > lk.k and len(qi):
+                    far = d[qi, ti] > lk.k
+                    if far.any():
+                        share = (lk.keys(q_sims[qi[far]]) == lk.keys(self._simhash[tail[ti[far]]])).any(axis=1)
+                        keep = np.ones(len(qi), dtype=bool)
+                        keep[np.flatnonzero(far)[~share]] = False
+                        qi, ti = qi[keep], ti[keep]
+                qs.append(qi)
+                rs.append(tail[ti])
+        if not qs:
+            return np.zeros(0, np.intp), np.zeros(0, np.intp)
+        q = np.concatenate(qs) if len(qs) > 1 else qs[0]
+        r = (np.concatenate(rs) if len(rs) > 1 else rs[0]).astype(np.intp)
+        keep = hamming.popcount(self._simhash[r] ^ q_sims[q]) <= max_distance
+        if self._any_dead:
+            keep &= self._alive[r]
+        pair = np.unique(q_rows[q[keep]].astype(np.int64) * n + r[keep])
+        return pair // n, pair % n
 
-    def _lookup_one(self, q: Lookup, max_distance: int) -> LookupResult:
-        fp = q.fingerprint
-        own = self._row_of.get(q.id, -1)
-        rows: set[int] = set()
-        if fp.n_chars:
-            row = self._content.get(fp.content_hash)
-            if row is not None:
-                rows.add(row)
-        if fp.n_features:  # an empty fingerprint has no segments
-            sim = fp.simhash
-            parts = []
-            for shift, order, offsets, pending in zip(_SHIFTS, self._csr_order, self._csr_offsets, self._pending):
-                value = (sim >> shift) & 0xFFFF
-                a, b = offsets[value], offsets[value + 1]
-                if b > a:
-                    parts.append(order[a:b])
-                if pending:
-                    bucket = pending.get(value)
-                    if bucket:
-                        parts.append(bucket)
-            if parts:
-                if sum(map(len, parts)) <= 16:  # the usual few rows: exact distances in Python beat numpy calls
-                    docs = self._docs
-                    for part in parts:
-                        rows.update(r for r in (part if isinstance(part, list) else part.tolist())
-                                    if (docs[r].fingerprint.simhash ^ sim).bit_count() <= max_distance)
-                else:
-                    cand = np.concatenate(parts) if len(parts) > 1 else np.asarray(parts[0])
-                    near = cand[hamming.distances(sim, self._simhash[cand]) <= max_distance]
-                    rows.update(near.tolist())
-        alive, any_dead = self._alive, self._any_dead
-        sentence_df: dict[int, int] = {}
-        for h in fp.sentences:
-            bucket = self._sentences.get(h)
-            # document frequency = live documents holding the hash (replaced documents leave dead rows behind)
-            df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
-            sentence_df[h] = df
-            if df and df <= self.max_sentence_df:
-                rows.update(bucket)
-        rows.discard(own)
-        docs = self._docs
-        candidates = [docs[r] for r in sorted(rows) if alive[r]] if any_dead else [docs[r] for r in sorted(rows)]
-        return LookupResult(docs[own] if own >= 0 else None, candidates, sentence_df=sentence_df)
+    def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
+        """Candidates for a batch of queries: key pairs for all of them at once, then the content and sentence
+        channels per query."""
+        self._sync()
+        fps = [q.fingerprint for q in queries]
+        n_q = len(fps)
+        with_keys = np.flatnonzero(np.fromiter((fp.n_features > 0 for fp in fps), dtype=bool, count=n_q))
+        q_sims = np.fromiter((fps[i].simhash for i in with_keys.tolist()), dtype=np.uint64, count=len(with_keys))
+        pq, pr = self._key_pairs(q_sims, with_keys, max_distance) if len(with_keys) and len(self._docs) else (
+            np.zeros(0, np.intp), np.zeros(0, np.intp))
+        bounds = np.searchsorted(pq, np.arange(n_q + 1)).tolist()
+        pr_list = pr.tolist()
+        docs, alive, any_dead, row_of = self._docs, self._alive, self._any_dead, self._row_of
+        content, sentences, cap = self._content, self._sentences, self.max_sentence_df
+        out = []
+        for i, q in enumerate(queries):
+            fp = fps[i]
+            rows = pr_list[bounds[i]:bounds[i + 1]]
+            extra = None
+            if fp.n_chars:
+                row = content.get(fp.content_hash)
+                if row is not None:
+                    extra = {row}
+            sentence_df: dict[int, int] = {}
+            for h in fp.sentences:
+                bucket = sentences.get(h)
+                # document frequency = live documents holding the hash (replaced documents leave dead rows behind)
+                df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
+                sentence_df[h] = df
+                if df and df <= cap:
+                    if extra is None:
+                        extra = set(bucket)
+                    else:
+                        extra.update(bucket)
+            if extra is not None:
+                extra.update(rows)
+                rows = sorted(extra)
+            own = row_of.get(q.id, -1)
+            if any_dead or extra is not None:
+                candidates = [docs[r] for r in rows if r != own and alive[r]]
+            elif own >= 0:
+                candidates = [docs[r] for r in rows if r != own]
+            else:
+                candidates = [docs[r] for r in rows]
+            out.append(LookupResult(docs[own] if own >= 0 else None, candidates, False, sentence_df))
+        return out
 
     # -- persistence ---------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -224,6 +310,7 @@ class MemoryIndex:
         meta = {
             "format": _FORMAT,
             "max_sentence_df": self.max_sentence_df,
+            "lookup": self.lookup_keys.to_meta(),
             "docs": [[d.id, d.cluster, d.duplicate_of, d.distance, d.reason] for d in docs],
         }
         np.savez_compressed(
@@ -242,15 +329,26 @@ class MemoryIndex:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "MemoryIndex":
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(z["meta"].tobytes().decode("utf-8"))
-            if meta.get("format") != _FORMAT:
-                raise ValueError(f"{path}: not an es-simhash memory index ({meta.get('format')!r})")
-            arrays = {k: z[k] for k in ("simhash", "content_hash", "n_features", "n_chars", "short", "version")}
-            arrays["word_bag"] = z["word_bag"] if "word_bag" in z.files else np.zeros(len(arrays["simhash"]), np.uint64)
-            counts = z["sentence_counts"]
-            flat = z["sentences"]
-        index = cls(max_sentence_df=meta["max_sentence_df"])
+        """Read a file written by :meth:`save`. A file from a release before lookup keys keeps its four 16-bit
+        segments (:data:`es_simhash.keys.SEGMENTS`), so it answers as it did. Raises :class:`IndexFileError`
+        for a file that is not an es-simhash memory index."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(z["meta"].tobytes().decode("utf-8"))
+                fmt = meta.get("format") if isinstance(meta, dict) else None
+                if fmt not in (_FORMAT, _FORMAT_V1):
+                    raise IndexFileError(f"{path}: not an es-simhash memory index ({fmt!r})")
+                arrays = {k: z[k] for k in ("simhash", "content_hash", "n_features", "n_chars", "short", "version")}
+                arrays["word_bag"] = (z["word_bag"] if "word_bag" in z.files
+                                      else np.zeros(len(arrays["simhash"]), np.uint64))
+                counts = z["sentence_counts"]
+                flat = z["sentences"]
+        except (IndexFileError, FileNotFoundError):
+            raise
+        except (OSError, ValueError, KeyError, UnicodeDecodeError) as exc:  # not .npz, no meta, not JSON
+            raise IndexFileError(f"{path}: not an es-simhash memory index ({type(exc).__name__}: {exc})") from None
+        keys = LookupKeys.from_meta(meta.get("lookup")) if fmt == _FORMAT else SEGMENTS
+        index = cls(max_sentence_df=meta["max_sentence_df"], lookup_keys=keys)
         ends = np.cumsum(counts).tolist()
         flat_py = flat.tolist()
         cols = [arrays[k].tolist()
@@ -281,8 +379,8 @@ class MemoryIndex:
         if flat.size:
             sentence_rows = np.repeat(np.arange(n), counts)
             order = np.argsort(flat, kind="stable")
-            keys, starts = np.unique(flat[order], return_index=True)
+            keys_, starts = np.unique(flat[order], return_index=True)
             row_lists = np.split(sentence_rows[order], starts[1:])
-            index._sentences = {k: r.tolist() for k, r in zip(keys.tolist(), row_lists)}
+            index._sentences = {k: r.tolist() for k, r in zip(keys_.tolist(), row_lists)}
         index._rebuild()
         return index
