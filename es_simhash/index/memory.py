@@ -8,7 +8,7 @@ a small unsorted *tail* that lookups scan by brute force (a numpy popcount over 
 when the tail grows past that it becomes a run, and runs of similar size are merged (as in a log-structured
 merge tree), so there are O(log n) runs and each row is re-sorted O(log n) times in all.
 
-A fourth channel maps sentence hashes to rows and a fifth content hashes to the first row holding them.
+A second channel maps sentence hashes to rows and a third content hashes to the first row holding them.
 Candidates are re-ranked by exact Hamming distance over a numpy array of all SimHashes. Replaced documents stay
 in the runs until the next merge that covers them, but are dropped from every answer.
 """
