@@ -2,9 +2,8 @@
 
 Every stored fingerprint has the keys of :mod:`es_simhash.keys` (by default 20 permutation-table keys of 32
 bits). Rows live in *runs*: for each table a run holds its rows' keys sorted (``uint32``) with the row numbers
-X
-of lookups is a few vectorised gathers per run for all tables at once. New rows wait in
-a small unsorted *tail* that lookups scan by brute force (a numpy popcount over at most ``tail_rows`` SimHashes);
+in the same order, and a direct-address directory over the keys' top bits (about one row per slot), so a batch
+of lookups is a few vectorised gathers per run for all tables at once. New rows wait in a small unsorted *tail* that lookups scan by brute force (a numpy popcount over at most ``tail_rows`` SimHashes);
 when the tail grows past that it becomes a run, and runs of similar size are merged (as in a log-structured
 merge tree), so there are O(log n) runs and each row is re-sorted O(log n) times in all.
 
