@@ -16,6 +16,7 @@ from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.index.elastic import (ConnectionSettings, ElasticIndex, connect, ensure_index, index_template,
                                       server_version)
 from es_simhash.index.memory import MemoryIndex
+from es_simhash.keys import DEFAULT, SEGMENTS
 from es_simhash.search import filter_duplicates, search, top_clusters
 from support import chinese_articles, english_articles
 
@@ -108,11 +109,20 @@ def test_same_clusters_as_the_embedded_engine(index, fingerprinter):
     assert clusters["m1"] == "m1" and clusters["m3"] == "m3"  # not merged with m0 / m2
 
 
-def test_a_bucket_shared_by_5000_documents_is_read_to_the_end(client, index, caplog):
+@pytest.mark.parametrize("keys,shared_mask", [(DEFAULT, (1 << 33) - 1), (SEGMENTS, 0xFFFF)],
+                         ids=["permutation-tables", "segments"])
+def test_a_bucket_shared_by_5000_documents_is_read_to_the_end(client, es_index_name, fingerprinter, caplog, keys,
+                                                              shared_mask):
+    """5,000 documents share one lookup key (their low 33 bits: table 0 of the permutation tables, or the low
+    16-bit segment): the batched search is full, the lookup falls back to one search per document and reads the
+    bucket to the end; with a smaller bound it says so (truncated, and a warning), never silently."""
+    ensure_index(client, es_index_name, fingerprinter.config, replicas=0, lookup_keys=keys)
+    index = ElasticIndex(client, es_index_name, batch_page=1000)
+    assert index.lookup_keys == keys
     rng = np.random.default_rng(5)
-    shared = 0xBEEF
-    sims = [(int(x) & ~0xFFFF) | shared for x in rng.integers(0, 2**63, size=5000)]
-    query = sims[1234] ^ (1 << 40) ^ (1 << 63)  # distance 2 from one of them, same low segment
+    shared = 0x1BEEFCAFE & shared_mask
+    sims = [(int(x) & ~shared_mask) | shared for x in rng.integers(0, 2**63, size=5000)]
+    query = sims[1234] ^ (1 << 40) ^ (1 << 63)  # distance 2 from one of them, same low bits
     docs = [StoredDoc(f"b{i}", Fingerprint(s, i + 1, (), 10, 500, False), f"b{i}") for i, s in enumerate(sims)]
     assert index.add(docs) == {}
     fp = Fingerprint(query, 10**9, (), 10, 500, False)
@@ -120,7 +130,7 @@ def test_a_bucket_shared_by_5000_documents_is_read_to_the_end(client, index, cap
     expected = {f"b{i}" for i, s in enumerate(sims) if (s ^ query).bit_count() <= 3}
     assert {c.id for c in res.candidates} == expected and "b1234" in expected
     assert not res.truncated
-    small = ElasticIndex(client, index.index, max_candidates=1000)
+    small = ElasticIndex(client, index.index, max_candidates=1000, batch_page=1000)
     with caplog.at_level(logging.WARNING):
         res = small.lookup([Lookup("q", fp)], 3)[0]
     assert res.truncated and small.truncated_lookups == 1
@@ -161,8 +171,8 @@ def test_template_maps_every_field_the_code_writes(index, fingerprinter):
     props = index_template()["template"]["mappings"]["properties"]
     doc = StoredDoc("id1", fingerprinter.fingerprint(articles(1)[0]), "id1", text="t",
                     fields={"title": "T", "url": "u", "crawl_time": "2026-11-21T10:00:00Z", "extra": {"a": 1}})
-    written = index._source(doc, "2026-11-21T00:00:00+00:00")
-    assert set(written) <= set(props)
+    written = index._source(doc, "2026-11-21T00:00:00+00:00", ["0:00000000"])
+    assert set(written) <= set(props) and "lookup_keys" in written
     assert all(props[f"seg{i}"]["type"] == "keyword" for i in range(4))
 
 

@@ -34,6 +34,8 @@ import numpy as np
 
 from .. import hamming
 from ..fingerprint import Fingerprint
+from ..keys import DEFAULT as DEFAULT_KEYS
+from ..keys import LookupKeys
 from .base import Lookup, LookupResult, StoredDoc
 
 __all__ = [
@@ -278,16 +280,20 @@ def _api_reason(exc: Any) -> str:
         return str(exc.message)[:300]
 
 
-def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replicas: int | None = None) -> bool:
+def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replicas: int | None = None,
+                 lookup_keys: LookupKeys = DEFAULT_KEYS) -> bool:
     """Install the index template for ``index`` and create the index if missing (idempotent).
 
-    Returns True when the index was created. Raises :class:`ElasticError` when the index exists but was built
-    with a different fingerprint configuration (its fingerprints would not be comparable).
+    A new index records ``lookup_keys`` in its mapping (``_meta.lookup``); an existing index keeps the keys it
+    was made with (:class:`ElasticIndex` reads them from there). Returns True when the index was created. Raises
+    :class:`ElasticError` when the index exists but was built with a different fingerprint configuration (its
+    fingerprints would not be comparable).
     """
     validate_index_name(index)
     template = index_template()
     template["index_patterns"] = [index]
     template["template"]["mappings"]["_meta"]["fingerprint"] = fingerprint_config
+    template["template"]["mappings"]["_meta"]["lookup"] = lookup_keys.to_meta()
     if replicas is not None:
         template["template"]["settings"]["index"]["number_of_replicas"] = replicas
     client.indices.put_index_template(name=f"es-simhash-{index}", **template)
@@ -363,8 +369,47 @@ def _stored_from_source(doc_id: str, src: dict[str, Any]) -> StoredDoc:
     )
 
 
+def _shared_keys(qkeys: np.ndarray, hkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(query, hit) pairs that share a key in some table, from ``(n_queries, T)`` and ``(n_hits, T)`` key arrays
+    (pairs may repeat when they share several keys)."""
+    n_tables = qkeys.shape[1]
+    table = np.arange(n_tables, dtype=np.uint64) << np.uint64(32)
+    q_comp = (qkeys.astype(np.uint64) | table).ravel()
+    order = np.argsort(q_comp, kind="stable")
+    q_sorted = q_comp[order]
+    h_comp = (hkeys.astype(np.uint64) | table).ravel()
+    lo = np.searchsorted(q_sorted, h_comp, "left")
+    counts = np.searchsorted(q_sorted, h_comp, "right") - lo
+    total = int(counts.sum())
+    pos = np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(total)
+    return order[pos] // n_tables, np.repeat(np.arange(len(h_comp)), counts) // n_tables
+
+
+def read_lookup_keys(client, index: str, url: str = "") -> LookupKeys:
+    """The lookup keys recorded in an index's mapping (``_meta.lookup``): segments when none are recorded (an index
+    made before lookup keys existed), the default keys when the index does not exist yet."""
+    from elasticsearch import NotFoundError
+
+    with elastic_errors(url):
+        try:
+            mapping = client.indices.get_mapping(index=index)
+        except NotFoundError:
+            return DEFAULT_KEYS
+    meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
+    return LookupKeys.from_meta(meta.get("lookup"))
+
+
 class ElasticIndex:
-    """A :class:`~es_simhash.index.base.SegmentIndex` over one Elasticsearch index."""
+    """A :class:`~es_simhash.index.base.SegmentIndex` over one Elasticsearch index.
+
+    ``lookup_keys``: the index's lookup keys; by default read from its mapping (``_meta.lookup``, recorded by
+    :func:`ensure_index`); an index made before lookup keys existed has none recorded and uses its four 16-bit
+    segments. ``batch_page``: hits one batched lookup search may return before the batch falls back to one
+    search per document (a bucket shared by many documents: boilerplate).
+    """
+
+    overlapping_writes = True
+    """The engine may look up batch N+1 while batch N is written (see :meth:`lookup`'s ``exclude``)."""
 
     def __init__(
         self,
@@ -372,16 +417,19 @@ class ElasticIndex:
         index: str,
         *,
         page_size: int = 500,
+        batch_page: int = 10_000,
         max_candidates: int = 20_000,
         max_sentence_df: int = 50,
         chunk_size: int = 500,
         max_retries: int = 8,
         retry_for: float = 300.0,
         url: str = "",
+        lookup_keys: LookupKeys | None = None,
     ) -> None:
         self.client = client
         self.index = validate_index_name(index)
         self.page_size = page_size
+        self.batch_page = batch_page
         self.max_candidates = max_candidates
         self.max_sentence_df = max_sentence_df
         self.chunk_size = chunk_size
@@ -390,6 +438,20 @@ class ElasticIndex:
         self.retry_for = retry_for
         self.retries = 0
         self.truncated_lookups = 0
+        self.crowded_batches = 0
+        """Batches whose batched search was full, so they were looked up one search per document."""
+        self._lookup_keys = lookup_keys
+        self._boilerplate: dict[str, int] = {}
+        """Sentence hashes seen in more than ``max_sentence_df`` documents, with that count: left out of later
+        lookups (a sentence's document frequency only grows while documents are added)."""
+
+    @property
+    def lookup_keys(self) -> LookupKeys:
+        """The keys recorded in the index's mapping (segments for an index made before lookup keys existed;
+        the default keys for an index that does not exist yet)."""
+        if self._lookup_keys is None:
+            self._lookup_keys = read_lookup_keys(self.client, self.index, self.url)
+        return self._lookup_keys
 
     def __len__(self) -> int:
         with elastic_errors(self.url):
@@ -397,25 +459,142 @@ class ElasticIndex:
             return int(self.client.count(index=self.index)["count"])
 
     # -- lookups -------------------------------------------------------------------------------------------
+    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
+        """Candidates for a batch of queries.
+
+        With permutation-table keys: **one search for the whole batch**, a ``bool``/``should`` over the batch's
+        ids, content hashes, lookup keys and (non-boilerplate) sentence hashes, fetching doc values only; hits
+        are mapped back to their queries here (a key both share, exact Hamming distance with numpy; same content;
+        a shared sentence that is not boilerplate). Only when that search is full (a bucket shared by many
+        documents) does the batch fall back to one search per document, each read to the end with
+        ``search_after``. An index with segments (made by an earlier release) is always looked up one search
+        per document, as before.
+
+        ``exclude``: ids whose stored versions are left out of the answers (the engine passes the batch it is
+        still writing, whose documents it holds in memory: so the answer does not depend on whether that write
+        is visible yet)."""
+        if not queries:
+            return []
+        if not self.lookup_keys.is_segments:
+            hits = self._batch_search(queries, exclude)
+            if hits is not None:
+                return self._match_batch(queries, hits, max_distance)
+            self.crowded_batches += 1
+        return self._lookup_each(queries, max_distance, exclude)
+
+    def _sentence_terms(self, fp: Fingerprint) -> list[str]:
+        """The fingerprint's sentence hashes as stored, less the known boilerplate ones."""
+        return [x for x in map(_hex, fp.sentences) if x not in self._boilerplate]
+
+    def _batch_search(self, queries: Sequence[Lookup], exclude: Sequence[str]) -> list[dict[str, Any]] | None:
+        """The hits of one search for all ``queries``, or ``None`` when it returned a full page."""
+        lk = self.lookup_keys
+        fps = [q.fingerprint for q in queries]
+        should: list[dict[str, Any]] = [{"ids": {"values": [q.id for q in queries]}}]
+        contents = sorted({_hex(fp.content_hash) for fp in fps if fp.n_chars})
+        if contents:
+            should.append({"terms": {"content_hash": contents}})
+        with_keys = [fp.simhash for fp in fps if fp.n_features]
+        if with_keys:
+            terms = sorted({t for row in lk.terms(hamming.as_uint64(with_keys)) for t in row})
+            should.append({"terms": {"lookup_keys": terms}})
+        sentences = sorted({x for fp in fps for x in self._sentence_terms(fp)})
+        if sentences:
+            should.append({"terms": {"sentences": sentences}})
+        query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
+        if exclude:
+            query["bool"]["must_not"] = [{"ids": {"values": list(exclude)}}]
+        body = {"size": self.batch_page, "_source": False, "docvalue_fields": _LOOKUP_FIELDS,
+                "query": {"bool": {"filter": query}}, "track_total_hits": False}
+        hits = self._msearch([body])[0]["hits"]["hits"]
+        return None if len(hits) >= self.batch_page else hits
+
+    def _match_batch(self, queries: Sequence[Lookup], hits: list[dict[str, Any]], max_distance: int) -> list[LookupResult]:
+        """Map the hits of one batched search back to the queries that would have found them one by one."""
+        lk = self.lookup_keys
+        cap = self.max_sentence_df
+        srcs = [h["_source"] for h in hits]
+        pairs: list[set[int]] = [set() for _ in queries]  # query -> hit numbers
+        # lookup keys: (table, key) of every query with features against those of every hit with features
+        q_rows = [i for i, q in enumerate(queries) if q.fingerprint.n_features]
+        h_rows = [j for j, s in enumerate(srcs) if s.get("n_features")]
+        if q_rows and h_rows:
+            q_sims = hamming.as_uint64([queries[i].fingerprint.simhash for i in q_rows])
+            h_sims = hamming.as_uint64([int(srcs[j]["simhash"], 16) for j in h_rows])
+            qi, hj = _shared_keys(lk.keys(q_sims), lk.keys(h_sims))
+            near = hamming.popcount(q_sims[qi] ^ h_sims[hj]) <= max_distance
+            for i, j in zip(qi[near].tolist(), hj[near].tolist()):
+                pairs[q_rows[i]].add(h_rows[j])
+        # same content
+        by_content: dict[str, list[int]] = {}
+        for j, s in enumerate(srcs):
+            if s.get("content_hash"):
+                by_content.setdefault(s["content_hash"], []).append(j)
+        # sentences: every stored document holding one of the batch's sentences matched, so counting the hits
+        # gives each sentence's document frequency
+        by_sentence: dict[str, list[int]] = {}
+        for j, s in enumerate(srcs):
+            for x in s.get("sentences") or ():
+                by_sentence.setdefault(x, []).append(j)
+        for x, holders in by_sentence.items():
+            if len(holders) > cap:
+                self._boilerplate[x] = len(holders)
+        by_id = {h["_id"]: j for j, h in enumerate(hits)}
+        stored: dict[int, StoredDoc] = {}
+
+        def doc(j: int) -> StoredDoc:
+            if j not in stored:
+                stored[j] = _stored_from_source(hits[j]["_id"], srcs[j])
+            return stored[j]
+
+        out = []
+        for q, found in zip(queries, pairs):
+            fp = q.fingerprint
+            if fp.n_chars:
+                found.update(by_content.get(_hex(fp.content_hash), ()))
+            sentence_df: dict[int, int] = {}
+            for h in fp.sentences:
+                x = _hex(h)
+                holders = by_sentence.get(x, ())
+                df = self._boilerplate.get(x) or len(holders)
+                sentence_df[h] = df
+                if holders and df <= cap:
+                    found.update(holders)
+            own = by_id.get(q.id)
+            found.discard(own)  # type: ignore[arg-type]
+            existing = doc(own) if own is not None else None
+            out.append(LookupResult(existing, [doc(j) for j in sorted(found)], False, sentence_df))
+        return out
+
     def _body(
-        self, q: Lookup, sentences: Sequence[str], search_after: list[Any] | None = None, paged: bool = False
+        self, q: Lookup, sentences: Sequence[str], exclude: Sequence[str] = (), search_after: list[Any] | None = None,
+        paged: bool = False,
     ) -> dict[str, Any]:
-        """One ``bool``/``should`` over id, content hash, the four segments and the sentence hashes.
+        """One ``bool``/``should`` over id, content hash, the lookup keys (or the four segments) and the sentence
+        hashes of one document.
 
         The first page is unsorted (sorting costs more than the search); only a crowded bucket is read again
         in ``doc_id`` order with ``search_after``."""
         fp = q.fingerprint
+        lk = self.lookup_keys
         should: list[dict[str, Any]] = [{"ids": {"values": [q.id]}}]
         if fp.n_chars:
             should.append({"term": {"content_hash": _hex(fp.content_hash)}})
-        should += [{"term": {f"seg{i}": key}} for i, key in enumerate(fp.segment_keys())]
+        if fp.n_features:
+            if lk.is_segments:
+                should += [{"term": {f"seg{i}": key}} for i, key in enumerate(lk.segment_terms(fp.simhash))]
+            else:
+                should.append({"terms": {"lookup_keys": lk.terms(hamming.as_uint64([fp.simhash]))[0]}})
         if sentences:
             should.append({"terms": {"sentences": list(sentences)}})
+        query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
+        if exclude:
+            query["bool"]["must_not"] = [{"ids": {"values": list(exclude)}}]
         body: dict[str, Any] = {
             "size": self.page_size,
             "_source": False,
             "docvalue_fields": _LOOKUP_FIELDS,
-            "query": {"bool": {"filter": {"bool": {"should": should, "minimum_should_match": 1}}}},
+            "query": {"bool": {"filter": query}},
             "track_total_hits": False,
         }
         if paged:
@@ -430,6 +609,7 @@ class ElasticIndex:
         searches: list[dict[str, Any]] = []
         for b in bodies:
             searches += [{"index": self.index}, b]
+
         def attempt() -> list[dict[str, Any]]:
             resp = self.client.msearch(searches=searches, filter_path=_MSEARCH_FILTER)
             out = []
@@ -449,38 +629,41 @@ class ElasticIndex:
 
         return self._retrying(attempt, "lookup")
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
+    def _lookup_each(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str]) -> list[LookupResult]:
         """One search per query in one ``_msearch``; more requests only for lookups that hit a crowded bucket."""
-        sentences = [[_hex(h) for h in q.fingerprint.sentences] for q in queries]
-        responses = self._msearch([self._body(q, s) for q, s in zip(queries, sentences)])
+        sentences = [self._sentence_terms(q.fingerprint) for q in queries]
+        responses = self._msearch([self._body(q, s, exclude) for q, s in zip(queries, sentences)])
         hits_of = [r["hits"]["hits"] for r in responses]
         crowded = [i for i, h in enumerate(hits_of) if len(h) >= self.page_size]
         truncated: set[int] = set()
-        boilerplate_df: dict[int, dict[str, int]] = {}
         if crowded:
             # A full first page: some bucket is shared by many documents. Boilerplate sentences (document
             # frequency above max_sentence_df) are left out of the query, then the rest is read to the end.
             with_sentences = [i for i in crowded if sentences[i]]
-            dfs = self._msearch([self._df_body(sentences[i]) for i in with_sentences])
+            dfs = self._msearch([self._df_body(sentences[i], exclude) for i in with_sentences])
             for i, resp in zip(with_sentences, dfs):
                 df = {b["key"]: b["doc_count"] for b in resp["aggregations"]["df"]["buckets"]}
-                boilerplate_df[i] = {h: df[h] for h in sentences[i] if df.get(h, 0) > self.max_sentence_df}
-                sentences[i] = [h for h in sentences[i] if h not in boilerplate_df[i]]
-            truncated = self._page_through(queries, sentences, crowded, hits_of)
+                self._boilerplate.update({h: df[h] for h in sentences[i] if df.get(h, 0) > self.max_sentence_df})
+                sentences[i] = [h for h in sentences[i] if h not in self._boilerplate]
+            truncated = self._page_through(queries, sentences, exclude, crowded, hits_of)
         return [
-            self._rank(q, s, hits, max_distance, i in truncated, boilerplate_df.get(i, {}))
+            self._rank(q, s, hits, max_distance, i in truncated)
             for i, (q, s, hits) in enumerate(zip(queries, sentences, hits_of))
         ]
 
-    def _df_body(self, sentences: list[str]) -> dict[str, Any]:
+    def _df_body(self, sentences: list[str], exclude: Sequence[str]) -> dict[str, Any]:
+        query: dict[str, Any] = {"terms": {"sentences": sentences}}
+        if exclude:
+            query = {"bool": {"filter": query, "must_not": [{"ids": {"values": list(exclude)}}]}}
         return {
             "size": 0,
-            "query": {"terms": {"sentences": sentences}},
+            "query": query,
             "aggs": {"df": {"terms": {"field": "sentences", "include": sentences, "size": len(sentences)}}},
         }
 
     def _page_through(
-        self, queries: Sequence[Lookup], sentences: list[list[str]], crowded: list[int], hits_of: list[list]
+        self, queries: Sequence[Lookup], sentences: list[list[str]], exclude: Sequence[str], crowded: list[int],
+        hits_of: list[list],
     ) -> set[int]:
         truncated: set[int] = set()
         for i in crowded:
@@ -488,7 +671,7 @@ class ElasticIndex:
         open_ = {i: None for i in crowded}  # lookup -> search_after
         while open_:
             order = list(open_)
-            pages = self._msearch([self._body(queries[i], sentences[i], open_[i], paged=True) for i in order])
+            pages = self._msearch([self._body(queries[i], sentences[i], exclude, open_[i], paged=True) for i in order])
             open_ = {}
             for i, resp in zip(order, pages):
                 page = resp["hits"]["hits"]
@@ -512,16 +695,17 @@ class ElasticIndex:
         hits: list[dict[str, Any]],
         max_distance: int,
         truncated: bool,
-        boilerplate_df: dict[str, int],
     ) -> LookupResult:
-        """Keep what the embedded index would return: same content; a shared segment within ``max_distance``
+        """Keep what the embedded index would return: same content; a shared lookup key within ``max_distance``
         (exact Hamming re-rank, vectorised); or a shared sentence that is not boilerplate."""
         fp = q.fingerprint
         # document frequency of the query's sentences: counted in the hits (every stored document holding one of
-        # them matched the query), or known from the aggregation for the boilerplate ones left out of it
+        # them matched the query), or known for the boilerplate ones left out of it
         df = Counter(x for h in hits for x in h["_source"].get("sentences") or () if x in sentences)
-        df.update(boilerplate_df)
-        sentence_df = {h: df.get(_hex(h), 0) for h in fp.sentences}
+        for x, n in df.items():
+            if n > self.max_sentence_df:
+                self._boilerplate[x] = n
+        sentence_df = {h: self._boilerplate.get(_hex(h)) or df.get(_hex(h), 0) for h in fp.sentences}
         existing = None
         others = []
         for h in hits:
@@ -533,12 +717,11 @@ class ElasticIndex:
             return LookupResult(existing, [], truncated, sentence_df)
         sims = hamming.as_uint64([int(h["_source"]["simhash"], 16) for h in others])
         keep = np.zeros(len(others), dtype=bool)
-        if fp.segments:
-            shares_segment = np.zeros(len(others), dtype=bool)
-            for i, seg in enumerate(fp.segments):
-                shares_segment |= ((sims >> np.uint64(16 * i)) & np.uint64(0xFFFF)) == np.uint64(seg)
-            shares_segment &= np.array([h["_source"].get("n_features") != 0 for h in others])
-            keep |= shares_segment & (hamming.distances(fp.simhash, sims) <= max_distance)
+        if fp.n_features:
+            lk = self.lookup_keys
+            shares_key = (lk.keys(sims) == lk.keys(hamming.as_uint64([fp.simhash]))).any(axis=1)
+            shares_key &= np.array([h["_source"].get("n_features") != 0 for h in others])
+            keep |= shares_key & (hamming.distances(fp.simhash, sims) <= max_distance)
         if fp.n_chars:
             content = _hex(fp.content_hash)
             keep |= np.array([h["_source"].get("content_hash") == content for h in others])
@@ -549,7 +732,7 @@ class ElasticIndex:
         return LookupResult(existing, candidates, truncated, sentence_df)
 
     # -- writes --------------------------------------------------------------------------------------------
-    def _source(self, doc: StoredDoc, now: str) -> dict[str, Any]:
+    def _source(self, doc: StoredDoc, now: str, lookup_keys: list[str] | None = None) -> dict[str, Any]:
         fp = doc.fingerprint
         src: dict[str, Any] = {
             "doc_id": doc.id,
@@ -573,6 +756,8 @@ class ElasticIndex:
             src["word_bag"] = _hex(fp.word_bag)
         for i, key in enumerate(fp.segment_keys()):
             src[f"seg{i}"] = key
+        if lookup_keys:
+            src["lookup_keys"] = lookup_keys
         record = doc.fields or {}
         if doc.text is not None:
             src["content"] = doc.text
@@ -591,7 +776,14 @@ class ElasticIndex:
         from elasticsearch import helpers
 
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        pending = {d.id: {"_index": self.index, "_id": d.id, "_source": self._source(d, now)} for d in docs}
+        keys: list[list[str] | None] = [None] * len(docs)
+        if not self.lookup_keys.is_segments:  # segments are always written (seg0..seg3): Kibana and users read them
+            with_keys = [i for i, d in enumerate(docs) if d.fingerprint.n_features]
+            terms = self.lookup_keys.terms(hamming.as_uint64([docs[i].fingerprint.simhash for i in with_keys]))
+            for i, t in zip(with_keys, terms):
+                keys[i] = t
+        pending = {d.id: {"_index": self.index, "_id": d.id, "_source": self._source(d, now, k)}
+                   for d, k in zip(docs, keys)}
         refused: dict[str, str] = {}
 
         def attempt() -> None:
