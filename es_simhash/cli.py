@@ -61,6 +61,12 @@ DeadLettersOption = typer.Option(
     Path("dead-letters.jsonl"), "--dead-letters", help="Where malformed records go (created only if needed)."
 )
 ProgressOption = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr.")
+LookupOption = typer.Option(
+    "tables", "--lookup",
+    help="Lookup keys of a new index: 'tables' (20 permutation-table keys; every neighbour within 3 bits is "
+    "found and lookups stay fast as the index grows), 'tables:K:R' (K+R blocks, R per key), or 'segments' (the "
+    "four 16-bit segments of earlier releases). An existing index keeps the keys it was made with.",
+)
 WorkersOption = typer.Option(
     0, "--workers", min=0, max=64,
     help="Processes that fingerprint batches ahead on other cores (0: a thread in this process). For big inputs "
@@ -174,8 +180,10 @@ def dedup(
     workers: int = WorkersOption,
     save_index: Optional[Path] = typer.Option(None, "--save-index", help="Save the in-memory index (.npz)."),
     load_index: Optional[Path] = typer.Option(
-        None, "--load-index", help="Start from a saved index, e.g. yesterday's crawl."
+        None, "--load-index", help="Start from a saved index, e.g. yesterday's crawl (it keeps its lookup keys)."
     ),
+    lookup: str = typer.Option("tables", "--lookup", help="Lookup keys of the in-memory index: 'tables' (20 "
+                               "permutation tables for k <= 3), 'tables:K:R', or 'segments' (earlier releases)."),
     progress: bool = ProgressOption,
 ) -> None:
     """Find near duplicates in crawl output with no server (embedded in-memory index).
@@ -183,7 +191,7 @@ def dedup(
     Prints a summary to stderr: read = kept + duplicates + dead letters.
     """
     _check_inputs(inputs)
-    index = MemoryIndex()
+    index = MemoryIndex(lookup_keys=_lookup_keys(lookup))
     if load_index is not None:
         try:
             index = MemoryIndex.load(load_index)
@@ -192,6 +200,7 @@ def dedup(
         except (ValueError, OSError, KeyError) as exc:
             raise UserError(f"cannot load index {load_index}: {exc}") from None
     engine = DedupEngine(index, _fingerprinter(idf), DefaultRule(k=k), batch_size=batch_size, workers=workers)
+    _warn_beyond_keys(k, index.lookup_keys)
     reader = RecordReader(text_field, id_field)
     bar, update = _progress(RecordReader.total_bytes(inputs), progress, "dedup")
     with ExitStack() as stack:
@@ -275,20 +284,46 @@ class _Elastic:
         return False
 
 
+def _lookup_keys(spec: str):
+    from .keys import LookupKeys
+
+    try:
+        return LookupKeys.parse(spec)
+    except ValueError as exc:
+        raise UserError(str(exc), code=2) from None
+
+
+def _warn_beyond_keys(k: int, keys) -> None:
+    if k > keys.k:
+        err.print(f"warning: -k {k} is beyond the {keys.k} bits the lookup keys guarantee: a neighbour farther "
+                  f"than {keys.k} bits is found only when it shares a lookup key (or a sentence); for a guarantee "
+                  f"use a new index with --lookup tables:{k}:3")
+
+
+def _describe_keys(keys) -> str:
+    if keys.is_segments:
+        return "four 16-bit segments"
+    return f"{keys.n_tables} permutation tables, k = {keys.k}"
+
+
 @app.command()
 def init(
     index: str = IndexName,
     replicas: Optional[int] = typer.Option(None, "--replicas", min=0, help="Replicas (default: cluster default)."),
     idf: Optional[Path] = IdfOption,
+    lookup: str = LookupOption,
     es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
     password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
 ) -> None:
     """Install the index template and create the index (safe to run again)."""
-    from .index.elastic import ensure_index
+    from .index.elastic import ensure_index, read_lookup_keys
 
+    keys = _lookup_keys(lookup)
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-        created = ensure_index(es.client, index, _fingerprinter(idf).config, replicas=replicas)
-    err.print(f"index {index!r} {'created' if created else 'already exists'} at {es.settings.safe_url}")
+        created = ensure_index(es.client, index, _fingerprinter(idf).config, replicas=replicas, lookup_keys=keys)
+        recorded = read_lookup_keys(es.client, index, es.settings.safe_url)
+    err.print(f"index {index!r} {'created' if created else 'already exists'} at {es.settings.safe_url} "
+              f"(lookup keys: {_describe_keys(recorded)})")
 
 
 @app.command("index")
@@ -303,6 +338,7 @@ def index_cmd(
     idf: Optional[Path] = IdfOption,
     batch_size: int = typer.Option(500, "--batch-size", min=1, help="Documents per lookup + bulk round trip."),
     workers: int = WorkersOption,
+    lookup: str = LookupOption,
     progress: bool = ProgressOption,
     retry_for: float = typer.Option(
         300.0, "--retry-for", min=0, help="Seconds to keep retrying when the cluster is down or overloaded."
@@ -324,6 +360,7 @@ def index_cmd(
     from .pipeline import Checkpoint
 
     _check_inputs(inputs)
+    keys = _lookup_keys(lookup)
     if resume:
         try:
             checkpoint = Checkpoint.load(checkpoint_file, inputs)
@@ -333,9 +370,10 @@ def index_cmd(
         checkpoint = Checkpoint(checkpoint_file, inputs)
     fingerprinter = _fingerprinter(idf)
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-        ensure_index(es.client, index, fingerprinter.config)
+        ensure_index(es.client, index, fingerprinter.config, lookup_keys=keys)
         backend = ElasticIndex(es.client, index, url=es.settings.safe_url, retry_for=retry_for)
         engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
+        _warn_beyond_keys(k, backend.lookup_keys)
         bar, update = _progress(RecordReader.total_bytes(inputs), progress, "index")
         mode = "a" if resume else "w"
         with ExitStack() as stack:

@@ -440,6 +440,10 @@ class ElasticIndex:
         self.truncated_lookups = 0
         self.crowded_batches = 0
         """Batches whose batched search was full, so they were looked up one search per document."""
+        self.searches = 0
+        """Searches sent by lookups (each search of an ``_msearch`` counts)."""
+        self.hits_read = 0
+        """Hits those searches brought to the client (before the exact re-rank)."""
         self._lookup_keys = lookup_keys
         self._boilerplate: dict[str, int] = {}
         """Sentence hashes seen in more than ``max_sentence_df`` documents, with that count: left out of later
@@ -622,6 +626,8 @@ class ElasticIndex:
                         raise _Transient(msg)
                     raise ElasticError(msg)
                 hits = r.get("hits", {}).get("hits", [])
+                self.searches += 1
+                self.hits_read += len(hits)
                 for h in hits:
                     h["_source"] = _from_docvalues(h.pop("fields", {}))
                 out.append({"hits": {"hits": hits}, "aggregations": r.get("aggregations", {})})
