@@ -257,6 +257,45 @@ class IndexingError(RuntimeError):
     """The backend refused to store a document (e.g. a mapping error on one of its fields)."""
 
 
+@dataclass
+class _Decided:
+    """One batch looked up and decided, not yet written."""
+
+    results: list[Result | DuplicateIdError | IndexingError] = field(default_factory=list)
+    to_store: list[StoredDoc] = field(default_factory=list)
+    new_ids: list[str] = field(default_factory=list)
+    """Ids this batch marked as seen."""
+
+    def stored(self, refused: dict[str, str]) -> list[Result | DuplicateIdError | IndexingError]:
+        """The results once written: documents the backend refused become :class:`IndexingError`."""
+        if not refused:
+            return self.results
+        return [IndexingError(f"refused by the index: {refused[r.id]}")
+                if isinstance(r, Result) and r.id in refused and not r.already_indexed else r
+                for r in self.results]
+
+    def refers_to(self, ids: dict[str, str]) -> bool:
+        return any(d.cluster in ids or d.duplicate_of in ids for d in self.to_store)
+
+    def forget(self, seen: dict[str, None]) -> None:
+        for doc_id in self.new_ids:
+            seen.pop(doc_id, None)
+
+
+class _Write:
+    """A batch being written in another thread, with its documents in memory for the next batch's decisions."""
+
+    def __init__(self, context, decided: _Decided, future: Future | None, max_sentence_df: int, lookup_keys) -> None:
+        self.context, self.decided, self.future = context, decided, future
+        self.memory = MemoryIndex(max_sentence_df, lookup_keys)
+        self.memory.add(decided.to_store)
+        self.refused: dict[str, str] = {}
+
+    def finish(self) -> list[Result | DuplicateIdError | IndexingError]:
+        self.refused = self.future.result() if self.future is not None else {}
+        return self.decided.stored(self.refused)
+
+
 class DedupEngine:
     """Finds near duplicates on ingest and assigns each document to a duplicate cluster.
 
@@ -314,6 +353,13 @@ class DedupEngine:
         *processes* (each with a copy of the fingerprinter) fingerprint up to ``workers + 1`` batches ahead, so
         fingerprinting, which holds the GIL, runs on other cores; fingerprints are deterministic, so the results
         are the same.
+
+        With a backend that allows it (``overlapping_writes``: Elasticsearch), batch N is written in another
+        thread while batch N+1 is looked up and decided. That lookup leaves batch N's stored versions out
+        (``exclude``) and batch N+1 is compared with batch N's decided documents in memory instead, so the
+        answer is the one a sequential run gives whether or not the write is visible yet. A batch's results are
+        yielded once its write has finished, so a checkpoint saved after a yield only ever covers written
+        documents.
         """
         pool: Executor
         if self.workers:
@@ -323,6 +369,8 @@ class DedupEngine:
         else:
             pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fingerprint")
             fingerprint, depth = self.fingerprinter.fingerprint_many, 1
+        writer = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="write")
+                  if getattr(self.index, "overlapping_writes", False) else None)
         try:
             ahead: deque[tuple[Sequence[Document], T, Future | None]] = deque()
             it = iter(batches)
@@ -333,17 +381,39 @@ class DedupEngine:
                     ahead.append((docs, context, pool.submit(fingerprint, texts) if texts else None))
                     return
 
-            for _ in range(depth):
-                submit()
-            while ahead:
-                docs, context, future = ahead.popleft()
-                submit()
-                yield self._finish(docs, context, future)
+            def fingerprinted() -> Iterator[tuple[Sequence[Document], T, Sequence[Fingerprint]]]:
+                for _ in range(depth):
+                    submit()
+                while ahead:
+                    docs, context, future = ahead.popleft()
+                    submit()
+                    yield docs, context, (future.result() if future is not None else [])
+
+            if writer is None:
+                for docs, context, fps in fingerprinted():
+                    yield context, (self.process_batch(docs, fps) if docs else [])
+            else:
+                yield from self._overlapped(fingerprinted(), writer)
         finally:  # also on an interrupt or an error downstream: do not wait for batches nobody will read
             pool.shutdown(wait=True, cancel_futures=True)
+            if writer is not None:
+                writer.shutdown(wait=True)
 
-    def _finish(self, docs, context, future):
-        return context, (self.process_batch(docs, future.result()) if future is not None else [])
+    def _overlapped(self, batches, writer: Executor):
+        """Decide batch N+1 while batch N is written (see :meth:`process_batches`)."""
+        writing: _Write | None = None
+        for docs, context, fps in batches:
+            decided = self._decide_batch(docs, fps, writing.memory if writing is not None else None)
+            if writing is not None:
+                results = writing.finish()
+                yield writing.context, results
+                if writing.refused and decided.refers_to(writing.refused):  # decided against a refused document
+                    decided.forget(self._seen)
+                    decided = self._decide_batch(docs, fps)
+            writing = _Write(context, decided, writer.submit(self.index.add, decided.to_store) if decided.to_store
+                             else None, self.index.max_sentence_df, self.index.lookup_keys)
+        if writing is not None:
+            yield writing.context, writing.finish()
 
     @staticmethod
     def _raise_errors(results: list[Result | DuplicateIdError | IndexingError]) -> Iterator[Result]:
@@ -360,40 +430,71 @@ class DedupEngine:
 
         ``fingerprints`` may be computed ahead (e.g. in another thread while the previous batch is written)."""
         fps = fingerprints if fingerprints is not None else self.fingerprinter.fingerprint_many([d.text for d in docs])
-        found = self.index.lookup([Lookup(d.id, fp) for d, fp in zip(docs, fps)], self.rule.candidate_distance)
+        decided = self._decide_batch(docs, fps)
+        return decided.stored(self.index.add(decided.to_store) if decided.to_store else {})
+
+    def _decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint],
+                      writing: MemoryIndex | None = None) -> "_Decided":
+        """Look up and decide one batch (nothing is written). ``writing``: the documents of the batch still being
+        written, in memory; the backend's stored versions of them are left out of the lookup."""
+        queries = [Lookup(d.id, fp) for d, fp in zip(docs, fps)]
+        d_max = self.rule.candidate_distance
+        if writing is not None:
+            found = self.index.lookup(queries, d_max, exclude=[doc.id for doc in writing.docs()])  # type: ignore[call-arg]
+            in_writing = writing.lookup(queries, d_max)
+        else:
+            found = self.index.lookup(queries, d_max)
+            in_writing = None
         pending = MemoryIndex(self.index.max_sentence_df, self.index.lookup_keys)  # this batch's decided documents
         pending_df: Counter[int] = Counter()  # sentence document frequency within the batch
         cap = self.index.max_sentence_df
-        results: list[Result | DuplicateIdError | IndexingError] = []
-        to_store: list[StoredDoc] = []
-        for doc, fp, res in zip(docs, fps, found):
+        decided = _Decided()
+        for i, (doc, fp, res) in enumerate(zip(docs, fps, found)):
             if doc.id in self._seen:
-                results.append(DuplicateIdError(f"duplicate id {doc.id!r}: already seen earlier in this input"))
+                decided.results.append(DuplicateIdError(f"duplicate id {doc.id!r}: already seen earlier in this input"))
                 continue
             self._seen[doc.id] = None
+            decided.new_ids.append(doc.id)
             if res.existing is not None and _same(res.existing.fingerprint, fp):
-                results.append(Result.from_stored(res.existing, already_indexed=True))
+                decided.results.append(Result.from_stored(res.existing, already_indexed=True))
                 continue
             # never a duplicate of a document decided relative to this one (possible after an interrupted write)
             candidates = [c for c in res.candidates
                           if c.id not in pending and c.cluster != doc.id and c.duplicate_of != doc.id]
-            candidates += pending.lookup([Lookup(doc.id, fp)], self.rule.candidate_distance)[0].candidates
-            boilerplate = frozenset(h for h in fp.sentences if res.sentence_df.get(h, 0) + pending_df[h] > cap)
+            df = res.sentence_df
+            if in_writing is not None:
+                other = in_writing[i]
+                candidates += [c for c in other.candidates
+                               if c.id not in pending and c.cluster != doc.id and c.duplicate_of != doc.id]
+                df = Counter(df)
+                df.update(other.sentence_df)
+                if any(df[h] > cap for h in fp.sentences):  # boilerplate only when both counts are added up
+                    candidates = self._found_by_lookup(fp, candidates, {h for h in fp.sentences if df[h] > cap})
+            candidates += pending.lookup([Lookup(doc.id, fp)], d_max)[0].candidates
+            boilerplate = frozenset(h for h in fp.sentences if df.get(h, 0) + pending_df[h] > cap)
             stored = self._decide(doc, fp, candidates, boilerplate)
             pending.add([stored])
             pending_df.update(fp.sentences)
-            to_store.append(stored)
-            results.append(Result.from_stored(stored))
-        if to_store:
-            refused = self.index.add(to_store)
-            if refused:
-                results = [
-                    IndexingError(f"refused by the index: {refused[r.id]}")
-                    if isinstance(r, Result) and r.id in refused and not r.already_indexed
-                    else r
-                    for r in results
-                ]
-        return results
+            decided.to_store.append(stored)
+            decided.results.append(Result.from_stored(stored))
+        return decided
+
+    def _found_by_lookup(self, fp: Fingerprint, candidates: list[StoredDoc], boilerplate: set[int]) -> list[StoredDoc]:
+        """The candidates one lookup against all of them would have returned: same content, a shared lookup key
+        within the candidate distance, or a shared sentence that is not ``boilerplate`` (a sentence can be under
+        the boilerplate bound in the index and in the batch being written, and over it in both together)."""
+        keys = self.index.lookup_keys
+        mine = keys.key_one(fp.simhash) if fp.n_features else None
+        sentences = set(fp.sentences) - boilerplate
+        out = []
+        for c in candidates:
+            o = c.fingerprint
+            if ((fp.n_chars and o.content_hash == fp.content_hash)
+                    or (mine is not None and o.n_features and fp.distance(o) <= self.rule.candidate_distance
+                        and any(a == b for a, b in zip(mine, keys.key_one(o.simhash))))
+                    or sentences.intersection(o.sentences)):
+                out.append(c)
+        return out
 
     def check(self, text: str, limit: int = 10) -> list[Decision]:
         """Near duplicates of ``text`` among indexed documents (nothing is written), nearest first."""
