@@ -11,6 +11,9 @@ Every system processes each stream online, one document at a time in stream orde
 either says "duplicate of X" (then it joins X's cluster) or starts a new cluster.
 
 * ``es-simhash``             ``DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule())``: what users get
+* ``es-simhash segments``    (opt-in: ``--systems``) the same with ``MemoryIndex(lookup_keys=SEGMENTS)``: SimHash
+                             candidates through the four 16-bit segments of earlier releases instead of the default
+                             permutation tables (``es_simhash.keys``), to measure both designs in one run
 * ``es-simhash no-sentences`` the same with ``Fingerprinter(sentences=0, short_chars=0, sketch=0)``: SimHash alone, k = 3
 * ``p-simhash``              ``PSimhashFingerprinter`` (Zhang et al. 2022) in the same engine, no sentences, k = 3
 * ``p-simhash+sentences``    ``PSimhashFingerprinter`` with es-simhash's default sentence channel and rule
@@ -122,12 +125,14 @@ class CachingFingerprinter:
         return self.fingerprint_many([text])[0]
 
 
-def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500) -> Run:
-    """es-simhash through its real engine and embedded backend."""
+def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None) -> Run:
+    """es-simhash through its real engine and embedded backend. ``lookup_keys``: the index's SimHash lookup keys
+    (``es_simhash.keys``; None: the default)."""
     from es_simhash.dedup import DedupEngine, Document
     from es_simhash.index.memory import MemoryIndex
 
-    engine = DedupEngine(MemoryIndex(), fingerprinter, rule, batch_size=batch_size)
+    index = MemoryIndex() if lookup_keys is None else MemoryIndex(lookup_keys=lookup_keys)
+    engine = DedupEngine(index, fingerprinter, rule, batch_size=batch_size)
     t0 = time.perf_counter()
     results = list(engine.process(Document(d.id, d.text) for d in docs))
     secs = time.perf_counter() - t0
@@ -180,9 +185,11 @@ def run_minhash(docs: Sequence[data.Doc], threshold: float = 0.5, num_perm: int 
     return Run(clusters_from_parents([d.id for d in docs], parents), secs)
 
 
-def systems(idf, include_slow: bool = True, crawl_idf=None) -> dict[str, Callable[[Sequence[data.Doc]], Run]]:
+def systems(idf, include_slow: bool = True, crawl_idf=None,
+            opt_in: Sequence[str] = ()) -> dict[str, Callable[[Sequence[data.Doc]], Run]]:
     """``crawl_idf``: an IDF table fitted on the split's own texts (no labels), as ``es-simhash fit-idf`` on a crawl
-    does; adds the system ``es-simhash fit-idf``."""
+    does; adds the system ``es-simhash fit-idf``. ``opt_in``: names of systems run only when asked for by name
+    (``es-simhash segments``)."""
     from es_simhash import Fingerprinter
     from es_simhash.dedup import DefaultRule
     from es_simhash.psimhash import PSimhashFingerprinter
@@ -197,6 +204,11 @@ def systems(idf, include_slow: bool = True, crawl_idf=None) -> dict[str, Callabl
                                              DefaultRule()),
         "p-simhash+sentences": lambda docs: run_engine(docs, PSimhashFingerprinter(idf), DefaultRule()),
     }
+    if "es-simhash segments" in opt_in:
+        from es_simhash.keys import SEGMENTS
+
+        out["es-simhash segments"] = lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule(),
+                                                             lookup_keys=SEGMENTS)
     if include_slow:
         out["jieba+simhash k=3"] = run_jieba_simhash
         out["minhash-lsh"] = run_minhash
@@ -234,7 +246,7 @@ def evaluate(split: data.Split, names: Sequence[str] | None, idf, include_slow: 
         from es_simhash.idf import IDFTable
 
         crawl_idf = IDFTable.fit(d.text for docs in split.groups.values() for d in docs)
-    syst = systems(idf, include_slow, crawl_idf)
+    syst = systems(idf, include_slow, crawl_idf, opt_in=names or ())
     if names:
         syst = {n: f for n, f in syst.items() if n in names}
     out: dict[str, dict] = {n: {} for n in syst}
