@@ -483,15 +483,15 @@ class DedupEngine:
         """The candidates one lookup against all of them would have returned: same content, a shared lookup key
         within the candidate distance, or a shared sentence that is not ``boilerplate`` (a sentence can be under
         the boilerplate bound in the index and in the batch being written, and over it in both together)."""
-        keys = self.index.lookup_keys
-        mine = keys.key_one(fp.simhash) if fp.n_features else None
+        masks = self.index.lookup_keys.masks.tolist() if fp.n_features else ()
         sentences = set(fp.sentences) - boilerplate
         out = []
         for c in candidates:
             o = c.fingerprint
+            x = fp.simhash ^ o.simhash
             if ((fp.n_chars and o.content_hash == fp.content_hash)
-                    or (mine is not None and o.n_features and fp.distance(o) <= self.rule.candidate_distance
-                        and any(a == b for a, b in zip(mine, keys.key_one(o.simhash))))
+                    or (masks and o.n_features and x.bit_count() <= self.rule.candidate_distance
+                        and any(x & m == 0 for m in masks))
                     or sentences.intersection(o.sentences)):
                 out.append(c)
         return out

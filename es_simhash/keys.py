@@ -51,6 +51,9 @@ class LookupKeys:
     """(shift, width) of each of the ``k + r`` blocks, block 0 holding the lowest bits."""
     tables: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
     """The blocks of each table, in the order of ``itertools.combinations``."""
+    masks: np.ndarray = field(init=False, repr=False, compare=False)
+    """For each table, the SimHash bits its key keeps (``uint64``): two SimHashes share that table's key exactly
+    when they agree on those bits."""
 
     def __post_init__(self) -> None:
         if not (0 <= self.k and 1 <= self.r and self.k + self.r <= 64):
@@ -63,6 +66,11 @@ class LookupKeys:
             shifts += width
         object.__setattr__(self, "blocks", tuple(blocks))
         object.__setattr__(self, "tables", tuple(combinations(range(self.k + self.r), self.r)))
+        masks = []
+        for table in self.tables:  # blocks are packed lowest first, so the cut keeps the lowest 32 of their bits
+            bits = [b for blk in table for b in range(self.blocks[blk][0], sum(self.blocks[blk]))][:MAX_KEY_BITS]
+            masks.append(sum(1 << b for b in bits))
+        object.__setattr__(self, "masks", np.array(masks, dtype=np.uint64))
 
     # -- description ---------------------------------------------------------------------------------------
     @property
@@ -124,6 +132,11 @@ class LookupKeys:
                 offset += self.blocks[b][1]
             out[:, t] = key.astype(np.uint32) if offset > MAX_KEY_BITS else key  # cut to the low 32 bits
         return out
+
+    def share_a_key(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Whether ``a[i]`` and ``b[i]`` share at least one key (vectorised over pairs; no keys are built)."""
+        x = np.bitwise_xor(np.asarray(a, dtype=_U64), np.asarray(b, dtype=_U64))
+        return ((x[:, None] & self.masks[None, :]) == 0).any(axis=1)
 
     def key_one(self, simhash: int) -> list[int]:
         """The keys of one SimHash, as Python ints (same values as :meth:`keys`)."""

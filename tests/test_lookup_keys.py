@@ -30,8 +30,12 @@ def test_fingerprints_within_k_share_a_key(v, bits, kr):
     bits = bits[: keys.k]
     a, b = keys.key_one(v), keys.key_one(_flip(v, bits))
     assert any(x == y for x, y in zip(a, b))
-    # the vectorised keys are the same numbers
+    # the vectorised keys are the same numbers, and the mask test agrees with comparing keys
     assert keys.keys(np.array([v], dtype=np.uint64))[0].tolist() == a
+    w = v ^ (0x9E3779B97F4A7C15 * (len(bits) + 1) & (2**64 - 1))  # far away
+    for other in (_flip(v, bits), w):
+        same = any(x == y for x, y in zip(a, keys.key_one(other)))
+        assert keys.share_a_key(np.array([v], np.uint64), np.array([other], np.uint64)).tolist() == [same]
 
 
 def test_segments_are_the_four_16_bit_segments_and_tables_are_selective():

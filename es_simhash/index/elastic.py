@@ -725,7 +725,7 @@ class ElasticIndex:
         keep = np.zeros(len(others), dtype=bool)
         if fp.n_features:
             lk = self.lookup_keys
-            shares_key = (lk.keys(sims) == lk.keys(hamming.as_uint64([fp.simhash]))).any(axis=1)
+            shares_key = lk.share_a_key(sims, np.full(len(sims), fp.simhash, dtype=np.uint64))
             shares_key &= np.array([h["_source"].get("n_features") != 0 for h in others])
             keep |= shares_key & (hamming.distances(fp.simhash, sims) <= max_distance)
         if fp.n_chars:

@@ -237,7 +237,7 @@ class MemoryIndex:
                 if max_distance > lk.k and len(qi):
                     far = d[qi, ti] > lk.k
                     if far.any():
-                        share = (lk.keys(q_sims[qi[far]]) == lk.keys(self._simhash[tail[ti[far]]])).any(axis=1)
+                        share = lk.share_a_key(q_sims[qi[far]], self._simhash[tail[ti[far]]])
                         keep = np.ones(len(qi), dtype=bool)
                         keep[np.flatnonzero(far)[~share]] = False
                         qi, ti = qi[keep], ti[keep]
