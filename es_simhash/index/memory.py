@@ -253,24 +253,40 @@ class MemoryIndex:
         pair = np.unique(q_rows[q[keep]].astype(np.int64) * n + r[keep])
         return pair // n, pair % n
 
+    def _tail_rows(self, fp: Fingerprint, max_distance: int) -> list[int]:
+        """Rows of the tail (all rows: there are no runs) sharing a key with ``fp`` within ``max_distance``."""
+        n = len(self._docs)
+        x = self._simhash[:n] ^ np.uint64(fp.simhash)
+        near = hamming.popcount(x) <= max_distance
+        near &= self._has_keys[:n]
+        if self._any_dead:
+            near &= self._alive[:n]
+        rows = np.flatnonzero(near)
+        if max_distance > self.lookup_keys.k and len(rows):
+            masks = self.lookup_keys.masks
+            rows = rows[((x[rows][:, None] & masks[None, :]) == 0).any(axis=1)]
+        return rows.tolist()
+
     def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
         """Candidates for a batch of queries: key pairs for all of them at once, then the content and sentence
         channels per query."""
         self._sync()
         fps = [q.fingerprint for q in queries]
         n_q = len(fps)
-        with_keys = np.flatnonzero(np.fromiter((fp.n_features > 0 for fp in fps), dtype=bool, count=n_q))
-        q_sims = np.fromiter((fps[i].simhash for i in with_keys.tolist()), dtype=np.uint64, count=len(with_keys))
-        pq, pr = self._key_pairs(q_sims, with_keys, max_distance) if len(with_keys) and len(self._docs) else (
-            np.zeros(0, np.intp), np.zeros(0, np.intp))
-        bounds = np.searchsorted(pq, np.arange(n_q + 1)).tolist()
-        pr_list = pr.tolist()
+        if n_q == 1 and not self._runs:  # one query, tail only (the engine's in-batch index): no pair bookkeeping
+            rows_of = [self._tail_rows(fps[0], max_distance) if fps[0].n_features else []]
+        else:
+            with_keys = np.flatnonzero(np.fromiter((fp.n_features > 0 for fp in fps), dtype=bool, count=n_q))
+            q_sims = np.fromiter((fps[i].simhash for i in with_keys.tolist()), dtype=np.uint64, count=len(with_keys))
+            pq, pr = self._key_pairs(q_sims, with_keys, max_distance) if len(with_keys) and len(self._docs) else (
+                np.zeros(0, np.intp), np.zeros(0, np.intp))
+            bounds = np.searchsorted(pq, np.arange(n_q + 1)).tolist()
+            pr_list = pr.tolist()
+            rows_of = [pr_list[bounds[i]:bounds[i + 1]] for i in range(n_q)]
         docs, alive, any_dead, row_of = self._docs, self._alive, self._any_dead, self._row_of
         content, sentences, cap = self._content, self._sentences, self.max_sentence_df
         out = []
-        for i, q in enumerate(queries):
-            fp = fps[i]
-            rows = pr_list[bounds[i]:bounds[i + 1]]
+        for q, fp, rows in zip(queries, fps, rows_of):
             extra = None
             if fp.n_chars:
                 row = content.get(fp.content_hash)
