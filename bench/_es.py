@@ -87,3 +87,19 @@ def add_node_options(ap, heap: str) -> None:
     ap.add_argument("--es-url", default=os.environ.get("ES_URL"),
                     help="use this Elasticsearch (default: $ES_URL, else start a private node)")
     ap.add_argument("--heap", default=heap, help=f"heap of the private node (default {heap})")
+
+
+def fresh_index_with_keys(client, prefix: str, fingerprint_config: dict, lookup_keys, replicas: int = 0) -> str:
+    """Like :func:`fresh_index`, recording ``lookup_keys`` (``es_simhash.keys.LookupKeys``) in the mapping."""
+    from es_simhash.index.elastic import ensure_index
+
+    name = unique_name(prefix)
+    created = ensure_index(client, name, fingerprint_config, replicas=replicas, lookup_keys=lookup_keys)
+    assert created, name
+    return name
+
+
+def store_stats(client, name: str) -> tuple[int, int, int]:
+    """``(store bytes, segments, docs)`` of an index's primaries (``_stats/store,segments,docs``)."""
+    stats = client.indices.stats(index=name, metric="store,segments,docs")["indices"][name]["primaries"]
+    return int(stats["store"]["size_in_bytes"]), int(stats["segments"]["count"]), int(stats["docs"]["count"])

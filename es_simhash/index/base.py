@@ -79,7 +79,11 @@ class SegmentIndex(Protocol):
     """Which keys bring SimHash candidates (the engine's in-batch index uses the same, so both agree)."""
 
     def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
-        """Candidates for each query, in query order."""
+        """Candidates for each query, in query order.
+
+        A backend whose class sets ``overlapping_writes = True`` (Elasticsearch) also takes ``exclude``, ids whose
+        stored versions it leaves out of every answer: the engine then writes a batch in another thread while it
+        looks up the next one, and holds the batch being written in memory instead (``DedupEngine``)."""
         ...
 
     def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
