@@ -177,7 +177,27 @@ class ConnectionSettings:
             kwargs["basic_auth"] = (self.username, self.password or "")
         if self.ca_certs:
             kwargs["ca_certs"] = self.ca_certs
+        serializer = _fast_json_serializer()
+        if serializer is not None:
+            kwargs["serializer"] = serializer
         return Elasticsearch(self.url, **kwargs)
+
+
+def _fast_json_serializer():
+    """A JSON serializer that parses responses with orjson (several times faster on the large lookup responses)
+    and still writes requests with the standard library, which accepts any JSON a crawl record holds (orjson
+    refuses integers beyond 64 bits). ``None`` without orjson."""
+    try:
+        import orjson
+    except ImportError:
+        return None
+    from elasticsearch.serializer import JsonSerializer
+
+    class _OrjsonLoads(JsonSerializer):
+        def loads(self, data: bytes) -> Any:
+            return orjson.loads(data)
+
+    return _OrjsonLoads()
 
 
 def _read_config(path: str | os.PathLike[str], explicit: bool) -> dict[str, Any]:
@@ -379,10 +399,49 @@ def _shared_keys(qkeys: np.ndarray, hkeys: np.ndarray) -> tuple[np.ndarray, np.n
     q_sorted = q_comp[order]
     h_comp = (hkeys.astype(np.uint64) | table).ravel()
     lo = np.searchsorted(q_sorted, h_comp, "left")
-    counts = np.searchsorted(q_sorted, h_comp, "right") - lo
+    found = np.flatnonzero(q_sorted[np.minimum(lo, len(q_sorted) - 1)] == h_comp)  # most hit keys match nothing
+    lo = lo[found]
+    counts = np.searchsorted(q_sorted, h_comp[found], "right") - lo
     total = int(counts.sum())
     pos = np.repeat(lo - np.cumsum(counts) + counts, counts) + np.arange(total)
-    return order[pos] // n_tables, np.repeat(np.arange(len(h_comp)), counts) // n_tables
+    return order[pos] // n_tables, np.repeat(found, counts) // n_tables
+
+
+def _parse_hex64(values: Sequence[str]) -> list[int]:
+    """16-digit hex strings as ints, all at once (one ``bytes.fromhex`` instead of an ``int(x, 16)`` each)."""
+    if not values:
+        return []
+    return np.frombuffer(bytes.fromhex("".join(values)), dtype=">u8").tolist()
+
+
+class _Hits:
+    """The hits of a lookup search as columns, their hex fields parsed in bulk; StoredDocs built on demand."""
+
+    def __init__(self, hits: list[dict[str, Any]]) -> None:
+        self.ids = [h["_id"] for h in hits]
+        self.srcs = srcs = [h["_source"] for h in hits]
+        self.simhash = _parse_hex64([s["simhash"] for s in srcs])
+        self.content = _parse_hex64([s.get("content_hash") or "0000000000000000" for s in srcs])
+        self.word_bag = _parse_hex64([s.get("word_bag") or "0000000000000000" for s in srcs])
+        self.sentences = [s.get("sentences") or () for s in srcs]
+        flat = _parse_hex64([x for sentences in self.sentences for x in sentences])
+        self.sentence_ints: list[tuple[int, ...]] = []
+        start = 0
+        for sentences in self.sentences:
+            end = start + len(sentences)
+            self.sentence_ints.append(tuple(flat[start:end]))
+            start = end
+        self._docs: dict[int, StoredDoc] = {}
+
+    def doc(self, j: int) -> StoredDoc:
+        d = self._docs.get(j)
+        if d is None:
+            src = self.srcs[j]
+            fp = Fingerprint(self.simhash[j], self.content[j], self.sentence_ints[j], int(src["n_features"]),
+                             int(src["n_chars"]), bool(src["short"]), int(src["fingerprint_version"]), self.word_bag[j])
+            d = self._docs[j] = StoredDoc(self.ids[j], fp, cluster=src["dup_cluster"], duplicate_of=src.get("dup_of"),
+                                          distance=src.get("dup_distance"), reason=src.get("dup_reason", "canonical"))
+        return d
 
 
 def read_lookup_keys(client, index: str, url: str = "") -> LookupKeys:
@@ -517,57 +576,51 @@ class ElasticIndex:
         """Map the hits of one batched search back to the queries that would have found them one by one."""
         lk = self.lookup_keys
         cap = self.max_sentence_df
-        srcs = [h["_source"] for h in hits]
+        cols = _Hits(hits)
         pairs: list[set[int]] = [set() for _ in queries]  # query -> hit numbers
         # lookup keys: (table, key) of every query with features against those of every hit with features
         q_rows = [i for i, q in enumerate(queries) if q.fingerprint.n_features]
-        h_rows = [j for j, s in enumerate(srcs) if s.get("n_features")]
+        h_rows = [j for j, s in enumerate(cols.srcs) if s.get("n_features")]
         if q_rows and h_rows:
             q_sims = hamming.as_uint64([queries[i].fingerprint.simhash for i in q_rows])
-            h_sims = hamming.as_uint64([int(srcs[j]["simhash"], 16) for j in h_rows])
+            h_sims = np.array(cols.simhash, dtype=np.uint64)[h_rows]
             qi, hj = _shared_keys(lk.keys(q_sims), lk.keys(h_sims))
             near = hamming.popcount(q_sims[qi] ^ h_sims[hj]) <= max_distance
             for i, j in zip(qi[near].tolist(), hj[near].tolist()):
                 pairs[q_rows[i]].add(h_rows[j])
-        # same content
-        by_content: dict[str, list[int]] = {}
-        for j, s in enumerate(srcs):
-            if s.get("content_hash"):
-                by_content.setdefault(s["content_hash"], []).append(j)
-        # sentences: every stored document holding one of the batch's sentences matched, so counting the hits
-        # gives each sentence's document frequency
-        by_sentence: dict[str, list[int]] = {}
-        for j, s in enumerate(srcs):
-            for x in s.get("sentences") or ():
-                by_sentence.setdefault(x, []).append(j)
-        for x, holders in by_sentence.items():
-            if len(holders) > cap:
-                self._boilerplate[x] = len(holders)
-        by_id = {h["_id"]: j for j, h in enumerate(hits)}
-        stored: dict[int, StoredDoc] = {}
-
-        def doc(j: int) -> StoredDoc:
-            if j not in stored:
-                stored[j] = _stored_from_source(hits[j]["_id"], srcs[j])
-            return stored[j]
-
+        # same content, and sentences: every stored document holding one of the batch's sentences matched, so
+        # counting the hits gives each sentence's document frequency
+        wanted_content = {q.fingerprint.content_hash for q in queries if q.fingerprint.n_chars}
+        by_content: dict[int, list[int]] = {}
+        wanted = {h for q in queries for h in q.fingerprint.sentences}
+        by_sentence: dict[int, list[int]] = {}
+        for j, (content, sentences) in enumerate(zip(cols.content, cols.sentence_ints)):
+            if content in wanted_content and cols.srcs[j].get("content_hash"):
+                by_content.setdefault(content, []).append(j)
+            for h in sentences:
+                if h in wanted:
+                    by_sentence.setdefault(h, []).append(j)
+        df_of: dict[int, int] = {}
+        for h in wanted:
+            df = self._boilerplate.get(_hex(h)) or len(by_sentence.get(h, ()))
+            df_of[h] = df
+            if df > cap:
+                self._boilerplate[_hex(h)] = df
+        by_id = {doc_id: j for j, doc_id in enumerate(cols.ids)}
         out = []
         for q, found in zip(queries, pairs):
             fp = q.fingerprint
             if fp.n_chars:
-                found.update(by_content.get(_hex(fp.content_hash), ()))
+                found.update(by_content.get(fp.content_hash, ()))
             sentence_df: dict[int, int] = {}
             for h in fp.sentences:
-                x = _hex(h)
-                holders = by_sentence.get(x, ())
-                df = self._boilerplate.get(x) or len(holders)
-                sentence_df[h] = df
-                if holders and df <= cap:
-                    found.update(holders)
+                df = sentence_df[h] = df_of[h]
+                if df and df <= cap:
+                    found.update(by_sentence[h])
             own = by_id.get(q.id)
             found.discard(own)  # type: ignore[arg-type]
-            existing = doc(own) if own is not None else None
-            out.append(LookupResult(existing, [doc(j) for j in sorted(found)], False, sentence_df))
+            existing = cols.doc(own) if own is not None else None
+            out.append(LookupResult(existing, [cols.doc(j) for j in sorted(found)], False, sentence_df))
         return out
 
     def _body(
