@@ -42,12 +42,16 @@ Targets (2-core machine): at 1M, >= 5,000 lookups/s batched and p50 <= 3 ms sing
 ``RESULT size=N lookups_per_s=X p50_ms=Y recall=Z segments_ratio=R`` for the largest size (tables design; R =
 tables / segments best batched lookups/s of the same run).
 
-Run time on this 2-core machine (shared with other work): ``--quick`` (100k only) about 2 minutes; the default
-(100k + 1M) about 8 minutes, of which loading 1M docs takes ~120 s for the tables index and ~60 s for the
-segments index (bulk, incl. a 1-segment force-merge of ~10-15 s). ``--sizes 10000000``: ESTIMATE, extrapolated
-linearly from the 1M load (not run here): about 20 minutes for the tables index and 10 minutes for the segments
-index to load (force-merging 10M docs to one segment adds several minutes), plus ~1 minute of brute force, so
-count on 40 minutes or more, and ~3 GB of disk.
+Run time on this 2-core machine (shared with Elasticsearch and other benchmarks, some writing to the same node:
+load average 4-5.7 during the measured runs): ``--quick`` (100k only) about 1.5 minutes; the default (100k + 1M)
+8.5-9.5 minutes (505 s and 566 s in two runs), of which loading 1M documents took 181-218 s for the tables index
+(bulk 100-165 s = 6,100-10,000 docs/s, 16-25 s of it computing the terms; force-merge to 1 segment 45-80 s) and
+66-81 s for the segments index (bulk 59-65 s, force-merge 6-16 s).
+``--sizes 10000000`` was NOT run here; ESTIMATE, extrapolated linearly from that 1M load: ~35 minutes to load the
+tables index (bulk ~28 min + force-merge of ~4 GB to one segment, 7+ min) and ~14 minutes for the segments index,
+so ~50 minutes of loading, plus ~15 minutes of measuring (the segments design reads ~610 random hits per lookup
+at 10M, more than its 500-hit page, so every legacy lookup pages): count on 1 h 15 min or more, and ~7 GB of disk
+(twice that for a moment during a force-merge). The load times are printed for every size.
 """
 
 from __future__ import annotations
@@ -379,13 +383,11 @@ def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, A
             idx[design] = ix
             r = out["designs"][design]
             r["load"] = load(client, ix, sims, contents, args.load_chunk, args.load_threads, args.merge_segments)
-            r["store_bytes"], r["segments"], docs = _es.store_stats(client, names[design])
             ld = r["load"]
             print(f"load {design:8s} ({names[design]}): {ld['total_s']:.0f} s = bulk {ld['bulk_s']:.0f} s "
                   f"({n / ld['bulk_s']:,.0f} docs/s, parallel_bulk {args.load_threads} threads x {args.load_chunk}, "
                   f"terms {ld['terms_s']:.1f} s of it) + refresh {ld['refresh_s']:.1f} s + force-merge to "
-                  f"{args.merge_segments} segment(s) {ld['merge_s']:.1f} s; store {r['store_bytes'] / 1e6:,.1f} MB "
-                  f"({r['store_bytes'] / docs:.0f} B/doc), {r['segments']} segment(s)")
+                  f"{args.merge_segments} segment(s) {ld['merge_s']:.1f} s")
 
         truth, brute_s = ground_truth(sims, query_sim)
         out["brute_s"] = brute_s
@@ -463,6 +465,13 @@ def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, A
         for design in DESIGNS:
             out["designs"][design]["profile"] = {"b500": profile(idx[design], queries, 500, args.sweeps),
                                                  "single": profile(idx[design], queries, None, 1)}
+
+        # store size: read now, not right after the load (Elasticsearch caches it for index.store.stats_refresh_interval,
+        # 10 s, so a read just after a short load can give the size of the index in the middle of the load)
+        for design in DESIGNS:
+            r = out["designs"][design]
+            r["store_bytes"], r["segments"], docs = _es.store_stats(client, names[design])
+            assert docs == n, (design, docs, n)
 
         print_size(out, args, len(queries))
         print(f"({n:,} done in {time.perf_counter() - t_size:.0f} s)")
@@ -545,12 +554,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="ElasticIndex lookups on a real Elasticsearch, permutation-table keys (tables) vs the legacy "
         "segments, through ElasticIndex.lookup: batched lookups/s, single-lookup latency, candidates and bytes per "
-        "lookup, store size, recall vs brute force. Default run (100k + 1M) about 8 minutes on this 2-core "
-        "machine; --sizes 10000000 takes an ESTIMATED 40+ minutes (load extrapolated from 1M, not run).",
+        "lookup, store size, recall vs brute force. Default run (100k + 1M) about 9 minutes on this 2-core "
+        "machine (shared); --sizes 10000000 takes an ESTIMATED 1 h 15 min or more (~50 min of loading the two "
+        "indexes, extrapolated from the 1M load; not run).",
     )
     ap.add_argument("--sizes", default="100000,1000000", help="indexed fingerprints, comma-separated "
-                    "(default 100000,1000000; 10000000 works: ESTIMATED ~30 min of loading for the two indexes, "
-                    "extrapolated from the 1M load)")
+                    "(default 100000,1000000; 10000000 works: ESTIMATED ~35 min to load the tables index and ~14 "
+                    "min the segments index, extrapolated from 1M loads of 181-218 s + 66-81 s; not run)")
     ap.add_argument("--queries", type=int, default=1000, help="query fingerprints with planted neighbours (1,000)")
     ap.add_argument("--passes", type=int, default=3, help="interleaved timed passes per design (median; default 3)")
     ap.add_argument("--sweeps", type=int, default=3, help="sweeps over the queries per batched figure (default 3)")
@@ -562,7 +572,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--load-threads", type=int, default=2, help="parallel_bulk threads while loading (2)")
     ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
     _es.add_node_options(ap, heap="2g")
-    ap.add_argument("--quick", action="store_true", help="100k only")
+    ap.add_argument("--quick", action="store_true", help="100k only (about 1.5 minutes)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
     if args.quick:
