@@ -7,6 +7,8 @@
   or restart it (with $ES_URL set, a separate node of our own is started for them).
 - ``es_index_name`` (function): a fresh, unique, lowercase index name; the index is
   deleted afterwards over plain HTTP.
+- ``client`` (function): an ``elasticsearch`` client for ``es_url``, made by es_simhash's own ``connect``.
+- ``fingerprinter`` (module): a default ``Fingerprinter``.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Tests that use the node fixtures are marked `es` automatically (`-m "not es"` deselects them).
     for item in items:
-        if {"es_url", "es_node", "es_index_name"} & set(getattr(item, "fixturenames", ())):
+        if {"es_url", "es_node", "es_index_name", "client"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.es)
 
 
@@ -120,3 +122,17 @@ def es_index_name(es_url: str):
         _http("DELETE", f"{es_url}/_index_template/es-simhash-{name}", timeout=60)
     except (OSError, urllib.error.URLError):
         pass  # the node may be down on purpose (fault-injection tests)
+
+
+@pytest.fixture
+def client(es_url):
+    from es_simhash.index.elastic import ConnectionSettings, connect
+
+    return connect(ConnectionSettings(url=es_url))
+
+
+@pytest.fixture(scope="module")
+def fingerprinter():
+    from es_simhash import Fingerprinter
+
+    return Fingerprinter()

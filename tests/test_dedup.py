@@ -11,11 +11,6 @@ from support import chinese_articles
 
 
 @pytest.fixture(scope="module")
-def fingerprinter():
-    return Fingerprinter()
-
-
-@pytest.fixture(scope="module")
 def articles():
     return [a for a in chinese_articles() if 1000 <= len(a) <= 4000][:60]
 

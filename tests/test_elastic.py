@@ -10,25 +10,14 @@ import sys
 import numpy as np
 import pytest
 
-from es_simhash import Fingerprint, Fingerprinter
+from es_simhash import Fingerprint
 from es_simhash.dedup import DedupEngine, Document
 from es_simhash.index.base import Lookup, StoredDoc
-from es_simhash.index.elastic import (ConnectionSettings, ElasticIndex, connect, ensure_index, index_template,
-                                      server_version)
+from es_simhash.index.elastic import ElasticIndex, ensure_index, index_template, server_version
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.keys import DEFAULT, SEGMENTS
 from es_simhash.search import filter_duplicates, search, top_clusters
 from support import chinese_articles, english_articles
-
-
-@pytest.fixture(scope="module")
-def fingerprinter():
-    return Fingerprinter()
-
-
-@pytest.fixture
-def client(es_url):
-    return connect(ConnectionSettings(url=es_url))
 
 
 @pytest.fixture

@@ -12,11 +12,6 @@ from support import chinese_articles, english_articles, flip_bits, reference_sim
 
 
 @pytest.fixture(scope="module")
-def fingerprinter():
-    return Fingerprinter()
-
-
-@pytest.fixture(scope="module")
 def jieba_fingerprinter():
     return Fingerprinter(segmenter="jieba")
 

@@ -1,23 +1,11 @@
 """Writing batch N while batch N+1 is looked up and decided (Elasticsearch) gives exactly the results of one
 sequential run: duplicates across consecutive batches, boilerplate counted over both, refused documents."""
 
-import pytest
-
 from es_simhash import Fingerprint, Fingerprinter
 from es_simhash.dedup import DedupEngine, Document, IndexingError
-from es_simhash.index.elastic import ConnectionSettings, ElasticIndex, connect, ensure_index
+from es_simhash.index.elastic import ElasticIndex, ensure_index
 from es_simhash.index.memory import MemoryIndex
 from support import chinese_articles
-
-
-@pytest.fixture(scope="module")
-def fingerprinter():
-    return Fingerprinter()
-
-
-@pytest.fixture
-def client(es_url):
-    return connect(ConnectionSettings(url=es_url))
 
 
 def _new_index(client, name, fingerprinter, **kw):

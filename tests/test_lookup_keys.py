@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from es_simhash import Fingerprint, Fingerprinter
 from es_simhash.dedup import DedupEngine, Document
 from es_simhash.index.base import Lookup, StoredDoc
-from es_simhash.index.elastic import ConnectionSettings, ElasticIndex, connect, ensure_index, index_template
+from es_simhash.index.elastic import ElasticIndex, ensure_index, index_template
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.keys import DEFAULT, SEGMENTS, LookupKeys
 from support import chinese_articles
@@ -87,11 +87,6 @@ def test_embedded_batched_lookups_equal_brute_force_and_single_lookups():
     single = [index.lookup([q], 3)[0] for q in lookups[:50]]
     assert [[c.id for c in r.candidates] for r in single] == [
         [c.id for c in r.candidates] for r in index.lookup(lookups[:50], 3)]
-
-
-@pytest.fixture
-def client(es_url):
-    return connect(ConnectionSettings(url=es_url))
 
 
 @pytest.mark.parametrize("keys", [DEFAULT, SEGMENTS], ids=["permutation-tables", "segments"])

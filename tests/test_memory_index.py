@@ -1,5 +1,6 @@
 """The embedded index returns exactly the brute-force neighbours within k."""
 
+import json
 from itertools import combinations
 
 import numpy as np
@@ -159,3 +160,39 @@ def test_one_at_a_time_adds_and_replacements_equal_brute_force(keys, masks, monk
         live[doc_id] = fp
     assert index._any_dead and len(index) == len(live)
     assert all(d.text is None for d in index.docs())
+
+
+def test_loading_a_file_that_is_not_an_index_says_so(tmp_path):
+    text = tmp_path / "notes.npz"
+    text.write_text("not numpy at all")
+    other = tmp_path / "other.npz"
+    np.savez(other, weights=np.arange(3))
+    for path in (text, other):
+        with pytest.raises(IndexFileError, match="not an es-simhash memory index"):
+            MemoryIndex.load(path)
+    with pytest.raises(FileNotFoundError):
+        MemoryIndex.load(tmp_path / "missing.npz")
+
+
+def test_an_index_file_from_the_release_before_lookup_keys_keeps_its_segments(tmp_path):
+    index = MemoryIndex()
+    index.add([_doc(i, s) for i, s in enumerate([0x1111_2222_3333_4444, 0xAAAA_BBBB_CCCC_DDDD])])
+    path = tmp_path / "old.npz"
+    index.save(path)
+    with np.load(path) as z:  # rewrite it as the previous release wrote it: format /1, no lookup record
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["meta"].tobytes())
+    meta["format"] = "es-simhash-memory-index/1"
+    del meta["lookup"]
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(path, **arrays)
+    old = MemoryIndex.load(path)
+    assert old.lookup_keys == SEGMENTS
+    # 5 bits away in five of the six table blocks, but the same low 16-bit segment: found through the segments,
+    # as before (the permutation tables share no key with it)
+    q = Fingerprint(0x1111_2222_3333_4444 ^ sum(1 << b for b in (16, 23, 34, 45, 55)), 10**9, (), 10, 500, False)
+    assert [c.id for c in old.lookup([Lookup("q", q)], 5)[0].candidates] == ["d0"]
+    assert index.lookup([Lookup("q", q)], 5)[0].candidates == []
+    assert MemoryIndex.load(tmp_path / "old.npz").lookup_keys == SEGMENTS
+    index.save(tmp_path / "new.npz")
+    assert MemoryIndex.load(tmp_path / "new.npz").lookup_keys == DEFAULT
