@@ -25,16 +25,24 @@ Measured:
   queries per call, for k = 0..K, for both indexes; one-at-a-time lookups/s (one query per call) for the
   default keys only. One warm-up, then ``--repeats`` rounds, every (index, mode, k) timed once per round,
   interleaved; the median round counts. A batched round is ``--batch-passes`` passes over all queries, a
-  one-at-a-time round ``--passes`` passes;
+  one-at-a-time round ``--passes`` passes. Before timing, a probe lookup of 64 queries (k = K) measures each
+  index's peak memory (tracemalloc, numpy buffers included) and time per query; an index whose lookups do not
+  scale as designed gets a smaller batch (so one call stays within ``--mem-budget`` GiB) and shorter rounds
+  (about ``--round-s`` seconds: fewer passes, then only the first queries), and a NOTE line says so (at 1M the
+  default keys need no cut; the recall check always looks up every query with the full batch size the memory
+  budget allows);
 * recall and precision for k = 0..K against a brute-force numpy scan (``es_simhash.hamming.distances`` over
   every stored SimHash), for both indexes: recall must be exactly 1.0 for k <= 3 (every planted *and* every
   accidental neighbour within k) and nothing farther than k may come back;
 * consistency: one-at-a-time answers == batched answers, and (unless ``--no-io``) the answers after
   ``save()``/``load()`` == before; for information, whether both indexes give the same answers for k <= 3;
 * the ratio of batched lookups/s tables / segments per k (information);
-* build time, memory (RSS delta of the process around the default index's build, documents included, in MiB
-  and bytes per document; ``--tracemalloc`` for Python allocations), ``save()`` size and time, ``load()``
-  time: information only.
+* build time, memory (RSS delta of the process around each build, documents included, in MiB and bytes per
+  document; the default index is built first, on a clean process; ``--tracemalloc`` for its Python
+  allocations), ``save()`` size and time, ``load()`` time of the default index: information only. The
+  segments index is freed before ``save()``/``load()``;
+* the load average at the start and the end: every figure is wall-clock time, so other processes competing
+  for the cpus lower the lookups/s.
 
 Targets (default keys, at 1M documents): >= 250,000 lookups/s batched (1,000 queries per call) at every k, and
 recall 1.0 vs brute force for k = 0..3 with nothing beyond k returned. One-at-a-time lookups/s is information
@@ -74,6 +82,7 @@ from es_simhash.keys import DEFAULT, SEGMENTS, LookupKeys  # noqa: E402
 
 TARGET_BATCHED_LOOKUPS_PER_S = 250_000
 BEYOND = 3  # planted neighbours at K+1..K+3 that must not come back
+PROBE = 64  # queries of the probe lookup that sizes each index's batched rounds
 EXACT_K = 3  # both key designs guarantee every neighbour within 3 bits shares a key
 DESIGNS: tuple[tuple[str, LookupKeys], ...] = (("tables", DEFAULT), ("segments", SEGMENTS))
 
@@ -85,6 +94,14 @@ def rss_bytes() -> int:
             return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
         return 0
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load averages (Unix), to judge how much other work competed with the timings."""
+    try:
+        return "/".join(f"{x:.2f}" for x in os.getloadavg())
+    except (AttributeError, OSError):
+        return "n/a"
 
 
 def make_fp(simhash: int, content_hash: int) -> Fingerprint:
@@ -139,19 +156,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--batch-passes", type=int, default=30,
                     help="passes over all queries in one timed batched round, so a round outlasts scheduler noise "
                     "(default 30)")
+    ap.add_argument("--mem-budget", type=float, default=2.0,
+                    help="GiB one batched lookup() call may allocate, as a probe estimates it; a larger batch is cut "
+                    "(default 2; only an index that does not scale as designed reaches it)")
+    ap.add_argument("--round-s", type=float, default=3.0,
+                    help="seconds a batched timed round may take, as a probe estimates it, before its passes (then "
+                    "its queries) are cut (default 3; only an index that does not scale as designed reaches it)")
     ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
     ap.add_argument("--no-io", action="store_true", help="skip save()/load()")
     ap.add_argument("--tracemalloc", action="store_true", help="also measure Python allocations (slows the build)")
     ap.add_argument("--quick", action="store_true",
-                    help="small run (<30 s): --n 100,000 --queries 1,000, fewer passes")
+                    help="small run (<30 s on an idle machine): --n 100,000 --queries 400, 3 repeats, fewer passes, "
+                    "--round-s 0.3")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
     if args.quick:
-        args.n, args.queries = min(args.n, 100_000), min(args.queries, 1000)
+        args.n, args.queries = min(args.n, 100_000), min(args.queries, 400)
         args.passes, args.batch_passes = min(args.passes, 1), min(args.batch_passes, 10)
+        args.repeats, args.round_s = min(args.repeats, 3), min(args.round_s, 0.3)
     if (min(args.n, args.queries, args.batch, args.chunk, args.repeats, args.passes, args.batch_passes) < 1
-            or not 0 <= args.max_k <= 60):
-        ap.error("sizes must be >= 1 and 0 <= --max-k <= 60")
+            or not 0 <= args.max_k <= 60 or min(args.mem_budget, args.round_s) <= 0):
+        ap.error("sizes must be >= 1, --mem-budget and --round-s > 0, and 0 <= --max-k <= 60")
     K = args.max_k
     exact_ks = list(range(min(K, EXACT_K) + 1))
     t_start = time.perf_counter()
@@ -164,6 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"repeats {args.repeats} (median, interleaved) of {args.batch_passes} (batched) / {args.passes} "
         f"(one at a time) passes over the queries, 1 warm-up each"
     )
+    print(f"load average at start {load_average()} (other processes competing for the cpus slow every figure)")
     print("keys: " + "; ".join(f"{name} = {describe(keys)}" for name, keys in DESIGNS))
 
     # ---- data ----------------------------------------------------------------------------------------------
@@ -252,9 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     def single(index: MemoryIndex, k: int) -> Callable[[], list]:
         return lambda: [index.lookup([q], max_distance=k)[0] for q in lookups]
 
-    def batched(index: MemoryIndex, k: int) -> Callable[[], list]:
+    def batched(index: MemoryIndex, k: int, batch: int, queries: list[Lookup]) -> Callable[[], list]:
         return lambda: [
-            r for j in range(0, len(lookups), args.batch) for r in index.lookup(lookups[j : j + args.batch], max_distance=k)
+            r for j in range(0, len(queries), batch) for r in index.lookup(queries[j : j + batch], max_distance=k)
         ]
 
     def passes(fn: Callable[[], list], n: int) -> Callable[[], None]:
@@ -264,15 +290,56 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run
 
+    def plan(name: str) -> dict[str, float]:
+        """Batch size, passes and timed queries of one index's batched rounds. A probe (``PROBE`` queries in one
+        call at k = K) measures the peak memory (tracemalloc, numpy included) and time per query; the batch is cut
+        so a call stays within ``--mem-budget`` and a round within about ``--round-s`` seconds (fewer passes,
+        then the first queries only). For an index that scales as designed nothing is cut."""
+        index, probe = indexes[name], lookups[:PROBE]
+        index.lookup(probe, max_distance=K)
+        gc.collect()
+        tracemalloc.start()
+        index.lookup(probe, max_distance=K)
+        peak = tracemalloc.get_traced_memory()[1] / len(probe)
+        tracemalloc.stop()
+        t0 = time.perf_counter()
+        index.lookup(probe, max_distance=K)
+        per_q = (time.perf_counter() - t0) / len(probe)
+        batch = max(1, min(args.batch, int(args.mem_budget * 2**30 // max(peak, 1.0))))
+        n_passes, n_queries = args.batch_passes, len(lookups)
+        if n_passes * n_queries * per_q > args.round_s:
+            n_passes = max(1, int(args.round_s / (n_queries * per_q)))
+            if n_queries * per_q > args.round_s:
+                n_queries = min(len(lookups), max(1, int(args.round_s / per_q)))
+        return {"batch": batch, "passes": n_passes, "queries": n_queries, "peak": peak, "per_q": per_q}
+
+    plans = {name: plan(name) for name, _ in DESIGNS}
+    for name, _ in DESIGNS:
+        pl = plans[name]
+        cut = []
+        if pl["batch"] < min(args.batch, len(lookups)):
+            cut.append(f"batch cut to {pl['batch']:,} queries per call (--mem-budget {args.mem_budget:g} GiB)")
+        if pl["passes"] < args.batch_passes or pl["queries"] < len(lookups):
+            cut.append(f"timed rounds cut to {pl['passes']} pass(es) over the first {pl['queries']:,} queries, "
+                       f"{min(pl['batch'], pl['queries']):,} per call (--round-s {args.round_s:g}; the recall check "
+                       f"still looks up all {len(lookups):,})")
+        if cut:
+            print(f"NOTE {name}: a {min(PROBE, len(lookups))}-query probe lookup at k={K} peaked at "
+                  f"{pl['peak'] / 2**20:,.2f} MiB and took {pl['per_q'] * 1e3:,.2f} ms per query: " + "; ".join(cut))
+
     results: dict[tuple[str, str, int], list[LookupResult]] = {}
     timed: dict[tuple[str, str, int], Timed] = {}
     for k in range(K + 1):
-        plan = [("tables", "single", single, args.passes), ("tables", "batched", batched, args.batch_passes),
-                ("segments", "batched", batched, args.batch_passes)]
-        for name, mode, make, n_passes in plan:
-            fn = make(indexes[name], k)
-            results[(name, mode, k)] = fn()  # warm-up; its answers are checked below
-            timed[(name, mode, k)] = Timed(f"{name} {mode} k={k}", passes(fn, n_passes), len(lookups) * n_passes)
+        fn = single(indexes["tables"], k)
+        results[("tables", "single", k)] = fn()  # warm-up; its answers are checked below
+        timed[("tables", "single", k)] = Timed(f"tables single k={k}", passes(fn, args.passes),
+                                               len(lookups) * args.passes)
+        for name, _ in DESIGNS:
+            pl = plans[name]
+            batch, n_passes, n_queries = int(pl["batch"]), int(pl["passes"]), int(pl["queries"])
+            results[(name, "batched", k)] = batched(indexes[name], k, batch, lookups)()  # warm-up, checked below
+            fn = batched(indexes[name], k, batch, lookups[:n_queries])
+            timed[(name, "batched", k)] = Timed(f"{name} batched k={k}", passes(fn, n_passes), n_queries * n_passes)
     for _ in range(args.repeats):
         for tm in timed.values():
             tm.once()
@@ -319,10 +386,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{qk['recall']:.6f}", f"{qk['precision']:.6f}", f"{qk['found']:,}/{qk['want']:,}", qk["planted"],
             str(qk["beyond"]), "yes" if qk["same"] else "NO",
         ))
-    print(f"\n== lookups, default keys (tables; batched: {args.batch_passes} x {len(lookups):,} queries per round, "
-          f"{min(args.batch, len(lookups)):,} per call; one at a time: {args.passes} x {len(lookups):,} per round)")
+    pt = plans["tables"]
+    print(f"\n== lookups, default keys (tables; batched: {pt['passes']} x {pt['queries']:,} queries per round, "
+          f"{min(pt['batch'], pt['queries']):,} per call; one at a time: {args.passes} x {len(lookups):,} per round)")
     print(fmt_table(rows))
 
+    ps = plans["segments"]
     rows = [("k", "tables batched/s", "segments batched/s", "tables/segments", "segments recall",
              "segments precision", "segments returned > k", "same answers as tables")]
     for k in range(K + 1):
@@ -332,7 +401,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             str(k), f"{t_rate:,.0f}", f"{s_rate:,.0f}", f"{t_rate / s_rate:.2f}x", f"{qs['recall']:.6f}",
             f"{qs['precision']:.6f}", str(qs["beyond"]), "yes" if qs["same_as_tables"] else "no",
         ))
-    print("\n== tables vs legacy segments, same data, interleaved rounds (information)")
+    print(f"\n== tables vs legacy segments, same data, interleaved rounds (information; segments batched: "
+          f"{ps['passes']} x {ps['queries']:,} queries per round, {min(ps['batch'], ps['queries']):,} per call)")
     print(fmt_table(rows))
     print("(per-round range, lookups/s: " + ", ".join(tm.spread() for tm in timed.values()) + ")")
 
@@ -341,7 +411,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     seg_rates = {k: timed[("segments", "batched", k)].rate for k in range(K + 1)}
     index = indexes.pop("tables")
     indexes.clear()
-    del results[("tables", "single", K)]  # keep only what the load check needs
     results = {key: v for key, v in results.items() if key == ("tables", "batched", K)}
     timed_rates = {key: tm.rate for key, tm in timed.items() if key[0] == "tables"}
     del timed
@@ -390,9 +459,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"INFO build (tables) {t['add_s'] + t['sort_s']:.1f} s for {total:,} docs; RSS delta "
           f"{t['rss'] / 2**20:,.0f} MiB ({t['rss'] / total:,.0f} B/doc); segments: "
           f"{s['add_s'] + s['sort_s']:.1f} s, {s['rss'] / 2**20:,.0f} MiB ({s['rss'] / total:,.0f} B/doc)")
+    print(f"INFO load average at the end {load_average()}, cpus {os.cpu_count()}")
     print(f"INFO one query per lookup() call (tables): {worst_single:,.0f} lookups/s at the slowest k "
           f"(no target: each call has a fixed numpy overhead)")
-    print(f"INFO legacy segments, batched: {seg_rates[worst_seg_k]:,.0f} lookups/s at the slowest k (k={worst_seg_k}); "
+    print(f"INFO legacy segments, batched ({min(int(ps['batch']), int(ps['queries'])):,} per call): "
+          f"{seg_rates[worst_seg_k]:,.0f} lookups/s at the slowest k (k={worst_seg_k}); "
           f"recall {'1.0' if seg_recall_ok else 'BELOW 1.0'} for k <= {exact_ks[-1]}, {seg_beyond} returned beyond k, "
           f"answers {'identical to' if same_designs else 'DIFFERENT from'} tables for k <= {exact_ks[-1]}")
     print("INFO batched lookups/s tables/segments: "
@@ -400,17 +471,19 @@ def main(argv: Sequence[str] | None = None) -> int:
           + f"; at the slowest k: {worst_batched / seg_rates[worst_seg_k]:.2f}x")
     results_lines = [
         (worst_batched >= TARGET_BATCHED_LOOKUPS_PER_S,
-         f"batched ({min(args.batch, len(lookups)):,} per call), default keys: {worst_batched:,.0f} lookups/s at the "
-         f"slowest k (k={slow_k}) with {total:,} documents (target >= {TARGET_BATCHED_LOOKUPS_PER_S:,} at 1M)"),
+         f"batched ({min(int(pt['batch']), int(pt['queries'])):,} per call), default keys: "
+         f"{worst_batched:,.0f} lookups/s at the slowest k (k={slow_k}) with {total:,} documents "
+         f"(target >= {TARGET_BATCHED_LOOKUPS_PER_S:,} at 1M)"),
         (recall_ok,
          "recall vs brute force = " + ", ".join(f"{quality[('tables', k)]['recall']:.6f} (k={k})" for k in exact_ks)
          + "  (target 1.0)"),
         (precision_ok,
-         "nothing beyond k returned: " + ", ".join(f"{quality[('tables', k)]['beyond']} (k={k})" for k in range(K + 1))),
+         "nothing beyond k returned: "
+         + ", ".join(f"{quality[('tables', k)]['beyond']} (k={k})" for k in range(K + 1))),
         (consistent, "one-at-a-time == batched answers" + ("" if args.no_io else ", and the same after save()/load()")),
     ]
     code = verdicts(results_lines, t_start, args.strict)
-    print(f"RESULT size={total} lookups_per_s={int(worst_batched)} recall={min_recall}")
+    print(f"RESULT size={total} lookups_per_s={round(worst_batched)} recall={min_recall}")
     return code
 
 
