@@ -38,7 +38,7 @@ class IndexFileError(ValueError):
 
 @dataclass(slots=True)
 class _Run:
-    """Rows sorted by each table's key, tables one after another: ``keys`` (uint32) ascending within a table,
+    """Rows sorted by each table's (scrambled) key, tables one after another: ``keys`` (uint32) ascending within a table,
     ``rows`` (int32) in the same order, and a direct-address directory over the keys' top ``bits`` bits:
     the entries of table ``t`` whose key starts with ``b`` are ``offsets[t * 2**bits + b]`` up to the next offset.
     A lookup is then a gather of offsets and an equality test over the few entries between them, no search."""
@@ -50,6 +50,16 @@ class _Run:
     size: int
 
 
+_SCRAMBLE = np.uint32(0x9E3779B1)  # odd: multiplying by it modulo 2**32 is a bijection on 32-bit keys
+_UNSCRAMBLE = np.uint32(pow(0x9E3779B1, -1, 2**32))
+
+
+def _scrambled(keys: np.ndarray) -> np.ndarray:
+    """Keys multiplied by an odd constant modulo 2**32: equal exactly when the keys are, and with well-spread top
+    bits even for narrow keys (the 16-bit segments), which the directory needs."""
+    return keys * _SCRAMBLE
+
+
 def _directory_bits(size: int) -> int:
     """At most about one row per directory slot on average (2**bits >= size)."""
     return min(max(1, size.bit_length() - 0), MAX_KEY_BITS)
@@ -59,6 +69,7 @@ def _make_run(n_tables: int, keys: np.ndarray, rows: np.ndarray) -> _Run:
     """A run from ``keys`` (``(n_tables, size)`` uint32) of ``rows`` (``(n_tables, size)``, the same row numbers
     in every table)."""
     size = keys.shape[1]
+    keys = _scrambled(keys)
     order = np.argsort(keys, axis=1, kind="stable")
     keys = np.take_along_axis(keys, order, axis=1)
     rows = np.take_along_axis(rows, order, axis=1).astype(np.int32)
@@ -78,11 +89,12 @@ def _new_run(lookup_keys: LookupKeys, rows: np.ndarray, sims: np.ndarray) -> _Ru
 def _merge_runs(n_tables: int, a: _Run, b: _Run) -> _Run:
     keys = np.concatenate((a.keys.reshape(n_tables, -1), b.keys.reshape(n_tables, -1)), axis=1)
     rows = np.concatenate((a.rows.reshape(n_tables, -1), b.rows.reshape(n_tables, -1)), axis=1)
-    return _make_run(n_tables, keys, rows)
+    return _make_run(n_tables, keys * _UNSCRAMBLE, rows)
 
 
 def _run_pairs(run: _Run, qkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(query number, row) for every entry of ``run`` whose key equals one of the query's keys in that table."""
+    """(query number, row) for every entry of ``run`` whose key equals one of the query's keys in that table.
+    ``qkeys``: the queries' keys, scrambled as the run stores them."""
     n_q, n_tables = qkeys.shape
     slots = np.int64(1) << run.bits
     where = (qkeys >> np.uint32(MAX_KEY_BITS - run.bits)).astype(np.int64) + np.arange(n_tables, dtype=np.int64) * slots
@@ -222,7 +234,7 @@ class MemoryIndex:
         qs: list[np.ndarray] = []
         rs: list[np.ndarray] = []
         if self._runs:
-            qkeys = lk.keys(q_sims)
+            qkeys = _scrambled(lk.keys(q_sims))
             for run in self._runs:
                 q, r = _run_pairs(run, qkeys)
                 qs.append(q)
@@ -250,7 +262,9 @@ class MemoryIndex:
         keep = hamming.popcount(self._simhash[r] ^ q_sims[q]) <= max_distance
         if self._any_dead:
             keep &= self._alive[r]
-        pair = np.unique(q_rows[q[keep]].astype(np.int64) * n + r[keep])
+        pair = np.sort(q_rows[q[keep]].astype(np.int64) * n + r[keep])  # a pair sharing several keys repeats
+        if len(pair) > 1:
+            pair = pair[np.concatenate(([True], pair[1:] != pair[:-1]))]
         return pair // n, pair % n
 
     def _tail_rows(self, fp: Fingerprint, max_distance: int) -> list[int]:
