@@ -117,14 +117,20 @@ class Timed:
     """One timed system: ``fn`` answers ``n`` lookups per call; ``times`` are the rounds' seconds."""
 
     def __init__(self, name: str, fn: Callable[[], object], n: int) -> None:
-        self.name, self.fn, self.n, self.times = name, fn, n, []
+        self.name, self.fn, self.n, self.times, self.cpu = name, fn, n, [], []
 
     def once(self) -> float:
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         self.fn()
         dt = time.perf_counter() - t0
+        self.cpu.append(time.process_time() - c0)
         self.times.append(dt)
         return dt
+
+    @property
+    def cpu_rate(self) -> float:
+        """Lookups per CPU-second of this process in the median round (less sensitive to other processes)."""
+        return self.n / statistics.median(self.cpu)
 
     @property
     def rate(self) -> float:
@@ -413,6 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     indexes.clear()
     results = {key: v for key, v in results.items() if key == ("tables", "batched", K)}
     timed_rates = {key: tm.rate for key, tm in timed.items() if key[0] == "tables"}
+    cpu_rates = {key: tm.cpu_rate for key, tm in timed.items() if key[0] == "tables"}
     del timed
     gc.collect()
 
@@ -460,6 +467,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{t['rss'] / 2**20:,.0f} MiB ({t['rss'] / total:,.0f} B/doc); segments: "
           f"{s['add_s'] + s['sort_s']:.1f} s, {s['rss'] / 2**20:,.0f} MiB ({s['rss'] / total:,.0f} B/doc)")
     print(f"INFO load average at the end {load_average()}, cpus {os.cpu_count()}")
+    cpu_rate = cpu_rates[("tables", "batched", slow_k)]
+    print(f"INFO batched, default keys, per CPU-second of this process (other load on the machine affects it less): "
+          f"{cpu_rate:,.0f} lookups/s at k={slow_k}")
     print(f"INFO one query per lookup() call (tables): {worst_single:,.0f} lookups/s at the slowest k "
           f"(no target: each call has a fixed numpy overhead)")
     print(f"INFO legacy segments, batched ({min(int(ps['batch']), int(ps['queries'])):,} per call): "
