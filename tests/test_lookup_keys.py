@@ -109,6 +109,12 @@ def test_elasticsearch_lookups_equal_brute_force_for_every_k(client, es_index_na
         es_answers = [{c.id for c in r.candidates} for r in index.lookup(lookups, k)]
         assert es_answers == [{c.id for c in r.candidates} for r in memory.lookup(lookups, k)]
     assert index.crowded_batches == 0
+    # a batch whose keys, ids and sentences exceed one terms clause's bound (index.max_terms_count) is split
+    expected = [[c.id for c in r.candidates] for r in index.lookup(lookups, 3)]
+    client.indices.put_settings(index=es_index_name, settings={"index": {"max_terms_count": 64}})
+    small = ElasticIndex(client, es_index_name)
+    small.max_terms_count = 64
+    assert [[c.id for c in r.candidates] for r in small.lookup(lookups, 3)] == expected
 
 
 def test_lookup_leaves_out_excluded_ids(client, es_index_name):

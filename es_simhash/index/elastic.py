@@ -469,6 +469,8 @@ class ElasticIndex:
 
     overlapping_writes = True
     """The engine may look up batch N+1 while batch N is written (see :meth:`lookup`'s ``exclude``)."""
+    max_terms_count = 65_536
+    """Most values in one ``terms`` clause (the index setting ``index.max_terms_count``; its default)."""
 
     def __init__(
         self,
@@ -549,24 +551,34 @@ class ElasticIndex:
         """The fingerprint's sentence hashes as stored, less the known boilerplate ones."""
         return [x for x in map(_hex, fp.sentences) if x not in self._boilerplate]
 
+    def _terms(self, field: str, values: list[str]) -> list[dict[str, Any]]:
+        """``terms`` clauses over ``values`` (``ids`` clauses for the field ``"ids"``), split so none holds more than
+        ``max_terms_count`` (Elasticsearch's ``index.max_terms_count``, 65,536 by default, which a big batch's keys
+        can exceed)."""
+        step = self.max_terms_count
+        chunks = [values[i:i + step] for i in range(0, len(values), step)]
+        if field == "ids":
+            return [{"ids": {"values": c}} for c in chunks]
+        return [{"terms": {field: c}} for c in chunks]
+
     def _batch_search(self, queries: Sequence[Lookup], exclude: Sequence[str]) -> list[dict[str, Any]] | None:
         """The hits of one search for all ``queries``, or ``None`` when it returned a full page."""
         lk = self.lookup_keys
         fps = [q.fingerprint for q in queries]
-        should: list[dict[str, Any]] = [{"ids": {"values": [q.id for q in queries]}}]
+        should: list[dict[str, Any]] = self._terms("ids", [q.id for q in queries])
         contents = sorted({_hex(fp.content_hash) for fp in fps if fp.n_chars})
         if contents:
-            should.append({"terms": {"content_hash": contents}})
+            should += self._terms("content_hash", contents)
         with_keys = [fp.simhash for fp in fps if fp.n_features]
         if with_keys:
             terms = sorted({t for row in lk.terms(hamming.as_uint64(with_keys)) for t in row})
-            should.append({"terms": {"lookup_keys": terms}})
+            should += self._terms("lookup_keys", terms)
         sentences = sorted({x for fp in fps for x in self._sentence_terms(fp)})
         if sentences:
-            should.append({"terms": {"sentences": sentences}})
+            should += self._terms("sentences", sentences)
         query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
         if exclude:
-            query["bool"]["must_not"] = [{"ids": {"values": list(exclude)}}]
+            query["bool"]["must_not"] = self._terms("ids", list(exclude))
         body = {"size": self.batch_page, "_source": False, "docvalue_fields": _LOOKUP_FIELDS,
                 "query": {"bool": {"filter": query}}, "track_total_hits": False}
         hits = self._msearch([body])[0]["hits"]["hits"]
@@ -646,7 +658,7 @@ class ElasticIndex:
             should.append({"terms": {"sentences": list(sentences)}})
         query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
         if exclude:
-            query["bool"]["must_not"] = [{"ids": {"values": list(exclude)}}]
+            query["bool"]["must_not"] = self._terms("ids", list(exclude))
         body: dict[str, Any] = {
             "size": self.page_size,
             "_source": False,
@@ -713,7 +725,7 @@ class ElasticIndex:
     def _df_body(self, sentences: list[str], exclude: Sequence[str]) -> dict[str, Any]:
         query: dict[str, Any] = {"terms": {"sentences": sentences}}
         if exclude:
-            query = {"bool": {"filter": query, "must_not": [{"ids": {"values": list(exclude)}}]}}
+            query = {"bool": {"filter": query, "must_not": self._terms("ids", list(exclude))}}
         return {
             "size": 0,
             "query": query,
