@@ -52,6 +52,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _LOOKUP_FIELDS = [  # read from doc values by lookups, never from _source (which holds the text)
+    "doc_id",  # the hit's id: with no stored field read (not even _id), no compressed block of _source is opened
     "simhash",
     "content_hash",
     "sentences",
@@ -579,8 +580,8 @@ class ElasticIndex:
         query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
         if exclude:
             query["bool"]["must_not"] = self._terms("ids", list(exclude))
-        body = {"size": self.batch_page, "_source": False, "docvalue_fields": _LOOKUP_FIELDS,
-                "query": {"bool": {"filter": query}}, "track_total_hits": False}
+        body = {"size": self.batch_page, "_source": False, "stored_fields": "_none_",
+                "docvalue_fields": _LOOKUP_FIELDS, "query": {"bool": {"filter": query}}, "track_total_hits": False}
         hits = self._msearch([body])[0]["hits"]["hits"]
         return None if len(hits) >= self.batch_page else hits
 
@@ -662,6 +663,7 @@ class ElasticIndex:
         body: dict[str, Any] = {
             "size": self.page_size,
             "_source": False,
+            "stored_fields": "_none_",
             "docvalue_fields": _LOOKUP_FIELDS,
             "query": {"bool": {"filter": query}},
             "track_total_hits": False,
@@ -695,6 +697,7 @@ class ElasticIndex:
                 self.hits_read += len(hits)
                 for h in hits:
                     h["_source"] = _from_docvalues(h.pop("fields", {}))
+                    h["_id"] = h["_source"]["doc_id"]
                 out.append({"hits": {"hits": hits}, "aggregations": r.get("aggregations", {})})
             return out
 
