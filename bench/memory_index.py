@@ -289,6 +289,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             r for j in range(0, len(queries), batch) for r in index.lookup(queries[j : j + batch], max_distance=k)
         ]
 
+    def gathers_alone(index: MemoryIndex, k: int, batch: int, queries: list[Lookup]) -> Callable[[], None]:
+        """Only the random memory reads a batched lookup makes (directory slots, keys, row numbers, SimHashes),
+        their positions worked out beforehand, untimed: the floor of this layout, whatever the code around it."""
+        from es_simhash.index import memory as m
+
+        prepared = []
+        for j in range(0, len(queries), batch):
+            sims = np.array([q.fingerprint.simhash for q in queries[j : j + batch]], dtype=np.uint64)
+            qkeys = m._scrambled(index.lookup_keys.keys(sims))
+            for run in index._runs:
+                where = ((qkeys >> np.uint32(m.MAX_KEY_BITS - run.bits)).astype(np.int64)
+                         + np.arange(qkeys.shape[1], dtype=np.int64) * (1 << run.bits)).ravel()
+                lo = run.offsets[where]
+                counts = run.offsets[where + 1] - lo
+                nz = np.flatnonzero(counts)
+                pos = m._expand(lo[nz], counts[nz])
+                match = run.keys[pos] == qkeys.ravel()[np.repeat(nz, counts[nz])]
+                prepared.append((run, where, pos, pos[match]))
+
+        def run_gathers() -> None:
+            for run, where, pos, matched in prepared:
+                run.offsets[where]
+                run.offsets[where + 1]
+                run.keys[pos]
+                index._simhash[run.rows[matched]]
+
+        return run_gathers
+
     def passes(fn: Callable[[], list], n: int) -> Callable[[], None]:
         def run() -> None:
             for _ in range(n):
@@ -346,6 +374,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[(name, "batched", k)] = batched(indexes[name], k, batch, lookups)()  # warm-up, checked below
             fn = batched(indexes[name], k, batch, lookups[:n_queries])
             timed[(name, "batched", k)] = Timed(f"{name} batched k={k}", passes(fn, n_passes), n_queries * n_passes)
+    pt = plans["tables"]
+    timed[("tables", "gathers", K)] = Timed(
+        f"tables memory reads alone k={K}",
+        passes(gathers_alone(indexes["tables"], K, int(pt["batch"]), lookups[: int(pt["queries"])]), int(pt["passes"])),
+        int(pt["queries"]) * int(pt["passes"]))
     for _ in range(args.repeats):
         for tm in timed.values():
             tm.once()
@@ -470,6 +503,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     cpu_rate = cpu_rates[("tables", "batched", slow_k)]
     print(f"INFO batched, default keys, per CPU-second of this process (other load on the machine affects it less): "
           f"{cpu_rate:,.0f} lookups/s at k={slow_k}")
+    print(f"INFO the random memory reads alone (directory, keys, rows, SimHashes; positions worked out beforehand): "
+          f"{cpu_rates[('tables', 'gathers', K)]:,.0f} lookups/s per CPU-second at k={K}, "
+          f"{timed_rates[('tables', 'gathers', K)]:,.0f}/s wall: the ceiling of this layout in numpy on this machine")
     print(f"INFO one query per lookup() call (tables): {worst_single:,.0f} lookups/s at the slowest k "
           f"(no target: each call has a fixed numpy overhead)")
     print(f"INFO legacy segments, batched ({min(int(ps['batch']), int(ps['queries'])):,} per call): "
