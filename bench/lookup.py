@@ -3,7 +3,8 @@
 
 For each size in ``--sizes`` (default 100,000 and 1,000,000 indexed fingerprints; ``--sizes 10000000`` works too)
 the same synthetic documents are loaded into **two** indexes made by ``ensure_index`` (the shipped template,
-0 replicas), which differ only in their lookup keys:
+0 replicas), which differ only in their lookup keys (``--segments-max N``: the segments index only at sizes
+<= N, above N the tables index alone is loaded, measured and reported, the comparison columns saying "-"):
 
 * ``tables``: ``es_simhash.keys.DEFAULT`` = ``LookupKeys(3, 3)``, 20 keys of 32 bits in the ``lookup_keys``
   field; ``ElasticIndex.lookup`` sends ONE search per batch and maps the hits back to the queries client-side;
@@ -40,7 +41,9 @@ in interleaved passes (tables, segments, tables, segments, ...; ``--passes`` 3, 
 Targets (2-core machine): at 1M, >= 5,000 lookups/s batched and p50 <= 3 ms single (tables design); at 10M,
 >= 80 % of the 1M batched rate (of 4,000/s when 1M is not in the same run); recall 1.0 everywhere. The last line is
 ``RESULT size=N lookups_per_s=X p50_ms=Y recall=Z segments_ratio=R`` for the largest size (tables design; R =
-tables / segments best batched lookups/s of the same run).
+tables / segments best batched lookups/s of the same run, at the largest size where both designs were measured:
+when ``--segments-max`` left segments out at the largest size, a line ``INFO segments_ratio from M (...)`` just
+before RESULT says from which size R comes; ``nan`` when segments was measured at no size).
 
 Run time on this 2-core machine (shared with Elasticsearch and other benchmarks, some writing to the same node:
 load average 4-5.7 during the measured runs): ``--quick`` (100k only) about 1.5 minutes; the default (100k + 1M)
@@ -364,19 +367,29 @@ def profile(index, queries, b: int | None, sweeps: int) -> dict[str, float]:
 
 
 # -- one size --------------------------------------------------------------------------------------------------
+def designs_at(n: int, args) -> tuple[str, ...]:
+    """The designs loaded and measured at size ``n``: both, or tables only above ``--segments-max``."""
+    return DESIGNS if args.segments_max is None or n <= args.segments_max else ("tables",)
+
+
 def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, Any]:
     from es_simhash.index.elastic import ElasticIndex
     from es_simhash.keys import DEFAULT, SEGMENTS
 
     t_size = time.perf_counter()
+    designs = designs_at(n, args)
     sims, contents, query_sim, queries, n_random, n_planted = make_data(rng, n, args.queries)
-    print(f"\n== {n:,} fingerprints ({n_random:,} random + {n_planted:,} planted for {len(queries):,} queries), "
-          f"two indexes with the same documents")
-    out: dict[str, Any] = {"n": n, "designs": {d: {} for d in DESIGNS}}
+    if len(designs) == len(DESIGNS):
+        print(f"\n== {n:,} fingerprints ({n_random:,} random + {n_planted:,} planted for {len(queries):,} queries), "
+              f"two indexes with the same documents")
+    else:
+        print(f"\n== {n:,} fingerprints ({n_random:,} random + {n_planted:,} planted for {len(queries):,} queries), "
+              f"tables index only (segments not loaded: --segments-max {args.segments_max:,})")
+    out: dict[str, Any] = {"n": n, "designs": {d: {} for d in designs}}
     names: dict[str, str] = {}
     try:
         idx = {}
-        for design in DESIGNS:
+        for design in designs:
             names[design] = create_index(client, config, n, design, args.query_cache)
             ix = ElasticIndex(client, names[design], url=url)
             assert ix.lookup_keys == (DEFAULT if design == "tables" else SEGMENTS), ix.lookup_keys
@@ -396,8 +409,8 @@ def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, A
               f"({brute_s:.1f} s over {n:,})")
 
         # capture pass (also the warm-up): what ElasticIndex sends, replayed later for bytes
-        captured: dict[str, dict[str, list]] = {d: {} for d in DESIGNS}
-        for design in DESIGNS:
+        captured: dict[str, dict[str, list]] = {d: {} for d in designs}
+        for design in designs:
             ix = idx[design]
             for mode, b in (("b500", 500), ("b100", 100), ("single", 1)):
                 cap = Capture(ix)
@@ -408,11 +421,11 @@ def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, A
                     cap.close()
                 captured[design][mode] = cap.calls
 
-        # timed passes, interleaved: tables, segments, tables, segments, ...
-        passes: dict[str, dict[str, list]] = {d: {"b500": [], "b100": [], "p50": [], "p99": []} for d in DESIGNS}
+        # timed passes, interleaved: tables, segments, tables, segments, ... (tables only above --segments-max)
+        passes: dict[str, dict[str, list]] = {d: {"b500": [], "b100": [], "p50": [], "p99": []} for d in designs}
         loadavg = os.getloadavg()[0]
         for p in range(args.passes):
-            for design in DESIGNS:
+            for design in designs:
                 ix = idx[design]
                 r = out["designs"][design]
                 rate500, res500, c500 = run_batched(ix, queries, 500, args.sweeps)
@@ -432,7 +445,7 @@ def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, A
                       f"single p50 {ps['p50'][-1]:.2f} ms p99 {ps['p99'][-1]:.2f} ms")
         loadavg = max(loadavg, os.getloadavg()[0])
         out["loadavg"] = loadavg
-        for design in DESIGNS:
+        for design in designs:
             r, ps = out["designs"][design], passes[design]
             r["passes"] = ps
             r["b500"], r["b100"] = _es.median(ps["b500"]), _es.median(ps["b100"])
@@ -440,7 +453,7 @@ def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, A
             r["p50"], r["p99"] = _es.median(ps["p50"]), _es.median(ps["p99"])
 
         # recall vs brute force, k = 0..K, batched path (500/call)
-        for design in DESIGNS:
+        for design in designs:
             ix, r = idx[design], out["designs"][design]
             rows = []
             for k in range(K + 1):
@@ -457,18 +470,18 @@ def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, A
             r["crowded"] = ix.crowded_batches
 
         # bytes per lookup: replay the captured requests (untimed)
-        for design in DESIGNS:
+        for design in designs:
             r = out["designs"][design]
             r["bytes"] = {mode: replay(url, names[design], calls) for mode, calls in captured[design].items()}
 
         # profile: where the time of one call goes
-        for design in DESIGNS:
+        for design in designs:
             out["designs"][design]["profile"] = {"b500": profile(idx[design], queries, 500, args.sweeps),
                                                  "single": profile(idx[design], queries, None, 1)}
 
         # store size: read now, not right after the load (Elasticsearch caches it for index.store.stats_refresh_interval,
         # 10 s, so a read just after a short load can give the size of the index in the middle of the load)
-        for design in DESIGNS:
+        for design in designs:
             r = out["designs"][design]
             r["store_bytes"], r["segments"], docs = _es.store_stats(client, names[design])
             assert docs == n, (design, docs, n)
@@ -483,13 +496,16 @@ def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, A
 
 def print_size(out: dict[str, Any], args, n_queries: int) -> None:
     n = out["n"]
-    t, s = out["designs"]["tables"], out["designs"]["segments"]
+    t, s = out["designs"]["tables"], out["designs"].get("segments")  # s None: not loaded (--segments-max)
 
     def ratio(a: float, b: float) -> str:
         return f"{a / b:.2f}x" if b else "-"
 
     def row(label, fn, fmt, r=True):
-        a, b = fn(t), fn(s)
+        a = fn(t)
+        if s is None:
+            return (label, fmt(a), "-", "-")
+        b = fn(s)
         return (label, fmt(a), fmt(b), ratio(a, b) if r else "")
 
     def by_lookup(r, mode, key):
@@ -522,12 +538,16 @@ def print_size(out: dict[str, Any], args, n_queries: int) -> None:
                         lambda v: f"{v:.4f}", False))
     rows.append(row("returned beyond k (k=0..3, batched)", lambda r: r["beyond"], i0, False))
     rows.append(("single path k=3: found / true, beyond",
-                 *(f"{r['single_recall'][1]:,}/{r['single_recall'][0]:,}, {r['single_recall'][2]}" for r in (t, s)), ""))
-    print(f"\n-- {n:,} documents: tables = LookupKeys(3,3) (20 keys x 32 bits), segments = LookupKeys(3,1) "
-          f"(seg0..seg3); passes interleaved, {args.sweeps} sweeps of {n_queries:,} queries per batched figure; "
-          f"load average up to {out['loadavg']:.1f} on {os.cpu_count()} CPUs during the passes")
+                 *(f"{r['single_recall'][1]:,}/{r['single_recall'][0]:,}, {r['single_recall'][2]}" if r else "-"
+                   for r in (t, s)), "" if s else "-"))
+    segs = ("segments = LookupKeys(3,1) (seg0..seg3); passes interleaved" if s else
+            f"segments NOT loaded at this size (--segments-max {args.segments_max:,}): its columns say -; "
+            f"tables passes")
+    print(f"\n-- {n:,} documents: tables = LookupKeys(3,3) (20 keys x 32 bits), {segs}, {args.sweeps} sweeps of "
+          f"{n_queries:,} queries per batched figure; load average up to {out['loadavg']:.1f} on {os.cpu_count()} "
+          f"CPUs during the passes")
     print(_es.fmt_table(rows))
-    for design in DESIGNS:
+    for design in out["designs"]:
         ps = out["designs"][design]["passes"]
         print(f"{design} passes: 500/call {', '.join(f'{x:,.0f}' for x in ps['b500'])}; 100/call "
               f"{', '.join(f'{x:,.0f}' for x in ps['b100'])}; p50 {', '.join(f'{x:.2f}' for x in ps['p50'])} ms")
@@ -539,7 +559,7 @@ def print_size(out: dict[str, Any], args, n_queries: int) -> None:
           "over the searches of the first captured call):")
     prow = [("design", "call", "total", "http", "docvalues", "match", "other", "| raw HTTP", "took", "query",
              "fetch")]
-    for design in DESIGNS:
+    for design in out["designs"]:
         r = out["designs"][design]
         for mode, label in (("b500", "500/call"), ("single", "single")):
             pr, by = r["profile"][mode], r["bytes"][mode]
@@ -561,6 +581,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--sizes", default="100000,1000000", help="indexed fingerprints, comma-separated "
                     "(default 100000,1000000; 10000000 works: ESTIMATED ~35 min to load the tables index and ~14 "
                     "min the segments index, extrapolated from 1M loads of 181-218 s + 66-81 s; not run)")
+    ap.add_argument("--segments-max", type=int, default=None, metavar="N",
+                    help="load and measure the segments design only at sizes <= N (default: at every size); above "
+                    "N only the tables index is loaded, measured and reported (the comparison columns say -), and "
+                    "RESULT's segments_ratio is the ratio at the largest size where both were measured (an INFO "
+                    "line before it says so). E.g. --sizes 1000000,10000000 --segments-max 1000000")
     ap.add_argument("--queries", type=int, default=1000, help="query fingerprints with planted neighbours (1,000)")
     ap.add_argument("--passes", type=int, default=3, help="interleaved timed passes per design (median; default 3)")
     ap.add_argument("--sweeps", type=int, default=3, help="sweeps over the queries per batched figure (default 3)")
@@ -595,7 +620,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{_es.server_info(client)}, {where}")
         print(f"sizes {', '.join(f'{s:,}' for s in sizes)}; {args.queries:,} queries, planted neighbours at distance "
               f"0..{K + BEYOND}; k = 3 for throughput/latency; {args.passes} interleaved passes; force-merge to "
-              f"{args.merge_segments} segment(s); query cache {'on' if args.query_cache else 'off'}")
+              f"{args.merge_segments} segment(s); query cache {'on' if args.query_cache else 'off'}"
+              + ("" if args.segments_max is None else
+                 f"; segments design only at sizes <= {args.segments_max:,} (--segments-max)"))
         for n in sizes:
             results.append(bench_size(client, url, config, n, args, rng))
         client.close()
@@ -605,7 +632,10 @@ def main(argv: Sequence[str] | None = None) -> int:
              "cand after", "resp B/lookup", "recall k<=3", "beyond k")]
     for r in results:
         for design in DESIGNS:
-            d = r["designs"][design]
+            d = r["designs"].get(design)
+            if d is None:  # not loaded at this size (--segments-max)
+                rows.append((f"{r['n']:,}", f"{design} (not loaded)", *["-"] * (len(rows[0]) - 2)))
+                continue
             rows.append((f"{r['n']:,}", design, f"{d['load']['total_s']:.0f}", f"{d['store_bytes'] / r['n']:.0f}",
                          f"{d['b500']:,.0f}", f"{d['b100']:,.0f}", f"{d['p50']:.2f}", f"{d['p99']:.2f}",
                          f"{d['c500']['hits_read'] / args.queries:.2f}", f"{d['after500']:.2f}",
@@ -613,7 +643,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                          str(d["beyond"])))
     print(_es.fmt_table(rows))
     for r in results:
-        t, s = r["designs"]["tables"], r["designs"]["segments"]
+        t, s = r["designs"]["tables"], r["designs"].get("segments")
+        if s is None:
+            print(f"{r['n']:,}: tables batched {t['best']:,.0f}/s, single p50 {t['p50']:.2f} ms, hits read per lookup "
+                  f"{t['c500']['hits_read'] / args.queries:.2f}, response bytes per lookup "
+                  f"{t['bytes']['b500']['resp_bytes'] / args.queries:,.0f}, store {t['store_bytes'] / r['n']:.0f} "
+                  f"B/doc; tables vs segments: - (segments not loaded: --segments-max {args.segments_max:,})")
+            continue
         print(f"{r['n']:,}: tables vs segments batched {t['best'] / s['best']:.2f}x, single p50 "
               f"{t['p50']:.2f} vs {s['p50']:.2f} ms, hits read per lookup {t['c500']['hits_read'] / args.queries:.2f} "
               f"vs {s['c500']['hits_read'] / args.queries:.2f}, response bytes per lookup "
@@ -640,7 +676,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        f"batched lookups/s at {BIG_SIZE:,}, tables = {big:,.0f} = {big / ref:.0%} of {what} "
                        f"{ref:,.0f}  (target >= {TARGET_BIG_FRACTION:.0%})"))
     for r in results:
-        for design in DESIGNS:
+        for design in r["designs"]:
             d = r["designs"][design]
             e1, f1, x1 = d["single_recall"]
             checks.append((d["recall_ok"], f"recall at {r['n']:,}, {design}, k = 0..3 = "
@@ -649,9 +685,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                                            f"(target 1.0, 0)"))
     code = _es.verdicts(checks, t_start, args.strict)
     last = results[-1]
-    lt, ls = last["designs"]["tables"], last["designs"]["segments"]
+    lt = last["designs"]["tables"]
+    both = [r for r in results if "segments" in r["designs"]]
+    if both:
+        ref = both[-1]  # the largest size where both designs were measured
+        ratio = f"{ref['designs']['tables']['best'] / ref['designs']['segments']['best']:.2f}"
+        if ref is not last:
+            print(f"INFO segments_ratio from {ref['n']:,} (segments not loaded at {last['n']:,}: --segments-max)")
+    else:
+        ratio = "nan"
+        print(f"INFO segments_ratio=nan: segments not loaded at any size (--segments-max {args.segments_max:,})")
     print(f"RESULT size={last['n']} lookups_per_s={int(lt['best'])} p50_ms={lt['p50']:.2f} "
-          f"recall={lt['min_recall']:.4f} segments_ratio={lt['best'] / ls['best']:.2f}")
+          f"recall={lt['min_recall']:.4f} segments_ratio={ratio}")
     return code
 
 

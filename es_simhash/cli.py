@@ -322,8 +322,9 @@ def init(
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         created = ensure_index(es.client, index, _fingerprinter(idf).config, replicas=replicas, lookup_keys=keys)
         recorded = read_lookup_keys(es.client, index, es.settings.safe_url)
+    kept = "" if created or recorded == keys else f"; it keeps them: --lookup {lookup} applies to new indexes"
     err.print(f"index {index!r} {'created' if created else 'already exists'} at {es.settings.safe_url} "
-              f"(lookup keys: {_describe_keys(recorded)})")
+              f"(lookup keys: {_describe_keys(recorded)}{kept})")
 
 
 @app.command("index")
