@@ -154,8 +154,11 @@ class LookupKeys:
         """Each SimHash's keys as the strings stored in the Elasticsearch ``lookup_keys`` field: the table
         number in hex, ``:``, the key as 8 hex digits (``"13:0a1b2c3d"``)."""
         keys = self.keys(simhashes)
-        prefixes = [f"{t:x}:" for t in range(self.n_tables)]
-        return [[p + f"{v:08x}" for p, v in zip(prefixes, row)] for row in keys.tolist()]
+        n_tables = self.n_tables
+        digits = keys.astype(">u4").tobytes().hex()  # every key's 8 hex digits, in one call
+        prefixes = [f"{t:x}:" for t in range(n_tables)] * len(keys)
+        flat = [p + digits[i:i + 8] for i, p in zip(range(0, len(digits), 8), prefixes)]
+        return [flat[i:i + n_tables] for i in range(0, len(flat), n_tables)]
 
     def segment_terms(self, simhash: int) -> list[str]:
         """For :data:`SEGMENTS`: the 4-hex-digit strings of ``seg0``..``seg3``."""

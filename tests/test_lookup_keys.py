@@ -48,6 +48,9 @@ def test_segments_are_the_four_16_bit_segments_and_tables_are_selective():
     # random fingerprints almost never share a 32-bit key (expected 20 * 20,000^2 / 2 / 2^32 ~ 0.9 pairs)
     collisions = sum(len(col) - len(np.unique(col)) for col in keys.T)
     assert collisions <= 10
+    # the terms stored in Elasticsearch: table number in hex, ':', the key as 8 hex digits
+    terms = DEFAULT.terms(sims[:50])
+    assert terms[7][19] == f"13:{int(keys[7, 19]):08x}" and all(len(row) == 20 for row in terms)
     assert LookupKeys.parse("tables") == DEFAULT and LookupKeys.parse("segments") == SEGMENTS
     assert LookupKeys.parse("tables:4:3") == LookupKeys(4, 3)
     assert LookupKeys.from_meta(None) == SEGMENTS and LookupKeys.from_meta(DEFAULT.to_meta()) == DEFAULT
