@@ -358,7 +358,7 @@ def index_cmd(
     same command with --resume finishes the job. Prints: read, indexed, duplicates, dead letters, elapsed.
     """
     from .index.elastic import ElasticError, ElasticIndex, ensure_index
-    from .pipeline import Checkpoint
+    from .pipeline import Checkpoint, CheckpointInUse
 
     _check_inputs(inputs)
     keys = _lookup_keys(lookup)
@@ -378,6 +378,10 @@ def index_cmd(
         bar, update = _progress(RecordReader.total_bytes(inputs), progress, "index")
         mode = "a" if resume else "w"
         with ExitStack() as stack:
+            try:
+                stack.enter_context(checkpoint.lock())  # before any output is opened (and truncated)
+            except CheckpointInUse as exc:
+                raise UserError(str(exc)) from None
             rep = stack.enter_context(open(report, mode, encoding="utf-8")) if report else None
             stack.enter_context(bar)
             try:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Callable, Iterable, Sequence
+from typing import IO, Callable, Iterable, Iterator, Sequence
 
 from .dedup import DedupEngine, Document, DuplicateIdError, IndexingError, Result
 from .sources import DeadLetter, DeadLetterWriter, Record, RecordReader
@@ -52,11 +53,18 @@ class Summary:
         }
 
 
+class CheckpointInUse(ValueError):
+    """Another running process holds the checkpoint: two runs must never share one."""
+
+
 class Checkpoint:
     """Where a run got to, saved atomically after every batch, so an interrupted ``index`` can ``--resume``.
 
     Everything up to ``done[source]`` lines of each input has been indexed, reported and dead-lettered; the
-    saved ``summary`` counts exactly those lines.
+    saved ``summary`` counts exactly those lines. A run holds the checkpoint's lock (:meth:`lock`, a
+    ``.lock`` file beside it naming the process) while it works, so a second run given the same checkpoint
+    stops with :class:`CheckpointInUse` before it reads or writes anything; a lock left by a killed process
+    (no such process on this host any more) is taken over.
     """
 
     FORMAT = "es-simhash-checkpoint/1"
@@ -66,6 +74,56 @@ class Checkpoint:
         self.inputs = [os.path.abspath(p) if p != "-" else p for p in inputs]
         self.done: dict[str, int] = {}
         self.summary = Summary()
+        self._locks = 0
+
+    @property
+    def lock_path(self) -> str:
+        return f"{self.path}.lock"
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the checkpoint for this run (re-entrant); raises :class:`CheckpointInUse` when a live process holds
+        it."""
+        if self._locks == 0:
+            self._acquire()
+        self._locks += 1
+        try:
+            yield
+        finally:
+            self._locks -= 1
+            if self._locks == 0:
+                try:
+                    os.remove(self.lock_path)
+                except FileNotFoundError:
+                    pass
+
+    def _acquire(self) -> None:
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        for _ in range(2):
+            try:
+                fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                holder = self._holder()
+                if holder is not None and not _alive(holder):
+                    os.remove(self.lock_path)  # left by a process that was killed: take it over
+                    continue
+                who = (f"process {holder.get('pid')} on {holder.get('host')} since {holder.get('since')}"
+                       if holder else "another process")
+                raise CheckpointInUse(
+                    f"checkpoint {self.path} is in use by {who}: give each concurrent run its own --checkpoint"
+                ) from None
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(me, fh)
+            return
+        raise CheckpointInUse(f"checkpoint {self.path} is in use by another process")
+
+    def _holder(self) -> dict | None:
+        try:
+            with open(self.lock_path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            return data if isinstance(data, dict) else None
+        except (OSError, ValueError):
+            return None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], inputs: Sequence[str]) -> "Checkpoint":
@@ -104,6 +162,19 @@ class Checkpoint:
                 os.remove(p)
 
 
+def _alive(holder: dict) -> bool:
+    """Whether the process named by a lock file may still be running (always assumed on another host)."""
+    if holder.get("host") != socket.gethostname():
+        return True
+    try:
+        os.kill(int(holder["pid"]), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, KeyError, ValueError, TypeError):
+        return True
+    return True
+
+
 def run_dedup(
     inputs: Sequence[str],
     engine: DedupEngine,
@@ -123,13 +194,17 @@ def run_dedup(
     number and reason. ``on_progress(bytes_read, summary)`` is called after every batch.
 
     With a ``checkpoint``, lines it records as done are skipped, its counts are carried over, and it is saved
-    after every batch (outputs are then appended to, not truncated, by the caller) and removed at the end.
+    after every batch (outputs are then appended to, not truncated, by the caller) and removed at the end. The
+    run holds the checkpoint's lock throughout (:class:`CheckpointInUse` if another process holds it; a caller
+    that opens outputs first should take ``checkpoint.lock()`` before it).
     """
     reader = reader or RecordReader()
     summary = checkpoint.summary if checkpoint is not None else Summary()
     started = time.perf_counter()
     resuming = checkpoint is not None and bool(checkpoint.done)
     with ExitStack() as stack:
+        if checkpoint is not None:
+            stack.enter_context(checkpoint.lock())
         dlw = stack.enter_context(DeadLetterWriter(dead_letters, append=resuming))
 
         def dead(letter: DeadLetter) -> None:
