@@ -369,27 +369,6 @@ def _from_docvalues(fields: dict[str, list[Any]]) -> dict[str, Any]:
     return out
 
 
-def _stored_from_source(doc_id: str, src: dict[str, Any]) -> StoredDoc:
-    fp = Fingerprint(
-        simhash=int(src["simhash"], 16),
-        content_hash=int(src.get("content_hash") or "0", 16),
-        sentences=tuple(int(h, 16) for h in src.get("sentences") or ()),
-        n_features=int(src["n_features"]),
-        n_chars=int(src["n_chars"]),
-        short=bool(src["short"]),
-        version=int(src["fingerprint_version"]),
-        word_bag=int(src.get("word_bag") or "0", 16),
-    )
-    return StoredDoc(
-        doc_id,
-        fp,
-        cluster=src["dup_cluster"],
-        duplicate_of=src.get("dup_of"),
-        distance=src.get("dup_distance"),
-        reason=src.get("dup_reason", "canonical"),
-    )
-
-
 def _shared_keys(qkeys: np.ndarray, hkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(query, hit) pairs that share a key in some table, from ``(n_queries, T)`` and ``(n_hits, T)`` key arrays
     (pairs may repeat when they share several keys)."""
@@ -780,30 +759,26 @@ class ElasticIndex:
             if n > self.max_sentence_df:
                 self._boilerplate[x] = n
         sentence_df = {h: self._boilerplate.get(_hex(h)) or df.get(_hex(h), 0) for h in fp.sentences}
-        existing = None
-        others = []
-        for h in hits:
-            if h["_id"] == q.id:
-                existing = _stored_from_source(h["_id"], h["_source"])
-            else:
-                others.append(h)
-        if not others:
+        cols = _Hits(hits)
+        existing = next((cols.doc(j) for j, doc_id in enumerate(cols.ids) if doc_id == q.id), None)
+        others = np.array([j for j, doc_id in enumerate(cols.ids) if doc_id != q.id], dtype=np.intp)
+        if not len(others):
             return LookupResult(existing, [], truncated, sentence_df)
-        sims = hamming.as_uint64([int(h["_source"]["simhash"], 16) for h in others])
+        srcs = [cols.srcs[j] for j in others.tolist()]
+        sims = np.array(cols.simhash, dtype=np.uint64)[others]
         keep = np.zeros(len(others), dtype=bool)
         if fp.n_features:
             lk = self.lookup_keys
             shares_key = lk.share_a_key(sims, np.full(len(sims), fp.simhash, dtype=np.uint64))
-            shares_key &= np.array([h["_source"].get("n_features") != 0 for h in others])
+            shares_key &= np.array([s.get("n_features") != 0 for s in srcs])
             keep |= shares_key & (hamming.distances(fp.simhash, sims) <= max_distance)
         if fp.n_chars:
             content = _hex(fp.content_hash)
-            keep |= np.array([h["_source"].get("content_hash") == content for h in others])
+            keep |= np.array([s.get("content_hash") == content for s in srcs])
         good = {x for x in sentences if df[x] <= self.max_sentence_df}
         if good:
-            keep |= np.array([bool(good.intersection(h["_source"].get("sentences") or ())) for h in others])
-        candidates = [_stored_from_source(h["_id"], h["_source"]) for h, k in zip(others, keep.tolist()) if k]
-        return LookupResult(existing, candidates, truncated, sentence_df)
+            keep |= np.array([bool(good.intersection(s.get("sentences") or ())) for s in srcs])
+        return LookupResult(existing, [cols.doc(j) for j in others[keep].tolist()], truncated, sentence_df)
 
     # -- writes --------------------------------------------------------------------------------------------
     def _source(self, doc: StoredDoc, now: str, lookup_keys: list[str] | None = None) -> dict[str, Any]:
