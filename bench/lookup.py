@@ -47,14 +47,20 @@ before RESULT says from which size R comes; ``nan`` when segments was measured a
 
 Run time on this 2-core machine (shared with Elasticsearch and other benchmarks, some writing to the same node:
 load average 4-5.7 during the measured runs): ``--quick`` (100k only) about 1.5 minutes; the default (100k + 1M)
-8.5-9.5 minutes (505 s and 566 s in two runs), of which loading 1M documents took 181-218 s for the tables index
-(bulk 100-165 s = 6,100-10,000 docs/s, 16-25 s of it computing the terms; force-merge to 1 segment 45-80 s) and
-66-81 s for the segments index (bulk 59-65 s, force-merge 6-16 s).
-``--sizes 10000000`` was NOT run here; ESTIMATE, extrapolated linearly from that 1M load: ~35 minutes to load the
-tables index (bulk ~28 min + force-merge of ~4 GB to one segment, 7+ min) and ~14 minutes for the segments index,
-so ~50 minutes of loading, plus ~15 minutes of measuring (the segments design reads ~610 random hits per lookup
-at 10M, more than its 500-hit page, so every legacy lookup pages): count on 1 h 15 min or more, and ~7 GB of disk
-(twice that for a moment during a force-merge). The load times are printed for every size.
+8.5-9.5 minutes (505 s and 566 s in two runs), of which loading 1M documents took 165-218 s for the tables index
+(bulk 94-165 s = 6,100-10,600 docs/s, 16-25 s of it computing the terms; force-merge to 1 segment 45-80 s) and
+66-81 s for the segments index (bulk 59-65 s, force-merge 6-16 s) (three runs: those two and the 1M of the 10M run).
+
+10M, MEASURED (one run) with ``--sizes 1000000,10000000 --segments-max 1000000``: 24 minutes in all (1,439 s; 1M
+with both designs 360 s, 10M tables only 1,077 s), of which loading the 10M tables index took 1,012 s = bulk 686 s
+(14,600 docs/s, 135 s of it computing the terms) + refresh 1 s + force-merge to one segment 326 s; the brute-force
+ground truth over 10M took 31 s. Store 3.9 GB after the merge (5.5 GB just before it). Machine load during that run:
+2 vCPUs / 23 GB RAM shared with the external Elasticsearch 9.5.2 node (2 GB heap) and nothing else (no other
+benchmark running): load average 2.3 at the start, up to 4.1 (1M) and 3.7 (10M) during the timed passes, 3.3-3.7
+during the bulk load, about 1 during the force-merge. The segments design at 10M (``--sizes 10000000`` without
+``--segments-max``) was NOT run: ESTIMATE ~12-14 minutes more of loading (linear from its 1M load) plus slow passes
+(it reads ~610 random hits per lookup at 10M against 67 at 1M, more than its 500-hit page, so every legacy lookup
+pages): count on ~50 minutes or more for that run. The load times are printed for every size.
 """
 
 from __future__ import annotations
@@ -575,12 +581,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="ElasticIndex lookups on a real Elasticsearch, permutation-table keys (tables) vs the legacy "
         "segments, through ElasticIndex.lookup: batched lookups/s, single-lookup latency, candidates and bytes per "
         "lookup, store size, recall vs brute force. Default run (100k + 1M) about 9 minutes on this 2-core "
-        "machine (shared); --sizes 10000000 takes an ESTIMATED 1 h 15 min or more (~50 min of loading the two "
-        "indexes, extrapolated from the 1M load; not run).",
+        "machine (shared); --sizes 1000000,10000000 --segments-max 1000000 MEASURED 24 min (this 2-vCPU machine, "
+        "shared only with the Elasticsearch node, load average 2.3-4.1; the 10M tables index loaded in 1,012 s = "
+        "bulk 686 s + refresh 1 s + force-merge 326 s); with segments at 10M too (no --segments-max) ESTIMATED "
+        "~50 min or more, not run.",
     )
     ap.add_argument("--sizes", default="100000,1000000", help="indexed fingerprints, comma-separated "
-                    "(default 100000,1000000; 10000000 works: ESTIMATED ~35 min to load the tables index and ~14 "
-                    "min the segments index, extrapolated from 1M loads of 181-218 s + 66-81 s; not run)")
+                    "(default 100000,1000000; 10000000 works: MEASURED 1,012 s to load the tables index = bulk 686 s "
+                    "+ refresh 1 s + force-merge 326 s, 3.9 GB, on this 2-vCPU machine shared only with the "
+                    "Elasticsearch node; the segments index at 10M ESTIMATED ~12-14 min more, not run: see "
+                    "--segments-max)")
     ap.add_argument("--segments-max", type=int, default=None, metavar="N",
                     help="load and measure the segments design only at sizes <= N (default: at every size); above "
                     "N only the tables index is loaded, measured and reported (the comparison columns say -), and "
