@@ -403,11 +403,11 @@ class _Hits:
         self.simhash = _parse_hex64([s["simhash"] for s in srcs])
         self.content = _parse_hex64([s.get("content_hash") or "0000000000000000" for s in srcs])
         self.word_bag = _parse_hex64([s.get("word_bag") or "0000000000000000" for s in srcs])
-        self.sentences = [s.get("sentences") or () for s in srcs]
-        flat = _parse_hex64([x for sentences in self.sentences for x in sentences])
+        hex_sentences = [s.get("sentences") or () for s in srcs]
+        flat = _parse_hex64([x for sentences in hex_sentences for x in sentences])
         self.sentence_ints: list[tuple[int, ...]] = []
         start = 0
-        for sentences in self.sentences:
+        for sentences in hex_sentences:
             end = start + len(sentences)
             self.sentence_ints.append(tuple(flat[start:end]))
             start = end
