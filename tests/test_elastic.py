@@ -119,6 +119,19 @@ def test_a_bucket_shared_by_5000_documents_is_read_to_the_end(client, es_index_n
     expected = {f"b{i}" for i, s in enumerate(sims) if (s ^ query).bit_count() <= 3}
     assert {c.id for c in res.candidates} == expected and "b1234" in expected
     assert not res.truncated
+    # in a batch, only the document that shares the crowded key is read on its own; the rest are split off
+    rng2 = np.random.default_rng(6)
+    lone = [int(x) for x in rng2.integers(0, 2**63, size=40)]
+    assert index.add([StoredDoc(f"n{i}", Fingerprint(s, 10**6 + i, (), 10, 500, False), f"n{i}")
+                      for i, s in enumerate(lone)]) == {}
+    batch = [Lookup(f"m{i}", Fingerprint(s ^ (1 << 7), 10**8 + i, (), 10, 500, False)) for i, s in enumerate(lone)]
+    batch.insert(17, Lookup("q", fp))
+    answers = index.lookup(batch, 3)
+    assert [{c.id for c in r.candidates} for r in answers] == [
+        {f"b{i}" for i, s in enumerate(sims) if (s ^ q.fingerprint.simhash).bit_count() <= 3}
+        | {f"n{i}" for i, s in enumerate(lone) if (s ^ q.fingerprint.simhash).bit_count() <= 3} for q in batch]
+    if not keys.is_segments:  # (an index with segments is always looked up one search per document)
+        assert index.crowded_batches == 2 and index.split_batches > 0
     small = ElasticIndex(client, index.index, max_candidates=1000, batch_page=1000)
     with caplog.at_level(logging.WARNING):
         res = small.lookup([Lookup("q", fp)], 3)[0]

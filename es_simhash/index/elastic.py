@@ -480,7 +480,9 @@ class ElasticIndex:
         self.retries = 0
         self.truncated_lookups = 0
         self.crowded_batches = 0
-        """Batches whose batched search was full, so they were looked up one search per document."""
+        """Documents whose own lookup search was full, so they were read to the end one page at a time."""
+        self.split_batches = 0
+        """Batched searches that came back full and were split in two."""
         self.searches = 0
         """Searches sent by lookups (each search of an ``_msearch`` counts)."""
         self.hits_read = 0
@@ -510,9 +512,9 @@ class ElasticIndex:
         With permutation-table keys: **one search for the whole batch**, a ``bool``/``should`` over the batch's
         ids, content hashes, lookup keys and (non-boilerplate) sentence hashes, fetching doc values only; hits
         are mapped back to their queries here (a key both share, exact Hamming distance with numpy; same content;
-        a shared sentence that is not boilerplate). Only when that search is full (a bucket shared by many
-        documents) does the batch fall back to one search per document, each read to the end with
-        ``search_after``. An index with segments (made by an earlier release) is always looked up one search
+        a shared sentence that is not boilerplate). When that search is full (documents sharing keys or sentences
+        with many stored ones), the batch is split in halves until each part's search fits; a single document whose
+        own search is still full is read to the end with ``search_after``. An index with segments (made by an earlier release) is always looked up one search
         per document, as before.
 
         ``exclude``: ids whose stored versions are left out of the answers (the engine passes the batch it is
@@ -520,12 +522,24 @@ class ElasticIndex:
         is visible yet)."""
         if not queries:
             return []
-        if not self.lookup_keys.is_segments:
-            hits = self._batch_search(queries, exclude)
-            if hits is not None:
-                return self._match_batch(queries, hits, max_distance)
+        if self.lookup_keys.is_segments:
+            return self._lookup_each(queries, max_distance, exclude)
+        return self._lookup_batched(queries, max_distance, exclude)
+
+    def _lookup_batched(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str]) -> list[LookupResult]:
+        """One search for ``queries``; when it comes back full (many documents share the batch's keys or sentences:
+        near-duplicate clusters, boilerplate), each half is looked up on its own, down to single documents, which
+        are read to the end one search at a time."""
+        hits = self._batch_search(queries, exclude)
+        if hits is not None:
+            return self._match_batch(queries, hits, max_distance)
+        if len(queries) == 1:
             self.crowded_batches += 1
-        return self._lookup_each(queries, max_distance, exclude)
+            return self._lookup_each(queries, max_distance, exclude)
+        self.split_batches += 1
+        mid = len(queries) // 2
+        return (self._lookup_batched(queries[:mid], max_distance, exclude)
+                + self._lookup_batched(queries[mid:], max_distance, exclude))
 
     def _sentence_terms(self, fp: Fingerprint) -> list[str]:
         """The fingerprint's sentence hashes as stored, less the known boilerplate ones."""
