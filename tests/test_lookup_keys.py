@@ -162,3 +162,26 @@ def test_an_index_made_by_the_previous_release_still_answers(client, es_index_na
         [Document("r3", "本网讯 " + arts[3] + "（完）"), Document("n", "一篇全新的文章，" * 30)]))
     assert res[0].duplicate and res[0].cluster == "a3"
     assert not res[1].duplicate
+
+
+def test_a_full_batch_search_learns_its_boilerplate_and_tries_again(client, es_index_name):
+    """300 stored documents hold sentence S: a batch whose documents hold S fills the search page; S is over the
+    boilerplate bound, so it is left out and the same batch is searched again (no split, no per-document pages),
+    with the embedded index's answers."""
+    ensure_index(client, es_index_name, Fingerprinter().config, replicas=0)
+    index = ElasticIndex(client, es_index_name, batch_page=100, max_sentence_df=5)
+    rng = np.random.default_rng(13)
+    S = 0x0ABC_DEF0_1234_5678
+    sims = rng.integers(0, 2**63, size=300).tolist()
+    docs = [StoredDoc(f"s{i}", Fingerprint(int(v), i + 1, (S, 10_000 + i), 10, 500, False), f"s{i}")
+            for i, v in enumerate(sims)]
+    index.add(docs)
+    memory = MemoryIndex(max_sentence_df=5)
+    memory.add(docs)
+    queries = [Lookup(f"q{i}", Fingerprint(int(sims[i]) ^ 0b101, 10**9 + i, (S, 10_000 + i), 10, 500, False))
+               for i in range(3)]
+    got = index.lookup(queries, 3)
+    assert [sorted(c.id for c in r.candidates) for r in got] == [[f"s{i}"] for i in range(3)]
+    assert [sorted(c.id for c in r.candidates) for r in got] == [
+        sorted(c.id for c in r.candidates) for r in memory.lookup(queries, 3)]
+    assert got[0].sentence_df[S] > 5 and index.split_batches == 0 and index.crowded_batches == 0

@@ -527,12 +527,16 @@ class ElasticIndex:
         return self._lookup_batched(queries, max_distance, exclude)
 
     def _lookup_batched(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str]) -> list[LookupResult]:
-        """One search for ``queries``; when it comes back full (many documents share the batch's keys or sentences:
-        near-duplicate clusters, boilerplate), each half is looked up on its own, down to single documents, which
-        are read to the end one search at a time."""
+        """One search for ``queries``. When it comes back full, the sentences it shows to be boilerplate are left
+        out and the search is sent again; when it is still full (many documents share the batch's keys or
+        sentences: near-duplicate clusters), each half is looked up on its own, down to single documents, which are
+        read to the end one search at a time."""
+        known = len(self._boilerplate)
         hits = self._batch_search(queries, exclude)
         if hits is not None:
             return self._match_batch(queries, hits, max_distance)
+        if len(self._boilerplate) > known:  # the full page showed boilerplate sentences: again without them
+            return self._lookup_batched(queries, max_distance, exclude)
         if len(queries) == 1:
             self.crowded_batches += 1
             return self._lookup_each(queries, max_distance, exclude)
@@ -576,7 +580,17 @@ class ElasticIndex:
         body = {"size": self.batch_page, "_source": False, "stored_fields": "_none_",
                 "docvalue_fields": _LOOKUP_FIELDS, "query": {"bool": {"filter": query}}, "track_total_hits": False}
         hits = self._msearch([body])[0]["hits"]["hits"]
-        return None if len(hits) >= self.batch_page else hits
+        if len(hits) >= self.batch_page:
+            self._learn_boilerplate(hits, sentences)
+            return None
+        return hits
+
+    def _learn_boilerplate(self, hits: list[dict[str, Any]], sentences: Sequence[str]) -> None:
+        """From a full page: the batch's sentence hashes held by more than ``max_sentence_df`` of its hits are
+        boilerplate (their document frequency is at least that), so later searches leave them out."""
+        wanted = set(sentences)
+        counts = Counter(x for h in hits for x in h["_source"].get("sentences") or () if x in wanted)
+        self._boilerplate.update({x: n for x, n in counts.items() if n > self.max_sentence_df})
 
     def _match_batch(self, queries: Sequence[Lookup], hits: list[dict[str, Any]], max_distance: int) -> list[LookupResult]:
         """Map the hits of one batched search back to the queries that would have found them one by one."""
