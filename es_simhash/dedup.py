@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from .fingerprint import SKETCH_BIT, Fingerprint, Fingerprinter, contradicts, is_sketch, text_contradicts
-from .index.base import CANONICAL, Lookup, SegmentIndex, StoredDoc
+from .index.base import CANONICAL, MIN_SHARED_SKETCH, Lookup, SegmentIndex, StoredDoc, sentence_candidate, split_sentences
 from .index.memory import MemoryIndex
 
 __all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "DuplicateIdError",
@@ -110,8 +110,10 @@ class DefaultRule:
       distance). A reprint wrapped in a site header/footer, with ads inserted, sentences deleted or the tail cut
       keeps its longest sentences but moves more than ``k`` bits; shingle-sketch hashes do not count here;
     * **sketch**: both texts carry a shingle sketch (texts under ``Fingerprinter.sketch_chars``) and share at
-      least ``min_shared_fraction`` of the smaller sketch (not boilerplate), whatever their Hamming distance:
-      an estimated character-shingle Jaccard similarity of about one half or more.
+      least ``min_shared_fraction`` of the smaller sketch, and at least two of its hashes
+      (:data:`~es_simhash.index.base.MIN_SHARED_SKETCH`; not boilerplate), whatever their Hamming distance:
+      an estimated character-shingle Jaccard similarity of about one half or more. (A sketch of one or two
+      hashes is a text of a few characters: only an exact copy duplicates it.)
 
     The Hamming bounds on the sentence match are what keep unrelated pages apart that share a site's boilerplate
     sentences before they are frequent enough to count as boilerplate. So does ``max_sentence_clusters``: a
@@ -221,7 +223,7 @@ class DefaultRule:
                 mine = len([h for h in fp.sentences if h >= SKETCH_BIT])
                 theirs = len([h for h in other.sentences if h >= SKETCH_BIT])
                 if mine and theirs:
-                    needed = max(1, -(-min(mine, theirs) * self.min_shared_fraction // 1))
+                    needed = max(MIN_SHARED_SKETCH, -(-min(mine, theirs) * self.min_shared_fraction // 1))
                     if n_sketch >= needed:
                         return Decision(cand, distance, "sentences")
         return None
@@ -481,10 +483,10 @@ class DedupEngine:
 
     def _found_by_lookup(self, fp: Fingerprint, candidates: list[StoredDoc], boilerplate: set[int]) -> list[StoredDoc]:
         """The candidates one lookup against all of them would have returned: same content, a shared lookup key
-        within the candidate distance, or a shared sentence that is not ``boilerplate`` (a sentence can be under
+        within the candidate distance, or shared sentences that are not ``boilerplate`` (a sentence can be under
         the boilerplate bound in the index and in the batch being written, and over it in both together)."""
         masks = self.index.lookup_keys.masks.tolist() if fp.n_features else ()
-        sentences = set(fp.sentences) - boilerplate
+        sentences, sketch = split_sentences(fp.sentences, boilerplate)
         out = []
         for c in candidates:
             o = c.fingerprint
@@ -492,7 +494,7 @@ class DedupEngine:
             if ((fp.n_chars and o.content_hash == fp.content_hash)
                     or (masks and o.n_features and x.bit_count() <= self.rule.candidate_distance
                         and any(x & m == 0 for m in masks))
-                    or sentences.intersection(o.sentences)):
+                    or sentence_candidate(sentences, sketch, o.sentences)):
                 out.append(c)
         return out
 

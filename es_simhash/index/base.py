@@ -7,8 +7,10 @@ near duplicates of these fingerprints? It answers with the documents that
 * have the same content hash (exact duplicates),
 * share one of the lookup keys (:mod:`es_simhash.keys`: permutation tables, or the four 16-bit segments of
   earlier releases) *and* are within ``max_distance`` bits (exact Hamming re-rank), or
-* share one of the long-sentence hashes, unless that sentence is boilerplate (found in more than
-  ``max_sentence_df`` documents).
+* share one of the long-sentence hashes, or at least :data:`MIN_SHARED_SKETCH` (2) of the shingle-sketch
+  hashes of a short text, leaving out boilerplate hashes (found in more than ``max_sentence_df`` documents).
+  (A text shares single common character shingles with thousands of unrelated texts; one shared sketch hash is
+  never enough for a sketch match, so those are not candidates: see :func:`sentence_candidate`.)
 
 Deciding which candidate (if any) makes a document a duplicate is the engine's job, not the backend's.
 """
@@ -16,14 +18,46 @@ Deciding which candidate (if any) makes a document a duplicate is the engine's j
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Collection, Iterable, Protocol, Sequence, runtime_checkable
 
-from ..fingerprint import Fingerprint
+from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import LookupKeys
 
-__all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "CANONICAL"]
+__all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "CANONICAL", "MIN_SHARED_SKETCH",
+           "sentence_candidate", "split_sentences"]
 
 CANONICAL = "canonical"
+
+MIN_SHARED_SKETCH = 2
+"""How many shingle-sketch hashes a stored document must share with a query (besides boilerplate) to be its
+candidate through the sketch. The decision rule never accepts a sketch match on fewer (``DefaultRule``), so the
+candidates it leaves out could never be decided duplicates by the sketch; and a short text shares one common
+character shingle's hash with thousands of unrelated texts, each of which would otherwise travel to the client."""
+
+
+def split_sentences(hashes: Iterable[int], boilerplate: Collection[int] = ()) -> tuple[set[int], set[int]]:
+    """``(sentence hashes, sketch hashes)`` of a fingerprint's ``sentences``, less ``boilerplate``."""
+    sentences: set[int] = set()
+    sketch: set[int] = set()
+    for h in hashes:
+        if h not in boilerplate:
+            (sketch if h >= SKETCH_BIT else sentences).add(h)
+    return sentences, sketch
+
+
+def sentence_candidate(sentences: set[int], sketch: set[int], theirs: Iterable[int]) -> bool:
+    """Whether a stored document whose fingerprint holds the hashes ``theirs`` is a candidate of a query through
+    the sentence channel: it holds one of the query's (non-boilerplate) long-sentence hashes ``sentences``, or
+    at least :data:`MIN_SHARED_SKETCH` of its (non-boilerplate) sketch hashes ``sketch``."""
+    n_sketch = 0
+    for h in theirs:
+        if h in sentences:
+            return True
+        if h in sketch:
+            n_sketch += 1
+            if n_sketch >= MIN_SHARED_SKETCH:
+                return True
+    return False
 
 
 @dataclass(slots=True)

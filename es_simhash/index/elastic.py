@@ -1,19 +1,26 @@
-"""The Elasticsearch backend: documents with their fingerprint, segments and duplicate cluster.
+"""The Elasticsearch backend: documents with their fingerprint, lookup keys, segments and duplicate cluster.
 
-Lookups are one ``_msearch`` per batch. For each document it carries
+A batch of lookups is **one search** (an index made by an earlier release, with segments only: one search per
+document in an ``_msearch``), a ``bool``/``should`` over
 
-* a ``bool``/``should`` over ``ids``, ``content_hash`` and the four ``seg0``..``seg3`` keyword terms, paged
-  with ``search_after`` so a bucket shared by thousands of boilerplate pages is read to the end (up to
-  ``max_candidates``, past which the lookup is marked truncated and a warning is logged), and re-ranked here by
-  exact Hamming distance (numpy popcount);
-* a ``terms`` query over the ``sentences`` keyword field with a ``terms`` aggregation giving each sentence
-  hash's document frequency, so boilerplate sentences (in more than ``max_sentence_df`` documents) bring no
-  candidates, exactly as in the embedded index.
+* the batch's ids and content hashes;
+* the permutation-table ``lookup_keys`` of their SimHashes (re-ranked here by exact Hamming distance, numpy);
+* their long-sentence hashes (every document holding one matched, so the hits give each hash's document
+  frequency, and boilerplate sentences, in more than ``max_sentence_df`` documents, bring no candidates);
+* per short text, its shingle-sketch hashes with ``minimum_should_match: 2`` (a document sharing one common
+  shingle with the text is never a candidate, see ``base.MIN_SHARED_SKETCH``), plus a ``terms`` aggregation
+  counting the documents that hold each sketch hash (so boilerplate sketch hashes are known without reading the
+  thousands of documents that share them).
 
-Only ``term``/``terms``/``ids``/``bool`` clauses are used: no scripts (the test distribution has no Painless) and
-no ``query_string``, so user text never becomes query syntax. Writes go through ``helpers.streaming_bulk``
-(chunked, retried with backoff on 429) and are refreshed before the next lookup, so a duplicate of a document
-written one batch earlier is found whatever the index's ``refresh_interval``.
+A search that comes back full is split, down to single documents read to the end with ``search_after`` (up to
+``max_candidates``, past which the lookup is marked truncated and a warning is logged), so a crowded bucket is
+never cut silently; the answers are exactly the embedded index's.
+
+Only ``term``/``terms``/``ids``/``bool`` clauses and ``terms``/``filter``/``global`` aggregations are used: no
+scripts (the test distribution has no Painless) and no ``query_string``, so user text never becomes query syntax.
+Writes go through ``helpers.streaming_bulk`` (chunked, retried with backoff on 429) and are refreshed before the
+next lookup, so a duplicate of a document written one batch earlier is found whatever the index's
+``refresh_interval``.
 """
 
 from __future__ import annotations
@@ -22,21 +29,23 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
 from .. import hamming
-from ..fingerprint import Fingerprint
+from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import DEFAULT as DEFAULT_KEYS
 from ..keys import LookupKeys
-from .base import Lookup, LookupResult, StoredDoc
+from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, sentence_candidate
 
 __all__ = [
     "ElasticIndex",
@@ -450,6 +459,9 @@ class ElasticIndex:
     overlapping_writes = True
     """The engine may look up batch N+1 while batch N is written (see :meth:`lookup`'s ``exclude``)."""
     max_terms_count = 65_536
+    max_sketch_clauses = 4_000
+    """Most sketch-hash clauses in one batched search (the batch is looked up in several searches beyond that):
+    Elasticsearch allows at least 1,024 clauses per search, more with a bigger heap (8,192 with 512 MB)."""
     """Most values in one ``terms`` clause (the index setting ``index.max_terms_count``; its default)."""
 
     def __init__(
@@ -488,6 +500,7 @@ class ElasticIndex:
         self.hits_read = 0
         """Hits those searches brought to the client (before the exact re-rank)."""
         self._lookup_keys = lookup_keys
+        self._counting = threading.Lock()
         self._boilerplate: dict[str, int] = {}
         """Sentence hashes seen in more than ``max_sentence_df`` documents, with that count: left out of later
         lookups (a sentence's document frequency only grows while documents are added)."""
@@ -512,7 +525,7 @@ class ElasticIndex:
         With permutation-table keys: **one search for the whole batch**, a ``bool``/``should`` over the batch's
         ids, content hashes, lookup keys and (non-boilerplate) sentence hashes, fetching doc values only; hits
         are mapped back to their queries here (a key both share, exact Hamming distance with numpy; same content;
-        a shared sentence that is not boilerplate). When that search is full (documents sharing keys or sentences
+        a shared long sentence, or two shared sketch hashes, that are not boilerplate). When that search is full (documents sharing keys or sentences
         with many stored ones), the batch is split in halves until each part's search fits; a single document whose
         own search is still full is read to the end with ``search_after``. An index with segments (made by an earlier release) is always looked up one search
         per document, as before.
@@ -524,7 +537,25 @@ class ElasticIndex:
             return []
         if self.lookup_keys.is_segments:
             return self._lookup_each(queries, max_distance, exclude)
-        return self._lookup_batched(queries, max_distance, exclude)
+        groups = list(self._clause_groups(queries))
+        if len(groups) == 1:
+            return self._lookup_batched(queries, max_distance, exclude)
+        # several searches: sent at once (Elasticsearch runs each on its own search thread, one per core)
+        with ThreadPoolExecutor(min(len(groups), 4), thread_name_prefix="lookup") as pool:
+            parts = list(pool.map(lambda g: self._lookup_batched(g, max_distance, exclude), groups))
+        return [r for part in parts for r in part]
+
+    def _clause_groups(self, queries: Sequence[Lookup]) -> Iterator[Sequence[Lookup]]:
+        """``queries`` in consecutive groups whose sketch clauses hold at most ``max_sketch_clauses`` terms
+        (Elasticsearch limits the clauses of one search: 1,024 or more, by heap size)."""
+        start, used = 0, 0
+        for i, q in enumerate(queries):
+            n = sum(1 for h in q.fingerprint.sentences if h >= SKETCH_BIT)
+            if used + n > self.max_sketch_clauses and i > start:
+                yield queries[start:i]
+                start, used = i, 0
+            used += n
+        yield queries[start:]
 
     def _lookup_batched(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str]) -> list[LookupResult]:
         """One search for ``queries``. When it comes back full, the sentences it shows to be boilerplate are left
@@ -532,9 +563,9 @@ class ElasticIndex:
         sentences: near-duplicate clusters), each half is looked up on its own, down to single documents, which are
         read to the end one search at a time."""
         known = len(self._boilerplate)
-        hits = self._batch_search(queries, exclude)
-        if hits is not None:
-            return self._match_batch(queries, hits, max_distance)
+        found = self._batch_search(queries, exclude)
+        if found is not None:
+            return self._match_batch(queries, *found, max_distance)
         if len(self._boilerplate) > known:  # the full page showed boilerplate sentences: again without them
             return self._lookup_batched(queries, max_distance, exclude)
         if len(queries) == 1:
@@ -545,9 +576,11 @@ class ElasticIndex:
         return (self._lookup_batched(queries[:mid], max_distance, exclude)
                 + self._lookup_batched(queries[mid:], max_distance, exclude))
 
-    def _sentence_terms(self, fp: Fingerprint) -> list[str]:
-        """The fingerprint's sentence hashes as stored, less the known boilerplate ones."""
-        return [x for x in map(_hex, fp.sentences) if x not in self._boilerplate]
+    def _sentence_terms(self, fp: Fingerprint, sentences: bool = True, sketch: bool = True) -> list[str]:
+        """The fingerprint's sentence hashes as stored (long-sentence hashes, sketch hashes or both), less the
+        known boilerplate ones."""
+        return [_hex(h) for h in fp.sentences if (sketch if h >= SKETCH_BIT else sentences)
+                and _hex(h) not in self._boilerplate]
 
     def _terms(self, field: str, values: list[str]) -> list[dict[str, Any]]:
         """``terms`` clauses over ``values`` (``ids`` clauses for the field ``"ids"``), split so none holds more than
@@ -559,8 +592,10 @@ class ElasticIndex:
             return [{"ids": {"values": c}} for c in chunks]
         return [{"terms": {field: c}} for c in chunks]
 
-    def _batch_search(self, queries: Sequence[Lookup], exclude: Sequence[str]) -> list[dict[str, Any]] | None:
-        """The hits of one search for all ``queries``, or ``None`` when it returned a full page."""
+    def _batch_search(self, queries: Sequence[Lookup], exclude: Sequence[str]
+                      ) -> tuple[list[dict[str, Any]], dict[str, int]] | None:
+        """The hits of one search for all ``queries`` and the document frequencies of their sketch hashes (hex ->
+        count; absent: 0), or ``None`` when it returned a full page."""
         lk = self.lookup_keys
         fps = [q.fingerprint for q in queries]
         should: list[dict[str, Any]] = self._terms("ids", [q.id for q in queries])
@@ -571,19 +606,36 @@ class ElasticIndex:
         if with_keys:
             terms = sorted({t for row in lk.terms(hamming.as_uint64(with_keys)) for t in row})
             should += self._terms("lookup_keys", terms)
-        sentences = sorted({x for fp in fps for x in self._sentence_terms(fp)})
+        # long-sentence hashes: every stored document holding one is a candidate (and counting them in the hits
+        # gives each hash's document frequency)
+        sentences = sorted({x for fp in fps for x in self._sentence_terms(fp, sketch=False)})
         if sentences:
             should += self._terms("sentences", sentences)
+        # shingle-sketch hashes: only a document holding MIN_SHARED_SKETCH of one query's is a candidate (one
+        # shared common shingle would bring thousands), so one clause per query; their document frequencies are
+        # counted by an aggregation instead, over every document holding one
+        sketches = {tuple(t): None for fp in fps if len(t := self._sentence_terms(fp, sentences=False)) >= MIN_SHARED_SKETCH}
+        should += [{"bool": {"should": [{"term": {"sentences": x}} for x in terms],
+                             "minimum_should_match": MIN_SHARED_SKETCH}} for terms in sketches]
         query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
         if exclude:
             query["bool"]["must_not"] = self._terms("ids", list(exclude))
-        body = {"size": self.batch_page, "_source": False, "stored_fields": "_none_",
-                "docvalue_fields": _LOOKUP_FIELDS, "query": {"bool": {"filter": query}}, "track_total_hits": False}
-        hits = self._msearch([body])[0]["hits"]["hits"]
+        body: dict[str, Any] = {"size": self.batch_page, "_source": False, "stored_fields": "_none_",
+                                "docvalue_fields": _LOOKUP_FIELDS, "query": {"bool": {"filter": query}},
+                                "track_total_hits": False}
+        sketch_terms = sorted({x for fp in fps for x in self._sentence_terms(fp, sentences=False)})
+        if sketch_terms:
+            body["aggs"] = {"sketch": {"global": {}, "aggs": {"held": self._df_agg(sketch_terms, exclude)}}}
+        resp = self._msearch([body])[0]
+        hits = resp["hits"]["hits"]
+        sketch_df: dict[str, int] = {}
+        if sketch_terms:  # document frequencies of the sketch hashes; the ones above max_sentence_df are boilerplate
+            sketch_df = {b["key"]: b["doc_count"] for b in resp["aggregations"]["sketch"]["held"]["df"]["buckets"]}
+            self._boilerplate.update({x: n for x, n in sketch_df.items() if n > self.max_sentence_df})
         if len(hits) >= self.batch_page:
             self._learn_boilerplate(hits, sentences)
             return None
-        return hits
+        return hits, sketch_df
 
     def _learn_boilerplate(self, hits: list[dict[str, Any]], sentences: Sequence[str]) -> None:
         """From a full page: the batch's sentence hashes held by more than ``max_sentence_df`` of its hits are
@@ -592,7 +644,8 @@ class ElasticIndex:
         counts = Counter(x for h in hits for x in h["_source"].get("sentences") or () if x in wanted)
         self._boilerplate.update({x: n for x, n in counts.items() if n > self.max_sentence_df})
 
-    def _match_batch(self, queries: Sequence[Lookup], hits: list[dict[str, Any]], max_distance: int) -> list[LookupResult]:
+    def _match_batch(self, queries: Sequence[Lookup], hits: list[dict[str, Any]], sketch_df: dict[str, int],
+                     max_distance: int) -> list[LookupResult]:
         """Map the hits of one batched search back to the queries that would have found them one by one."""
         lk = self.lookup_keys
         cap = self.max_sentence_df
@@ -608,8 +661,8 @@ class ElasticIndex:
             near = hamming.popcount(q_sims[qi] ^ h_sims[hj]) <= max_distance
             for i, j in zip(qi[near].tolist(), hj[near].tolist()):
                 pairs[q_rows[i]].add(h_rows[j])
-        # same content, and sentences: every stored document holding one of the batch's sentences matched, so
-        # counting the hits gives each sentence's document frequency
+        # same content, and sentences: every stored document holding one of the batch's long sentences matched,
+        # so counting the hits gives each such hash's document frequency (the sketch hashes' came counted)
         wanted_content = {q.fingerprint.content_hash for q in queries if q.fingerprint.n_chars}
         by_content: dict[int, list[int]] = {}
         wanted = {h for q in queries for h in q.fingerprint.sentences}
@@ -622,10 +675,11 @@ class ElasticIndex:
                     by_sentence.setdefault(h, []).append(j)
         df_of: dict[int, int] = {}
         for h in wanted:
-            df = self._boilerplate.get(_hex(h)) or len(by_sentence.get(h, ()))
+            x = _hex(h)
+            df = self._boilerplate.get(x) or (sketch_df.get(x, 0) if h >= SKETCH_BIT else len(by_sentence.get(h, ())))
             df_of[h] = df
             if df > cap:
-                self._boilerplate[_hex(h)] = df
+                self._boilerplate[x] = df
         by_id = {doc_id: j for j, doc_id in enumerate(cols.ids)}
         out = []
         for q, found in zip(queries, pairs):
@@ -633,10 +687,16 @@ class ElasticIndex:
             if fp.n_chars:
                 found.update(by_content.get(fp.content_hash, ()))
             sentence_df: dict[int, int] = {}
+            sketch_hits: list[int] = []
             for h in fp.sentences:
                 df = sentence_df[h] = df_of[h]
                 if df and df <= cap:
-                    found.update(by_sentence[h])
+                    if h < SKETCH_BIT:
+                        found.update(by_sentence[h])
+                    else:  # (the hits hold only some of the documents with this hash: those sharing two)
+                        sketch_hits += by_sentence.get(h, ())
+            if len(sketch_hits) >= MIN_SHARED_SKETCH:
+                found.update(j for j, n in Counter(sketch_hits).items() if n >= MIN_SHARED_SKETCH)
             own = by_id.get(q.id)
             found.discard(own)  # type: ignore[arg-type]
             existing = cols.doc(own) if own is not None else None
@@ -700,8 +760,9 @@ class ElasticIndex:
                         raise _Transient(msg)
                     raise ElasticError(msg)
                 hits = r.get("hits", {}).get("hits", [])
-                self.searches += 1
-                self.hits_read += len(hits)
+                with self._counting:  # (lookups may run in several threads)
+                    self.searches += 1
+                    self.hits_read += len(hits)
                 for h in hits:
                     h["_source"] = _from_docvalues(h.pop("fields", {}))
                     h["_id"] = h["_source"]["doc_id"]
@@ -723,7 +784,7 @@ class ElasticIndex:
             with_sentences = [i for i in crowded if sentences[i]]
             dfs = self._msearch([self._df_body(sentences[i], exclude) for i in with_sentences])
             for i, resp in zip(with_sentences, dfs):
-                df = {b["key"]: b["doc_count"] for b in resp["aggregations"]["df"]["buckets"]}
+                df = {b["key"]: b["doc_count"] for b in resp["aggregations"]["held"]["df"]["buckets"]}
                 self._boilerplate.update({h: df[h] for h in sentences[i] if df.get(h, 0) > self.max_sentence_df})
                 sentences[i] = [h for h in sentences[i] if h not in self._boilerplate]
             truncated = self._page_through(queries, sentences, exclude, crowded, hits_of)
@@ -733,14 +794,16 @@ class ElasticIndex:
         ]
 
     def _df_body(self, sentences: list[str], exclude: Sequence[str]) -> dict[str, Any]:
+        return {"size": 0, "aggs": {"held": self._df_agg(sentences, exclude)}}
+
+    def _df_agg(self, sentences: list[str], exclude: Sequence[str]) -> dict[str, Any]:
+        """An aggregation counting the documents that hold each of ``sentences`` (their document frequency),
+        leaving out ``exclude``. (``map``: no global ordinals, which would be rebuilt after every refresh.)"""
         query: dict[str, Any] = {"terms": {"sentences": sentences}}
         if exclude:
             query = {"bool": {"filter": query, "must_not": self._terms("ids", list(exclude))}}
-        return {
-            "size": 0,
-            "query": query,
-            "aggs": {"df": {"terms": {"field": "sentences", "include": sentences, "size": len(sentences)}}},
-        }
+        return {"filter": query, "aggs": {"df": {"terms": {
+            "field": "sentences", "include": sentences, "size": len(sentences), "execution_hint": "map"}}}}
 
     def _page_through(
         self, queries: Sequence[Lookup], sentences: list[list[str]], exclude: Sequence[str], crowded: list[int],
@@ -805,7 +868,9 @@ class ElasticIndex:
             keep |= np.array([s.get("content_hash") == content for s in srcs])
         good = {x for x in sentences if df[x] <= self.max_sentence_df}
         if good:
-            keep |= np.array([bool(good.intersection(s.get("sentences") or ())) for s in srcs])
+            long_ = {x for x in good if int(x, 16) < SKETCH_BIT}
+            sketch = good - long_
+            keep |= np.array([sentence_candidate(long_, sketch, s.get("sentences") or ()) for s in srcs])
         return LookupResult(existing, [cols.doc(j) for j in others[keep].tolist()], truncated, sentence_df)
 
     # -- writes --------------------------------------------------------------------------------------------

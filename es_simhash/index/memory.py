@@ -7,7 +7,8 @@ of lookups is a few vectorised gathers per run for all tables at once. New rows 
 when the tail grows past that it becomes a run, and runs of similar size are merged (as in a log-structured
 merge tree), so there are O(log n) runs and each row is re-sorted O(log n) times in all.
 
-A second channel maps sentence hashes to rows and a third content hashes to the first row holding them.
+A second channel maps sentence hashes to rows (a candidate holds one of the query's long-sentence hashes, or
+``MIN_SHARED_SKETCH`` of its shingle-sketch hashes) and a third content hashes to the first row holding them.
 Candidates are re-ranked by exact Hamming distance over a numpy array of all SimHashes. Replaced documents stay
 in the runs until the next merge that covers them, but are dropped from every answer.
 """
@@ -16,15 +17,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
 
 from .. import hamming
-from ..fingerprint import Fingerprint
+from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys
-from .base import Lookup, LookupResult, StoredDoc
+from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc
 
 __all__ = ["MemoryIndex", "IndexFileError"]
 
@@ -307,16 +309,26 @@ class MemoryIndex:
                 if row is not None:
                     extra = {row}
             sentence_df: dict[int, int] = {}
+            sketch_rows: list[int] = []
             for h in fp.sentences:
                 bucket = sentences.get(h)
                 # document frequency = live documents holding the hash (replaced documents leave dead rows behind)
                 df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
                 sentence_df[h] = df
                 if df and df <= cap:
-                    if extra is None:
+                    if h >= SKETCH_BIT:  # a sketch hash: candidates hold MIN_SHARED_SKETCH of them
+                        sketch_rows += bucket
+                    elif extra is None:
                         extra = set(bucket)
                     else:
                         extra.update(bucket)
+            if len(sketch_rows) >= MIN_SHARED_SKETCH:
+                shared = [r for r, n in Counter(sketch_rows).items() if n >= MIN_SHARED_SKETCH]
+                if shared:
+                    if extra is None:
+                        extra = set(shared)
+                    else:
+                        extra.update(shared)
             if extra is not None:
                 extra.update(rows)
                 rows = sorted(extra)
