@@ -17,6 +17,7 @@ Deciding which candidate (if any) makes a document a duplicate is the engine's j
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Collection, Iterable, Protocol, Sequence, runtime_checkable
 
@@ -24,7 +25,7 @@ from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import LookupKeys
 
 __all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "CANONICAL", "MIN_SHARED_SKETCH",
-           "sentence_candidate", "split_sentences"]
+           "sentence_candidate", "sharing_sketch", "split_sentences"]
 
 CANONICAL = "canonical"
 
@@ -43,6 +44,14 @@ def split_sentences(hashes: Iterable[int], boilerplate: Collection[int] = ()) ->
         if h not in boilerplate:
             (sketch if h >= SKETCH_BIT else sentences).add(h)
     return sentences, sketch
+
+
+def sharing_sketch(holders: Sequence[int]) -> list[int]:
+    """The documents listed at least :data:`MIN_SHARED_SKETCH` times in ``holders``, the concatenated lists of the
+    documents holding each of a query's (non-boilerplate) sketch hashes: its candidates through the sketch."""
+    if len(holders) < MIN_SHARED_SKETCH:
+        return []
+    return [d for d, n in Counter(holders).items() if n >= MIN_SHARED_SKETCH]
 
 
 def sentence_candidate(sentences: set[int], sketch: set[int], theirs: Iterable[int]) -> bool:

@@ -45,7 +45,7 @@ from .. import hamming
 from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import DEFAULT as DEFAULT_KEYS
 from ..keys import LookupKeys
-from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, sentence_candidate
+from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, sentence_candidate, sharing_sketch
 
 __all__ = [
     "ElasticIndex",
@@ -459,10 +459,10 @@ class ElasticIndex:
     overlapping_writes = True
     """The engine may look up batch N+1 while batch N is written (see :meth:`lookup`'s ``exclude``)."""
     max_terms_count = 65_536
+    """Most values in one ``terms`` clause (the index setting ``index.max_terms_count``; its default)."""
     max_sketch_clauses = 4_000
     """Most sketch-hash clauses in one batched search (the batch is looked up in several searches beyond that):
     Elasticsearch allows at least 1,024 clauses per search, more with a bigger heap (8,192 with 512 MB)."""
-    """Most values in one ``terms`` clause (the index setting ``index.max_terms_count``; its default)."""
 
     def __init__(
         self,
@@ -579,8 +579,8 @@ class ElasticIndex:
     def _sentence_terms(self, fp: Fingerprint, sentences: bool = True, sketch: bool = True) -> list[str]:
         """The fingerprint's sentence hashes as stored (long-sentence hashes, sketch hashes or both), less the
         known boilerplate ones."""
-        return [_hex(h) for h in fp.sentences if (sketch if h >= SKETCH_BIT else sentences)
-                and _hex(h) not in self._boilerplate]
+        wanted = (_hex(h) for h in fp.sentences if (sketch if h >= SKETCH_BIT else sentences))
+        return [x for x in wanted if x not in self._boilerplate]
 
     def _terms(self, field: str, values: list[str]) -> list[dict[str, Any]]:
         """``terms`` clauses over ``values`` (``ids`` clauses for the field ``"ids"``), split so none holds more than
@@ -614,16 +614,17 @@ class ElasticIndex:
         # shingle-sketch hashes: only a document holding MIN_SHARED_SKETCH of one query's is a candidate (one
         # shared common shingle would bring thousands), so one clause per query; their document frequencies are
         # counted by an aggregation instead, over every document holding one
-        sketches = {tuple(t): None for fp in fps if len(t := self._sentence_terms(fp, sentences=False)) >= MIN_SHARED_SKETCH}
+        sketches = [self._sentence_terms(fp, sentences=False) for fp in fps]
         should += [{"bool": {"should": [{"term": {"sentences": x}} for x in terms],
-                             "minimum_should_match": MIN_SHARED_SKETCH}} for terms in sketches]
+                             "minimum_should_match": MIN_SHARED_SKETCH}}
+                   for terms in dict.fromkeys(map(tuple, sketches)) if len(terms) >= MIN_SHARED_SKETCH]
         query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
         if exclude:
             query["bool"]["must_not"] = self._terms("ids", list(exclude))
         body: dict[str, Any] = {"size": self.batch_page, "_source": False, "stored_fields": "_none_",
                                 "docvalue_fields": _LOOKUP_FIELDS, "query": {"bool": {"filter": query}},
                                 "track_total_hits": False}
-        sketch_terms = sorted({x for fp in fps for x in self._sentence_terms(fp, sentences=False)})
+        sketch_terms = sorted({x for terms in sketches for x in terms})
         if sketch_terms:
             body["aggs"] = {"sketch": {"global": {}, "aggs": {"held": self._df_agg(sketch_terms, exclude)}}}
         resp = self._msearch([body])[0]
@@ -695,8 +696,7 @@ class ElasticIndex:
                         found.update(by_sentence[h])
                     else:  # (the hits hold only some of the documents with this hash: those sharing two)
                         sketch_hits += by_sentence.get(h, ())
-            if len(sketch_hits) >= MIN_SHARED_SKETCH:
-                found.update(j for j, n in Counter(sketch_hits).items() if n >= MIN_SHARED_SKETCH)
+            found.update(sharing_sketch(sketch_hits))
             own = by_id.get(q.id)
             found.discard(own)  # type: ignore[arg-type]
             existing = cols.doc(own) if own is not None else None

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -26,7 +25,7 @@ import numpy as np
 from .. import hamming
 from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys
-from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc
+from .base import Lookup, LookupResult, StoredDoc, sharing_sketch
 
 __all__ = ["MemoryIndex", "IndexFileError"]
 
@@ -316,19 +315,18 @@ class MemoryIndex:
                 df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
                 sentence_df[h] = df
                 if df and df <= cap:
-                    if h >= SKETCH_BIT:  # a sketch hash: candidates hold MIN_SHARED_SKETCH of them
+                    if h >= SKETCH_BIT:  # a sketch hash: candidates hold MIN_SHARED_SKETCH of the query's
                         sketch_rows += bucket
                     elif extra is None:
                         extra = set(bucket)
                     else:
                         extra.update(bucket)
-            if len(sketch_rows) >= MIN_SHARED_SKETCH:
-                shared = [r for r, n in Counter(sketch_rows).items() if n >= MIN_SHARED_SKETCH]
-                if shared:
-                    if extra is None:
-                        extra = set(shared)
-                    else:
-                        extra.update(shared)
+            shared = sharing_sketch(sketch_rows)
+            if shared:
+                if extra is None:
+                    extra = set(shared)
+                else:
+                    extra.update(shared)
             if extra is not None:
                 extra.update(rows)
                 rows = sorted(extra)
