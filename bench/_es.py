@@ -5,6 +5,7 @@
   on exit, also on error or Ctrl-C;
 * :func:`fresh_index` / :func:`drop_index`: an index made by ``ensure_index`` (the shipped template) under a
   unique ``bench-...`` name, and its removal (index and its template);
+* :func:`bulk_load`: a timed ``parallel_bulk`` preload with refreshes off, then a refresh and a force-merge;
 * small formatting helpers in the house style of ``bench/*.py``.
 """
 
@@ -103,3 +104,29 @@ def store_stats(client, name: str) -> tuple[int, int, int]:
     """``(store bytes, segments, docs)`` of an index's primaries (``_stats/store,segments,docs``)."""
     stats = client.indices.stats(index=name, metric="store,segments,docs")["indices"][name]["primaries"]
     return int(stats["store"]["size_in_bytes"]), int(stats["segments"]["count"]), int(stats["docs"]["count"])
+
+
+def bulk_load(client, name: str, actions, expect: int, threads: int, chunk: int, merge_segments: int
+              ) -> dict[str, float]:
+    """Load ``actions`` into ``name`` with ``helpers.parallel_bulk`` (``threads`` x ``chunk``) and refreshes off,
+    then refresh, force-merge to ``merge_segments`` segments and refresh again; refreshes back to the template's
+    1 s. Checks that nothing failed and the index holds ``expect`` documents. Returns timings (s): ``bulk_s``,
+    ``refresh_s``, ``merge_s``, ``total_s``."""
+    from elasticsearch import helpers
+
+    client.indices.put_settings(index=name, settings={"index": {"refresh_interval": "-1"}})
+    t0 = time.perf_counter()
+    failed = 0
+    for ok, _ in helpers.parallel_bulk(client, actions, thread_count=threads, chunk_size=chunk,
+                                       queue_size=threads * 2, raise_on_error=False):
+        failed += not ok
+    t1 = time.perf_counter()
+    client.indices.refresh(index=name)
+    t2 = time.perf_counter()
+    client.options(request_timeout=7200).indices.forcemerge(index=name, max_num_segments=merge_segments)
+    client.indices.refresh(index=name)
+    t3 = time.perf_counter()
+    client.indices.put_settings(index=name, settings={"index": {"refresh_interval": "1s"}})
+    count = int(client.count(index=name)["count"])
+    assert failed == 0 and count == expect, (failed, count, expect)
+    return {"bulk_s": t1 - t0, "refresh_s": t2 - t1, "merge_s": t3 - t2, "total_s": t3 - t0}

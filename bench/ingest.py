@@ -253,7 +253,6 @@ def build_docs(n_docs: int, planted_share: float, seed: int, max_span: int = 0):
 def preload(client, index, n: int, seed: int, threads: int, chunk: int, merge_segments: int) -> dict[str, float]:
     """Load ``n`` synthetic documents into ``index`` (an ``ElasticIndex``); returns timings (s)."""
     import numpy as np
-    from elasticsearch import helpers
 
     from _common import random_u64
     from es_simhash.fingerprint import Fingerprint
@@ -284,22 +283,7 @@ def preload(client, index, n: int, seed: int, threads: int, chunk: int, merge_se
                 doc = StoredDoc(doc_id, fp, doc_id, fields=fields, text=text)
                 yield {"_index": name, "_id": doc_id, "_source": index._source(doc, NOW, terms[j])}
 
-    client.indices.put_settings(index=name, settings={"index": {"refresh_interval": "-1"}})
-    t0 = time.perf_counter()
-    failed = 0
-    for ok, _ in helpers.parallel_bulk(client, actions(), thread_count=threads, chunk_size=chunk,
-                                       queue_size=threads * 2, raise_on_error=False):
-        failed += not ok
-    t1 = time.perf_counter()
-    client.indices.refresh(index=name)
-    t2 = time.perf_counter()
-    client.options(request_timeout=7200).indices.forcemerge(index=name, max_num_segments=merge_segments)
-    client.indices.refresh(index=name)
-    t3 = time.perf_counter()
-    client.indices.put_settings(index=name, settings={"index": {"refresh_interval": "1s"}})
-    count = int(client.count(index=name)["count"])
-    assert failed == 0 and count == n, (failed, count, n)
-    return {"bulk_s": t1 - t0, "refresh_s": t2 - t1, "merge_s": t3 - t2, "total_s": t3 - t0}
+    return _es.bulk_load(client, name, actions(), n, threads, chunk, merge_segments)
 
 
 def delete_docs(client, name: str, ids: Sequence[str], chunk: int, expect: int) -> float:
@@ -455,12 +439,6 @@ def raw_actions(index, stored) -> list[dict[str, Any]]:
     return [{"_index": index.index, "_id": d.id, "_source": index._source(d, NOW, k)} for d, k in zip(stored, keys)]
 
 
-def store_stats(client, name: str) -> tuple[int, int]:
-    """``(store bytes, segments)`` of an index's primaries."""
-    stats = client.indices.stats(index=name, metric="store,segments")["indices"][name]["primaries"]
-    return int(stats["store"]["size_in_bytes"]), int(stats["segments"]["count"])
-
-
 # -- main ------------------------------------------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
@@ -547,7 +525,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             index = ElasticIndex(client, base, url=url)
             ld = preload(client, index, args.base, args.seed, args.load_threads, args.load_chunk, args.merge_segments)
-            size, segments = store_stats(client, base)
+            size, segments, _ = _es.store_stats(client, base)
             print(f"base index {base}: {args.base:,} synthetic documents loaded in {ld['total_s']:.1f} s (bulk "
                   f"{ld['bulk_s']:.1f} s = {args.base / ld['bulk_s']:,.0f} docs/s with parallel_bulk "
                   f"{args.load_threads} threads x {args.load_chunk}; refresh {ld['refresh_s']:.1f} s; force-merge "

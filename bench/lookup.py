@@ -163,8 +163,6 @@ def create_index(client, config: dict, n: int, design: str, query_cache: bool) -
 def load(client, index, sims: np.ndarray, contents: np.ndarray, chunk: int, threads: int,
          merge_segments: int) -> dict[str, float]:
     """Bulk-load the documents in ``ElasticIndex.add``'s layout, refresh, force-merge; returns timings (s)."""
-    from elasticsearch import helpers
-
     from es_simhash.index.base import StoredDoc
 
     name = index.index
@@ -185,22 +183,8 @@ def load(client, index, sims: np.ndarray, contents: np.ndarray, chunk: int, thre
                 yield {"_index": name, "_id": doc_id,
                        "_source": index._source(doc, now, terms[j] if terms is not None else None)}
 
-    client.indices.put_settings(index=name, settings={"index": {"refresh_interval": "-1"}})
-    t0 = time.perf_counter()
-    failed = 0
-    for ok, _ in helpers.parallel_bulk(client, actions(), thread_count=threads, chunk_size=chunk,
-                                       queue_size=threads * 2, raise_on_error=False):
-        failed += not ok
-    t1 = time.perf_counter()
-    client.indices.refresh(index=name)
-    t2 = time.perf_counter()
-    client.options(request_timeout=7200).indices.forcemerge(index=name, max_num_segments=merge_segments)
-    client.indices.refresh(index=name)
-    t3 = time.perf_counter()
-    client.indices.put_settings(index=name, settings={"index": {"refresh_interval": None}})  # the template's
-    count = int(client.count(index=name)["count"])
-    assert failed == 0 and count == len(sims), (failed, count, len(sims))
-    return {"bulk_s": t1 - t0, "refresh_s": t2 - t1, "merge_s": t3 - t2, "total_s": t3 - t0, "terms_s": t_terms[0]}
+    timings = _es.bulk_load(client, name, actions(), len(sims), threads, chunk, merge_segments)
+    return {**timings, "terms_s": t_terms[0]}
 
 
 # -- measuring -------------------------------------------------------------------------------------------------
