@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import time
 from collections import Counter, deque
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -267,6 +268,8 @@ class _Decided:
     to_store: list[StoredDoc] = field(default_factory=list)
     new_ids: list[str] = field(default_factory=list)
     """Ids this batch marked as seen."""
+    departed: list[StoredDoc] = field(default_factory=list)
+    """Stored versions of documents this batch re-indexes with other content (their clusters are decided again)."""
 
     def stored(self, refused: dict[str, str]) -> list[Result | DuplicateIdError | IndexingError]:
         """The results once written: documents the backend refused become :class:`IndexingError`."""
@@ -322,6 +325,7 @@ class DedupEngine:
         self.batch_size = batch_size
         self.workers = workers
         self._seen: dict[str, None] = {}
+        self._last_arrival = 0
 
     # -- public API ----------------------------------------------------------------------------------------
     def process(self, docs: Iterable[Document]) -> Iterator[Result]:
@@ -412,7 +416,7 @@ class DedupEngine:
                 if writing.refused and decided.refers_to(writing.refused):  # decided against a refused document
                     decided.forget(self._seen)
                     decided = self._decide_batch(docs, fps)
-            writing = _Write(context, decided, writer.submit(self.index.add, decided.to_store) if decided.to_store
+            writing = _Write(context, decided, writer.submit(self._store, decided) if decided.results
                              else None, self.index.max_sentence_df, self.index.lookup_keys)
         if writing is not None:
             yield writing.context, writing.finish()
@@ -433,7 +437,24 @@ class DedupEngine:
         ``fingerprints`` may be computed ahead (e.g. in another thread while the previous batch is written)."""
         fps = fingerprints if fingerprints is not None else self.fingerprinter.fingerprint_many([d.text for d in docs])
         decided = self._decide_batch(docs, fps)
-        return decided.stored(self.index.add(decided.to_store) if decided.to_store else {})
+        return decided.stored(self._store(decided))
+
+    def _store(self, decided: "_Decided") -> dict[str, str]:
+        """Write a decided batch, then settle it (:func:`es_simhash.maintenance.settle`) when other processes
+        may write into the index too, or when it re-indexes documents with other content. Returns the refused
+        ids with their reasons; the results of documents that settling moved to another cluster are updated."""
+        refused = self.index.add(decided.to_store) if decided.to_store else {}
+        shared = getattr(self.index, "shared_writers", False)
+        if shared or decided.departed:
+            from . import maintenance
+
+            ids = ([r.id for r in decided.results if isinstance(r, Result) and r.id not in refused] if shared
+                   else [d.id for d in decided.departed])  # (a re-indexed document may now duplicate an older one)
+            latest = maintenance.settle(self.index, self.rule, ids, decided.departed).latest()  # type: ignore[arg-type]
+            if latest:
+                decided.results = [Result.from_stored(latest[r.id], r.already_indexed)
+                                   if isinstance(r, Result) and r.id in latest else r for r in decided.results]
+        return refused
 
     def _decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint],
                       writing: MemoryIndex | None = None) -> "_Decided":
@@ -460,6 +481,8 @@ class DedupEngine:
             if res.existing is not None and _same(res.existing.fingerprint, fp):
                 decided.results.append(Result.from_stored(res.existing, already_indexed=True))
                 continue
+            if res.existing is not None:  # re-indexed with other content: its former cluster is decided again
+                decided.departed.append(res.existing)
             # never a duplicate of a document decided relative to this one (possible after an interrupted write)
             candidates = [c for c in res.candidates
                           if c.id not in pending and c.cluster != doc.id and c.duplicate_of != doc.id]
@@ -509,13 +532,25 @@ class DedupEngine:
         return decisions[:limit]
 
     # -- internals -----------------------------------------------------------------------------------------
+    def _arrival(self, candidates: Sequence[StoredDoc]) -> int:
+        """Now (microseconds), but later than every candidate and every document this engine decided before: a
+        document always arrives after what it was decided against, even across machines whose clocks differ."""
+        now = max(time.time_ns() // 1000, self._last_arrival + 1)
+        for c in candidates:
+            if c.arrival >= now:
+                now = c.arrival + 1
+        self._last_arrival = now
+        return now
+
     def _decide(
         self, doc: Document, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int]
     ) -> StoredDoc:
         decision = self.rule.decide(fp, candidates, boilerplate)
+        arrival = self._arrival(candidates)
         if decision is None:
             reason = NO_FEATURES if fp.empty else CANONICAL
-            return StoredDoc(doc.id, fp, cluster=doc.id, reason=reason, fields=doc.fields, text=doc.text)
+            return StoredDoc(doc.id, fp, cluster=doc.id, reason=reason, fields=doc.fields, text=doc.text,
+                             arrival=arrival)
         return StoredDoc(
             doc.id,
             fp,
@@ -525,4 +560,5 @@ class DedupEngine:
             reason=decision.reason,
             fields=doc.fields,
             text=doc.text,
+            arrival=arrival,
         )

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Any, Collection, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import LookupKeys
 
-__all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "CANONICAL", "MIN_SHARED_SKETCH",
-           "sentence_candidate", "sharing_sketch", "split_sentences"]
+__all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "MaintainedIndex", "CANONICAL", "MIN_SHARED_SKETCH",
+           "arrival_key", "sentence_candidate", "sharing_sketch", "split_sentences"]
 
 CANONICAL = "canonical"
 
@@ -87,10 +87,24 @@ class StoredDoc:
     """The input record, for backends that store documents (title, url, crawl time...)."""
     text: str | None = field(default=None, repr=False)
     """The document's text, for backends that store documents."""
+    arrival: int = 0
+    """When the document was decided, in microseconds since the epoch, and always later than every document it
+    was decided against (see :func:`arrival_key`): it orders documents for the cluster rules of concurrent
+    writers, updates and deletes. 0 for documents stored by releases that did not record it."""
+    version: Any = field(default=None, repr=False, compare=False)
+    """The backend's version of the stored document (Elasticsearch: ``(seq_no, primary_term)``), set by
+    :meth:`MaintainedIndex.fetch`: a write through :meth:`MaintainedIndex.replace` succeeds only if the stored
+    document is still that version."""
 
     @property
     def is_canonical(self) -> bool:
         return self.duplicate_of is None
+
+
+def arrival_key(doc: StoredDoc) -> tuple[int, str]:
+    """The order of documents for the cluster rules: by arrival, then by id (so every process sorts alike). A
+    duplicate always comes after the document it duplicates, and a cluster's canonical before its members."""
+    return doc.arrival, doc.id
 
 
 @dataclass(slots=True)
@@ -136,3 +150,42 @@ class SegmentIndex(Protocol):
         ...
 
     def __len__(self) -> int: ...
+
+
+@runtime_checkable
+class MaintainedIndex(SegmentIndex, Protocol):
+    """What index maintenance (:mod:`es_simhash.maintenance`: settling concurrent writes, updates, deletes,
+    repair) needs besides lookups: whole stored documents with their versions, and conditional writes.
+
+    Every method returns documents as stored, with :attr:`StoredDoc.version` set; writes are visible to the next
+    read or lookup when they return."""
+
+    shared_writers: bool
+    """Other processes may write into this index at the same time (so each batch is settled after its write)."""
+
+    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
+        ...
+
+    def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
+        """The stored documents with these ids (missing ones are left out). Without ``whole`` a backend may leave
+        out what only a rewrite needs (the text, the record): such documents are never passed to :meth:`replace`."""
+        ...
+
+    def pointing_at(self, ids: Collection[str]) -> list[StoredDoc]:
+        """The stored documents whose ``cluster`` or ``duplicate_of`` is one of ``ids``."""
+        ...
+
+    def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Store each document in place of its stored version, only if that is still ``doc.version`` (a document
+        with ``version`` ``None`` must not exist yet). Returns the ids that were not written because the stored
+        document changed (or appeared) in the meantime: the caller fetches them again and decides again."""
+        ...
+
+    def remove(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Delete each document if it is still ``doc.version``; returns the ids that changed in the meantime
+        (a document already gone counts as removed)."""
+        ...
+
+    def scan(self, page: int = 1000, after: str | None = None) -> Iterator[list[StoredDoc]]:
+        """All stored documents in pages, in id order, starting after the id ``after``."""
+        ...

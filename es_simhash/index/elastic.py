@@ -36,7 +36,7 @@ from datetime import datetime, timezone
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
-from typing import Any, Iterator, Sequence
+from typing import Any, Collection, Iterator, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
@@ -74,6 +74,7 @@ _LOOKUP_FIELDS = [  # read from doc values by lookups, never from _source (which
     "dup_of",
     "dup_distance",
     "dup_reason",
+    "arrival",
 ]
 _MSEARCH_FILTER = (
     "responses.hits.hits._id,responses.hits.hits.fields,responses.hits.hits.sort,"
@@ -329,6 +330,9 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
     client.indices.put_index_template(name=f"es-simhash-{index}", **template)
     if client.indices.exists(index=index):
         check_index_config(client, index, fingerprint_config)
+        # fields added by later releases (an index keeps its mapping): adding a field to a mapping is allowed
+        props = template["template"]["mappings"]["properties"]
+        client.indices.put_mapping(index=index, properties={k: props[k] for k in _ADDED_FIELDS})
         return False
     from elasticsearch import BadRequestError
 
@@ -340,6 +344,12 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
         return False
     client.cluster.health(index=index, wait_for_status="yellow", timeout="60s")
     return True
+
+
+_PAYLOAD = ("content", "record")
+"""What maintenance reads only to write a document back."""
+_ADDED_FIELDS = ("arrival",)
+"""Mapped fields that indexes made by earlier releases lack (``ensure_index`` adds them)."""
 
 
 def check_index_config(client, index: str, fingerprint_config: dict[str, Any]) -> None:
@@ -429,8 +439,19 @@ class _Hits:
             fp = Fingerprint(self.simhash[j], self.content[j], self.sentence_ints[j], int(src["n_features"]),
                              int(src["n_chars"]), bool(src["short"]), int(src["fingerprint_version"]), self.word_bag[j])
             d = self._docs[j] = StoredDoc(self.ids[j], fp, cluster=src["dup_cluster"], duplicate_of=src.get("dup_of"),
-                                          distance=src.get("dup_distance"), reason=src.get("dup_reason", "canonical"))
+                                          distance=src.get("dup_distance"), reason=src.get("dup_reason", "canonical"),
+                                          arrival=int(src.get("arrival") or 0))
         return d
+
+
+def _stored(hit: dict[str, Any]) -> StoredDoc:
+    """A whole stored document (``_source``, as fetched by maintenance) with its version."""
+    src = hit["_source"]
+    fp = Fingerprint.from_dict({**src, "content_hash": src.get("content_hash") or "0"})
+    return StoredDoc(hit["_id"], fp, cluster=src["dup_cluster"], duplicate_of=src.get("dup_of"),
+                     distance=src.get("dup_distance"), reason=src.get("dup_reason", "canonical"),
+                     fields=src.get("record") or {}, text=src.get("content"), arrival=int(src.get("arrival") or 0),
+                     version=(hit["_seq_no"], hit["_primary_term"]))
 
 
 def read_lookup_keys(client, index: str, url: str = "") -> LookupKeys:
@@ -458,6 +479,9 @@ class ElasticIndex:
 
     overlapping_writes = True
     """The engine may look up batch N+1 while batch N is written (see :meth:`lookup`'s ``exclude``)."""
+    shared_writers = True
+    """Other processes may write into the index at the same time: the engine settles each batch after its write
+    (:func:`es_simhash.maintenance.settle`)."""
     max_terms_count = 65_536
     """Most values in one ``terms`` clause (the index setting ``index.max_terms_count``; its default)."""
     max_sketch_clauses = 4_000
@@ -890,7 +914,9 @@ class ElasticIndex:
             "dup_distance": doc.distance,
             "dup_reason": doc.reason,
             "is_canonical": doc.is_canonical,
-            "indexed_at": now,
+            "indexed_at": (datetime.fromtimestamp(doc.arrival / 1e6, timezone.utc).isoformat(timespec="seconds")
+                           if doc.arrival else now),
+            "arrival": doc.arrival,
         }
         if fp.n_chars:
             src["content_hash"] = _hex(fp.content_hash)
@@ -915,8 +941,12 @@ class ElasticIndex:
     def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
         """Bulk-index ``docs`` and refresh. Items refused for good (e.g. a mapping error) are returned with their
         reason; transient failures (429, unavailable shards, a node down) are retried until ``retry_for``."""
-        from elasticsearch import helpers
+        return self._bulk(self._index_actions(docs, conditional=False))[0]
 
+    def _index_actions(self, docs: Sequence[StoredDoc], conditional: bool) -> list[dict[str, Any]]:
+        """Bulk ``index`` actions writing ``docs`` whole (the lookup keys, left out of ``_source``, are derived
+        again from ``simhash``); ``conditional``: only over the stored version ``doc.version`` (``create`` when
+        ``None``)."""
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         keys: list[list[str] | None] = [None] * len(docs)
         if not self.lookup_keys.is_segments:  # segments are always written (seg0..seg3): Kibana and users read them
@@ -924,9 +954,26 @@ class ElasticIndex:
             terms = self.lookup_keys.terms(hamming.as_uint64([docs[i].fingerprint.simhash for i in with_keys]))
             for i, t in zip(with_keys, terms):
                 keys[i] = t
-        pending = {d.id: {"_index": self.index, "_id": d.id, "_source": self._source(d, now, k)}
-                   for d, k in zip(docs, keys)}
+        actions = []
+        for d, k in zip(docs, keys):
+            action = {"_index": self.index, "_id": d.id, "_source": self._source(d, now, k)}
+            if conditional:
+                if d.version is None:
+                    action["_op_type"] = "create"
+                else:
+                    action["if_seq_no"], action["if_primary_term"] = d.version
+            actions.append(action)
+        return actions
+
+    def _bulk(self, actions: list[dict[str, Any]]) -> tuple[dict[str, str], list[str]]:
+        """Send bulk ``actions`` and refresh: ``(refused, conflicts)``, the ids refused for good with their reason
+        and the ids whose conditional write met another version (409). Transient failures are retried until
+        ``retry_for``."""
+        from elasticsearch import helpers
+
+        pending = {a["_id"]: a for a in actions}
         refused: dict[str, str] = {}
+        conflicts: list[str] = []
 
         def attempt() -> None:
             transient: dict[str, str] = {}
@@ -940,14 +987,18 @@ class ElasticIndex:
                 raise_on_error=False,
                 yield_ok=True,
             ):
-                op = next(iter(item.values()))
+                op_type, op = next(iter(item.items()))
                 doc_id = str(op.get("_id"))
-                if ok:
+                status = op.get("status")
+                if ok or (op_type == "delete" and status == 404):  # (a delete of a document already gone)
                     pending.pop(doc_id, None)
                     continue
                 err = op.get("error", {})
                 reason = (f"{err.get('type')}: {err.get('reason')}" if isinstance(err, dict) else str(err))[:300]
-                if op.get("status") in _RETRY_STATUSES or (isinstance(err, dict) and err.get("type") in _RETRY_TYPES):
+                if status == 409:
+                    conflicts.append(doc_id)
+                    pending.pop(doc_id, None)
+                elif status in _RETRY_STATUSES or (isinstance(err, dict) and err.get("type") in _RETRY_TYPES):
                     transient[doc_id] = reason
                 else:
                     refused[doc_id] = reason
@@ -957,7 +1008,84 @@ class ElasticIndex:
             self.client.indices.refresh(index=self.index)
 
         self._retrying(attempt, "bulk write")
-        return refused
+        return refused, conflicts
+
+    # -- maintenance (es_simhash.maintenance) ---------------------------------------------------------------
+    def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
+        """The stored documents with these ids, with their versions (missing ids are left out); without ``whole``
+        only their fingerprints and cluster fields (no text or record: such a document cannot be written back)."""
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        light = {} if whole else {"source_excludes": _PAYLOAD}
+
+        def attempt() -> dict[str, StoredDoc]:
+            resp = self.client.mget(index=self.index, ids=ids, realtime=True, **light)
+            return {d["_id"]: _stored(d) for d in resp["docs"] if d.get("found")}
+
+        return self._retrying(attempt, "fetch")
+
+    def _search_all(self, query: dict[str, Any], page: int = 1000, after: str | None = None
+                    ) -> Iterator[list[StoredDoc]]:
+        """Every document matching ``query``, with versions but without text or record, in ``doc_id`` order, a
+        page at a time."""
+        cursor = [after] if after is not None else None
+        while True:
+            body: dict[str, Any] = {"size": page, "query": query, "sort": [{"doc_id": "asc"}],
+                                    "_source": {"excludes": list(_PAYLOAD)},
+                                    "seq_no_primary_term": True, "track_total_hits": False}
+            if cursor is not None:
+                body["search_after"] = cursor
+
+            def attempt() -> list[dict[str, Any]]:
+                return self.client.search(index=self.index, body=body)["hits"]["hits"]
+
+            hits = self._retrying(attempt, "search")
+            if not hits:
+                return
+            yield [_stored(h) for h in hits]
+            if len(hits) < page:
+                return
+            cursor = hits[-1]["sort"]
+
+    def pointing_at(self, ids: Collection[str]) -> list[StoredDoc]:
+        """The stored documents whose ``dup_cluster`` or ``dup_of`` is one of ``ids`` (without text or record)."""
+        ids = sorted(set(ids))
+        if not ids:
+            return []
+        query = {"bool": {"should": self._terms("dup_cluster", ids) + self._terms("dup_of", ids),
+                          "minimum_should_match": 1}}
+        return [d for page in self._search_all(query) for d in page]
+
+    def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Write each document whole over its stored version ``doc.version`` (``create`` when ``None``), then
+        refresh; returns the ids whose stored document had changed (version conflicts: nothing written)."""
+        refused, conflicts = self._bulk(self._index_actions(docs, conditional=True))
+        if refused:
+            raise ElasticError(f"index {self.index!r} refused {len(refused)} rewritten documents: "
+                               f"{next(iter(refused.values()))}")
+        return conflicts
+
+    def remove(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Delete each document if it is still ``doc.version`` (one already gone counts as deleted), then refresh;
+        returns the ids that had changed in the meantime."""
+        actions = []
+        for d in docs:
+            action: dict[str, Any] = {"_op_type": "delete", "_index": self.index, "_id": d.id}
+            if d.version is not None:
+                action["if_seq_no"], action["if_primary_term"] = d.version
+            actions.append(action)
+        refused, conflicts = self._bulk(actions)
+        if refused:
+            raise ElasticError(f"index {self.index!r} refused to delete {len(refused)} documents: "
+                               f"{next(iter(refused.values()))}")
+        self._boilerplate.clear()  # document frequencies went down: learn them again
+        return conflicts
+
+    def scan(self, page: int = 1000, after: str | None = None) -> Iterator[list[StoredDoc]]:
+        """All stored documents (without text or record), with versions, in ``doc_id`` order from the first id
+        after ``after``."""
+        return self._search_all({"match_all": {}}, page, after)
 
     def _retrying(self, fn, what: str):
         """Call ``fn`` until it succeeds, backing off (0.5 s doubling to 30 s) on transient failures — node down,

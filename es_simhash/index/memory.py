@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Collection, Iterator, Sequence
 
 import numpy as np
 
@@ -125,6 +125,8 @@ class MemoryIndex:
     """
 
     tail_rows = 4096  # rows scanned by brute force before they are sorted into a run
+    shared_writers = False
+    """Only this process writes into it: batches need no settling after their write (:mod:`es_simhash.maintenance`)."""
 
     def __init__(self, max_sentence_df: int = 50, lookup_keys: LookupKeys = DEFAULT) -> None:
         self.max_sentence_df = max_sentence_df
@@ -139,6 +141,8 @@ class MemoryIndex:
         self._run_rows = 0  # rows [0, _run_rows) are in runs; rows from there on are the tail
         self._sentences: dict[int, list[int]] = {}
         self._content: dict[int, int] = {}
+        self._versions: dict[str, int] = {}
+        self._writes = 0
 
     def __len__(self) -> int:
         return len(self._row_of)
@@ -164,7 +168,8 @@ class MemoryIndex:
         row_of, stored, content, sentences = self._row_of, self._docs, self._content, self._sentences
         for doc in docs:
             if doc.fields is not None or doc.text is not None:  # keep fingerprints, not payloads, in memory
-                doc = (StoredDoc(doc.id, doc.fingerprint, doc.cluster, doc.duplicate_of, doc.distance, doc.reason)
+                doc = (StoredDoc(doc.id, doc.fingerprint, doc.cluster, doc.duplicate_of, doc.distance, doc.reason,
+                                 arrival=doc.arrival)
                        if type(doc) is StoredDoc else replace(doc, fields=None, text=None))
             old = row_of.get(doc.id)
             if old is not None:  # replace: the old row stays in the runs but is no longer alive
@@ -175,6 +180,8 @@ class MemoryIndex:
             row = len(stored)
             fp = doc.fingerprint
             stored.append(doc)
+            self._writes += 1
+            self._versions[doc.id] = self._writes
             row_of[doc.id] = row
             sims.append(fp.simhash)
             has_keys.append(fp.n_features > 0)
@@ -282,9 +289,22 @@ class MemoryIndex:
             rows = rows[((x[rows][:, None] & masks[None, :]) == 0).any(axis=1)]
         return rows.tolist()
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
+    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
         """Candidates for a batch of queries: key pairs for all of them at once, then the content and sentence
-        channels per query."""
+        channels per query. ``exclude``: ids left out of every answer (as if they were not stored)."""
+        hidden = np.array([r for r in (self._row_of.get(i) for i in exclude) if r is not None], dtype=np.intp)
+        if len(hidden):  # looked up as if they were not stored: dead for the duration
+            was_dead = self._any_dead
+            self._alive[hidden] = False
+            self._any_dead = True
+            try:
+                return self._lookup(queries, max_distance)
+            finally:
+                self._alive[hidden] = True
+                self._any_dead = was_dead
+        return self._lookup(queries, max_distance)
+
+    def _lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
         self._sync()
         fps = [q.fingerprint for q in queries]
         n_q = len(fps)
@@ -337,8 +357,62 @@ class MemoryIndex:
                 candidates = [docs[r] for r in rows if r != own]
             else:
                 candidates = [docs[r] for r in rows]
-            out.append(LookupResult(docs[own] if own >= 0 else None, candidates, False, sentence_df))
+            out.append(LookupResult(docs[own] if own >= 0 and alive[own] else None, candidates, False, sentence_df))
         return out
+
+    # -- maintenance (es_simhash.maintenance) ---------------------------------------------------------------
+    def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
+        """The stored documents with these ids, each with its version (missing ids are left out; ``whole`` makes
+        no difference here: the index keeps no texts)."""
+        out = {}
+        for i in ids:
+            doc = self.get(i)
+            if doc is not None:
+                out[i] = replace(doc, version=self._versions[i])
+        return out
+
+    def pointing_at(self, ids: Collection[str]) -> list[StoredDoc]:
+        """Stored documents whose cluster or ``duplicate_of`` is one of ``ids`` (a scan of all documents)."""
+        wanted = set(ids)
+        return [replace(d, version=self._versions[d.id]) for d in self.docs()
+                if d.cluster in wanted or d.duplicate_of in wanted]
+
+    def _conflicts(self, docs: Sequence[StoredDoc]) -> list[str]:
+        return [d.id for d in docs if d.version != self._versions.get(d.id) and not (
+            d.version is None and d.id not in self._row_of)]
+
+    def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Store the documents whose stored version is still ``doc.version``; returns the ids of the others."""
+        conflicts = self._conflicts(docs)
+        skip = set(conflicts)
+        self.add([replace(d, version=None) for d in docs if d.id not in skip])
+        return conflicts
+
+    def remove(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Delete the documents whose stored version is still ``doc.version`` (or that are gone already)."""
+        conflicts = [d.id for d in docs if d.id in self._row_of and d.version != self._versions[d.id]]
+        skip = set(conflicts)
+        dead = []
+        for d in docs:
+            row = self._row_of.get(d.id)
+            if row is None or d.id in skip:
+                continue
+            del self._row_of[d.id]
+            del self._versions[d.id]
+            dead.append(row)
+            old_hash = self._docs[row].fingerprint.content_hash
+            if self._content.get(old_hash) == row:
+                del self._content[old_hash]
+        if dead:
+            self._alive[np.asarray(dead, dtype=np.intp)] = False
+            self._any_dead = True
+        return conflicts
+
+    def scan(self, page: int = 1000, after: str | None = None) -> Iterator[list[StoredDoc]]:
+        """All stored documents in id order, ``page`` at a time, from the first id after ``after``."""
+        ids = sorted(i for i in self._row_of if after is None or i > after)
+        for start in range(0, len(ids), page):
+            yield list(self.fetch(ids[start:start + page]).values())
 
     # -- persistence ---------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -350,7 +424,7 @@ class MemoryIndex:
             "format": _FORMAT,
             "max_sentence_df": self.max_sentence_df,
             "lookup": self.lookup_keys.to_meta(),
-            "docs": [[d.id, d.cluster, d.duplicate_of, d.distance, d.reason] for d in docs],
+            "docs": [[d.id, d.cluster, d.duplicate_of, d.distance, d.reason, d.arrival] for d in docs],
         }
         np.savez_compressed(
             path,
@@ -394,12 +468,12 @@ class MemoryIndex:
                 for k in ("simhash", "content_hash", "n_features", "n_chars", "short", "version", "word_bag")]
         docs = []
         start = 0
-        for (doc_id, cluster, dup_of, distance, reason), sim, ch, nf, nc, short, ver, wb, end in zip(
+        for (doc_id, cluster, dup_of, distance, reason, *arrival), sim, ch, nf, nc, short, ver, wb, end in zip(
             meta["docs"], *cols, ends
         ):
             fp = Fingerprint(sim, ch, tuple(flat_py[start:end]), nf, nc, short, ver, wb)
             start = end
-            docs.append(StoredDoc(doc_id, fp, cluster, dup_of, distance, reason))
+            docs.append(StoredDoc(doc_id, fp, cluster, dup_of, distance, reason, arrival=arrival[0] if arrival else 0))
         ids = [d.id for d in docs]
         if len(set(ids)) != len(ids):  # not written by save() (ids repeat): replay the adds to get replacements right
             index.add(docs)
@@ -409,6 +483,8 @@ class MemoryIndex:
         n = len(docs)
         index._docs = docs
         index._row_of = dict(zip(ids, range(n)))
+        index._versions = dict(zip(ids, range(1, n + 1)))
+        index._writes = n
         index._append_rows(0, arrays["simhash"].astype(np.uint64), arrays["n_features"] > 0, ())
         # content hash -> first row holding it (rows with content only), as add() would have kept it
         has_content = np.flatnonzero(arrays["n_chars"] != 0)

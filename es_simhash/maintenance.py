@@ -1,0 +1,401 @@
+"""Index maintenance over the index interface: concurrent writers, updates, deletes and repair.
+
+It works on any :class:`~es_simhash.index.base.MaintainedIndex` (Elasticsearch, or the embedded
+:class:`~es_simhash.index.memory.MemoryIndex`) and never knows which.
+
+**The consistency model.** A document's cluster is a pointer to its canonical (``cluster``; the canonical points
+at itself) and ``duplicate_of`` names the document it was matched against. Every document has an *arrival*
+(:func:`~es_simhash.index.base.arrival_key`: when it was decided, later than everything it was decided against,
+then its id), and the clusters keep three rules:
+
+1. a canonical is not a duplicate of any document that arrived before it (so two canonicals are never within the
+   decision rule of each other, whoever wrote them);
+2. every ``cluster`` names a canonical that exists, and every ``duplicate_of`` a document that exists;
+3. a cluster's canonical arrived before its members, so a merge of two clusters always goes into the older
+   canonical and pointers never form a cycle.
+
+A writer decides a batch against what it can see, writes it, makes it visible, and then *settles* it
+(:func:`settle`): each canonical of the batch is looked up again and decided against the documents that arrived
+before it; one that now has a match (a document another writer wrote at the same time) joins that match's
+cluster with its members. Two writers that each made a canonical of one pair both write before they look again,
+so at least one of them sees the other's document: if it sees an older match it joins it; if it sees a newer
+canonical that matches, it settles that one too. Every rewrite is conditional on the version it read (a writer
+that meets a newer version reads again and decides again), and after re-pointing documents a writer reads their
+canonical again (a canonical merged meanwhile is followed to its own canonical). A writer killed at any point
+leaves documents that settling the same batch again (the re-run finds them already indexed) or :func:`repair`
+puts right.
+
+**Deletes and updates.** When a document leaves (deleted, or re-indexed with other content), the rest of its
+cluster is decided again in arrival order, as a sequential run without it would have decided them: the earliest
+remaining member becomes the canonical, and members no longer within the rule of anyone in the cluster are
+decided afresh against the whole index (:func:`delete`, :func:`settle` ``departed``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Callable, Collection, Iterable, Iterator, Protocol, Sequence
+
+from .fingerprint import Fingerprint
+from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key
+
+__all__ = ["settle", "delete", "repair", "Change", "Settled", "RepairReport", "MaintenanceError"]
+
+log = logging.getLogger(__name__)
+
+NO_FEATURES = "no-features"
+_MAX_ATTEMPTS = 20  # rewrites of one step that keep meeting newer versions (other writers) before giving up
+
+
+class MaintenanceError(RuntimeError):
+    """A maintenance step could not finish (e.g. documents kept changing under it); running it again is safe."""
+
+
+class _Rule(Protocol):  # the part of es_simhash.dedup.DecisionRule used here
+    candidate_distance: int
+
+    def decide(self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()):
+        ...
+
+
+@dataclass(slots=True)
+class Change:
+    """One document rewritten by maintenance: its cluster fields before and after, and why."""
+
+    id: str
+    why: str
+    """``merged`` (a canonical that duplicates an older document), ``re-pointed`` (its cluster's canonical had
+    joined another cluster, or was missing), ``re-decided`` (a document of its cluster left), ``deleted``."""
+    before: tuple[str | None, str | None]
+    """``(cluster, duplicate_of)`` before."""
+    after: tuple[str | None, str | None]
+    """``(cluster, duplicate_of)`` after (``(None, None)`` for a deleted document)."""
+    doc: StoredDoc | None = field(default=None, repr=False)
+    """The document as written (``None`` for a deleted one)."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.id, "change": self.why, "cluster": self.after[0], "duplicate_of": self.after[1],
+                "was_cluster": self.before[0], "was_duplicate_of": self.before[1]}
+
+
+@dataclass
+class Settled:
+    """What settling changed, in order (a document may appear more than once)."""
+
+    changes: list[Change] = field(default_factory=list)
+
+    def latest(self) -> dict[str, StoredDoc]:
+        """The last written state of each changed document that still exists."""
+        out: dict[str, StoredDoc] = {}
+        for c in self.changes:
+            if c.doc is None:
+                out.pop(c.id, None)
+            else:
+                out[c.id] = c.doc
+        return out
+
+
+def _as_canonical(doc: StoredDoc) -> StoredDoc:
+    return replace(doc, cluster=doc.id, duplicate_of=None, distance=None,
+                   reason=NO_FEATURES if doc.fingerprint.empty else CANONICAL)
+
+
+def _joined(doc: StoredDoc, decision, cluster: str) -> StoredDoc:
+    return replace(doc, cluster=cluster, duplicate_of=decision.of.id, distance=decision.distance,
+                   reason=decision.reason)
+
+
+def _state(doc: StoredDoc) -> tuple[str | None, str | None]:
+    return doc.cluster, doc.duplicate_of
+
+
+class _Writer:
+    """Conditional rewrites with retries: ``change(doc)`` is applied to the freshly fetched document and returns the
+    document to write, or ``None`` when nothing needs writing any more; on a version conflict the document is
+    fetched again and ``change`` applied again. ``dry_run``: nothing is written, the changes are only recorded."""
+
+    def __init__(self, index: MaintainedIndex, settled: Settled, dry_run: bool = False) -> None:
+        self.index, self.settled, self.dry_run = index, settled, dry_run
+
+    def rewrite(self, ids: Iterable[str], change: Callable[[StoredDoc], StoredDoc | None], why: str
+                ) -> list[StoredDoc]:
+        todo = self.index.fetch(sorted(set(ids)))  # whole, with their current versions
+        written: list[StoredDoc] = []
+        for _ in range(_MAX_ATTEMPTS):
+            out = []
+            for doc in todo.values():
+                new = change(doc)
+                if new is not None and (_state(new), new.distance, new.reason) != (_state(doc), doc.distance,
+                                                                                   doc.reason):
+                    out.append((doc, new))
+            if not out:
+                return written
+            conflicts = set() if self.dry_run else set(self.index.replace([new for _, new in out]))
+            for doc, new in out:
+                if doc.id not in conflicts:
+                    written.append(new)
+                    self.settled.changes.append(Change(doc.id, why, _state(doc), _state(new), new))
+            if not conflicts:
+                return written
+            todo = self.index.fetch(sorted(conflicts))
+        raise MaintenanceError(f"{len(todo)} documents kept changing while being rewritten ({why}); run again")
+
+
+def _roots(index: MaintainedIndex, targets: Collection[str]) -> dict[str, str | None]:
+    """The canonical each of ``targets`` leads to by following ``cluster`` pointers (``None``: a missing document
+    or a cycle on the way)."""
+    out: dict[str, str | None] = {}
+    path: dict[str, list[str]] = {t: [t] for t in targets}
+    docs: dict[str, StoredDoc | None] = {}
+    while path:
+        wanted = sorted({p[-1] for p in path.values()} - docs.keys())
+        if wanted:
+            found = index.fetch(wanted, whole=False)
+            docs.update({i: found.get(i) for i in wanted})
+        for t, p in list(path.items()):
+            d = docs[p[-1]]
+            if d is None or (d.cluster != d.id and (d.cluster in p or len(p) > 64)):
+                out[t] = None
+            elif d.cluster == d.id:
+                out[t] = d.id
+            else:
+                p.append(d.cluster)
+                continue
+            del path[t]
+    return out
+
+
+def _boilerplate(fp: Fingerprint, sentence_df: dict[int, int], cap: int, extra: Counter | None = None) -> frozenset[int]:
+    return frozenset(h for h in fp.sentences if sentence_df.get(h, 0) + (extra[h] if extra else 0) > cap)
+
+
+def _settle_canonicals(index: MaintainedIndex, rule: _Rule, writer: _Writer, canonicals: list[StoredDoc]
+                       ) -> list[str]:
+    """Decide each canonical again against the documents that arrived before it, and the newer canonicals that
+    match one of them likewise; a canonical with a match joins it (with its members, re-pointed after).
+    Returns the ids that joined another cluster."""
+    merged: list[str] = []
+    seen: set[str] = set()
+    todo = [d for d in canonicals if d.cluster == d.id]
+    cap = index.max_sentence_df
+    while todo:
+        seen.update(d.id for d in todo)
+        found = index.lookup([Lookup(d.id, d.fingerprint) for d in todo], rule.candidate_distance)
+        newer: dict[str, StoredDoc] = {}
+        joins: dict[str, tuple[object, str]] = {}
+        for d, res in zip(todo, found):
+            key = arrival_key(d)
+            older = [c for c in res.candidates if arrival_key(c) < key and c.cluster != d.id]
+            if older:
+                decision = rule.decide(d.fingerprint, older, _boilerplate(d.fingerprint, res.sentence_df, cap))
+                if decision is not None:
+                    joins[d.id] = (decision, decision.of.cluster)
+            for c in res.candidates:  # a newer canonical this one may have been written at the same time as
+                if (c.cluster == c.id and c.id not in seen and arrival_key(c) > key
+                        and rule.decide(c.fingerprint, [d]) is not None):
+                    newer[c.id] = c
+        if joins:
+            targets = _roots(index, {cluster for _, cluster in joins.values()})
+
+            def join(doc: StoredDoc) -> StoredDoc | None:
+                if doc.cluster != doc.id:  # (someone else merged it meanwhile)
+                    return None
+                decision, cluster = joins[doc.id]
+                root = targets.get(cluster) or cluster
+                return _joined(doc, decision, root)
+
+            merged += [d.id for d in writer.rewrite(joins, join, "merged")]
+        todo = list(newer.values())
+    return merged
+
+
+def _repoint(index: MaintainedIndex, writer: _Writer, ids: Collection[str], rule: _Rule | None = None) -> None:
+    """Make every document among ``ids``, and every document pointing at one of them, point at a canonical that
+    exists: a ``cluster`` naming a document that joined another cluster is followed to that cluster's canonical.
+    Repeated until nothing changes (a canonical can join another cluster while documents are re-pointed to it)."""
+    check = set(ids)
+    for _ in range(_MAX_ATTEMPTS):
+        if not check:
+            return
+        docs = index.fetch(sorted(check), whole=False)
+        not_canonical = [i for i, d in docs.items() if d.cluster != d.id]
+        pointing = index.pointing_at(not_canonical) if not_canonical else []
+        todo = {d.id: d for d in list(docs.values()) + pointing if d.cluster != d.id}
+        roots = _roots(index, {d.cluster for d in todo.values()})
+        wrong = [d for d in todo.values() if roots.get(d.cluster) != d.cluster]
+        lost = [d for d in wrong if roots.get(d.cluster) is None]
+        if lost and rule is not None:  # pointing at a missing document (or a cycle): decided again
+            _redecide(index, rule, writer, {d.cluster for d in lost}, set())
+        moved = [d for d in wrong if roots.get(d.cluster) is not None]
+        if not moved:
+            return
+        new_root = {d.id: roots[d.cluster] for d in moved}
+
+        def point(doc: StoredDoc) -> StoredDoc | None:
+            if doc.cluster == doc.id:
+                return None
+            target = new_root.get(doc.id)
+            r = _roots(index, [doc.cluster]).get(doc.cluster) if target is None else target
+            return None if r is None or r == doc.cluster else replace(doc, cluster=r)
+
+        written = writer.rewrite([d.id for d in moved], point, "re-pointed")
+        if writer.dry_run:
+            return
+        check = {d.id for d in written}  # read their canonicals again (merged meanwhile?)
+    raise MaintenanceError("cluster pointers kept changing while being re-pointed; run again")
+
+
+def _redecide(index: MaintainedIndex, rule: _Rule, writer: _Writer, roots: Collection[str], gone: Collection[str]
+              ) -> list[StoredDoc]:
+    """Decide again, in arrival order, every document of the clusters ``roots`` and every document that was a
+    duplicate of one of ``gone`` (documents that left), leaving ``gone`` out: as a sequential run without them
+    would have decided. Returns the documents rewritten."""
+    from .index.memory import MemoryIndex
+
+    gone = set(gone)
+    members = {d.id: d for d in index.pointing_at(set(roots) | gone) if d.id not in gone}
+    members.update(index.fetch([r for r in roots if r not in gone], whole=False))
+    if not members:
+        return []
+    group = sorted(members.values(), key=arrival_key)
+    hide = sorted(gone | members.keys())
+    cap = index.max_sentence_df
+    found = index.lookup([Lookup(d.id, d.fingerprint) for d in group], rule.candidate_distance, exclude=hide)
+    pending = MemoryIndex(cap, index.lookup_keys)
+    pending_df: Counter[int] = Counter()
+    decided: dict[str, StoredDoc] = {}
+    for d, res in zip(group, found):
+        key = arrival_key(d)
+        candidates = [c for c in res.candidates if arrival_key(c) < key]
+        candidates += pending.lookup([Lookup(d.id, d.fingerprint)], rule.candidate_distance)[0].candidates
+        decision = rule.decide(d.fingerprint, candidates, _boilerplate(d.fingerprint, res.sentence_df, cap, pending_df)
+                               ) if candidates else None
+        new = _as_canonical(d) if decision is None else _joined(d, decision, decision.of.cluster)
+        if new.cluster in decided:  # (a member of the group decided just before: its cluster as decided)
+            new = replace(new, cluster=decided[new.cluster].cluster)
+        decided[d.id] = new
+        pending.add([new])
+        pending_df.update(d.fingerprint.sentences)
+
+    def redo(doc: StoredDoc) -> StoredDoc | None:
+        new = decided[doc.id]
+        if arrival_key(doc) != arrival_key(new) or doc.fingerprint != new.fingerprint:
+            return None  # (re-indexed meanwhile: its writer decided it)
+        return replace(doc, cluster=new.cluster, duplicate_of=new.duplicate_of, distance=new.distance,
+                       reason=new.reason)
+
+    return writer.rewrite(members, redo, "re-decided")
+
+
+def settle(index: MaintainedIndex, rule: _Rule, ids: Collection[str], departed: Sequence[StoredDoc] = ()) -> Settled:
+    """Settle documents just written (and visible): see the module's consistency model.
+
+    ``ids``: the documents written (already-indexed ones too: a re-run after a kill settles them again).
+    ``departed``: the stored versions of documents that were re-indexed with other content (or deleted): the
+    rest of their former clusters is decided again first. Returns what changed."""
+    settled = Settled()
+    writer = _Writer(index, settled)
+    if departed:
+        roots = {d.id if d.cluster == d.id else d.cluster for d in departed}
+        gone_ids = {d.id for d in departed}
+        _redecide(index, rule, writer, roots - gone_ids, gone_ids)
+    stored = index.fetch(sorted(set(ids)), whole=False)
+    merged = _settle_canonicals(index, rule, writer, [d for d in stored.values() if d.cluster == d.id])
+    _repoint(index, writer, set(stored) | set(merged) | {c.id for c in settled.changes}, rule)
+    return settled
+
+
+def delete(index: MaintainedIndex, rule: _Rule, ids: Iterable[str]) -> tuple[list[str], list[str], Settled]:
+    """Delete documents, then decide the rest of their clusters again (the earliest remaining member becomes the
+    canonical; members no longer within the rule of anyone in the cluster are decided afresh). No document is
+    left pointing at a deleted one. Returns ``(deleted ids, ids not found, changes)``."""
+    ids = list(dict.fromkeys(ids))
+    settled = Settled()
+    writer = _Writer(index, settled)
+    deleted: list[str] = []
+    departed: list[StoredDoc] = []
+    todo = index.fetch(ids, whole=False)
+    missing = [i for i in ids if i not in todo]
+    for _ in range(_MAX_ATTEMPTS):
+        if not todo:
+            break
+        conflicts = set(index.remove(list(todo.values())))
+        for i, d in todo.items():
+            if i not in conflicts:
+                deleted.append(i)
+                departed.append(d)
+                settled.changes.append(Change(i, "deleted", _state(d), (None, None)))
+        todo = index.fetch(sorted(conflicts), whole=False)
+    else:
+        raise MaintenanceError(f"{len(todo)} documents kept changing while being deleted; run again")
+    if departed:
+        gone = {d.id for d in departed}
+        roots = {d.id if d.cluster == d.id else d.cluster for d in departed} - gone
+        rewritten = _redecide(index, rule, writer, roots, gone)
+        _repoint(index, writer, [d.id for d in rewritten], rule)
+    return deleted, missing, settled
+
+
+@dataclass
+class RepairReport:
+    """What :func:`repair` found and changed."""
+
+    checked: int = 0
+    changes: list[Change] = field(default_factory=list)
+    last_id: str | None = None
+    """The last id checked (a repair interrupted after it can go on from there)."""
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(c.why for c in self.changes))
+
+
+def _malformed(d: StoredDoc) -> bool:
+    """Flags that contradict each other: canonical (``duplicate_of`` empty) but in another cluster, or the reverse."""
+    return (d.duplicate_of is None) != (d.cluster == d.id)
+
+
+def repair(index: MaintainedIndex, rule: _Rule, dry_run: bool = False, after: str | None = None, page: int = 500,
+           on_page: Callable[[RepairReport], None] | None = None) -> RepairReport:
+    """Find and fix what older runs or other tools left, page by page in id order (from the first id after
+    ``after``): canonicals that duplicate an older document, clusters whose canonical joined another cluster or
+    is missing, documents pointing at missing documents, contradictory flags. Idempotent: a second repair
+    changes nothing. ``dry_run``: report what would change, write nothing (only first-order changes: a merge's
+    re-pointed members are not listed). ``on_page`` is called after each page (progress, checkpoints)."""
+    report = RepairReport(last_id=after)
+    settled = Settled()
+    writer = _Writer(index, settled, dry_run=dry_run)
+    for docs in index.scan(page, after):
+        ids = {d.id for d in docs}
+        # pointers to missing documents: their clusters are decided again without them
+        targets = {d.cluster for d in docs} | {d.duplicate_of for d in docs if d.duplicate_of}
+        present = set(index.fetch(sorted(targets - ids), whole=False)) | ids
+        gone = targets - present
+        if gone:
+            dangling = [d for d in docs if d.cluster in gone or d.duplicate_of in gone]
+            roots = {d.cluster for d in dangling if d.cluster not in gone}
+            _redecide(index, rule, writer, roots, gone)
+        bad = [d for d in docs if _malformed(d) and d.cluster not in gone and d.duplicate_of not in gone]
+        if bad:
+            writer.rewrite([d.id for d in bad],
+                           lambda d: _as_canonical(d) if _malformed(d) and d.duplicate_of is None else (
+                               replace(d, duplicate_of=d.cluster) if _malformed(d) else None), "re-pointed")
+        fresh = index.fetch(sorted(ids), whole=False) if not dry_run else {d.id: d for d in docs}
+        merged = _settle_canonicals(index, rule, writer, [d for d in fresh.values() if d.cluster == d.id])
+        _repoint(index, writer, ids | set(merged), None if dry_run else rule)
+        report.checked += len(docs)
+        report.last_id = docs[-1].id
+        report.changes = settled.changes
+        if on_page is not None:
+            on_page(report)
+    report.changes = settled.changes
+    return report
+
+
+def iter_ids(lines: Iterable[str]) -> Iterator[str]:
+    """Ids from lines of text (one per line; blank lines and ``#`` comments skipped)."""
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith("#"):
+            yield line

@@ -1,0 +1,238 @@
+"""A living index: writers racing each other, re-indexed and deleted documents, repair. Every test runs on both
+backends (the embedded index and a real Elasticsearch node) unless it is about one of them.
+
+Most tests use hand-made fingerprints, so the expected clusters follow from the distances written here (k = 3):
+``A`` canonical; ``B`` = A with bits 0, 1 flipped and ``C`` = A with bits 2, 3 flipped are its duplicates (2 bits)
+but 4 bits from each other; ``D`` = A with bits 0, 2 flipped is 2 bits from A, B and C.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from es_simhash import maintenance
+from es_simhash.dedup import DedupEngine, DefaultRule, Document
+from es_simhash.fingerprint import Fingerprint
+from es_simhash.index.memory import MemoryIndex
+
+from support import chinese_articles
+
+BASE = 0x5A5A_F00D_1234_8765
+
+
+def fp(simhash: int, content: int) -> Fingerprint:
+    return Fingerprint(simhash, content, (), 40, 800, False)
+
+
+A, B, C, D = (fp(BASE, 1), fp(BASE ^ 0b11, 2), fp(BASE ^ 0b1100, 3), fp(BASE ^ 0b101, 4))
+FAR = fp(BASE ^ 0xFFFF_0000_0000, 5)  # 16 bits from all of them
+
+
+@pytest.fixture(params=["memory", "elastic"])
+def make_index(request):
+    """A function giving a new, empty index of the parametrised backend (several share one Elasticsearch index
+    name when called with the same ``name``)."""
+    if request.param == "memory":
+        shared = {}
+
+        def make(name: str = "main"):
+            return shared.setdefault(name, MemoryIndex())
+
+        yield make
+        return
+    es_url = request.getfixturevalue("es_url")
+    from es_simhash.fingerprint import Fingerprinter
+    from es_simhash.index.elastic import ConnectionSettings, ElasticIndex, connect, ensure_index
+
+    client = connect(ConnectionSettings(url=es_url))
+    base = request.getfixturevalue("es_index_name")
+    made = set()
+
+    def make(name: str = "main"):
+        index = f"{base}-{name}"
+        if index not in made:
+            ensure_index(client, index, Fingerprinter().config)
+            made.add(index)
+        return ElasticIndex(client, index)
+
+    yield make
+    for index in made:
+        client.indices.delete(index=index, ignore_unavailable=True)
+        client.options(ignore_status=404).indices.delete_index_template(name=f"es-simhash-{index}")
+
+
+@pytest.fixture
+def two_writers(client, es_index_name, fingerprinter):
+    """Two ``ElasticIndex`` clients of one Elasticsearch index, as two writer processes have."""
+    from es_simhash.index.elastic import ElasticIndex, ensure_index
+
+    ensure_index(client, es_index_name, fingerprinter.config)
+    return ElasticIndex(client, es_index_name), ElasticIndex(client, es_index_name)
+
+
+def ingest(index, *pairs: tuple[str, Fingerprint]) -> None:
+    """Index documents in this order, one batch, through the engine (the fingerprints are given)."""
+    engine = DedupEngine(index)
+    results = engine.process_batch([Document(i, f"text of {i}") for i, _ in pairs], [f for _, f in pairs])
+    assert all(not isinstance(r, Exception) for r in results), results
+
+
+def clusters(index) -> dict[str, tuple[str, str | None]]:
+    """``{id: (cluster, duplicate_of)}`` of every stored document, read without the maintenance code."""
+    if isinstance(index, MemoryIndex):
+        return {d.id: (d.cluster, d.duplicate_of) for d in index.docs()}
+    index.client.indices.refresh(index=index.index)
+    hits = index.client.search(index=index.index, size=10_000, query={"match_all": {}},
+                               source=["dup_cluster", "dup_of", "is_canonical"])["hits"]["hits"]
+    out = {}
+    for h in hits:
+        s = h["_source"]
+        assert s["is_canonical"] == (s["dup_of"] is None) == (s["dup_cluster"] == h["_id"]), (h["_id"], s)
+        out[h["_id"]] = (s["dup_cluster"], s["dup_of"])
+    return out
+
+
+def assert_consistent(state: dict[str, tuple[str, str | None]]) -> None:
+    for doc_id, (cluster, dup_of) in state.items():
+        assert cluster in state and state[cluster][0] == cluster, f"{doc_id}: cluster {cluster} is not a canonical"
+        assert dup_of is None or dup_of in state, f"{doc_id}: duplicate of missing {dup_of}"
+
+
+# -- deletes -----------------------------------------------------------------------------------------------
+def test_deleting_a_canonical_elects_the_earliest_member_and_decides_the_others_again(make_index):
+    index = make_index()
+    ingest(index, ("a", A), ("b", B), ("c", C), ("d", D), ("far", FAR))
+    assert clusters(index) == {"a": ("a", None), "b": ("a", "a"), "c": ("a", "a"), "d": ("a", "a"),
+                               "far": ("far", None)}
+    deleted, missing, _ = maintenance.delete(index, DefaultRule(), ["a", "nope"])
+    assert (deleted, missing) == (["a"], ["nope"])
+    # b arrived first: canonical; c is 4 bits from b: canonical of its own; d is 2 bits from b and from c: the
+    # nearer tie goes to the canonical with the smaller id
+    assert clusters(index) == {"b": ("b", None), "c": ("c", None), "d": ("b", "b"), "far": ("far", None)}
+
+
+def test_deleting_a_member_re_points_the_documents_that_duplicated_it(make_index):
+    index = make_index()
+    x = fp(BASE ^ 0b1, 6)                 # 1 bit from A
+    y = fp(BASE ^ 0b1 ^ (0b111 << 20), 7)  # 3 bits from x, 4 from A: only x makes it a duplicate
+    ingest(index, ("a", A), ("x", x), ("y", y))
+    assert clusters(index) == {"a": ("a", None), "x": ("a", "a"), "y": ("a", "x")}
+    maintenance.delete(index, DefaultRule(), ["x"])
+    assert clusters(index) == {"a": ("a", None), "y": ("y", None)}  # nothing points at x; y is on its own
+
+
+def test_deleting_everything_of_a_cluster_leaves_nothing_behind(make_index):
+    index = make_index()
+    ingest(index, ("a", A), ("b", B), ("far", FAR))
+    maintenance.delete(index, DefaultRule(), ["b", "a"])
+    assert clusters(index) == {"far": ("far", None)}
+
+
+# -- updates -----------------------------------------------------------------------------------------------
+def test_a_canonical_re_indexed_with_other_content_leaves_its_cluster(make_index):
+    index = make_index()
+    ingest(index, ("a", A), ("b", B), ("c", C), ("d", D))
+    ingest(index, ("a", FAR))  # the page now says something else
+    assert clusters(index) == {"a": ("a", None), "b": ("b", None), "c": ("c", None), "d": ("b", "b")}
+
+
+def test_a_canonical_re_indexed_with_close_content_joins_the_new_canonical(make_index):
+    index = make_index()
+    ingest(index, ("a", A), ("b", B), ("c", C))
+    a2 = fp(BASE ^ (1 << 40), 8)  # 1 bit from A, 3 from b and from c
+    ingest(index, ("a", a2))
+    # b is the earliest remaining member: canonical; c is 4 bits from b: canonical; a arrived last: it joins the
+    # nearest (a tie at 3 bits: the smaller id)
+    assert clusters(index) == {"a": ("b", "b"), "b": ("b", None), "c": ("c", None)}
+
+
+def test_a_member_re_indexed_with_other_content_is_decided_afresh(make_index):
+    index = make_index()
+    ingest(index, ("a", A), ("b", B))
+    ingest(index, ("b", FAR))
+    assert clusters(index) == {"a": ("a", None), "b": ("b", None)}
+    ingest(index, ("b", B))
+    assert clusters(index) == {"a": ("a", None), "b": ("a", "a")}
+
+
+def test_re_indexing_the_same_content_changes_nothing(make_index):
+    index = make_index()
+    ingest(index, ("a", A), ("b", B), ("c", C))
+    before = clusters(index)
+    ingest(index, ("a", A), ("b", B), ("c", C))
+    assert clusters(index) == before
+
+
+# -- writers racing each other ------------------------------------------------------------------------------
+@pytest.mark.parametrize("first_written", ["older", "newer"])
+def test_two_writers_that_decided_a_pair_at_once_end_with_one_cluster(two_writers, fingerprinter, first_written):
+    """Both writers look up before either writes, so each decides its copy is canonical; after both writes (in
+    either order) the pair is one cluster, whose canonical is the copy decided first. When the older copy is
+    written last, only its writer can see the other copy: it settles the newer one."""
+    index_a, index_b = two_writers
+    text = chinese_articles()[3]
+    copy = text[:200] + "。" + text[200:]  # one character more
+    others = chinese_articles()[10:14]
+    docs_a = [Document("orig", text), Document("a-other", others[0]), Document("a-other2", others[1])]
+    docs_b = [Document("copy", copy), Document("b-other", others[2]), Document("b-other2", others[3])]
+    writer_a = DedupEngine(index_a, fingerprinter)
+    writer_b = DedupEngine(index_b, fingerprinter)
+    decided_a = writer_a._decide_batch(docs_a, fingerprinter.fingerprint_many([d.text for d in docs_a]))
+    decided_b = writer_b._decide_batch(docs_b, fingerprinter.fingerprint_many([d.text for d in docs_b]))
+    assert decided_a.to_store[0].is_canonical and decided_b.to_store[0].is_canonical  # the race happened
+    order = [(writer_a, decided_a), (writer_b, decided_b)]
+    for writer, decided in (order if first_written == "older" else order[::-1]):
+        writer._store(decided)
+    state = clusters(index_a)
+    assert_consistent(state)
+    assert state["orig"] == ("orig", None) and state["copy"] == ("orig", "orig")
+    assert [i for i, (c, _) in state.items() if c == i] == sorted(
+        ["orig", "a-other", "a-other2", "b-other", "b-other2"], key=list(state).index)
+
+
+def test_a_merge_takes_the_members_along(two_writers):
+    """Writer B made a canonical with a member, racing writer A's older copy: after settling, B's member points
+    at A's canonical too."""
+    index_a, index_b = two_writers
+    writer_a, writer_b = DedupEngine(index_a), DedupEngine(index_b)
+    decided_a = writer_a._decide_batch([Document("a", "a")], [A])
+    decided_b = writer_b._decide_batch([Document("b", "b"), Document("d", "d")], [B, fp(BASE ^ 0b11 ^ (1 << 50), 9)])
+    assert [d.cluster for d in decided_b.to_store] == ["b", "b"]
+    writer_b._store(decided_b)
+    writer_a._store(decided_a)
+    assert clusters(index_a) == {"a": ("a", None), "b": ("a", "a"), "d": ("a", "b")}
+
+
+# -- repair --------------------------------------------------------------------------------------------------
+def _break(index, doc_id: str, cluster: str, dup_of: str | None) -> None:
+    """Overwrite a document's cluster fields behind the tools' back (Elasticsearch: through its API)."""
+    if isinstance(index, MemoryIndex):
+        doc = index.get(doc_id)
+        index.add([type(doc)(doc.id, doc.fingerprint, cluster, dup_of, 0 if dup_of else None,
+                             "simhash" if dup_of else "canonical", arrival=doc.arrival)])
+        return
+    src = index.client.get(index=index.index, id=doc_id)["_source"]
+    src.update(dup_cluster=cluster, dup_of=dup_of, is_canonical=dup_of is None)
+    index.client.index(index=index.index, id=doc_id, document=src, refresh=True)
+
+
+def test_repair_fixes_what_other_tools_left_and_a_second_repair_changes_nothing(make_index):
+    index = make_index()
+    x = fp(BASE ^ (0b1 << 30), 6)
+    ingest(index, ("a", A), ("b", B), ("c", C), ("far", FAR), ("x", x))
+    assert clusters(index)["x"] == ("a", "a")
+    _break(index, "b", "b", None)        # two canonicals within the rule of each other
+    _break(index, "c", "gone", "gone")   # pointing at a document that does not exist
+    _break(index, "x", "b", "b")         # its cluster's canonical is b, which is (now) a duplicate... after repair
+    broken = clusters(index) if isinstance(index, MemoryIndex) else None
+    report = maintenance.repair(index, DefaultRule(), dry_run=True)
+    assert report.changes and (broken is None or clusters(index) == broken)  # a dry run writes nothing
+    report = maintenance.repair(index, DefaultRule())
+    state = clusters(index)
+    assert_consistent(state)
+    assert state == {"a": ("a", None), "b": ("a", "a"), "c": ("a", "a"), "far": ("far", None), "x": ("a", "b")}
+    assert report.checked == 5 and report.changes
+    again = maintenance.repair(index, DefaultRule())
+    assert again.changes == [] and clusters(index) == state
