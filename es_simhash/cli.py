@@ -300,6 +300,25 @@ def _warn_beyond_keys(k: int, keys) -> None:
                   f"use a new index with --lookup tables:{k}:3")
 
 
+CheckpointOption = typer.Option(
+    None, "--checkpoint",
+    help="Progress file, saved after every batch (default: es-simhash-INDEX-DIGEST.checkpoint.json in this folder, "
+         "DIGEST from the inputs' paths: concurrent runs on other inputs never share one).")
+ResumeOption = typer.Option(False, "--resume", help="Continue an interrupted run from its checkpoint.")
+
+
+def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: bool):
+    from .pipeline import Checkpoint
+
+    path = path or Path(Checkpoint.default_path(index, inputs))
+    if not resume:
+        return Checkpoint(path, inputs)
+    try:
+        return Checkpoint.load(path, inputs)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
 def _describe_keys(keys) -> str:
     if keys.is_segments:
         return "four 16-bit segments"
@@ -344,10 +363,8 @@ def index_cmd(
     retry_for: float = typer.Option(
         300.0, "--retry-for", min=0, help="Seconds to keep retrying when the cluster is down or overloaded."
     ),
-    checkpoint_file: Path = typer.Option(
-        Path("es-simhash.checkpoint.json"), "--checkpoint", help="Progress file, saved after every batch."
-    ),
-    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run from its checkpoint."),
+    checkpoint_file: Optional[Path] = CheckpointOption,
+    resume: bool = ResumeOption,
     es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
     password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
 ) -> None:
@@ -362,13 +379,7 @@ def index_cmd(
 
     _check_inputs(inputs)
     keys = _lookup_keys(lookup)
-    if resume:
-        try:
-            checkpoint = Checkpoint.load(checkpoint_file, inputs)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-    else:
-        checkpoint = Checkpoint(checkpoint_file, inputs)
+    checkpoint = _checkpoint(checkpoint_file, index, inputs, resume)
     fingerprinter = _fingerprinter(idf)
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         ensure_index(es.client, index, fingerprinter.config, lookup_keys=keys)
@@ -537,6 +548,168 @@ def kibana_import(
     except KibanaError as exc:
         raise UserError(str(exc), code=3) from None
     err.print(result)
+
+
+def _maintained(es: "_Elastic", index: str):
+    """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
+    from .index.elastic import ElasticIndex, require_index
+
+    require_index(es.client, index, es.settings.safe_url)
+    return ElasticIndex(es.client, index, url=es.settings.safe_url)
+
+
+def _print_changes(changes) -> None:
+    for c in changes:
+        typer.echo(json.dumps(c.to_dict(), ensure_ascii=False))
+
+
+@app.command()
+def delete(
+    ids: Optional[List[str]] = typer.Argument(None, help="Ids of the documents to delete."),
+    ids_file: Optional[Path] = typer.Option(None, "--ids", help="A file of ids, one per line (- for stdin)."),
+    index: str = IndexName,
+    k: int = KOption,
+    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
+    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+) -> None:
+    """Delete documents and keep their clusters whole.
+
+    The rest of a deleted document's cluster is decided again in the order its documents arrived: the earliest
+    remaining member becomes the canonical, members no longer within the rule of anyone in the cluster are
+    decided afresh, and no document is left pointing at a deleted one. Prints one JSON line per document
+    changed (deleted, re-decided, re-pointed); ids not found are reported and are not an error (exit 0).
+    """
+    from . import maintenance
+
+    wanted = list(ids or [])
+    if ids_file is not None:
+        try:
+            fh = sys.stdin if str(ids_file) == "-" else open(ids_file, encoding="utf-8")  # noqa: SIM115
+        except FileNotFoundError:
+            raise UserError(f"ids file not found: {ids_file}") from None
+        with fh:
+            wanted += list(maintenance.iter_ids(fh))
+    if not wanted:
+        raise UserError("no ids given: pass ids as arguments or --ids FILE", code=2)
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        backend = _maintained(es, index)
+        try:
+            deleted, missing, settled = maintenance.delete(backend, DefaultRule(k=k), wanted)
+        except maintenance.MaintenanceError as exc:
+            raise UserError(str(exc)) from None
+    _print_changes(settled.changes)
+    moved = len({c.id for c in settled.changes if c.why != "deleted"})
+    err.print(f"deleted {len(deleted):,} of {len(wanted):,} documents from {index!r}"
+              f"{f' ({len(missing):,} not found)' if missing else ''}; {moved:,} other documents changed cluster")
+
+
+@app.command()
+def repair(
+    index: str = IndexName,
+    k: int = KOption,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only print what would change (first-order changes)."),
+    after: Optional[str] = typer.Option(None, "--after", help="Start after this id (go on with an interrupted "
+                                                               "repair: it prints the id)."),
+    progress: bool = ProgressOption,
+    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
+    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+) -> None:
+    """Find and fix inconsistent clusters that older runs or other tools left.
+
+    Canonicals that duplicate an older document join its cluster, clusters whose canonical joined another
+    cluster or is missing are re-pointed, documents pointing at missing documents are decided again, and
+    contradictory flags are fixed. Prints one JSON line per change and a summary; a second repair changes
+    nothing. Safe to interrupt: it prints how to go on.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from . import maintenance
+
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        backend = _maintained(es, index)
+        total = len(backend)
+        bar = Progress(TextColumn("[bold]repair"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       console=err, disable=not progress or not err.is_terminal)
+        task = bar.add_task("repair", total=total)
+        state = {"checked": 0, "last": after, "printed": 0}
+
+        def on_page(report) -> None:
+            _print_changes(report.changes[state["printed"]:])
+            state.update(checked=report.checked, last=report.last_id, printed=len(report.changes))
+            bar.update(task, completed=report.checked)
+
+        try:
+            with bar:
+                report = maintenance.repair(backend, DefaultRule(k=k), dry_run=dry_run, after=after, on_page=on_page)
+        except KeyboardInterrupt:
+            resume = f" --after {state['last']}" if state["last"] else ""
+            raise UserError(f"interrupted after checking {state['checked']:,} documents; everything checked so far "
+                            f"is fixed: run `es-simhash repair --index {index}{resume}` to go on", code=130) from None
+        except maintenance.MaintenanceError as exc:
+            raise UserError(str(exc)) from None
+    counts = ", ".join(f"{n:,} {why}" for why, n in sorted(report.counts().items()))
+    verb = "would change" if dry_run else "changed"
+    err.print(f"checked {report.checked:,} documents in {index!r}: " + (f"{verb} {counts}" if counts else "nothing to fix"))
+
+
+@app.command()
+def migrate(
+    source: str = typer.Option(..., "--from", help="The index to read (it is left as it is)."),
+    target: str = typer.Option(..., "--to", help="The new index (created if needed)."),
+    alias: Optional[str] = typer.Option(None, "--alias", help="When done, point this alias at the new index alone "
+                                                              "(atomically), so readers switch over."),
+    report: Optional[Path] = ReportOption,
+    dead_letters: Path = DeadLettersOption,
+    k: int = KOption,
+    idf: Optional[Path] = IdfOption,
+    batch_size: int = typer.Option(500, "--batch-size", min=1, help="Documents per lookup + bulk round trip."),
+    workers: int = WorkersOption,
+    lookup: str = LookupOption,
+    progress: bool = ProgressOption,
+    checkpoint_file: Optional[Path] = CheckpointOption,
+    resume: bool = ResumeOption,
+    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
+    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+) -> None:
+    """Copy an index into a new one with the current fingerprint and lookup keys (e.g. after an upgrade).
+
+    Every document is fingerprinted again from its stored text and decided afresh, the earliest first, on this
+    machine (no reindex module needed); one without stored text is a dead letter. Interrupted? The same
+    command with --resume goes on. The old index is not changed; --alias switches readers over at the end.
+    """
+    from . import maintenance
+    from .index.elastic import ElasticError, ElasticIndex, ensure_index, require_index, switch_alias
+    from .pipeline import CheckpointInUse
+
+    if source == target:
+        raise UserError("--from and --to are the same index: migrate into a new one", code=2)
+    keys = _lookup_keys(lookup)
+    checkpoint = _checkpoint(checkpoint_file, target, [f"index:{source}"], resume)
+    fingerprinter = _fingerprinter(idf)
+    with _Elastic(es_url, api_key, username, password, ca_certs, target) as es:
+        require_index(es.client, source, es.settings.safe_url)
+        old = ElasticIndex(es.client, source, url=es.settings.safe_url)
+        ensure_index(es.client, target, fingerprinter.config, lookup_keys=keys)
+        backend = ElasticIndex(es.client, target, url=es.settings.safe_url)
+        engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
+        bar, update = _progress(len(old), progress, "migrate")
+        with ExitStack() as stack:
+            try:
+                stack.enter_context(checkpoint.lock())
+            except CheckpointInUse as exc:
+                raise UserError(str(exc)) from None
+            rep = stack.enter_context(open(report, "a" if resume else "w", encoding="utf-8")) if report else None
+            stack.enter_context(bar)
+            try:
+                summary = maintenance.migrate(old, engine, dead_letters=str(dead_letters), checkpoint=checkpoint,
+                                              report=rep, on_progress=update)
+            except ElasticError as exc:
+                raise UserError(f"{exc}; the same command with --resume goes on", code=4) from None
+        switched = ""
+        if alias:
+            before = switch_alias(es.client, alias, target, es.settings.safe_url)
+            switched = f"; alias {alias!r} now points at {target!r}" + (f" (was {', '.join(before)})" if before else "")
+    _print_summary(summary, f"into {target!r}{switched}")
 
 
 @app.command()

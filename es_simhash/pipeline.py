@@ -76,6 +76,16 @@ class Checkpoint:
         self.summary = Summary()
         self._locks = 0
 
+    @staticmethod
+    def default_path(index: str, inputs: Sequence[str]) -> str:
+        """The checkpoint of a run of ``inputs`` into ``index`` when none is named: in the current folder, named
+        after the index and a digest of the inputs' absolute paths, so runs on other inputs (concurrent writers
+        into one index) never share one, and the same command finds its own again with ``--resume``."""
+        import hashlib
+
+        names = "\n".join(os.path.abspath(p) if p != "-" else p for p in inputs)
+        return f"es-simhash-{index}-{hashlib.sha1(names.encode('utf-8')).hexdigest()[:10]}.checkpoint.json"
+
     @property
     def lock_path(self) -> str:
         return f"{self.path}.lock"

@@ -106,14 +106,15 @@ def test_gives_up_with_a_checkpoint_and_resume_finishes(es_node, big_crawl, tmp_
         es_node.start()
     assert code == 4, err
     message = err.strip().splitlines()[-1]
-    assert "--resume" in message and (tmp_path / "es-simhash.checkpoint.json").exists()
+    checkpoints = list(tmp_path.glob("es-simhash-faults-resume-*.checkpoint.json"))  # (named after index + inputs)
+    assert "--resume" in message and len(checkpoints) == 1 and str(checkpoints[0].name) in message
     resumed = subprocess.run([sys.executable, "-m", "es_simhash", "index", path, "--index", index, "--batch-size",
                               "100", "--report", "r.jsonl", "--resume", "--no-progress"],
                              capture_output=True, cwd=tmp_path, env=dict(os.environ, ES_URL=es_node.url),
                              timeout=900)
     assert resumed.returncode == 0, resumed.stderr.decode()
     assert f"read {len(expected):,}  kept" in resumed.stderr.decode()  # counts carried over from the first run
-    assert not (tmp_path / "es-simhash.checkpoint.json").exists()
+    assert not checkpoints[0].exists()
     assert all_ids(es_node.url, index, len(expected)) == expected
     report = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in report) == sorted(expected)  # each record reported exactly once

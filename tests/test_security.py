@@ -128,7 +128,7 @@ def test_basic_auth_from_env_flags_and_config_file(node, crawl, tmp_path):
                                         ca_certs=str(node.ca_cert)))
     assert client.count(index=index)["count"] == n
     assert_no_secret([PASSWORD], res.stdout, res.stderr, res2.stdout, res2.stderr, res3.stdout, res3.stderr,
-                     tmp_path / "dead-letters.jsonl", tmp_path / "es-simhash.checkpoint.json")
+                     tmp_path / "dead-letters.jsonl", *tmp_path.glob("*.checkpoint.json*"))
 
 
 # -- API keys ----------------------------------------------------------------------------------------------
@@ -148,7 +148,7 @@ def test_an_api_key_works(node, crawl, tmp_path):
     res2 = cli("clusters", "--index", "sec-apikey", "--json", env=env, cwd=tmp_path)
     assert res2.returncode == 0
     assert_no_secret([key, secret], res.stdout, res.stderr, res2.stdout, res2.stderr, tmp_path / "r.jsonl",
-                     tmp_path / "dead-letters.jsonl", tmp_path / "es-simhash.checkpoint.json")
+                     tmp_path / "dead-letters.jsonl", *tmp_path.glob("*.checkpoint.json*"))
 
 
 def test_an_api_key_is_sent_first_and_an_unknown_one_is_refused(node, crawl, tmp_path):
@@ -159,7 +159,7 @@ def test_an_api_key_is_sent_first_and_an_unknown_one_is_refused(node, crawl, tmp
     assert res.returncode == 3
     assert "rejected the credentials (401)" in one_line(res)
     assert_no_secret([FAKE_API_KEY, PASSWORD], res.stdout, res.stderr, tmp_path / "r.jsonl",
-                     tmp_path / "dead-letters.jsonl", tmp_path / "es-simhash.checkpoint.json")
+                     tmp_path / "dead-letters.jsonl", *tmp_path.glob("*.checkpoint.json*"))
     status, _ = node.request("GET", "/sec-badkey")
     assert status == 404  # nothing was written
 
@@ -190,7 +190,7 @@ def test_wrong_or_missing_credentials_are_one_line_and_exit_3(node, crawl, tmp_p
             assert node.url in err
             assert_no_secret([WRONG_PASSWORD, PASSWORD], res.stdout, res.stderr)
     assert_no_secret([WRONG_PASSWORD, PASSWORD], tmp_path / "r.jsonl", tmp_path / "dead-letters.jsonl",
-                     tmp_path / "es-simhash.checkpoint.json")
+                     *tmp_path.glob("*.checkpoint.json*"))
     assert node.request("GET", "/sec-wrong")[0] == 404
 
 

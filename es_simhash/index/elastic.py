@@ -56,6 +56,8 @@ __all__ = [
     "index_template",
     "validate_index_name",
     "server_version",
+    "require_index",
+    "switch_alias",
 ]
 
 log = logging.getLogger(__name__)
@@ -344,6 +346,42 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
         return False
     client.cluster.health(index=index, wait_for_status="yellow", timeout="60s")
     return True
+
+
+def require_index(client, index: str, url: str = "") -> dict[str, Any]:
+    """The mapping ``_meta`` of an index es-simhash made; :class:`ElasticError` (one line, what to do) when the
+    index does not exist or was not made by es-simhash."""
+    from elasticsearch import NotFoundError
+
+    validate_index_name(index)
+    with elastic_errors(url):
+        try:
+            mapping = client.indices.get_mapping(index=index)
+        except NotFoundError:
+            raise ElasticError(f"index {index!r} does not exist: check --index (or ES_SIMHASH_INDEX)") from None
+    meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
+    if meta.get("managed_by") != "es-simhash":
+        raise ElasticError(f"index {index!r} was not made by es-simhash: pick an index `es-simhash index` wrote")
+    return meta
+
+
+def switch_alias(client, alias: str, index: str, url: str = "") -> list[str]:
+    """Point ``alias`` at ``index`` alone, in one atomic request (readers never see it missing); returns the
+    indexes it pointed at before."""
+    from elasticsearch import NotFoundError
+
+    validate_index_name(alias)
+    with elastic_errors(url):
+        if client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias):
+            raise ElasticError(f"{alias!r} is an index, not an alias: pick another --alias")
+        try:
+            before = sorted(client.indices.get_alias(name=alias))
+        except NotFoundError:
+            before = []
+        actions: list[dict[str, Any]] = [{"remove": {"index": i, "alias": alias}} for i in before if i != index]
+        actions.append({"add": {"index": index, "alias": alias}})
+        client.indices.update_aliases(actions=actions)
+    return before
 
 
 _PAYLOAD = ("content", "record")
@@ -1081,6 +1119,30 @@ class ElasticIndex:
                                f"{next(iter(refused.values()))}")
         self._boilerplate.clear()  # document frequencies went down: learn them again
         return conflicts
+
+    def records(self, page: int = 500) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
+        """``(id, text, record)`` of every stored document, the earliest first (arrival, then ``indexed_at`` for
+        documents of earlier releases, then id): what a migration indexes again, in the order they came."""
+        sort = [{"arrival": {"order": "asc", "unmapped_type": "long", "missing": "_first"}},
+                {"indexed_at": {"order": "asc", "unmapped_type": "date", "missing": "_first"}},
+                {"doc_id": "asc"}]
+        cursor = None
+        while True:
+            body: dict[str, Any] = {"size": page, "query": {"match_all": {}}, "sort": sort,
+                                    "_source": ["content", "record"], "track_total_hits": False}
+            if cursor is not None:
+                body["search_after"] = cursor
+
+            def attempt() -> list[dict[str, Any]]:
+                return self.client.search(index=self.index, body=body)["hits"]["hits"]
+
+            hits = self._retrying(attempt, "search")
+            for h in hits:
+                src = h.get("_source") or {}
+                yield h["_id"], src.get("content"), src.get("record") or {}
+            if len(hits) < page:
+                return
+            cursor = hits[-1]["sort"]
 
     def scan(self, page: int = 1000, after: str | None = None) -> Iterator[list[StoredDoc]]:
         """All stored documents (without text or record), with versions, in ``doc_id`` order from the first id

@@ -1,0 +1,164 @@
+"""`es-simhash delete`, `repair` and `migrate` against a real node, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from support import chinese_articles, english_articles
+
+
+def cli(*args, es_url: str, cwd, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], capture_output=True, input=stdin,
+                          cwd=cwd, env=dict(os.environ, ES_URL=es_url), timeout=600)
+
+
+def raw_state(client, index: str) -> dict[str, dict]:
+    client.indices.refresh(index=index)
+    hits = client.search(index=index, size=10_000, query={"match_all": {}},
+                         source=["dup_cluster", "dup_of", "is_canonical", "fingerprint_version", "content"])
+    return {h["_id"]: h["_source"] for h in hits["hits"]["hits"]}
+
+
+def assert_consistent(state: dict[str, dict]) -> None:
+    for doc_id, s in state.items():
+        cluster = s["dup_cluster"]
+        assert cluster in state and state[cluster]["dup_cluster"] == cluster, f"{doc_id}: cluster {cluster} broken"
+        assert s["dup_of"] is None or s["dup_of"] in state, f"{doc_id}: duplicate of missing {s['dup_of']}"
+        assert s["is_canonical"] == (s["dup_of"] is None) == (cluster == doc_id), (doc_id, s)
+
+
+@pytest.fixture
+def crawl(tmp_path):
+    """20 Chinese and 10 English articles, and two reprints of each of the first two Chinese ones."""
+    zh, en = chinese_articles()[:20], english_articles()[:10]
+    lines = [{"id": f"zh{i}", "content": t, "title": f"标题{i}"} for i, t in enumerate(zh)]
+    lines += [{"id": f"en{i}", "content": t} for i, t in enumerate(en)]
+    for i in range(2):
+        lines.append({"id": f"zh{i}-reprint", "content": zh[i][:150] + "，" + zh[i][150:]})
+        lines.append({"id": f"zh{i}-repost", "content": "转载：" + zh[i]})
+    path = tmp_path / "crawl.jsonl"
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    return path, len(lines)
+
+
+def test_delete_a_canonical_from_the_command_line(es_url, es_index_name, client, crawl, tmp_path):
+    path, n = crawl
+    assert cli("index", path, "--index", es_index_name, "--no-progress", es_url=es_url, cwd=tmp_path).returncode == 0
+    before = raw_state(client, es_index_name)
+    assert before["zh0-reprint"]["dup_cluster"] == before["zh0-repost"]["dup_cluster"] == "zh0"
+    (tmp_path / "ids.txt").write_text("# taken down\nzh0\n\nno-such-page\n")
+    res = cli("delete", "--ids", "ids.txt", "--index", es_index_name, es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    changes = [json.loads(x) for x in res.stdout.decode().splitlines()]
+    assert {c["id"]: c["change"] for c in changes} == {"zh0": "deleted", "zh0-reprint": "re-decided",
+                                                       "zh0-repost": "re-decided"}
+    assert "deleted 1 of 2 documents" in res.stderr.decode() and "1 not found" in res.stderr.decode()
+    after = raw_state(client, es_index_name)
+    assert len(after) == n - 1 and "zh0" not in after
+    assert_consistent(after)
+    # the earliest remaining member (the reprint came first in the input) is the new canonical
+    assert after["zh0-reprint"]["dup_cluster"] == "zh0-reprint" and after["zh0-repost"]["dup_of"] == "zh0-reprint"
+    # and nothing else moved
+    assert {i: s["dup_cluster"] for i, s in after.items() if not i.startswith("zh0")} == {
+        i: s["dup_cluster"] for i, s in before.items() if not i.startswith("zh0")}
+
+
+def test_delete_needs_ids_and_an_existing_index(es_url, es_index_name, tmp_path):
+    res = cli("delete", "--index", es_index_name, es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 2 and "no ids given" in res.stderr.decode()
+    res = cli("delete", "x", "--index", es_index_name, es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 3 and f"index '{es_index_name}' does not exist" in res.stderr.decode()
+
+
+def test_repair_an_index_broken_through_the_elasticsearch_api(es_url, es_index_name, client, crawl, tmp_path):
+    path, n = crawl
+    assert cli("index", path, "--index", es_index_name, "--no-progress", es_url=es_url, cwd=tmp_path).returncode == 0
+    good = {i: s["dup_cluster"] for i, s in raw_state(client, es_index_name).items()}
+
+    def overwrite(doc_id, **fields):
+        src = client.get(index=es_index_name, id=doc_id)["_source"]
+        src.update(fields)
+        client.index(index=es_index_name, id=doc_id, document=src, refresh=True)
+
+    overwrite("zh0-reprint", dup_cluster="zh0-reprint", dup_of=None, is_canonical=True)  # a second canonical
+    overwrite("zh1-reprint", dup_cluster="deleted-page", dup_of="deleted-page")          # points at nothing
+    overwrite("zh1-repost", dup_cluster="zh0-reprint", dup_of="zh1")                      # cluster not canonical
+    client.delete(index=es_index_name, id="zh1", refresh=True)                            # a canonical gone
+    broken = raw_state(client, es_index_name)
+    dry = cli("repair", "--index", es_index_name, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert dry.returncode == 0 and dry.stdout and "would change" in dry.stderr.decode(), dry.stderr.decode()
+    assert raw_state(client, es_index_name) == broken
+    res = cli("repair", "--index", es_index_name, "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    fixed = raw_state(client, es_index_name)
+    assert_consistent(fixed)
+    assert fixed["zh0-reprint"]["dup_cluster"] == "zh0"
+    # zh1 is gone: its two reprints form one cluster again, the earlier one canonical
+    assert fixed["zh1-reprint"]["dup_cluster"] == fixed["zh1-repost"]["dup_cluster"] == "zh1-reprint"
+    assert {i: s["dup_cluster"] for i, s in fixed.items() if not i.startswith("zh1")} == {
+        i: c for i, c in good.items() if not i.startswith("zh1")}
+    again = cli("repair", "--index", es_index_name, "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert again.returncode == 0 and again.stdout == b"" and "nothing to fix" in again.stderr.decode()
+    assert raw_state(client, es_index_name) == fixed
+
+
+def _version2_index(client, name: str, docs: list[tuple[str, str | None]]) -> None:
+    """An index as release 0.x with fingerprint version 2 left it: its config in ``_meta``, the four segment
+    fields and no lookup keys, no ``arrival``; the clusters as that release decided them (here: all canonical)."""
+    from es_simhash.index.elastic import index_template
+
+    template = index_template()["template"]
+    mappings = template["mappings"]
+    for field in ("arrival", "lookup_keys"):
+        mappings["properties"].pop(field)
+    mappings["_source"] = {}
+    mappings["_meta"] = {"managed_by": "es-simhash", "fingerprint": {"fingerprint_version": 2, "idf": "0"}}
+    client.indices.create(index=name, mappings=mappings, settings=template["settings"])
+    for i, (doc_id, text) in enumerate(docs):
+        src = {"doc_id": doc_id, "fingerprint_version": 2, "simhash": f"{i:016x}", "sentences": [],
+               "n_features": 1, "n_chars": 1, "short": False, "seg0": "0000", "dup_cluster": doc_id, "dup_of": None,
+               "is_canonical": True, "dup_reason": "canonical", "indexed_at": f"2025-01-01T00:00:{i:02d}Z",
+               "record": {"source": "old-crawler"}}
+        if text is not None:
+            src["content"] = text
+        client.index(index=name, id=doc_id, document=src)
+    client.indices.refresh(index=name)
+
+
+def test_migrate_a_version_2_index_and_switch_an_alias(es_url, es_index_name, client, tmp_path):
+    zh = chinese_articles()[:12]
+    docs = [(f"p{i}", t) for i, t in enumerate(zh)]
+    docs += [("p0-copy", "转载：" + zh[0]), ("lost-text", None), ("p1-copy", zh[1] + "（完）")]
+    old, new, alias = f"{es_index_name}-v2", f"{es_index_name}-v3", f"{es_index_name}-live"
+    try:
+        _version2_index(client, old, docs)
+        refused = cli("index", "-", "--index", old, "--no-progress", es_url=es_url, cwd=tmp_path,
+                      stdin=json.dumps({"id": "x", "content": zh[5]}).encode())
+        assert refused.returncode == 3 and "other settings" in refused.stderr.decode()  # why migrate exists
+        res = cli("migrate", "--from", old, "--to", new, "--alias", alias, "--batch-size", "4", "--report",
+                  "r.jsonl", "--no-progress", es_url=es_url, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr.decode()
+        err = res.stderr.decode()
+        assert "read 15  kept 12  duplicates 2  dead letters 1" in err and f"alias '{alias}' now points" in err
+        letters = [json.loads(x) for x in (tmp_path / "dead-letters.jsonl").read_text().splitlines()]
+        assert [(d["reason"], d["excerpt"]) for d in letters] == [("no stored text to fingerprint again",
+                                                                   "lost-text")]
+        state = raw_state(client, new)
+        assert len(state) == 14 and {s["fingerprint_version"] for s in state.values()} == {3}
+        assert_consistent(state)
+        assert state["p0-copy"]["dup_of"] == "p0" and state["p1-copy"]["dup_of"] == "p1"
+        assert client.get(index=new, id="p3")["_source"]["record"] == {"source": "old-crawler"}
+        assert sorted(client.indices.get_alias(name=alias)) == [new]
+        assert client.count(index=old)["count"] == 15  # the old index is left as it was
+        # running it again changes nothing (every document is already there with the same content)
+        again = cli("migrate", "--from", old, "--to", new, "--no-progress", es_url=es_url, cwd=tmp_path)
+        assert again.returncode == 0 and "14 were already indexed" in again.stderr.decode(), again.stderr.decode()
+    finally:
+        for name in (old, new):
+            client.indices.delete(index=name, ignore_unavailable=True)
+            client.options(ignore_status=404).indices.delete_index_template(name=f"es-simhash-{name}")
