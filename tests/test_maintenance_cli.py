@@ -66,6 +66,13 @@ def test_delete_a_canonical_from_the_command_line(es_url, es_index_name, client,
     # and nothing else moved
     assert {i: s["dup_cluster"] for i, s in after.items() if not i.startswith("zh0")} == {
         i: s["dup_cluster"] for i, s in before.items() if not i.startswith("zh0")}
+    # what users see: the deleted page nowhere, the cluster's size true
+    top = cli("clusters", "--index", es_index_name, "--json", "--top", "100", es_url=es_url, cwd=tmp_path)
+    sizes = {r["cluster"]: r["size"] for r in map(json.loads, top.stdout.decode().splitlines())}
+    assert "zh0" not in sizes and sizes["zh0-reprint"] == 2 and sizes["zh1"] == 3
+    found = cli("search", "转载", "--index", es_index_name, "--json", "--all", "-n", "100", es_url=es_url,
+                cwd=tmp_path)
+    assert found.returncode == 0 and "zh0" not in {json.loads(x)["id"] for x in found.stdout.decode().splitlines()}
 
 
 def test_delete_needs_ids_and_an_existing_index(es_url, es_index_name, tmp_path):
