@@ -36,33 +36,26 @@ not. The last line is machine-readable::
 
     RESULT writers=1,2,4 docs_per_s=A,B,C missed_pairs=0,X,Y extra_pairs=0,P,Q
 
-Run ``python bench/concurrent.py --help`` for options.
+Run ``python bench/concurrent_writers.py --help`` for options. (The issue asked for ``bench/concurrent.py``: a file of
+that name in ``bench/`` would shadow the standard library's ``concurrent`` package for every script there.)
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import platform
+import re
+import signal
+import subprocess
 import sys
-
-if __name__ == "concurrent":  # pragma: no cover
-    # bench/ was on sys.path ahead of the standard library (``python bench/concurrent.py`` puts it first, so does
-    # tests/support.py) and ``import concurrent.futures`` found this file: be the standard library's package.
-    import sysconfig as _sysconfig
-
-    __path__ = [os.path.join(_sysconfig.get_paths()["stdlib"], "concurrent")]
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import re  # noqa: E402
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from collections import defaultdict  # noqa: E402
-from itertools import combinations  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any, Sequence  # noqa: E402
+import tempfile
+import time
+from collections import defaultdict
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Sequence
 
 _HERE = Path(__file__).resolve().parent
 ROOT = _HERE.parent
@@ -174,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="skip the sequential run in reverse order (the order-dependence noise floor)")
     ap.add_argument("--seed", type=int, default=1998, help="seed of the sample and the plants (default 1998)")
     sys.path.append(str(_HERE))  # after the standard library: this file's name is that of a stdlib package
-    import _es  # noqa: E402
+    import _es
 
     _es.add_node_options(ap, heap="1g")
     ap.add_argument("--quick", action="store_true", help="small run for debugging: --docs 5000")
@@ -185,12 +178,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.docs < 10 or not 0 <= args.planted < 1 or any(w < 2 for w in args.writers):
         ap.error("--docs >= 10, 0 <= --planted < 1, --writers >= 2")
 
-    import ingest  # noqa: E402  (bench/ingest.py: the documents)
+    import ingest  # bench/ingest.py: the documents
     from es_simhash import Fingerprinter
     from es_simhash import text as T
 
     def terminated(*_: Any) -> None:  # run the cleanup (writers, indexes) when killed
-        print("concurrent.py: terminated by SIGTERM; stopping the writers and dropping the indexes", file=sys.stderr,
+        print("concurrent_writers.py: terminated by SIGTERM; stopping the writers and dropping the indexes", file=sys.stderr,
               flush=True)
         sys.exit(143)
 
