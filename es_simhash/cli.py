@@ -105,11 +105,13 @@ def _check_inputs(inputs: List[str]) -> None:
             raise UserError(f"input is a directory, expected a JSON Lines file: {p}")
 
 
-def _progress(total: int | None, enabled: bool, label: str):
-    """A rich progress bar over input bytes on stderr (disabled when stderr is not a terminal)."""
+def _progress(total: int | None, enabled: bool, label: str, unit: str = "bytes"):
+    """A rich progress bar over input bytes (``unit="docs"``: documents) on stderr (disabled when stderr is not a
+    terminal)."""
     from rich.progress import (
         BarColumn,
         DownloadColumn,
+        MofNCompleteColumn,
         Progress,
         TextColumn,
         TimeElapsedColumn,
@@ -120,8 +122,7 @@ def _progress(total: int | None, enabled: bool, label: str):
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
+        *((DownloadColumn(), TransferSpeedColumn()) if unit == "bytes" else (MofNCompleteColumn(),)),
         TextColumn("{task.fields[docs]} docs, {task.fields[dups]} dups, {task.fields[dead]} dead"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
@@ -692,7 +693,7 @@ def migrate(
         ensure_index(es.client, target, fingerprinter.config, lookup_keys=keys)
         backend = ElasticIndex(es.client, target, url=es.settings.safe_url)
         engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
-        bar, update = _progress(len(old), progress, "migrate")
+        bar, update = _progress(len(old), progress, "migrate", unit="docs")
         with ExitStack() as stack:
             try:
                 stack.enter_context(checkpoint.lock())

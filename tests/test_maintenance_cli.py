@@ -169,3 +169,48 @@ def test_migrate_a_version_2_index_and_switch_an_alias(es_url, es_index_name, cl
         for name in (old, new):
             client.indices.delete(index=name, ignore_unavailable=True)
             client.options(ignore_status=404).indices.delete_index_template(name=f"es-simhash-{name}")
+
+
+def test_an_interrupted_migration_goes_on_from_its_checkpoint(es_url, es_index_name, client, fingerprinter, tmp_path):
+    """Python API: a migration stopped after its second batch (Ctrl-C) and run again with its checkpoint ends with
+    every document once, the counts of one whole run, and each document reported once."""
+    from es_simhash import maintenance
+    from es_simhash.dedup import DedupEngine, Document
+    from es_simhash.index.elastic import ElasticIndex, ensure_index
+    from es_simhash.pipeline import Checkpoint
+
+    zh = chinese_articles()[20:40]
+    old, new = f"{es_index_name}-old", f"{es_index_name}-new"
+    try:
+        ensure_index(client, old, fingerprinter.config)
+        docs = [Document(f"p{i}", t) for i, t in enumerate(zh)] + [Document("p3-copy", "转载：" + zh[3])]
+        list(DedupEngine(ElasticIndex(client, old), fingerprinter, batch_size=7).process(docs))
+        ensure_index(client, new, fingerprinter.config)
+        source = ElasticIndex(client, old)
+        inputs = [maintenance.migration_input(source)]
+        cp_path, report_path = tmp_path / "m.checkpoint.json", tmp_path / "m.jsonl"
+
+        def engine():
+            return DedupEngine(ElasticIndex(client, new), fingerprinter, batch_size=5)
+
+        def stop_after_two(done: int, summary) -> None:
+            if summary.read >= 10:
+                raise KeyboardInterrupt
+
+        with open(report_path, "w", encoding="utf-8") as report, pytest.raises(KeyboardInterrupt):
+            maintenance.migrate(source, engine(), checkpoint=Checkpoint(cp_path, inputs), report=report,
+                                dead_letters=str(tmp_path / "dead.jsonl"), on_progress=stop_after_two)
+        assert Checkpoint.load(cp_path, inputs).summary.read == 10
+        with open(report_path, "a", encoding="utf-8") as report:
+            summary = maintenance.migrate(source, engine(), checkpoint=Checkpoint.load(cp_path, inputs),
+                                          report=report, dead_letters=str(tmp_path / "dead.jsonl"))
+        assert (summary.read, summary.kept, summary.duplicates, summary.already_indexed) == (21, 20, 1, 0)
+        reported = [json.loads(x)["id"] for x in report_path.read_text().splitlines()]
+        assert sorted(reported) == sorted(d.id for d in docs)
+        state = raw_state(client, new)
+        assert len(state) == 21 and state["p3-copy"]["dup_of"] == "p3"
+        assert not cp_path.exists()  # a finished run removes its checkpoint
+    finally:
+        for name in (old, new):
+            client.indices.delete(index=name, ignore_unavailable=True)
+            client.options(ignore_status=404).indices.delete_index_template(name=f"es-simhash-{name}")
