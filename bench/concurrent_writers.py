@@ -38,8 +38,8 @@ not. The last line is machine-readable::
 
 (``lost_duplicates``: canonicals the rule calls a duplicate of an earlier document, see below.) Pairs of a chain
 of near duplicates depend on the order documents come in (one writer in reverse order shows by how much), so the
-verdicts are: the writers lose no duplicate (no more canonicals with an older match, and no more planted pairs
-split, than one writer), and their pairs differ from one writer's by no more than order alone changes.
+verdicts are: the writers lose no duplicate (no more canonicals with an older match than one writer: none), and
+their pairs differ from one writer's by no more than order alone changes.
 
 Run ``python bench/concurrent_writers.py --help`` for options. (The issue asked for ``bench/concurrent.py``: a file of
 that name in ``bench/`` would shadow the standard library's ``concurrent`` package for every script there.)
@@ -162,7 +162,7 @@ def planted_split(docs: dict[str, dict]) -> int:
                d.get("dup_cluster") != docs.get(i.split("-of-", 1)[1], {}).get("dup_cluster"))
 
 
-def canonicals_with_an_older_match(backend) -> int:
+def canonicals_with_an_older_match(backend) -> list[str]:
     """Canonicals that the decision rule calls a duplicate of a document that arrived before them: the duplicates
     concurrency loses (two writers each decided their copy before the other's was visible). Decided over all stored
     fingerprints at once, in memory (``MemoryIndex``, the default rule, the index's ``max_sentence_df``); a
@@ -177,15 +177,18 @@ def canonicals_with_an_older_match(backend) -> int:
     memory.add(stored)
     rule = DefaultRule()
     canon = [d for d in stored if d.cluster == d.id]
-    found = 0
+    found = []
     for start in range(0, len(canon), 1000):
         part = canon[start:start + 1000]
         for d, res in zip(part, memory.lookup([Lookup(d.id, d.fingerprint) for d in part], rule.candidate_distance)):
             older = [c for c in res.candidates if arrival_key(c) < arrival_key(d)]
             cap = memory.max_sentence_df
             boilerplate = frozenset(h for h in d.fingerprint.sentences if res.sentence_df.get(h, 0) > cap)
-            if older and rule.decide(d.fingerprint, older, boilerplate) is not None:
-                found += 1
+            decision = rule.decide(d.fingerprint, older, boilerplate) if older else None
+            if decision is not None:
+                o = decision.of
+                found.append(f"{d.id} (arrival {d.arrival}) is a {decision.reason} duplicate at {decision.distance} "
+                             f"bits of {o.id} (arrival {o.arrival}, cluster {o.cluster})")
     return found
 
 
@@ -266,13 +269,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     reference = got
                 r.update(pairs=len(got), missed=len(reference - got), extra=len(got - reference), violations=bad,
                          docs_per_s=n / r["wall"], writers=w, planted_split=planted_split(stored),
-                         lost=canonicals_with_an_older_match(ElasticIndex(client, index)))
+                         lost_docs=canonicals_with_an_older_match(ElasticIndex(client, index)))
+                r["lost"] = len(r["lost_docs"])
                 results[label] = r
                 print(f"{label:>12} writer{'s' if w > 1 else ' '}: {r['wall']:6.1f} s wall, {n / r['wall']:7,.0f} "
                       f"docs/s; {len(got):,} pairs, {r['missed']:,} missed, {r['extra']:,} extra; planted pairs "
                       f"split {r['planted_split']:,}; canonicals with an older match {r['lost']:,}; "
                       f"{len(bad):,} invariant violations; exit codes {r['codes']}", flush=True)
-                for line in bad[:5]:
+                for line in bad[:5] + r["lost_docs"][:5]:
                     print(f"      {line}")
                 _es.drop_index(client, index)
                 made.remove(index)
@@ -302,6 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         r = results["1 (reverse)"]
         print(f"INFO order alone (one writer, reverse order) changes {r['missed'] + r['extra']:,} pairs "
               f"({r['missed']:,} missed, {r['extra']:,} extra): the noise floor of the comparisons")
+    print("INFO planted pairs split (copies the rule does not find, or finds through a chain that depends on the "
+          "order): " + ", ".join(f"{label}: {r['planted_split']:,}" for label, r in results.items()))
     print("\n== results")
     checks = []
     floor = results["1"]
@@ -309,14 +315,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     noise = reverse["missed"] + reverse["extra"] if reverse else 0
     for w in args.writers:
         r = results[str(w)]
-        checks.append((r["lost"] <= floor["lost"] and r["planted_split"] <= floor["planted_split"]
-                       and all(c == 0 for c in r["codes"]),
+        checks.append((r["lost"] <= floor["lost"] and all(c == 0 for c in r["codes"]),
                        f"{w} writers lose no duplicate: {r['lost']:,} canonicals with an older match (one writer: "
-                       f"{floor['lost']:,}), {r['planted_split']:,} planted pairs split (one writer: "
-                       f"{floor['planted_split']:,})"))
-        checks.append((r["missed"] + r["extra"] <= noise,
-                       f"{w} writers' pairs differ from one sequential writer's by {r['missed']:,} missed + "
-                       f"{r['extra']:,} extra: no more than order alone changes ({noise:,})"))
+                       f"{floor['lost']:,})"))
+        if reverse:
+            checks.append((r["missed"] + r["extra"] <= noise,
+                           f"{w} writers' pairs differ from one sequential writer's by {r['missed']:,} missed + "
+                           f"{r['extra']:,} extra: no more than order alone changes ({noise:,})"))
     checks.append((all(not r["violations"] for r in results.values()),
                    "no invariant violations in any run (clusters, dup_of, is_canonical, one document per line)"))
     code = _es.verdicts(checks, t_start, args.strict)

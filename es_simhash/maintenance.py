@@ -15,11 +15,11 @@ then its id), and the clusters keep three rules:
    canonical and pointers never form a cycle.
 
 A writer decides a batch against what it can see, writes it, makes it visible, and then *settles* it
-(:func:`settle`): each canonical of the batch is looked up again and decided against the documents that arrived
-before it; one that now has a match (a document another writer wrote at the same time) joins that match's
-cluster with its members. Two writers that each made a canonical of one pair both write before they look again,
-so at least one of them sees the other's document: if it sees an older match it joins it; if it sees a newer
-canonical that matches, it settles that one too. Every rewrite is conditional on the version it read (a writer
+(:func:`settle`): each document of the batch is looked up again; a canonical is decided against the documents
+that arrived before it, and one that now has a match (a document another writer wrote at the same time) joins
+that match's cluster with its members; a newer canonical that matches any document of the batch (canonical or
+duplicate) is settled the same way. Two writers that each decided one document of a pair both write before they
+look again, so at least one of them sees the other's document, and whichever sees it settles the pair. Every rewrite is conditional on the version it read (a writer
 that meets a newer version reads again and decides again), and after re-pointing documents a writer reads their
 canonical again (a canonical merged meanwhile is followed to its own canonical). A writer killed at any point
 leaves documents that settling the same batch again (the re-run finds them already indexed) or :func:`repair`
@@ -33,32 +33,22 @@ decided afresh against the whole index (:func:`delete`, :func:`settle` ``departe
 
 from __future__ import annotations
 
-import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Callable, Collection, Iterable, Iterator, Protocol, Sequence
+from typing import Callable, Collection, Iterable, Iterator, Sequence
 
+from .dedup import NO_FEATURES, DecisionRule
 from .fingerprint import Fingerprint
 from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key
 
 __all__ = ["settle", "delete", "repair", "migrate", "migration_input", "Change", "Settled", "RepairReport",
            "MaintenanceError"]
 
-log = logging.getLogger(__name__)
-
-NO_FEATURES = "no-features"
 _MAX_ATTEMPTS = 20  # rewrites of one step that keep meeting newer versions (other writers) before giving up
 
 
 class MaintenanceError(RuntimeError):
     """A maintenance step could not finish (e.g. documents kept changing under it); running it again is safe."""
-
-
-class _Rule(Protocol):  # the part of es_simhash.dedup.DecisionRule used here
-    candidate_distance: int
-
-    def decide(self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()):
-        ...
 
 
 @dataclass(slots=True)
@@ -172,14 +162,15 @@ def _boilerplate(fp: Fingerprint, sentence_df: dict[int, int], cap: int, extra: 
     return frozenset(h for h in fp.sentences if sentence_df.get(h, 0) + (extra[h] if extra else 0) > cap)
 
 
-def _settle_canonicals(index: MaintainedIndex, rule: _Rule, writer: _Writer, canonicals: list[StoredDoc]
+def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: list[StoredDoc]
                        ) -> list[str]:
-    """Decide each canonical again against the documents that arrived before it, and the newer canonicals that
-    match one of them likewise; a canonical with a match joins it (with its members, re-pointed after).
-    Returns the ids that joined another cluster."""
+    """Decide each canonical among ``docs`` again against the documents that arrived before it; and settle
+    likewise every newer canonical that matches one of ``docs`` (canonical or not: a canonical written at the same
+    time as a duplicate it should have joined is only seen from that duplicate's side). A canonical with a match
+    joins it (its members are re-pointed after). Returns the ids that joined another cluster."""
     merged: list[str] = []
     seen: set[str] = set()
-    todo = [d for d in canonicals if d.cluster == d.id]
+    todo = list(docs)
     cap = index.max_sentence_df
     while todo:
         seen.update(d.id for d in todo)
@@ -189,12 +180,12 @@ def _settle_canonicals(index: MaintainedIndex, rule: _Rule, writer: _Writer, can
         for d, res in zip(todo, found):
             key = arrival_key(d)
             older = [c for c in res.candidates if arrival_key(c) < key and c.cluster != d.id]
-            if older:
+            if older and d.cluster == d.id:
                 decision = rule.decide(d.fingerprint, older, _boilerplate(d.fingerprint, res.sentence_df, cap))
                 if decision is not None:
                     joins[d.id] = (decision, decision.of.cluster)
-            for c in res.candidates:  # a newer canonical this one may have been written at the same time as
-                if (c.cluster == c.id and c.id not in seen and arrival_key(c) > key
+            for c in res.candidates:  # a newer canonical that may have been written at the same time as this one
+                if (c.cluster == c.id and c.id not in seen and arrival_key(c) > key and c.id != d.cluster
                         and rule.decide(c.fingerprint, [d]) is not None):
                     newer[c.id] = c
         if joins:
@@ -212,7 +203,7 @@ def _settle_canonicals(index: MaintainedIndex, rule: _Rule, writer: _Writer, can
     return merged
 
 
-def _repoint(index: MaintainedIndex, writer: _Writer, ids: Collection[str], rule: _Rule | None = None) -> None:
+def _repoint(index: MaintainedIndex, writer: _Writer, ids: Collection[str], rule: DecisionRule | None = None) -> None:
     """Make every document among ``ids``, and every document pointing at one of them, point at a canonical that
     exists: a ``cluster`` naming a document that joined another cluster is followed to that cluster's canonical.
     Repeated until nothing changes (a canonical can join another cluster while documents are re-pointed to it)."""
@@ -248,7 +239,7 @@ def _repoint(index: MaintainedIndex, writer: _Writer, ids: Collection[str], rule
     raise MaintenanceError("cluster pointers kept changing while being re-pointed; run again")
 
 
-def _redecide(index: MaintainedIndex, rule: _Rule, writer: _Writer, roots: Collection[str], gone: Collection[str]
+def _redecide(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, roots: Collection[str], gone: Collection[str]
               ) -> list[StoredDoc]:
     """Decide again, in arrival order, every document of the clusters ``roots`` and every document that was a
     duplicate of one of ``gone`` (documents that left), leaving ``gone`` out: as a sequential run without them
@@ -290,7 +281,7 @@ def _redecide(index: MaintainedIndex, rule: _Rule, writer: _Writer, roots: Colle
     return writer.rewrite(members, redo, "re-decided")
 
 
-def settle(index: MaintainedIndex, rule: _Rule, ids: Collection[str], departed: Sequence[StoredDoc] = ()) -> Settled:
+def settle(index: MaintainedIndex, rule: DecisionRule, ids: Collection[str], departed: Sequence[StoredDoc] = ()) -> Settled:
     """Settle documents just written (and visible): see the module's consistency model.
 
     ``ids``: the documents written (already-indexed ones too: a re-run after a kill settles them again).
@@ -303,12 +294,12 @@ def settle(index: MaintainedIndex, rule: _Rule, ids: Collection[str], departed: 
         gone_ids = {d.id for d in departed}
         _redecide(index, rule, writer, roots - gone_ids, gone_ids)
     stored = index.fetch(sorted(set(ids)), whole=False)
-    merged = _settle_canonicals(index, rule, writer, [d for d in stored.values() if d.cluster == d.id])
+    merged = _settle_canonicals(index, rule, writer, list(stored.values()))
     _repoint(index, writer, set(stored) | set(merged) | {c.id for c in settled.changes}, rule)
     return settled
 
 
-def delete(index: MaintainedIndex, rule: _Rule, ids: Iterable[str]) -> tuple[list[str], list[str], Settled]:
+def delete(index: MaintainedIndex, rule: DecisionRule, ids: Iterable[str]) -> tuple[list[str], list[str], Settled]:
     """Delete documents, then decide the rest of their clusters again (the earliest remaining member becomes the
     canonical; members no longer within the rule of anyone in the cluster are decided afresh). No document is
     left pointing at a deleted one. Returns ``(deleted ids, ids not found, changes)``."""
@@ -357,7 +348,7 @@ def _malformed(d: StoredDoc) -> bool:
     return (d.duplicate_of is None) != (d.cluster == d.id)
 
 
-def repair(index: MaintainedIndex, rule: _Rule, dry_run: bool = False, after: str | None = None, page: int = 500,
+def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, after: str | None = None, page: int = 500,
            on_page: Callable[[RepairReport], None] | None = None) -> RepairReport:
     """Find and fix what older runs or other tools left, page by page in id order (from the first id after
     ``after``): canonicals that duplicate an older document, clusters whose canonical joined another cluster or
@@ -383,7 +374,7 @@ def repair(index: MaintainedIndex, rule: _Rule, dry_run: bool = False, after: st
                            lambda d: _as_canonical(d) if _malformed(d) and d.duplicate_of is None else (
                                replace(d, duplicate_of=d.cluster) if _malformed(d) else None), "re-pointed")
         fresh = index.fetch(sorted(ids), whole=False) if not dry_run else {d.id: d for d in docs}
-        merged = _settle_canonicals(index, rule, writer, [d for d in fresh.values() if d.cluster == d.id])
+        merged = _settle_canonicals(index, rule, writer, list(fresh.values()))
         _repoint(index, writer, ids | set(merged), None if dry_run else rule)
         report.checked += len(docs)
         report.last_id = docs[-1].id

@@ -205,6 +205,22 @@ def test_a_merge_takes_the_members_along(two_writers):
     assert clusters(index_a) == {"a": ("a", None), "b": ("a", "a"), "d": ("a", "b")}
 
 
+def test_a_canonical_that_duplicates_an_older_member_written_at_the_same_time_joins_its_cluster(two_writers):
+    """Writer B decides x (a duplicate of the stored a) before writer A decides c, which is 2 bits from x but 4 from
+    a; A writes and settles c before x is visible, so only B's side can see the pair: settling x, a duplicate, must
+    still look for the newer canonical c and settle it."""
+    index_a, index_b = two_writers
+    ingest(index_a, ("a", A))
+    c = fp(BASE ^ 0b11 ^ (0b11 << 40), 9)  # 2 bits from B, 4 from A
+    writer_a, writer_b = DedupEngine(index_a), DedupEngine(index_b)
+    decided_x = writer_b._decide_batch([Document("x", "x")], [B])
+    decided_c = writer_a._decide_batch([Document("c", "c")], [c])
+    assert decided_x.to_store[0].duplicate_of == "a" and decided_c.to_store[0].is_canonical  # the race happened
+    writer_a._store(decided_c)
+    writer_b._store(decided_x)
+    assert clusters(index_a) == {"a": ("a", None), "x": ("a", "a"), "c": ("a", "x")}
+
+
 # -- repair --------------------------------------------------------------------------------------------------
 def _break(index, doc_id: str, cluster: str, dup_of: str | None) -> None:
     """Overwrite a document's cluster fields behind the tools' back (Elasticsearch: through its API)."""
