@@ -270,6 +270,12 @@ class _Decided:
     """Ids this batch marked as seen."""
     departed: list[StoredDoc] = field(default_factory=list)
     """Stored versions of documents this batch re-indexes with other content (their clusters are decided again)."""
+    found: list[StoredDoc] = field(default_factory=list)
+    """Documents of this batch found already indexed with the same content (settled again after a kill)."""
+    mark: Any = None
+    """The index's visible mark taken before this batch's lookup (backends with ``shared_writers``)."""
+    mine: list[str] = field(default_factory=list)
+    """Ids this engine wrote since that mark, or was writing then (never another writer's)."""
 
     def stored(self, refused: dict[str, str]) -> list[Result | DuplicateIdError | IndexingError]:
         """The results once written: documents the backend refused become :class:`IndexingError`."""
@@ -448,9 +454,13 @@ class DedupEngine:
         if shared or decided.departed:
             from . import maintenance
 
-            ids = ([r.id for r in decided.results if isinstance(r, Result) and r.id not in refused] if shared
-                   else [d.id for d in decided.departed])  # (a re-indexed document may now duplicate an older one)
-            latest = maintenance.settle(self.index, self.rule, ids, decided.departed).latest()  # type: ignore[arg-type]
+            if shared:
+                docs = [d for d in decided.to_store if d.id not in refused] + decided.found
+            else:  # (a re-indexed document may now duplicate an older one)
+                gone = {d.id for d in decided.departed}
+                docs = [d for d in decided.to_store if d.id in gone]
+            latest = maintenance.settle(self.index, self.rule, docs, decided.departed,  # type: ignore[arg-type]
+                                        since=decided.mark, mine=decided.mine).latest()
             if latest:
                 decided.results = [Result.from_stored(latest[r.id], r.already_indexed)
                                    if isinstance(r, Result) and r.id in latest else r for r in decided.results]
@@ -462,6 +472,10 @@ class DedupEngine:
         written, in memory; the backend's stored versions of them are left out of the lookup."""
         queries = [Lookup(d.id, fp) for d, fp in zip(docs, fps)]
         d_max = self.rule.candidate_distance
+        decided = _Decided()
+        if getattr(self.index, "shared_writers", False):  # what is visible now: settling looks at what came after
+            decided.mark = self.index.visible_mark()  # type: ignore[attr-defined]
+            decided.mine = [d.id for d in docs] + ([d.id for d in writing.docs()] if writing is not None else [])
         if writing is not None:
             found = self.index.lookup(queries, d_max, exclude=[doc.id for doc in writing.docs()])  # type: ignore[call-arg]
             in_writing = writing.lookup(queries, d_max)
@@ -471,7 +485,6 @@ class DedupEngine:
         pending = MemoryIndex(self.index.max_sentence_df, self.index.lookup_keys)  # this batch's decided documents
         pending_df: Counter[int] = Counter()  # sentence document frequency within the batch
         cap = self.index.max_sentence_df
-        decided = _Decided()
         for i, (doc, fp, res) in enumerate(zip(docs, fps, found)):
             if doc.id in self._seen:
                 decided.results.append(DuplicateIdError(f"duplicate id {doc.id!r}: already seen earlier in this input"))
@@ -480,6 +493,7 @@ class DedupEngine:
             decided.new_ids.append(doc.id)
             if res.existing is not None and _same(res.existing.fingerprint, fp):
                 decided.results.append(Result.from_stored(res.existing, already_indexed=True))
+                decided.found.append(res.existing)
                 continue
             if res.existing is not None:  # re-indexed with other content: its former cluster is decided again
                 decided.departed.append(res.existing)

@@ -281,21 +281,51 @@ def _redecide(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, roots
     return writer.rewrite(members, redo, "re-decided")
 
 
-def settle(index: MaintainedIndex, rule: DecisionRule, ids: Collection[str], departed: Sequence[StoredDoc] = ()) -> Settled:
+def _sharing_a_candidate(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc],
+                         fresh: Sequence[StoredDoc]) -> list[StoredDoc]:
+    """The documents among ``docs`` that have a candidate (or a new version) among ``fresh``, found in memory;
+    nothing is boilerplate there, so this is a superset of what a lookup against the index would find."""
+    from .index.memory import MemoryIndex
+
+    memory = MemoryIndex(max_sentence_df=1 << 30, lookup_keys=index.lookup_keys)
+    memory.add(fresh)
+    found = memory.lookup([Lookup(d.id, d.fingerprint) for d in docs], rule.candidate_distance)
+    return [d for d, res in zip(docs, found) if res.candidates or res.existing is not None]
+
+
+def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc], departed: Sequence[StoredDoc] = (),
+           since: object = None, mine: Collection[str] = ()) -> Settled:
     """Settle documents just written (and visible): see the module's consistency model.
 
-    ``ids``: the documents written (already-indexed ones too: a re-run after a kill settles them again).
-    ``departed``: the stored versions of documents that were re-indexed with other content (or deleted): the
-    rest of their former clusters is decided again first. Returns what changed."""
+    ``docs``: the documents of the batch as written, or as found already indexed (a re-run after a kill settles
+    them again). ``departed``: the stored versions of documents that were re-indexed with other content (or
+    deleted): the rest of their former clusters is decided again first.
+
+    ``since``: the index's :meth:`~es_simhash.index.base.MaintainedIndex.visible_mark` taken before the batch was
+    looked up; only documents with a candidate among those written since then by others (all but ``mine``) can
+    have been decided without a document they should have seen, so only they are looked up again (``None``: all
+    of them). Every duplicate's canonical is checked in any case. Returns what changed."""
     settled = Settled()
     writer = _Writer(index, settled)
     if departed:
         roots = {d.id if d.cluster == d.id else d.cluster for d in departed}
         gone_ids = {d.id for d in departed}
         _redecide(index, rule, writer, roots - gone_ids, gone_ids)
-    stored = index.fetch(sorted(set(ids)), whole=False)
-    merged = _settle_canonicals(index, rule, writer, list(stored.values()))
-    _repoint(index, writer, set(stored) | set(merged) | {c.id for c in settled.changes}, rule)
+    if since is None:
+        suspects = list(docs)
+    else:
+        mine = set(mine)
+        fresh = [d for d in index.written_since(since) if d.id not in mine]
+        suspects = _sharing_a_candidate(index, rule, docs, fresh) if fresh else []
+    merged: list[str] = []
+    if suspects:
+        current = index.fetch([d.id for d in suspects], whole=False)
+        merged = _settle_canonicals(index, rule, writer, list(current.values()))
+    # each duplicate's canonical must still be one (another writer may have merged it into another cluster), and
+    # no document may point at one that stopped being canonical (merged here, or before a kill)
+    check = {d.id for d in docs if d.cluster != d.id} | set(merged) | {c.id for c in settled.changes}
+    if check:
+        _repoint(index, writer, check, rule)
     return settled
 
 

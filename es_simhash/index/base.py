@@ -189,3 +189,12 @@ class MaintainedIndex(SegmentIndex, Protocol):
     def scan(self, page: int = 1000, after: str | None = None) -> Iterator[list[StoredDoc]]:
         """All stored documents in pages, in id order, starting after the id ``after``."""
         ...
+
+    def visible_mark(self) -> Any:
+        """A mark of what is visible now: every document written (or rewritten) later, and no other one written
+        before, is in :meth:`written_since` of it (a superset is allowed)."""
+        ...
+
+    def written_since(self, mark: Any) -> list[StoredDoc]:
+        """The stored documents written or rewritten since ``mark`` (a :meth:`visible_mark`), or a superset."""
+        ...

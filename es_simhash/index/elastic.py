@@ -1120,6 +1120,25 @@ class ElasticIndex:
         self._boilerplate.clear()  # document frequencies went down: learn them again
         return conflicts
 
+    def visible_mark(self) -> int:
+        """The lowest global checkpoint of the index's shards, read before a refresh: every operation up to it has
+        been processed by every copy, so after the refresh every document with a ``_seq_no`` up to it is visible
+        (with several shards, the lowest over them makes :meth:`written_since` a superset)."""
+
+        def attempt() -> int:
+            stats = self.client.indices.stats(index=self.index, level="shards", metric="docs",
+                                              filter_path="indices.*.shards.*.seq_no.global_checkpoint")
+            marks = [copy["seq_no"]["global_checkpoint"] for index in stats.get("indices", {}).values()
+                     for copies in index["shards"].values() for copy in copies]
+            self.client.indices.refresh(index=self.index)
+            return min(marks) if marks else -1
+
+        return self._retrying(attempt, "stats")
+
+    def written_since(self, mark: int) -> list[StoredDoc]:
+        """The documents whose ``_seq_no`` is above ``mark`` (written or rewritten since it; without text)."""
+        return [d for page in self._search_all({"range": {"_seq_no": {"gt": mark}}}) for d in page]
+
     def records(self, page: int = 500) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
         """``(id, text, record)`` of every stored document, the earliest first (arrival, then ``indexed_at`` for
         documents of earlier releases, then id): what a migration indexes again, in the order they came."""

@@ -414,6 +414,14 @@ class MemoryIndex:
         for start in range(0, len(ids), page):
             yield list(self.fetch(ids[start:start + page]).values())
 
+    def visible_mark(self) -> int:
+        """Writes so far (every write is visible at once here)."""
+        return self._writes
+
+    def written_since(self, mark: int) -> list[StoredDoc]:
+        """The documents stored by writes after ``mark``."""
+        return [replace(self._docs[self._row_of[i]], version=v) for i, v in self._versions.items() if v > mark]
+
     # -- persistence ---------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index to one ``.npz`` file (numpy arrays + JSON; no pickle)."""
