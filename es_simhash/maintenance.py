@@ -19,7 +19,9 @@ A writer decides a batch against what it can see, writes it, makes it visible, a
 that arrived before it, and one that now has a match (a document another writer wrote at the same time) joins
 that match's cluster with its members; a newer canonical that matches any document of the batch (canonical or
 duplicate) is settled the same way. Two writers that each decided one document of a pair both write before they
-look again, so at least one of them sees the other's document, and whichever sees it settles the pair. Every rewrite is conditional on the version it read (a writer
+look again, so at least one of them sees the other's document, and whichever sees it settles the pair. Only
+documents with a candidate among those written by others since the batch was looked up (the index's
+``visible_mark``) can have missed one, so only they are looked up again. Every rewrite is conditional on the version it read (a writer
 that meets a newer version reads again and decides again), and after re-pointing documents a writer reads their
 canonical again (a canonical merged meanwhile is followed to its own canonical). A writer killed at any point
 leaves documents that settling the same batch again (the re-run finds them already indexed) or :func:`repair`
