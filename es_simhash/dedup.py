@@ -455,12 +455,13 @@ class DedupEngine:
             from . import maintenance
 
             if shared:
-                docs = [d for d in decided.to_store if d.id not in refused] + decided.found
+                docs = [d for d in decided.to_store if d.id not in refused]
             else:  # (a re-indexed document may now duplicate an older one)
                 gone = {d.id for d in decided.departed}
                 docs = [d for d in decided.to_store if d.id in gone]
             latest = maintenance.settle(self.index, self.rule, docs, decided.departed,  # type: ignore[arg-type]
-                                        since=decided.mark, mine=decided.mine).latest()
+                                        since=decided.mark, mine=decided.mine,
+                                        found=decided.found if shared else ()).latest()
             if latest:
                 decided.results = [Result.from_stored(latest[r.id], r.already_indexed)
                                    if isinstance(r, Result) and r.id in latest else r for r in decided.results]

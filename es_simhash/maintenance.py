@@ -296,7 +296,7 @@ def _sharing_a_candidate(index: MaintainedIndex, rule: DecisionRule, docs: Seque
 
 
 def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc], departed: Sequence[StoredDoc] = (),
-           since: object = None, mine: Collection[str] = ()) -> Settled:
+           since: object = None, mine: Collection[str] = (), found: Sequence[StoredDoc] = ()) -> Settled:
     """Settle documents just written (and visible): see the module's consistency model.
 
     ``docs``: the documents of the batch as written, or as found already indexed (a re-run after a kill settles
@@ -306,7 +306,9 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
     ``since``: the index's :meth:`~es_simhash.index.base.MaintainedIndex.visible_mark` taken before the batch was
     looked up; only documents with a candidate among those written since then by others (all but ``mine``) can
     have been decided without a document they should have seen, so only they are looked up again (``None``: all
-    of them). Every duplicate's canonical is checked in any case. Returns what changed."""
+    of them). ``found``: documents of the batch found already indexed: always looked up again (they may have been
+    written by a run killed before it settled them, whose mark is lost). Every duplicate's canonical is checked
+    in any case. Returns what changed."""
     settled = Settled()
     writer = _Writer(index, settled)
     if departed:
@@ -319,13 +321,15 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
         mine = set(mine)
         fresh = [d for d in index.written_since(since) if d.id not in mine]
         suspects = _sharing_a_candidate(index, rule, docs, fresh) if fresh else []
+    suspects += found
     merged: list[str] = []
     if suspects:
         current = index.fetch([d.id for d in suspects], whole=False)
         merged = _settle_canonicals(index, rule, writer, list(current.values()))
     # each duplicate's canonical must still be one (another writer may have merged it into another cluster), and
     # no document may point at one that stopped being canonical (merged here, or before a kill)
-    check = {d.id for d in docs if d.cluster != d.id} | set(merged) | {c.id for c in settled.changes}
+    check = ({d.id for d in list(docs) + list(found) if d.cluster != d.id} | set(merged)
+             | {c.id for c in settled.changes})
     if check:
         _repoint(index, writer, check, rule)
     return settled

@@ -221,6 +221,21 @@ def test_a_canonical_that_duplicates_an_older_member_written_at_the_same_time_jo
     assert clusters(index_a) == {"a": ("a", None), "x": ("a", "a"), "c": ("a", "x")}
 
 
+def test_a_writer_killed_between_its_write_and_settling_settles_when_run_again(two_writers):
+    """Writer A decides a, writer B decides its copy b; B writes and settles before a is visible, then A writes a
+    and is killed before it settles. Only A's side can see the pair now: the re-run finds a already indexed and
+    must settle it (its first run's mark is lost with it)."""
+    index_a, index_b = two_writers
+    writer_a, writer_b = DedupEngine(index_a), DedupEngine(index_b)
+    decided_a = writer_a._decide_batch([Document("a", "a")], [A])
+    decided_b = writer_b._decide_batch([Document("b", "b")], [B])
+    writer_b._store(decided_b)
+    index_a.add(decided_a.to_store)  # ... and killed here
+    assert clusters(index_a) == {"a": ("a", None), "b": ("b", None)}
+    ingest(index_a, ("a", A))  # the same command again (a new process)
+    assert clusters(index_a) == {"a": ("a", None), "b": ("a", "a")}
+
+
 # -- repair --------------------------------------------------------------------------------------------------
 def _break(index, doc_id: str, cluster: str, dup_of: str | None) -> None:
     """Overwrite a document's cluster fields behind the tools' back (Elasticsearch: through its API)."""
