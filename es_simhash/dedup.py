@@ -151,18 +151,26 @@ class DefaultRule:
     def decide(
         self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
     ) -> Decision | None:
-        best: tuple[tuple[int, int, str], Decision] | None = None
+        found = self.matches(fp, candidates, boilerplate)
+        return found[0] if found else None
+
+    def matches(
+        self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
+    ) -> list[Decision]:
+        """Every candidate ``fp`` duplicates, the one :meth:`decide` picks first: decided together, so the rules
+        that look at all candidates (boilerplate by cluster count, the meaning guard's veto of a whole cluster)
+        apply to each (``DedupEngine.check`` lists these)."""
         if self.max_sentence_clusters and fp.sentences and candidates:
             boilerplate = boilerplate | self._crowded(fp, candidates)
         vetoed = self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
+        found: list[tuple[tuple[int, int, str], Decision]] = []
         for cand in candidates:
             decision = self._match(fp, cand, boilerplate)
             if decision is None or (cand.cluster in vetoed and decision.reason != "exact"):
                 continue
-            key = (decision.distance, 0 if cand.is_canonical else 1, cand.id)
-            if best is None or key < best[0]:
-                best = (key, decision)
-        return None if best is None else best[1]
+            found.append(((decision.distance, 0 if cand.is_canonical else 1, cand.id), decision))
+        found.sort(key=lambda x: x[0])
+        return [d for _, d in found]
 
     @staticmethod
     def _contradicted(fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
@@ -537,14 +545,18 @@ class DedupEngine:
         return out
 
     def check(self, text: str, limit: int = 10) -> list[Decision]:
-        """Near duplicates of ``text`` among indexed documents (nothing is written), nearest first."""
+        """Near duplicates of ``text`` among indexed documents (nothing is written), the one ingest would pick
+        first: decided as ingesting ``text`` would decide it (:meth:`DefaultRule.matches`), so ``check`` reports
+        nothing exactly when ``process`` would make the text canonical."""
         fp = self.fingerprinter.fingerprint(text)
         res = self.index.lookup([Lookup("\x00check", fp)], self.rule.candidate_distance)[0]
         cap = self.index.max_sentence_df
         boilerplate = frozenset(h for h in fp.sentences if res.sentence_df.get(h, 0) > cap)
-        decisions = [d for d in (self.rule.decide(fp, [c], boilerplate) for c in res.candidates) if d is not None]
-        decisions.sort(key=lambda d: (d.distance, 0 if d.of.is_canonical else 1))
-        return decisions[:limit]
+        matches = getattr(self.rule, "matches", None)
+        if matches is not None:  # the decision ingest makes, with every match listed
+            return matches(fp, res.candidates, boilerplate)[:limit]
+        decision = self.rule.decide(fp, res.candidates, boilerplate)  # (a rule of one's own, without matches())
+        return [decision] if decision is not None else []
 
     # -- internals -----------------------------------------------------------------------------------------
     def _arrival(self, candidates: Sequence[StoredDoc]) -> int:

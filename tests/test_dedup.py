@@ -223,3 +223,31 @@ def test_stopping_early_with_worker_processes_does_not_hang(articles):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "stopped" in out.stdout, out.stderr
+
+
+def test_check_decides_as_ingest_does():
+    """``check(text)`` and ingesting the same text decide alike. Two unrelated canonical pages d1 and d2 share a
+    site's two template sentences; a third page q shares them too and is close enough in SimHash to both that each
+    alone would make it a "sentences" duplicate. Held by two clusters, the template sentences are boilerplate for
+    q (``max_sentence_clusters``): ingest keeps q canonical, so check must report nothing."""
+    from es_simhash.fingerprint import Fingerprint
+
+    base = 0x1234_5678_9ABC_DEF0
+    t1, t2 = 0x11, 0x22                                   # the template's sentence hashes
+    flip20 = (1 << 20) - 1                                 # 20 bits
+    d1 = Fingerprint(base, 1, (t1, t2, 0x31, 0x32, 0x33), 50, 900, False)
+    d2 = Fingerprint(base ^ flip20, 2, (t1, t2, 0x41, 0x42, 0x43), 50, 900, False)  # 20 bits from d1
+    q = Fingerprint(base ^ ((1 << 10) - 1), 3, (t1, t2, 0x51), 50, 900, False)       # 10 bits from both
+    engine = DedupEngine()
+    [r1, r2] = engine.process_batch([Document("d1", "d1"), Document("d2", "d2")], [d1, d2])
+    assert (r1.reason, r2.reason) == ("canonical", "canonical")
+    engine.fingerprinter.fingerprint = lambda text: q  # check() fingerprints its text: give it q's
+    assert engine.check("q") == []
+    [rq] = engine.process_batch([Document("q", "q")], [q])
+    assert rq.reason == "canonical"
+    # with one cluster holding the template, q is a duplicate, and both paths say so
+    other = DedupEngine()
+    other.process_batch([Document("d1", "d1")], [d1])
+    other.fingerprinter.fingerprint = lambda text: q
+    assert [(d.of.id, d.reason) for d in other.check("q")] == [("d1", "sentences")]
+    assert other.process_batch([Document("q", "q")], [q])[0].duplicate_of == "d1"
