@@ -60,6 +60,10 @@ ReportOption = typer.Option(
 DeadLettersOption = typer.Option(
     Path("dead-letters.jsonl"), "--dead-letters", help="Where malformed records go (created only if needed)."
 )
+EncodingOption = typer.Option(
+    "utf-8", "--encoding",
+    help="Encoding of the input lines: utf-8, auto (UTF-8, and GB18030 for a line that is not: each such line is "
+         "counted in the summary), gb18030, big5, or any Python codec name.")
 ProgressOption = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr.")
 LookupOption = typer.Option(
     "tables", "--lookup",
@@ -95,6 +99,13 @@ def _read_text_arg(text: Optional[str], file: Optional[Path]) -> str:
     if text is None or text == "-":
         return sys.stdin.read()
     return text
+
+
+def _reader(text_field: Optional[str], id_field: Optional[str], encoding: str) -> RecordReader:
+    try:
+        return RecordReader(text_field, id_field, encoding=encoding)
+    except ValueError as exc:
+        raise UserError(str(exc), code=2) from None
 
 
 def _check_inputs(inputs: List[str]) -> None:
@@ -147,6 +158,8 @@ def _print_summary(summary: Summary, extra: str = "") -> None:
     err.print(line)
     if s.already_indexed:
         err.print(f"{s.already_indexed:,} were already indexed with the same content (left as they were)")
+    if s.encoding_fallbacks:
+        err.print(f"{s.encoding_fallbacks:,} records were not UTF-8 and were read as GB18030 (--encoding auto)")
     if s.dead_letter_path:
         err.print(f"dead letters written to {s.dead_letter_path}")
     if not s.reconciles:  # pragma: no cover - an internal invariant; say so loudly if it ever breaks
@@ -185,6 +198,7 @@ def dedup(
     ),
     lookup: str = typer.Option("tables", "--lookup", help="Lookup keys of the in-memory index: 'tables' (20 "
                                "permutation tables for k <= 3), 'tables:K:R', or 'segments' (earlier releases)."),
+    encoding: str = EncodingOption,
     progress: bool = ProgressOption,
 ) -> None:
     """Find near duplicates in crawl output with no server (embedded in-memory index).
@@ -202,7 +216,7 @@ def dedup(
             raise UserError(f"cannot load index {load_index}: {exc}") from None
     engine = DedupEngine(index, _fingerprinter(idf), DefaultRule(k=k), batch_size=batch_size, workers=workers)
     _warn_beyond_keys(k, index.lookup_keys)
-    reader = RecordReader(text_field, id_field)
+    reader = _reader(text_field, id_field, encoding)
     bar, update = _progress(RecordReader.total_bytes(inputs), progress, "dedup")
     with ExitStack() as stack:
         rep = stack.enter_context(open(report, "w", encoding="utf-8")) if report else None
@@ -222,11 +236,13 @@ def fit_idf(
     output: Path = typer.Option(..., "--output", "-o", help="Where to write the IDF table (jieba format)."),
     min_df: int = typer.Option(2, "--min-df", min=1, help="Keep words found in at least this many documents."),
     text_field: Optional[str] = TextField,
+    encoding: str = EncodingOption,
 ) -> None:
     """Learn an IDF table from your own crawl (use it with --idf)."""
     _check_inputs(inputs)
+    reader = _reader(text_field, None, encoding)
     try:
-        table = IDFTable.fit(iter_texts(inputs, RecordReader(text_field)), min_df=min_df)
+        table = IDFTable.fit(iter_texts(inputs, reader), min_df=min_df)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     table.save(output)
@@ -360,6 +376,7 @@ def index_cmd(
     batch_size: int = typer.Option(500, "--batch-size", min=1, help="Documents per lookup + bulk round trip."),
     workers: int = WorkersOption,
     lookup: str = LookupOption,
+    encoding: str = EncodingOption,
     progress: bool = ProgressOption,
     retry_for: float = typer.Option(
         300.0, "--retry-for", min=0, help="Seconds to keep retrying when the cluster is down or overloaded."
@@ -380,6 +397,7 @@ def index_cmd(
 
     _check_inputs(inputs)
     keys = _lookup_keys(lookup)
+    reader = _reader(text_field, id_field, encoding)
     checkpoint = _checkpoint(checkpoint_file, index, inputs, resume)
     fingerprinter = _fingerprinter(idf)
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
@@ -397,7 +415,7 @@ def index_cmd(
             rep = stack.enter_context(open(report, mode, encoding="utf-8")) if report else None
             stack.enter_context(bar)
             try:
-                summary = run_dedup(inputs, engine, RecordReader(text_field, id_field), report=rep,
+                summary = run_dedup(inputs, engine, reader, report=rep,
                                     dead_letters=dead_letters, on_progress=update, checkpoint=checkpoint)
             except ElasticError as exc:
                 done = sum(checkpoint.done.values())

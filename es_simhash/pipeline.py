@@ -35,6 +35,8 @@ class Summary:
     """Seconds of work, summed over resumed runs."""
     dead_letter_path: str | None = None
     reasons: dict[str, int] = field(default_factory=dict)
+    encoding_fallbacks: int = 0
+    """Records that were not UTF-8 and were decoded as GB18030 (``RecordReader(encoding="auto")``)."""
 
     @property
     def reconciles(self) -> bool:
@@ -50,6 +52,7 @@ class Summary:
             "reasons": dict(sorted(self.reasons.items())),
             "elapsed_seconds": round(self.elapsed, 3),
             "dead_letter_file": self.dead_letter_path,
+            "encoding_fallbacks": self.encoding_fallbacks,
         }
 
 
@@ -154,6 +157,7 @@ class Checkpoint:
         cp.summary = Summary(
             read=s["read"], kept=s["kept"], duplicates=s["duplicates"], dead_letters=s["dead_letters"],
             already_indexed=s["already_indexed"], reasons=dict(s["reasons"]),
+            encoding_fallbacks=int(s.get("encoding_fallbacks", 0)),
         )
         return cp
 
@@ -228,6 +232,8 @@ def run_dedup(
             for letter in letters:
                 dead(letter)
             for rec, res in zip(batch, results):
+                if rec.encoding != "utf-8":
+                    summary.encoding_fallbacks += 1
                 if isinstance(res, (DuplicateIdError, IndexingError)):
                     dead(DeadLetter(rec.source, rec.line, str(res), rec.raw[:200].decode("utf-8", "replace")))
                     continue

@@ -7,6 +7,7 @@ Gzip is recognised by its magic bytes, so ``crawl.jsonl.gz``, a misnamed file, a
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import hashlib
 import io
@@ -31,6 +32,7 @@ DEFAULT_TEXT_FIELDS: tuple[str, ...] = ("content", "text", "body")
 DEFAULT_ID_FIELDS: tuple[str, ...] = ("id", "_id", "doc_id", "url")
 MAX_ID_BYTES = 512  # Elasticsearch's limit for _id
 _EXCERPT = 200
+_FALLBACK = "gb18030"  # what --encoding auto tries after UTF-8
 _CHUNK = 1 << 20
 
 
@@ -42,6 +44,8 @@ class Record:
     text: str
     fields: dict[str, Any]
     raw: bytes = field(repr=False, default=b"")
+    encoding: str = "utf-8"
+    """The encoding the line was decoded with (another than UTF-8 only with ``RecordReader(encoding="auto")``)."""
 
 
 @dataclass(slots=True)
@@ -89,6 +93,11 @@ class RecordReader:
     ``text_field``/``id_field``: the field to use; ``None`` tries :data:`DEFAULT_TEXT_FIELDS` /
     :data:`DEFAULT_ID_FIELDS` in order. A record without any id field gets ``SOURCE:LINE`` (stable when the same
     file is ingested again). Ids longer than 512 bytes become ``sha256:<hex>`` of themselves.
+
+    ``encoding``: of the input lines: ``"utf-8"`` (the default), any Python codec name (``"gb18030"``, ``"big5"``,
+    ...), or ``"auto"``: each line is decoded as UTF-8, and a line that is not UTF-8 as GB18030 (a superset of GBK
+    and GB2312, still common on Chinese sites); the record then says so (:attr:`Record.encoding`). A line that
+    decodes under none of them is a dead letter.
     """
 
     def __init__(
@@ -96,7 +105,15 @@ class RecordReader:
         text_field: str | None = None,
         id_field: str | None = None,
         max_record_bytes: int = 16 << 20,
+        encoding: str = "utf-8",
     ) -> None:
+        if encoding != "auto":
+            try:
+                encoding = codecs.lookup(encoding).name
+            except LookupError:
+                raise ValueError(f"unknown encoding {encoding!r}: use auto, utf-8, gb18030, big5 or another "
+                                 "Python codec name") from None
+        self.encoding = encoding
         self.text_fields = (text_field,) if text_field else DEFAULT_TEXT_FIELDS
         self.id_fields = (id_field,) if id_field else DEFAULT_ID_FIELDS
         self.explicit_text = text_field is not None
@@ -179,10 +196,19 @@ class RecordReader:
 
         if b"\x00" in raw:
             return dead("NUL byte in the line (binary data?)")
+        encoding = "utf-8" if self.encoding == "auto" else self.encoding
         try:
-            decoded = raw.decode("utf-8")
+            decoded = raw.decode(encoding)
         except UnicodeDecodeError as exc:
-            return dead(f"not UTF-8 (invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}; GBK or binary?)")
+            if self.encoding != "auto":
+                hint = "; GBK or binary? try --encoding auto" if encoding == "utf-8" else ""
+                shown = "UTF-8" if encoding == "utf-8" else encoding
+                return dead(f"not {shown} (invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}{hint})")
+            try:
+                decoded, encoding = raw.decode(_FALLBACK), _FALLBACK
+            except UnicodeDecodeError:
+                return dead(f"neither UTF-8 nor {_FALLBACK} (invalid byte 0x{raw[exc.start]:02x} at offset "
+                            f"{exc.start} for UTF-8; binary, or another encoding: --encoding NAME)")
         if line_no == 1:
             decoded = decoded.removeprefix("\ufeff")
         try:
@@ -229,7 +255,7 @@ class RecordReader:
             return dead("id contains invalid Unicode (a lone surrogate escape)")
         if len(id_bytes) > MAX_ID_BYTES:
             doc_id = "sha256:" + hashlib.sha256(id_bytes).hexdigest()
-        return Record(source, line_no, doc_id, text, obj, raw)
+        return Record(source, line_no, doc_id, text, obj, raw, encoding)
 
 
 class DeadLetterWriter:

@@ -138,3 +138,24 @@ def test_help_explains_commands():
     res = run("--help")
     out = res.stdout.decode()
     assert res.returncode == 0 and "dedup" in out and "fingerprint" in out and "fit-idf" in out
+
+
+def test_a_gbk_crawl_with_encoding_auto(tmp_path):
+    """A crawl saved in GBK (a common Chinese site encoding): by default every line is a dead letter whose reason
+    names --encoding auto; with it, every record is read, its reprint found, and the summary counts the lines read
+    as GB18030."""
+    zh = chinese_articles()[:6]
+    lines = [{"id": f"p{i}", "content": t} for i, t in enumerate(zh)] + [{"id": "copy", "content": zh[2] + "（完）"}]
+    path = tmp_path / "gbk.jsonl"
+    path.write_bytes(b"".join(json.dumps(x, ensure_ascii=False).encode("gb18030") + b"\n" for x in lines))
+    strict = run("dedup", path, "--report", "r.jsonl", "--no-progress", cwd=tmp_path)
+    assert strict.returncode == 0 and "dead letters 7" in strict.stderr.decode()
+    assert "try --encoding auto" in (tmp_path / "dead-letters.jsonl").read_text(encoding="utf-8")
+    res = run("dedup", path, "--encoding", "auto", "--report", "r.jsonl", "--no-progress", cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 0 and "read 7  kept 6  duplicates 1  dead letters 0" in err, err
+    assert "7 records were not UTF-8 and were read as GB18030" in err
+    report = {r["id"]: r for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines())}
+    assert report["copy"]["duplicate_of"] == "p2"
+    bad = run("dedup", path, "--encoding", "klingon", cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown encoding 'klingon'" in bad.stderr.decode()

@@ -5,6 +5,8 @@ import io
 import json
 import sys
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -168,3 +170,23 @@ def test_deeply_nested_objects_are_dead_letters_and_reading_goes_on(tmp_path):
     assert [type(o) for o in out] == [DeadLetter, Record, Record]
     assert "nested too deeply" in out[0].reason and out[0].line == 1
     assert [(o.id, o.text) for o in out[1:]] == [("nested", "y"), ("ok", "fine")]
+
+
+def test_encoding_auto_reads_gbk_lines_and_says_so(tmp_path):
+    """A crawl file with GBK/GB18030 lines among UTF-8 ones: --encoding auto reads both (the record says which
+    encoding it was read with); a line that decodes under neither is still a dead letter; utf-8 (the default)
+    makes the GBK line a dead letter that names the option."""
+    gbk = "{\"id\": \"g\", \"content\": \"中文新闻：今天天气很好。\"}\n".encode("gbk")
+    big5_only = "{\"id\": \"b\", \"content\": \"繁體\"}\n".encode("big5")
+    data = line({"id": "u", "content": "统一码"}) + gbk + b'{"id": "x", "content": "a\x80b"}\n'
+    out = read(tmp_path, data, encoding="auto")
+    assert [(o.id, o.text, o.encoding) for o in out if isinstance(o, Record)] == [
+        ("u", "统一码", "utf-8"), ("g", "中文新闻：今天天气很好。", "gb18030")]
+    [letter] = [o for o in out if isinstance(o, DeadLetter)]
+    assert letter.line == 3 and "neither UTF-8 nor gb18030" in letter.reason
+    strict = read(tmp_path, data)
+    assert [o.line for o in strict if isinstance(o, DeadLetter)] == [2, 3]
+    assert "try --encoding auto" in strict[1].reason
+    assert [(o.id, o.text) for o in read(tmp_path, big5_only, encoding="big5")] == [("b", "繁體")]
+    with pytest.raises(ValueError, match="unknown encoding 'klingon'"):
+        RecordReader(encoding="klingon")
