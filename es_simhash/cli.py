@@ -64,6 +64,11 @@ EncodingOption = typer.Option(
     "utf-8", "--encoding",
     help="Encoding of the input lines: utf-8, auto (UTF-8, and GB18030 for a line that is not: each such line is "
          "counted in the summary), gb18030, big5, or any Python codec name.")
+HtmlOption = typer.Option(
+    "auto", "--html",
+    help="Markup in the text: auto (a text that carries HTML tags is replaced by the text of that markup, read with "
+         "an HTML parser: tags, attributes, scripts and styles dropped, entities decoded; counted in the summary), "
+         "strip (every text), keep (as it is).")
 ProgressOption = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr.")
 LookupOption = typer.Option(
     "tables", "--lookup",
@@ -101,9 +106,9 @@ def _read_text_arg(text: Optional[str], file: Optional[Path]) -> str:
     return text
 
 
-def _reader(text_field: Optional[str], id_field: Optional[str], encoding: str) -> RecordReader:
+def _reader(text_field: Optional[str], id_field: Optional[str], encoding: str, html: str = "keep") -> RecordReader:
     try:
-        return RecordReader(text_field, id_field, encoding=encoding)
+        return RecordReader(text_field, id_field, encoding=encoding, html=html)
     except ValueError as exc:
         raise UserError(str(exc), code=2) from None
 
@@ -158,6 +163,8 @@ def _print_summary(summary: Summary, extra: str = "") -> None:
     err.print(line)
     if s.already_indexed:
         err.print(f"{s.already_indexed:,} were already indexed with the same content (left as they were)")
+    if s.html_stripped:
+        err.print(f"{s.html_stripped:,} records carried HTML: their text was read from the markup (--html)")
     if s.encoding_fallbacks:
         err.print(f"{s.encoding_fallbacks:,} records were not UTF-8 and were read as GB18030 (--encoding auto)")
     if s.dead_letter_path:
@@ -199,6 +206,7 @@ def dedup(
     lookup: str = typer.Option("tables", "--lookup", help="Lookup keys of the in-memory index: 'tables' (20 "
                                "permutation tables for k <= 3), 'tables:K:R', or 'segments' (earlier releases)."),
     encoding: str = EncodingOption,
+    html: str = HtmlOption,
     progress: bool = ProgressOption,
 ) -> None:
     """Find near duplicates in crawl output with no server (embedded in-memory index).
@@ -216,7 +224,7 @@ def dedup(
             raise UserError(f"cannot load index {load_index}: {exc}") from None
     engine = DedupEngine(index, _fingerprinter(idf), DefaultRule(k=k), batch_size=batch_size, workers=workers)
     _warn_beyond_keys(k, index.lookup_keys)
-    reader = _reader(text_field, id_field, encoding)
+    reader = _reader(text_field, id_field, encoding, html)
     bar, update = _progress(RecordReader.total_bytes(inputs), progress, "dedup")
     with ExitStack() as stack:
         rep = stack.enter_context(open(report, "w", encoding="utf-8")) if report else None
@@ -377,6 +385,7 @@ def index_cmd(
     workers: int = WorkersOption,
     lookup: str = LookupOption,
     encoding: str = EncodingOption,
+    html: str = HtmlOption,
     progress: bool = ProgressOption,
     retry_for: float = typer.Option(
         300.0, "--retry-for", min=0, help="Seconds to keep retrying when the cluster is down or overloaded."
@@ -397,7 +406,7 @@ def index_cmd(
 
     _check_inputs(inputs)
     keys = _lookup_keys(lookup)
-    reader = _reader(text_field, id_field, encoding)
+    reader = _reader(text_field, id_field, encoding, html)
     checkpoint = _checkpoint(checkpoint_file, index, inputs, resume)
     fingerprinter = _fingerprinter(idf)
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:

@@ -37,6 +37,8 @@ class Summary:
     reasons: dict[str, int] = field(default_factory=dict)
     encoding_fallbacks: int = 0
     """Records that were not UTF-8 and were decoded as GB18030 (``RecordReader(encoding="auto")``)."""
+    html_stripped: int = 0
+    """Records whose text was HTML, replaced by the text of that markup (``RecordReader(html=...)``)."""
 
     @property
     def reconciles(self) -> bool:
@@ -53,6 +55,7 @@ class Summary:
             "elapsed_seconds": round(self.elapsed, 3),
             "dead_letter_file": self.dead_letter_path,
             "encoding_fallbacks": self.encoding_fallbacks,
+            "html_stripped": self.html_stripped,
         }
 
 
@@ -157,7 +160,7 @@ class Checkpoint:
         cp.summary = Summary(
             read=s["read"], kept=s["kept"], duplicates=s["duplicates"], dead_letters=s["dead_letters"],
             already_indexed=s["already_indexed"], reasons=dict(s["reasons"]),
-            encoding_fallbacks=int(s.get("encoding_fallbacks", 0)),
+            encoding_fallbacks=int(s.get("encoding_fallbacks", 0)), html_stripped=int(s.get("html_stripped", 0)),
         )
         return cp
 
@@ -234,6 +237,8 @@ def run_dedup(
             for rec, res in zip(batch, results):
                 if rec.encoding != "utf-8":
                     summary.encoding_fallbacks += 1
+                if rec.html_stripped:
+                    summary.html_stripped += 1
                 if isinstance(res, (DuplicateIdError, IndexingError)):
                     dead(DeadLetter(rec.source, rec.line, str(res), rec.raw[:200].decode("utf-8", "replace")))
                     continue

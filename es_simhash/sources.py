@@ -18,6 +18,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator, Sequence
 
+from .markup import HTML_MODES, text_of
+
 __all__ = [
     "Record",
     "DeadLetter",
@@ -46,6 +48,8 @@ class Record:
     raw: bytes = field(repr=False, default=b"")
     encoding: str = "utf-8"
     """The encoding the line was decoded with (another than UTF-8 only with ``RecordReader(encoding="auto")``)."""
+    html_stripped: bool = False
+    """Whether ``text`` is the text of HTML markup the record carried (``RecordReader(html=...)``)."""
 
 
 @dataclass(slots=True)
@@ -98,6 +102,11 @@ class RecordReader:
     ...), or ``"auto"``: each line is decoded as UTF-8, and a line that is not UTF-8 as GB18030 (a superset of GBK
     and GB2312, still common on Chinese sites); the record then says so (:attr:`Record.encoding`). A line that
     decodes under none of them is a dead letter.
+
+    ``html``: ``"keep"`` (the default) takes the text as it is; ``"auto"`` replaces a text that carries HTML
+    markup (:func:`es_simhash.markup.looks_like_html`) with the text of that markup; ``"strip"`` does so for
+    every text (:func:`es_simhash.markup.strip_html`: a real HTML parser; entities decoded, scripts and styles
+    dropped). The record's field then holds that text too (the original line stays in :attr:`Record.raw`).
     """
 
     def __init__(
@@ -106,7 +115,11 @@ class RecordReader:
         id_field: str | None = None,
         max_record_bytes: int = 16 << 20,
         encoding: str = "utf-8",
+        html: str = "keep",
     ) -> None:
+        if html not in HTML_MODES:
+            raise ValueError(f"unknown --html mode {html!r}: use {', '.join(HTML_MODES)}")
+        self.html = html
         if encoding != "auto":
             try:
                 encoding = codecs.lookup(encoding).name
@@ -229,6 +242,7 @@ class RecordReader:
                         return dead(f"field {name!r} is {_type_name(value)}, not a string")
                     continue
                 text = value
+                text_field = name
                 break
         if text is None:
             return dead(f"no text field (looked for {', '.join(map(repr, self.text_fields))}; use --text-field)")
@@ -255,7 +269,12 @@ class RecordReader:
             return dead("id contains invalid Unicode (a lone surrogate escape)")
         if len(id_bytes) > MAX_ID_BYTES:
             doc_id = "sha256:" + hashlib.sha256(id_bytes).hexdigest()
-        return Record(source, line_no, doc_id, text, obj, raw, encoding)
+        stripped = False
+        if self.html != "keep":
+            text, stripped = text_of(text, self.html)
+            if stripped:
+                obj[text_field] = text
+        return Record(source, line_no, doc_id, text, obj, raw, encoding, stripped)
 
 
 class DeadLetterWriter:

@@ -159,3 +159,20 @@ def test_a_gbk_crawl_with_encoding_auto(tmp_path):
     assert report["copy"]["duplicate_of"] == "p2"
     bad = run("dedup", path, "--encoding", "klingon", cwd=tmp_path)
     assert bad.returncode == 2 and "unknown encoding 'klingon'" in bad.stderr.decode()
+
+
+def test_html_pages_are_read_as_text_and_counted(tmp_path):
+    zh = chinese_articles()[40:42]
+    wrap = '<div class="main" style="font-size:16px;color:#333"><p>{}</p><p>责任编辑：某某</p></div>'
+    lines = [{"id": "a", "content": wrap.format(zh[0])}, {"id": "b", "content": wrap.format(zh[1])},
+             {"id": "a-text", "content": zh[0]}, {"id": "plain", "content": "当 a < b 时"}]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+    res = run("dedup", "in.jsonl", "--report", "r.jsonl", "--no-progress", cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 0 and "2 records carried HTML" in err, err
+    report = {r["id"]: r for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines())}
+    assert report["a-text"]["duplicate_of"] == "a" and report["b"]["duplicate_of"] is None
+    kept = run("dedup", "in.jsonl", "--html", "keep", "--no-progress", cwd=tmp_path)
+    assert kept.returncode == 0 and "carried HTML" not in kept.stderr.decode()
+    bad = run("dedup", "in.jsonl", "--html", "maybe", cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown --html mode 'maybe'" in bad.stderr.decode()
