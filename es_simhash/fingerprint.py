@@ -1,13 +1,16 @@
 """Fingerprints: TF-IDF weighted 64-bit SimHash, its four 16-bit segments, and the long-sentence signature.
 
-How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 3):
+How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 4):
 
 1. ``text.normalize``: NFKC (full/half width), casefold, collapsed whitespace (a run with a line break becomes
-   one line break: since version 3 a title or heading line is a sentence of its own).
+   one line break: since version 3 a title or heading line is a sentence of its own); since version 4 a space
+   between two CJK ideographs is removed (a repost spaced out character by character reads as the original).
 2. ``text.segment``: jieba-compatible words for Chinese, words for other text.
-3. Each token occurrence gets the weight ``round(idf * 1024)``; punctuation, whitespace, stop words and tokens
-   shorter than ``min_token_len`` get 0. Summed over occurrences this is TF x IDF. Weights are whole numbers
-   held in float64, so every sum is exact and the result does not depend on summation order.
+3. Each token gets the weight ``w * min(tf, 5)`` with ``w = round(idf * 1024)`` and ``tf`` its count in the text
+   (capped TF, version 4: one term repeated all over a text, such as an anonymised name, cannot outweigh the rest;
+   ``tf="raw"`` gives version 3's ``w * tf``); punctuation, whitespace, stop words and tokens shorter than
+   ``min_token_len`` get 0. Weights are whole numbers held in float64, so every sum is exact and the result does
+   not depend on summation order.
 4. Each token is hashed to 64 bits with BLAKE2b (stable across runs, machines and Python versions, well mixed).
    Bit ``i`` of the SimHash is 1 when the weights of the tokens whose hash has bit ``i`` set outweigh the rest
    (a tie gives 0).
@@ -47,7 +50,7 @@ from .idf import IDFTable
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_sketch", "WEIGHT_SCALE", "SKETCH_BIT",
            "sentence_hashes", "content_hashes", "contradicts", "text_contradicts", "NEGATIONS"]
 
-FINGERPRINT_VERSION = 3
+FINGERPRINT_VERSION = 4
 WEIGHT_SCALE = 1024
 N_SEGMENTS = 4
 SEGMENT_BITS = 16
@@ -230,6 +233,12 @@ class Fingerprinter:
     sketch_shingle:
         shingle length in characters of the content key for the sketch: ``(cjk, other)``, default ``(3, 5)``:
         3 characters for texts with Chinese characters, 5 letters/digits for the rest (spaces removed).
+    tf:
+        how a token's count in the text scales its weight: ``"cap:N"`` (``min(tf, N)``; default ``"cap:5"``),
+        ``"sublinear"`` (``1 + ln tf``) or ``"raw"`` (``tf``: version 3). On the dev split of
+        ``bench/accuracy.py`` all score F1 0.967-0.969 (cap:5 0.969, as raw); raw lets one repeated term take over
+        the fingerprint, and sublinear moves a reprint's SimHash further than the cap does
+        (``docs/accuracy.md``).
     segmenter:
         ``"auto"`` (rjieba when installed, else jieba), ``"rjieba"`` or ``"jieba"``.
     """
@@ -252,6 +261,7 @@ class Fingerprinter:
         sketch_shingle: tuple[int, int] = (3, 5),
         segmenter: str = "auto",
         stopwords: frozenset[str] | None = None,
+        tf: str = "cap:5",
     ) -> None:
         if isinstance(idf, IDFTable):
             self.idf = idf
@@ -265,6 +275,9 @@ class Fingerprinter:
                              "sketch >= 0, sketch_chars >= 0")
         if len(sketch_shingle) != 2 or min(sketch_shingle) < 1:
             raise ValueError("sketch_shingle is (cjk, other), both >= 1")
+        if tf != "raw" and tf != "sublinear" and not (tf.startswith("cap:") and tf[4:].isdigit() and int(tf[4:]) > 0):
+            raise ValueError(f"tf is 'sublinear', 'raw' or 'cap:N', not {tf!r}")
+        self.tf = tf
         self.sketch = sketch
         self.sketch_chars = sketch_chars
         self.sketch_shingle = (int(sketch_shingle[0]), int(sketch_shingle[1]))
@@ -290,6 +303,7 @@ class Fingerprinter:
             "sketch": self.sketch,
             "sketch_chars": self.sketch_chars,
             "sketch_shingle": list(self.sketch_shingle),
+            "tf": self.tf,
         }
 
     def token_weight(self, token: str) -> int:
@@ -454,7 +468,13 @@ class Fingerprinter:
         n_out[:] = counts
         if doc_of.size == 0:
             return
-        hashes = self._vocab.hashes[np.compress(keep, ids)]
+        kept = np.compress(keep, ids)
+        if self.tf != "raw":  # one weight per (document, token), from the token's count in the document
+            pair, first, tf = np.unique(doc_of.astype(np.int64) * len(self._vocab.weights) + kept,
+                                        return_index=True, return_counts=True)
+            doc_of, kept, weights = doc_of[first], kept[first], weights[first]
+            weights = _tf_weights(weights, tf, self.tf)
+        hashes = self._vocab.hashes[kept]
         digit_bits = self._DIGIT_BITS or (8 if doc_of.size >= 224 * n_docs else 4)
         n_digits, n_values = 64 // digit_bits, 1 << digit_bits
         digits = hashes.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8)  # byte j = bits 8j..8j+7
@@ -476,6 +496,17 @@ class Fingerprinter:
         totals = np.bincount(doc_of, weights=weights, minlength=n_docs)
         set_bits = (2 * ones) > totals[:, None]  # documents without features: 0 > 0, no bits
         out[:] = np.packbits(set_bits, axis=1, bitorder="little").reshape(-1).view("<u8")
+
+
+def _tf_weights(weights: np.ndarray, tf: np.ndarray, mode: str) -> np.ndarray:
+    """The weight of a token that occurs ``tf`` times in a document, from the weight of one occurrence: ``raw``
+    ``w * tf``; ``sublinear`` ``round(w * (1 + ln tf))``; ``cap:N`` ``w * min(tf, N)``. Whole numbers, so the
+    sums stay exact."""
+    if mode == "sublinear":
+        return np.rint(weights * (1.0 + np.log(tf)))
+    if mode.startswith("cap:"):
+        return weights * np.minimum(tf, int(mode[4:]))
+    return weights * tf
 
 
 _M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)

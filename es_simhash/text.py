@@ -39,6 +39,9 @@ _NON_WORD = re.compile(r"[\W_]+")
 _SENTENCE_END = re.compile(r"[。！？!?;；…\r\n]+|\.(?=\s|$)")
 # CJK Unified Ideographs (+ extension A) — enough to decide whether a text needs the Chinese segmenter.
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# A space between two of those ideographs: Chinese puts no spaces between words, so such a space is layout or a
+# way around filters ("转 发 微 博"), never a word boundary (version 4).
+_IDEOGRAPH_SPACE = re.compile(r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]) (?=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
 # Word tokens for texts without CJK characters: runs of letters/digits, apostrophes inside words kept.
 _LATIN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
@@ -49,7 +52,8 @@ def normalize(text: str) -> str:
     NFKC folds full-width/half-width forms and compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``),
     ``casefold`` removes case, a run of whitespace that holds a line break (a line boundary of
     ``str.splitlines``) becomes one ``"\\n"`` (a line break ends a sentence: a title or a heading is its own
-    sentence) and any other run of whitespace one space, with none left at either end. See
+    sentence) and any other run of whitespace one space, with none left at either end; then a space between two
+    CJK ideographs is removed (``"转 发 微 博"`` -> ``"转发微博"``: Chinese has no spaces between words). See
     :func:`_normalize_many` for how it gets there quickly (``tests/test_normalize_fast.py`` checks it against
     that definition written with regular expressions).
     """
@@ -106,7 +110,8 @@ def _normalize_many(texts: Sequence[str]) -> list[str]:
     3. casefold, then ``" ".join(line.split())`` for each of ``str.splitlines()``, dropping blank lines and
        joining with ``"\\n"``: ``str.split()`` uses the same whitespace definition as ``re``'s ``\\s`` for str
        patterns (``Py_UNICODE_ISSPACE``) and every line boundary of ``splitlines`` is such whitespace, so this
-       is the definition in :func:`normalize`.
+       is the definition in :func:`normalize`;
+    4. remove each space between two ideographs (only texts with a space and a non-ASCII character can have one).
     """
     out = []
     is_normalized, nfkc = unicodedata.is_normalized, unicodedata.normalize
@@ -117,9 +122,12 @@ def _normalize_many(texts: Sequence[str]) -> list[str]:
             t = nfkc("NFKC", t)
         lines = t.casefold().splitlines()
         if len(lines) == 1:
-            out.append(" ".join(lines[0].split()))
+            n = " ".join(lines[0].split())
         else:
-            out.append("\n".join(filter(None, (" ".join(line.split()) for line in lines))))
+            n = "\n".join(filter(None, (" ".join(line.split()) for line in lines)))
+        if " " in n and not n.isascii():
+            n = _IDEOGRAPH_SPACE.sub("", n)
+        out.append(n)
     return out
 
 

@@ -34,7 +34,9 @@ def english_articles() -> list[str]:
 # -- the reference SimHash ---------------------------------------------------------------------------------
 def _ref_normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(text.split())
+    text = "\n".join(filter(None, (" ".join(line.split()) for line in text.splitlines())))  # a line break stays
+    ideograph = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+    return re.sub(f"(?<={ideograph}) (?={ideograph})", "", text)  # spaces between ideographs are no boundary
 
 
 @lru_cache(maxsize=1)
@@ -74,7 +76,9 @@ def reference_tokens(text: str) -> list[str]:
 
 
 def reference_simhash(text: str, min_token_len: int = 2) -> int:
-    """Classic weighted SimHash: v[i] += w if bit i of hash(token) else -w; bit i = v[i] > 0."""
+    """Classic weighted SimHash: v[i] += w if bit i of hash(token) else -w; bit i = v[i] > 0. A token's weight is
+    its IDF (x 1024, rounded) times its count in the text, counted up to 5: so a term repeated all over a text
+    cannot outweigh the rest."""
     idf, default = _ref_idf()
     stop = _ref_stopwords()
     tf: dict[str, int] = {}
@@ -83,7 +87,7 @@ def reference_simhash(text: str, min_token_len: int = 2) -> int:
             tf[tok] = tf.get(tok, 0) + 1
     v = [0] * 64
     for tok, count in tf.items():
-        weight = count * round(idf.get(tok, default) * 1024)
+        weight = round(idf.get(tok, default) * 1024) * min(count, 5)
         h = int.from_bytes(hashlib.blake2b(tok.encode("utf-8"), digest_size=8).digest(), "little")
         for i in range(64):
             if (h >> i) & 1:

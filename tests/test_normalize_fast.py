@@ -12,10 +12,15 @@ _WS = re.compile(r"\s+")
 _LINE_BREAKS = set("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")  # str.splitlines' boundaries
 
 
+_IDEOGRAPH = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+
+
 def _reference_normalize(t: str) -> str:
-    """NFKC, casefold; a whitespace run with a line break becomes one newline, any other run one space."""
-    return _WS.sub(lambda m: "\n" if _LINE_BREAKS & set(m.group()) else " ",
-                   unicodedata.normalize("NFKC", t).casefold()).strip()
+    """NFKC, casefold; a whitespace run with a line break becomes one newline, any other run one space; a space
+    between two CJK ideographs goes."""
+    t = _WS.sub(lambda m: "\n" if _LINE_BREAKS & set(m.group()) else " ",
+                unicodedata.normalize("NFKC", t).casefold()).strip()
+    return re.sub(f"(?<={_IDEOGRAPH}) (?={_IDEOGRAPH})", "", t)
 
 
 def _reference_keys(normalized: str, min_chars: int) -> tuple[str, list[str]]:
@@ -25,7 +30,7 @@ def _reference_keys(normalized: str, min_chars: int) -> tuple[str, list[str]]:
 
 # Random code points, plus a bias towards the characters the fast paths special-case:
 # lone surrogates, astral letters, full-width ASCII, U+3000, combining marks, sentence ends, dots and whitespace.
-_SPECIAL = "\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308\u00a0\u2028\u3002…。.. \n\r\t_ßﬁ①㍿ＡＢ"
+_SPECIAL = "\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308\u00a0\u2028\u3002…。.. \n\r\t_ßﬁ①㍿ＡＢ中文"
 _chars = st.one_of(st.characters(codec=None), st.sampled_from(list(_SPECIAL)), st.characters(min_codepoint=0xFF00, max_codepoint=0xFF65))
 _texts = st.text(_chars, max_size=60)
 
