@@ -20,7 +20,7 @@ from rich.console import Console
 
 from . import __version__
 from .dedup import DedupEngine, DefaultRule
-from .fingerprint import Fingerprinter
+from .fingerprint import FINGERPRINT_VERSION, Fingerprinter
 from .idf import IDFTable
 from .index.memory import MemoryIndex
 from .pipeline import Summary, iter_texts, run_dedup
@@ -222,6 +222,11 @@ def dedup(
             raise UserError(f"index file not found: {load_index}") from None
         except (ValueError, OSError, KeyError) as exc:
             raise UserError(f"cannot load index {load_index}: {exc}") from None
+        old = index.fingerprint_versions() - {FINGERPRINT_VERSION}
+        if old:
+            raise UserError(f"{load_index} holds fingerprints of version {', '.join(map(str, sorted(old)))}, not "
+                            f"{FINGERPRINT_VERSION}: they would never match new ones; build it again from its input "
+                            "(dedup --save-index)")
     engine = DedupEngine(index, _fingerprinter(idf), DefaultRule(k=k), batch_size=batch_size, workers=workers)
     _warn_beyond_keys(k, index.lookup_keys)
     reader = _reader(text_field, id_field, encoding, html)

@@ -176,3 +176,18 @@ def test_html_pages_are_read_as_text_and_counted(tmp_path):
     assert kept.returncode == 0 and "carried HTML" not in kept.stderr.decode()
     bad = run("dedup", "in.jsonl", "--html", "maybe", cwd=tmp_path)
     assert bad.returncode == 2 and "unknown --html mode 'maybe'" in bad.stderr.decode()
+
+
+def test_a_saved_index_of_an_older_fingerprint_version_is_refused(tmp_path):
+    """Fingerprints of another version never match (version 4 reads spaces and repeated terms differently): a
+    saved embedded index of version 3 must be rebuilt, not silently used."""
+    from es_simhash.fingerprint import Fingerprint
+    from es_simhash.index.base import StoredDoc
+    from es_simhash.index.memory import MemoryIndex
+
+    old = MemoryIndex()
+    old.add([StoredDoc("a", Fingerprint(1, 2, (), 10, 300, False, version=FINGERPRINT_VERSION - 1), "a")])
+    old.save(tmp_path / "old.npz")
+    (tmp_path / "in.jsonl").write_text(json.dumps({"id": "b", "content": "今天的天气很好，适合出去散步。"}) + "\n")
+    res = run("dedup", "in.jsonl", "--load-index", "old.npz", cwd=tmp_path)
+    assert res.returncode == 1 and f"fingerprints of version {FINGERPRINT_VERSION - 1}" in res.stderr.decode()

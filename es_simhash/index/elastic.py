@@ -398,10 +398,10 @@ def check_index_config(client, index: str, fingerprint_config: dict[str, Any]) -
     stored = meta.get("fingerprint")
     if stored != fingerprint_config:
         diff = {k: (stored or {}).get(k) for k in fingerprint_config if (stored or {}).get(k) != fingerprint_config[k]}
-        raise ElasticError(
-            f"index {index!r} holds fingerprints made with other settings {diff}: "
-            "use the same --idf and options, or a new index"
-        )
+        how = (f"`es-simhash migrate --from {index} --to NEW` re-fingerprints it into a new index"
+               if (stored or {}).get("fingerprint_version") != fingerprint_config.get("fingerprint_version")
+               else "use the same --idf and options, or a new index")
+        raise ElasticError(f"index {index!r} holds fingerprints made with other settings {diff}: {how}")
 
 
 def _hex(v: int) -> str:

@@ -154,6 +154,10 @@ class MemoryIndex:
         row = self._row_of.get(doc_id)
         return None if row is None else self._docs[row]
 
+    def fingerprint_versions(self) -> set[int]:
+        """The fingerprint versions of the stored documents."""
+        return {d.fingerprint.version for d in self.docs()}
+
     def docs(self) -> list[StoredDoc]:
         """All live documents, in insertion order."""
         alive = self._alive
