@@ -583,6 +583,51 @@ def kibana_import(
     err.print(result)
 
 
+@app.command()
+def explain(
+    a: str = typer.Argument(..., help="A text, a file holding one, or (with --index) a document id."),
+    b: str = typer.Argument(..., help="The same, for the document A is compared with."),
+    index: Optional[str] = typer.Option(None, "--index", "-i", help="Read A and B as ids of documents stored in "
+                                                                    "this Elasticsearch index."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object instead of words."),
+    k: int = KOption,
+    idf: Optional[Path] = IdfOption,
+    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
+    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+) -> None:
+    """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
+    meaning guard's veto. Exit 0 either way."""
+    engine = DedupEngine(MemoryIndex(), _fingerprinter(idf), DefaultRule(k=k))
+    if index is not None:
+        with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+            found = _maintained(es, index).fetch([a, b])
+        missing = [x for x in (a, b) if x not in found]
+        if missing:
+            raise UserError(f"no document {missing[0]!r} in index {index!r}")
+        texts = [found[x].text or found[x].fingerprint for x in (a, b)]
+    else:
+        texts = [_read_text_arg(None, Path(x)) if os.path.isfile(x) else x for x in (a, b)]
+    out = engine.explain(texts[0], texts[1])
+    if as_json:
+        typer.echo(json.dumps(out, ensure_ascii=False))
+        return
+
+    def side(name: str, s: dict) -> str:
+        kind = "short" if s["short"] else "long"
+        return (f"{name}: {kind}, {s['letters']:,} letters/ideographs, {s['features']:,} weighted words, "
+                f"{s['long_sentences']} long sentences, {s['sketch']} sketch hashes")
+
+    verdict = f"yes ({out['reason']})" if out["duplicate"] else "no"
+    typer.echo(f"A duplicates B: {verdict}; SimHash distance {out['distance']} bits")
+    if "a" in out:
+        typer.echo(side("A", out["a"]))
+        typer.echo(side("B", out["b"]))
+        typer.echo(f"shared: {out['shared_segments']} of 4 segments, {out['shared_sentences']} long sentences, "
+                   f"{out['shared_sketch']} sketch hashes{', same content' if out['exact'] else ''}")
+    for line in out["why"]:
+        typer.echo(f"- {line}")
+
+
 def _maintained(es: "_Elastic", index: str):
     """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
     from .index.elastic import ElasticIndex, require_index

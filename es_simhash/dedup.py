@@ -199,43 +199,113 @@ class DefaultRule:
                 clusters.setdefault(h, set()).add(cand.cluster)
         return frozenset(h for h, c in clusters.items() if len(c) > self.max_sentence_clusters)
 
-    def _match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int]) -> Decision | None:
+    def _match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int],
+               why: list[str] | None = None) -> Decision | None:
+        """Whether ``fp`` duplicates ``cand`` alone (the rules over all candidates are :meth:`matches`'). ``why``:
+        a list that gets one line per test made, in words (:meth:`explain`)."""
         other = cand.fingerprint
         if fp.version != other.version:
+            if why is not None:
+                why.append(f"fingerprint versions differ ({fp.version} and {other.version}): never duplicates")
             return None
         if fp.n_chars and fp.content_hash == other.content_hash and fp.n_chars == other.n_chars:
+            if why is not None:
+                why.append("same letters, digits and ideographs after normalisation: exact")
             return Decision(cand, 0, "exact")
         if fp.empty or other.empty:
+            if why is not None:
+                why.append("one text has no usable features (empty, punctuation or stop words): only an exact copy "
+                           "could match")
             return None
         distance = fp.distance(other)
         if not fp.short and not other.short:
+            if why is not None:
+                why.append(f"both long: SimHash {distance} bits apart, the rule takes up to k = {self.k}")
             if distance <= self.k:
                 return Decision(cand, distance, "simhash")
-        elif fp.short and other.short and distance <= self.short_k:
-            return Decision(cand, distance, "simhash")
+        elif fp.short and other.short:
+            if why is not None:
+                why.append(f"both short: SimHash {distance} bits apart, the rule takes up to short_k = {self.short_k}")
+            if distance <= self.short_k:
+                return Decision(cand, distance, "simhash")
+        elif why is not None:
+            why.append(f"one short, one long: SimHash ({distance} bits) is not enough on its own")
         if fp.sentences and other.sentences:
             shared = set(fp.sentences).intersection(other.sentences)
             if boilerplate:
+                if why is not None and shared & boilerplate:
+                    why.append(f"{len(shared & boilerplate)} shared sentence or sketch hashes are boilerplate "
+                               "(held by too many documents, or by candidates of several clusters): not counted")
                 shared -= boilerplate
             if not shared:  # neither a shared sentence nor enough of a shared sketch (it needs at least one hash)
+                if why is not None:
+                    why.append("no sentence or shingle-sketch hash shared (besides boilerplate)")
                 return None
             n_sketch = len([h for h in shared if h >= SKETCH_BIT])  # is_sketch, inlined
             n_shared = len(shared) - n_sketch  # shared sentence hashes
             if n_shared:
                 smaller = min(len([h for h in fp.sentences if h < SKETCH_BIT and h not in boilerplate]),
                               len([h for h in other.sentences if h < SKETCH_BIT and h not in boilerplate]))
-                if distance <= self.sentence_near_k or (
-                        distance <= self.sentence_k and n_shared >= self.min_shared_sentences * smaller) or (
-                        self.min_contained_sentences and n_shared == smaller >= self.min_contained_sentences):
+                near = distance <= self.sentence_near_k
+                fraction = distance <= self.sentence_k and n_shared >= self.min_shared_sentences * smaller
+                contained = bool(self.min_contained_sentences) and n_shared == smaller >= self.min_contained_sentences
+                if why is not None:
+                    why.append(
+                        f"{n_shared} of the smaller signature's {smaller} long sentences shared: within "
+                        f"sentence_near_k = {self.sentence_near_k} bits: {'yes' if near else 'no'}; within "
+                        f"sentence_k = {self.sentence_k} bits with at least {self.min_shared_sentences:.0%} shared: "
+                        f"{'yes' if fraction else 'no'}; all of one signature (at least "
+                        f"{self.min_contained_sentences}) in the other: {'yes' if contained else 'no'}")
+                if near or fraction or contained:
                     return Decision(cand, distance, "sentences")
             if n_sketch:  # (otherwise the sketch test below fails: it needs at least one shared sketch hash)
                 mine = len([h for h in fp.sentences if h >= SKETCH_BIT])
                 theirs = len([h for h in other.sentences if h >= SKETCH_BIT])
                 if mine and theirs:
                     needed = max(MIN_SHARED_SKETCH, -(-min(mine, theirs) * self.min_shared_fraction // 1))
+                    if why is not None:
+                        why.append(f"{n_sketch} shingle-sketch hashes shared, {needed:.0f} needed (half of the smaller "
+                                   f"sketch of {min(mine, theirs)}, at least {MIN_SHARED_SKETCH})")
                     if n_sketch >= needed:
                         return Decision(cand, distance, "sentences")
+        elif why is not None:
+            why.append("no sentence signature on one side")
         return None
+
+    def explain(self, fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int] = frozenset()
+                ) -> dict[str, Any]:
+        """Why ``fp`` is, or is not, a duplicate of ``other`` (as if ``other`` were its only candidate): what the
+        two share, each test the rule made, in words, and whether the meaning guard vetoed it. A dict, ready
+        for JSON."""
+        cand = StoredDoc("b", other, cluster="b")
+        why: list[str] = []
+        decision = self._match(fp, cand, boilerplate, why)
+        vetoed = None
+        if decision is not None and decision.reason != "exact" and self.meaning_guard and self._contradicted(fp, [cand]):
+            vetoed = ("the meaning guard: the texts (or a pair of their sentences) differ by a negation word or by "
+                      "words in another order")
+            why.append(f"vetoed by {vetoed}")
+            decision = None
+
+        def side(f: Fingerprint) -> dict[str, Any]:
+            return {"short": f.short, "letters": f.n_chars, "features": f.n_features,
+                    "long_sentences": len([h for h in f.sentences if h < SKETCH_BIT]),
+                    "sketch": len([h for h in f.sentences if h >= SKETCH_BIT])}
+
+        shared = set(fp.sentences) & set(other.sentences)
+        return {
+            "duplicate": decision is not None,
+            "reason": decision.reason if decision is not None else None,
+            "distance": fp.distance(other),
+            "exact": bool(fp.n_chars) and fp.content_hash == other.content_hash and fp.n_chars == other.n_chars,
+            "shared_segments": sum(a == b for a, b in zip(fp.segments, other.segments)),
+            "shared_sentences": len([h for h in shared if h < SKETCH_BIT]),
+            "shared_sketch": len([h for h in shared if h >= SKETCH_BIT]),
+            "a": side(fp),
+            "b": side(other),
+            "vetoed_by": vetoed,
+            "why": why,
+        }
 
 
 _WORKER_FINGERPRINTER: Fingerprinter | None = None
@@ -557,6 +627,19 @@ class DedupEngine:
             return matches(fp, res.candidates, boilerplate)[:limit]
         decision = self.rule.decide(fp, res.candidates, boilerplate)  # (a rule of one's own, without matches())
         return [decision] if decision is not None else []
+
+    def explain(self, a: str | Fingerprint, b: str | Fingerprint) -> dict[str, Any]:
+        """Why ``a`` is, or is not, a near duplicate of ``b`` (texts or fingerprints): the distance, what they
+        share, each test of the rule in words, and the meaning guard's veto (see :meth:`DefaultRule.explain`).
+        Boilerplate is not known for two texts alone: nothing counts as boilerplate."""
+        fa = a if isinstance(a, Fingerprint) else self.fingerprinter.fingerprint(a)
+        fb = b if isinstance(b, Fingerprint) else self.fingerprinter.fingerprint(b)
+        explain = getattr(self.rule, "explain", None)
+        if explain is None:  # (a rule of one's own, without explain())
+            decision = self.rule.decide(fa, [StoredDoc("b", fb, cluster="b")])
+            return {"duplicate": decision is not None, "reason": decision.reason if decision else None,
+                    "distance": fa.distance(fb), "why": []}
+        return explain(fa, fb)
 
     # -- internals -----------------------------------------------------------------------------------------
     def _arrival(self, candidates: Sequence[StoredDoc]) -> int:

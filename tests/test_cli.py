@@ -191,3 +191,18 @@ def test_a_saved_index_of_an_older_fingerprint_version_is_refused(tmp_path):
     (tmp_path / "in.jsonl").write_text(json.dumps({"id": "b", "content": "今天的天气很好，适合出去散步。"}) + "\n")
     res = run("dedup", "in.jsonl", "--load-index", "old.npz", cwd=tmp_path)
     assert res.returncode == 1 and f"fingerprints of version {FINGERPRINT_VERSION - 1}" in res.stderr.decode()
+
+
+def test_explain_says_why_in_words_and_json(tmp_path):
+    article = chinese_articles()[7]
+    (tmp_path / "a.txt").write_text("本网讯 " + article + "（完）", encoding="utf-8")
+    res = run("explain", "a.txt", article, cwd=tmp_path)
+    out = res.stdout.decode()
+    assert res.returncode == 0 and out.startswith("A duplicates B: yes (simhash)"), out
+    assert "both long: SimHash" in out and "k = 3" in out
+    res = run("explain", "他不同意这个方案。", "他同意这个方案。", "--json", cwd=tmp_path)
+    got = json.loads(res.stdout)
+    assert got["duplicate"] is False and got["vetoed_by"].startswith("the meaning guard")
+    other = chinese_articles()[8]
+    got = json.loads(run("explain", article, other, "--json", cwd=tmp_path).stdout)
+    assert got["duplicate"] is False and got["distance"] > 3 and got["shared_sentences"] == 0

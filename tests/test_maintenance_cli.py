@@ -214,3 +214,16 @@ def test_an_interrupted_migration_goes_on_from_its_checkpoint(es_url, es_index_n
         for name in (old, new):
             client.indices.delete(index=name, ignore_unavailable=True)
             client.options(ignore_status=404).indices.delete_index_template(name=f"es-simhash-{name}")
+
+
+def test_explain_two_stored_documents_by_id(es_url, es_index_name, client, crawl, tmp_path):
+    path, _ = crawl
+    assert cli("index", path, "--index", es_index_name, "--no-progress", es_url=es_url, cwd=tmp_path).returncode == 0
+    res = cli("explain", "zh0-repost", "zh0", "--index", es_index_name, "--json", es_url=es_url, cwd=tmp_path)
+    got = json.loads(res.stdout)
+    assert res.returncode == 0 and got["duplicate"] is True, res.stderr.decode()
+    stored = raw_state(client, es_index_name)["zh0-repost"]
+    assert got["reason"] == client.get(index=es_index_name, id="zh0-repost")["_source"]["dup_reason"]
+    assert stored["dup_of"] == "zh0"
+    missing = cli("explain", "zh0", "nope", "--index", es_index_name, es_url=es_url, cwd=tmp_path)
+    assert missing.returncode == 1 and "no document 'nope'" in missing.stderr.decode()
