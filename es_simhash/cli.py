@@ -628,6 +628,56 @@ def explain(
         typer.echo(f"- {line}")
 
 
+@app.command()
+def evaluate(
+    labels_file: Path = typer.Argument(..., metavar="LABELS", help="JSON Lines of labelled pairs ({\"a\", \"b\", "
+                                       "\"duplicate\"}) or of documents with a cluster label ({\"id\", \"content\", "
+                                       "\"cluster\"})."),
+    no_sweep: bool = typer.Option(False, "--no-sweep", help="Only score the current settings."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object instead of tables."),
+    k: int = KOption,
+    idf: Optional[Path] = IdfOption,
+) -> None:
+    """Precision, recall and F1 of the current settings on your own labelled data, and a sweep over k and the
+    rule's bounds with the setting that maximises F1 (then use it: -k, or DefaultRule(...) in Python)."""
+    from .evaluate import LabelError, load_labels, score, sweep
+
+    try:
+        with open(labels_file, encoding="utf-8") as fh:
+            labels = load_labels(fh, str(labels_file))
+    except FileNotFoundError:
+        raise UserError(f"labels file not found: {labels_file}") from None
+    except (LabelError, UnicodeDecodeError) as exc:
+        raise UserError(str(exc)) from None
+    fingerprinter, rule = _fingerprinter(idf), DefaultRule(k=k)
+    if no_sweep:
+        sc = score(labels, fingerprinter, rule)
+        if as_json:
+            typer.echo(json.dumps({"current": sc.to_dict()}))
+        else:
+            typer.echo(f"precision {sc.precision:.3f}  recall {sc.recall:.3f}  F1 {sc.f1:.3f}  "
+                       f"({sc.true_pairs:,} labelled duplicate pairs, {sc.predicted_pairs:,} predicted)")
+        return
+    res = sweep(labels, fingerprinter, rule)
+    if as_json:
+        typer.echo(json.dumps(res.to_dict()))
+        return
+    c = res.current
+    typer.echo(f"{labels.kind}: current settings: precision {c.precision:.3f}  recall {c.recall:.3f}  F1 {c.f1:.3f}"
+               f"  ({c.true_pairs:,} labelled duplicate pairs, {c.predicted_pairs:,} predicted)")
+    from rich.table import Table
+
+    table = Table("setting", "value", "precision", "recall", "F1")
+    for setting, value, sc in res.rows:
+        mark = " *" if value == res.best[setting] else ""
+        table.add_row(setting, f"{value}{mark}", f"{sc.precision:.3f}", f"{sc.recall:.3f}", f"{sc.f1:.3f}")
+    Console(soft_wrap=True).print(table)
+    b = res.best_score
+    settings = ", ".join(f"{k_}={v}" for k_, v in res.best.items())
+    typer.echo(f"best of each together ({settings}): precision {b.precision:.3f}  recall {b.recall:.3f}  "
+               f"F1 {b.f1:.3f}")
+
+
 def _maintained(es: "_Elastic", index: str):
     """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
     from .index.elastic import ElasticIndex, require_index

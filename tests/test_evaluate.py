@@ -1,0 +1,63 @@
+"""`evaluate`: scores on a user's own labels, and a sweep that finds the setting their data needs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from es_simhash.evaluate import LabelError, Labels, load_labels, score, sweep
+from support import chinese_articles
+
+
+def heavily_edited(text: str) -> str:
+    """Every 30th character replaced: what some content farms do; the SimHash moves 3 to 14 bits."""
+    return "".join("某" if i % 30 == 7 else ch for i, ch in enumerate(text))
+
+
+@pytest.fixture(scope="module")
+def labels() -> Labels:
+    arts = [a for a in chinese_articles() if 800 <= len(a) <= 2000][:31]
+    return Labels(pairs=[(heavily_edited(a), a, True) for a in arts[:30]]
+                  + [(arts[i], arts[i + 1], False) for i in range(30)])
+
+
+def test_a_sweep_finds_the_looser_k_these_labels_call_for(labels):
+    res = sweep(labels)
+    assert res.current.precision == 1.0 and res.current.recall < 0.1  # k = 3 misses the heavy edits
+    assert res.best["k"] > 3 and res.best_score.f1 > res.current.f1 + 0.3 and res.best_score.precision == 1.0
+    k_rows = {v: sc for s, v, sc in res.rows if s == "k"}
+    assert [k_rows[k].recall for k in sorted(k_rows)] == sorted(k_rows[k].recall for k in k_rows)  # monotone
+    assert k_rows[3] == res.current
+
+
+def test_clustered_labels_score_what_the_engine_clusters(tmp_path):
+    arts = chinese_articles()[60:70]
+    lines = [{"id": f"o{i}", "content": a, "cluster": f"c{i}"} for i, a in enumerate(arts)]
+    lines += [{"id": "r0", "content": "转载：" + arts[0], "cluster": "c0"},
+              {"id": "r1", "content": arts[1] + "（完）", "cluster": "c2"}]  # mislabelled: a copy of o1, said c2
+    got = score(load_labels(json.dumps(x, ensure_ascii=False) for x in lines))
+    assert (got.true_pairs, got.predicted_pairs) == (2, 2)  # (o0, r0), (o2, r1) labelled; (o0, r0), (o1, r1) found
+    assert (got.precision, got.recall) == (0.5, 0.5)
+
+
+def test_bad_labels_name_their_line():
+    with pytest.raises(LabelError, match="labels:2: a pair needs"):
+        load_labels(['{"a": "x", "b": "y", "duplicate": true}', '{"a": "x", "duplicate": "maybe"}'])
+    with pytest.raises(LabelError, match="mixed"):
+        load_labels(['{"a": "x", "b": "y", "duplicate": true}', '{"id": 1, "content": "t", "cluster": "c"}'])
+
+
+def test_evaluate_from_the_command_line(labels, tmp_path):
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps({"a": a, "b": b, "duplicate": d}, ensure_ascii=False) + "\n"
+                            for a, b, d in labels.pairs), encoding="utf-8")
+    res = subprocess.run([sys.executable, "-m", "es_simhash", "evaluate", str(path), "--json"], capture_output=True,
+                         timeout=600)
+    got = json.loads(res.stdout)
+    assert res.returncode == 0 and got["best"]["k"] > 3 and got["best_score"]["f1"] > got["current"]["f1"]
+    res = subprocess.run([sys.executable, "-m", "es_simhash", "evaluate", str(tmp_path / "nope.jsonl")],
+                         capture_output=True, timeout=600)
+    assert res.returncode == 1 and "labels file not found" in res.stderr.decode()
