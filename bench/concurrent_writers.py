@@ -112,14 +112,14 @@ def run_writers(url: str, index: str, inputs: Sequence[Path], batch_size: int, f
     return {"wall": wall, "own": own, "codes": codes}
 
 
-def read_docs(client, index: str) -> dict[str, dict]:
-    """Every document of ``index`` (id -> the fields of FIELDS), by search_after on doc_id."""
+def read_docs(client, index: str, fields: Sequence[str] = FIELDS) -> dict[str, dict]:
+    """Every document of ``index`` (id -> those ``fields``), by search_after on doc_id (tests use it too)."""
     client.indices.refresh(index=index)
     out: dict[str, dict] = {}
     after = None
     while True:
         kw = {"search_after": after} if after else {}
-        hits = client.search(index=index, size=5000, sort=[{"doc_id": "asc"}], source=FIELDS,
+        hits = client.search(index=index, size=5000, sort=[{"doc_id": "asc"}], source=list(fields),
                              query={"match_all": {}}, track_total_hits=False, **kw)["hits"]["hits"]
         if not hits:
             return out

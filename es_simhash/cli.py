@@ -330,6 +330,7 @@ def _warn_beyond_keys(k: int, keys) -> None:
                   f"use a new index with --lookup tables:{k}:3")
 
 
+IndexBatchOption = typer.Option(500, "--batch-size", min=1, help="Documents per lookup + bulk round trip.")
 CheckpointOption = typer.Option(
     None, "--checkpoint",
     help="Progress file, saved after every batch (default: es-simhash-INDEX-DIGEST.checkpoint.json in this folder, "
@@ -386,7 +387,7 @@ def index_cmd(
     id_field: Optional[str] = IdField,
     k: int = KOption,
     idf: Optional[Path] = IdfOption,
-    batch_size: int = typer.Option(500, "--batch-size", min=1, help="Documents per lookup + bulk round trip."),
+    batch_size: int = IndexBatchOption,
     workers: int = WorkersOption,
     lookup: str = LookupOption,
     encoding: str = EncodingOption,
@@ -790,7 +791,7 @@ def migrate(
     dead_letters: Path = DeadLettersOption,
     k: int = KOption,
     idf: Optional[Path] = IdfOption,
-    batch_size: int = typer.Option(500, "--batch-size", min=1, help="Documents per lookup + bulk round trip."),
+    batch_size: int = IndexBatchOption,
     workers: int = WorkersOption,
     lookup: str = LookupOption,
     progress: bool = ProgressOption,

@@ -34,6 +34,8 @@ from es_simhash import Fingerprinter
 from es_simhash.dedup import DedupEngine, Document
 from support import chinese_articles, english_articles
 
+import concurrent_writers  # noqa: E402  (bench/concurrent_writers.py, on the path through support)
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -228,19 +230,8 @@ def finish(proc: subprocess.Popen, what: str) -> str:
 
 
 def read_docs(client, index: str) -> dict[str, dict]:
-    """Every document of ``index`` (id -> the fields of FIELDS), by search_after on doc_id."""
-    client.indices.refresh(index=index)
-    out: dict[str, dict] = {}
-    after = None
-    while True:
-        kw = {"search_after": after} if after else {}
-        hits = client.search(index=index, size=1000, sort=[{"doc_id": "asc"}], source=FIELDS,
-                             query={"match_all": {}}, track_total_hits=False, **kw)["hits"]["hits"]
-        if not hits:
-            return out
-        for h in hits:
-            out[h["_id"]] = h["_source"]
-        after = hits[-1]["sort"]
+    """Every document of ``index`` (id -> the fields of FIELDS)."""
+    return concurrent_writers.read_docs(client, index, FIELDS)
 
 
 def cluster_pairs(docs: dict[str, dict]) -> set[tuple[str, str]]:
