@@ -169,7 +169,7 @@ def canonicals_with_an_older_match(backend) -> list[str]:
     sequential run can have a few too (a sentence's document frequency when a document was decided was smaller
     than at the end), which the one-writer runs show."""
     from es_simhash.dedup import DefaultRule
-    from es_simhash.index.base import Lookup, arrival_key
+    from es_simhash.index.base import Lookup, arrival_key, boilerplate_of
     from es_simhash.index.memory import MemoryIndex
 
     memory = MemoryIndex(backend.max_sentence_df, backend.lookup_keys)
@@ -183,7 +183,7 @@ def canonicals_with_an_older_match(backend) -> list[str]:
         for d, res in zip(part, memory.lookup([Lookup(d.id, d.fingerprint) for d in part], rule.candidate_distance)):
             older = [c for c in res.candidates if arrival_key(c) < arrival_key(d)]
             cap = memory.max_sentence_df
-            boilerplate = frozenset(h for h in d.fingerprint.sentences if res.sentence_df.get(h, 0) > cap)
+            boilerplate = boilerplate_of(d.fingerprint, res.sentence_df, cap)
             decision = rule.decide(d.fingerprint, older, boilerplate) if older else None
             if decision is not None:
                 o = decision.of

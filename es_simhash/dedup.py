@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from .fingerprint import SKETCH_BIT, Fingerprint, Fingerprinter, contradicts, is_sketch, text_contradicts
-from .index.base import CANONICAL, MIN_SHARED_SKETCH, Lookup, SegmentIndex, StoredDoc, sentence_candidate, split_sentences
+from .index.base import (CANONICAL, MIN_SHARED_SKETCH, Lookup, SegmentIndex, StoredDoc, boilerplate_of,
+                         sentence_candidate, split_sentences)
 from .index.memory import MemoryIndex
 
 __all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "DuplicateIdError",
@@ -96,6 +97,11 @@ class DecisionRule(Protocol):
     ) -> Decision | None:
         """``boilerplate``: sentence hashes of ``fp`` held by too many documents to identify anything."""
         ...
+
+
+def _same_content(a: Fingerprint, b: Fingerprint) -> bool:
+    """Same letters, digits and ideographs after normalisation (an exact duplicate)."""
+    return bool(a.n_chars) and a.content_hash == b.content_hash and a.n_chars == b.n_chars
 
 
 @dataclass
@@ -208,7 +214,7 @@ class DefaultRule:
             if why is not None:
                 why.append(f"fingerprint versions differ ({fp.version} and {other.version}): never duplicates")
             return None
-        if fp.n_chars and fp.content_hash == other.content_hash and fp.n_chars == other.n_chars:
+        if _same_content(fp, other):
             if why is not None:
                 why.append("same letters, digits and ideographs after normalisation: exact")
             return Decision(cand, 0, "exact")
@@ -297,7 +303,7 @@ class DefaultRule:
             "duplicate": decision is not None,
             "reason": decision.reason if decision is not None else None,
             "distance": fp.distance(other),
-            "exact": bool(fp.n_chars) and fp.content_hash == other.content_hash and fp.n_chars == other.n_chars,
+            "exact": _same_content(fp, other),
             "shared_segments": sum(a == b for a, b in zip(fp.segments, other.segments)),
             "shared_sentences": len([h for h in shared if h < SKETCH_BIT]),
             "shared_sketch": len([h for h in shared if h >= SKETCH_BIT]),
@@ -552,11 +558,12 @@ class DedupEngine:
         queries = [Lookup(d.id, fp) for d, fp in zip(docs, fps)]
         d_max = self.rule.candidate_distance
         decided = _Decided()
+        being_written = [doc.id for doc in writing.docs()] if writing is not None else []
         if getattr(self.index, "shared_writers", False):  # what is visible now: settling looks at what came after
             decided.mark = self.index.visible_mark()  # type: ignore[attr-defined]
-            decided.mine = [d.id for d in docs] + ([d.id for d in writing.docs()] if writing is not None else [])
+            decided.mine = [d.id for d in docs] + being_written
         if writing is not None:
-            found = self.index.lookup(queries, d_max, exclude=[doc.id for doc in writing.docs()])  # type: ignore[call-arg]
+            found = self.index.lookup(queries, d_max, exclude=being_written)  # type: ignore[call-arg]
             in_writing = writing.lookup(queries, d_max)
         else:
             found = self.index.lookup(queries, d_max)
@@ -589,7 +596,7 @@ class DedupEngine:
                 if any(df[h] > cap for h in fp.sentences):  # boilerplate only when both counts are added up
                     candidates = self._found_by_lookup(fp, candidates, {h for h in fp.sentences if df[h] > cap})
             candidates += pending.lookup([Lookup(doc.id, fp)], d_max)[0].candidates
-            boilerplate = frozenset(h for h in fp.sentences if df.get(h, 0) + pending_df[h] > cap)
+            boilerplate = boilerplate_of(fp, df, cap, pending_df)
             stored = self._decide(doc, fp, candidates, boilerplate)
             pending.add([stored])
             pending_df.update(fp.sentences)
@@ -621,7 +628,7 @@ class DedupEngine:
         fp = self.fingerprinter.fingerprint(text)
         res = self.index.lookup([Lookup("\x00check", fp)], self.rule.candidate_distance)[0]
         cap = self.index.max_sentence_df
-        boilerplate = frozenset(h for h in fp.sentences if res.sentence_df.get(h, 0) > cap)
+        boilerplate = boilerplate_of(fp, res.sentence_df, cap)
         matches = getattr(self.rule, "matches", None)
         if matches is not None:  # the decision ingest makes, with every match listed
             return matches(fp, res.candidates, boilerplate)[:limit]

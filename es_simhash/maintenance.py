@@ -40,8 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Collection, Iterable, Iterator, Sequence
 
 from .dedup import NO_FEATURES, DecisionRule
-from .fingerprint import Fingerprint
-from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key
+from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key, boilerplate_of
 
 __all__ = ["settle", "delete", "repair", "migrate", "migration_input", "Change", "Settled", "RepairReport",
            "MaintenanceError"]
@@ -160,10 +159,6 @@ def _roots(index: MaintainedIndex, targets: Collection[str]) -> dict[str, str | 
     return out
 
 
-def _boilerplate(fp: Fingerprint, sentence_df: dict[int, int], cap: int, extra: Counter | None = None) -> frozenset[int]:
-    return frozenset(h for h in fp.sentences if sentence_df.get(h, 0) + (extra[h] if extra else 0) > cap)
-
-
 def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: list[StoredDoc]
                        ) -> list[str]:
     """Decide each canonical among ``docs`` again against the documents that arrived before it; and settle
@@ -183,7 +178,7 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
             key = arrival_key(d)
             older = [c for c in res.candidates if arrival_key(c) < key and c.cluster != d.id]
             if older and d.cluster == d.id:
-                decision = rule.decide(d.fingerprint, older, _boilerplate(d.fingerprint, res.sentence_df, cap))
+                decision = rule.decide(d.fingerprint, older, boilerplate_of(d.fingerprint, res.sentence_df, cap))
                 if decision is not None:
                     joins[d.id] = (decision, decision.of.cluster)
             for c in res.candidates:  # a newer canonical that may have been written at the same time as this one
@@ -264,7 +259,7 @@ def _redecide(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, roots
         key = arrival_key(d)
         candidates = [c for c in res.candidates if arrival_key(c) < key]
         candidates += pending.lookup([Lookup(d.id, d.fingerprint)], rule.candidate_distance)[0].candidates
-        decision = rule.decide(d.fingerprint, candidates, _boilerplate(d.fingerprint, res.sentence_df, cap, pending_df)
+        decision = rule.decide(d.fingerprint, candidates, boilerplate_of(d.fingerprint, res.sentence_df, cap, pending_df)
                                ) if candidates else None
         new = _as_canonical(d) if decision is None else _joined(d, decision, decision.of.cluster)
         if new.cluster in decided:  # (a member of the group decided just before: its cluster as decided)

@@ -76,12 +76,13 @@ def _tidy(parts: list[str]) -> str:
     return "\n".join(line.strip() for line in lines if line.strip())
 
 
+_MIN_TAGS = 2
+
+
 def looks_like_html(text: str) -> bool:
     """Whether ``text`` carries HTML markup: at least two tags of known HTML elements (``a < b`` and ``<3`` are
     text; so is an e-mail address in angle brackets)."""
-    if "<" not in text:
-        return False
-    return _parse(text).tags >= 2
+    return "<" in text and _parse(text).tags >= _MIN_TAGS
 
 
 def strip_html(text: str) -> str:
@@ -95,6 +96,6 @@ def text_of(text: str, mode: str) -> tuple[str, bool]:
     if mode == "keep" or ("<" not in text and "&" not in text):
         return text, False
     parser = _parse(text)
-    if mode == "auto" and parser.tags < 2:
+    if mode == "auto" and parser.tags < _MIN_TAGS:
         return text, False
     return _tidy(parser.parts), True

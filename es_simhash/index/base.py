@@ -25,7 +25,7 @@ from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import LookupKeys
 
 __all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "MaintainedIndex", "CANONICAL", "MIN_SHARED_SKETCH",
-           "arrival_key", "sentence_candidate", "sharing_sketch", "split_sentences"]
+           "arrival_key", "boilerplate_of", "sentence_candidate", "sharing_sketch", "split_sentences"]
 
 CANONICAL = "canonical"
 
@@ -44,6 +44,15 @@ def split_sentences(hashes: Iterable[int], boilerplate: Collection[int] = ()) ->
         if h not in boilerplate:
             (sketch if h >= SKETCH_BIT else sentences).add(h)
     return sentences, sketch
+
+
+def boilerplate_of(fp: Fingerprint, sentence_df: dict[int, int], cap: int,
+                   extra: Counter | None = None) -> frozenset[int]:
+    """The sentence hashes of ``fp`` held by more than ``cap`` documents: ``sentence_df`` (a lookup's counts)
+    plus ``extra`` (documents not in the index yet, e.g. the batch being decided)."""
+    if extra:
+        return frozenset(h for h in fp.sentences if sentence_df.get(h, 0) + extra[h] > cap)
+    return frozenset(h for h in fp.sentences if sentence_df.get(h, 0) > cap)
 
 
 def sharing_sketch(holders: Sequence[int]) -> list[int]:
