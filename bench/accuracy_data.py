@@ -71,6 +71,7 @@ class Doc:
     kind: str  # original | natural-dup | variant | minimal
     edit: str = ""  # edit type for variants ("wrap:2"), "negation"/"swap" for minimal-change twins
     site: str = ""  # site template the text is wrapped in, if any
+    raw: bytes | None = None  # the JSON Lines record as a crawler wrote it (crawl-phenomena streams only)
 
 
 @dataclass
