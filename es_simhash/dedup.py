@@ -115,19 +115,28 @@ class DefaultRule:
       ``min_shared_sentences`` of the smaller signature, or all of one text's signature sentences (at least
       ``min_contained_sentences``; 0: off) are in the other's (a short article inside a big site template: the template moves the SimHash any
       distance). A reprint wrapped in a site header/footer, with ads inserted, sentences deleted or the tail cut
-      keeps its longest sentences but moves more than ``k`` bits; shingle-sketch hashes do not count here;
+      keeps its longest sentences but moves more than ``k`` bits; shingle-sketch hashes do not count here,
+      except that between two texts that both carry a sketch the sentence match also needs
+      ``sentence_sketch_support`` shared sketch hashes (not boilerplate): two short posts of one template share
+      its sentences (a share line, a header, a disclaimer) but not the characters of their own bodies;
     * **sketch**: both texts carry a shingle sketch (texts under ``Fingerprinter.sketch_chars``) and share at
       least ``min_shared_fraction`` of the smaller sketch, and at least two of its hashes
       (:data:`~es_simhash.index.base.MIN_SHARED_SKETCH`; not boilerplate), whatever their Hamming distance:
-      an estimated character-shingle Jaccard similarity of about one half or more. (A sketch of one or two
-      hashes is a text of a few characters: only an exact copy duplicates it.)
+      an estimated character-shingle Jaccard similarity of about one half or more, the half counted over the
+      sketch hashes that are not boilerplate. (A sketch of one or two hashes is a text of a few characters: only
+      an exact copy duplicates it.)
 
     The Hamming bounds on the sentence match are what keep unrelated pages apart that share a site's boilerplate
     sentences before they are frequent enough to count as boilerplate. So does ``max_sentence_clusters``: a
     sentence that candidates of more than that many clusters hold (a site template's disclaimer, held by the
     different articles of that site) is treated as boilerplate for this decision; an article's own sentence is
-    held by its reprints, which sit in one cluster (0 turns this off). It only looks at the candidates, so every
-    backend decides alike.
+    held by its reprints, which sit in one cluster (0 turns this off). With ``crowd_sketch`` shingle-sketch hashes
+    crowd the same way (a template's characters: a share line, a site's navigation and footer around a short
+    text). ``crowd_k`` keeps one false merge from hiding a template for good: two candidates of one cluster count
+    as one holder only when their SimHashes are within ``crowd_k`` bits (or their content is the same), so the
+    posts of a template that were wrongly put in one cluster, whose bodies differ, still count as several holders
+    (None: count clusters only). It only looks at the candidates, so every backend
+    decides alike.
 
     ``meaning_guard``: between two texts that both carry a shingle sketch (short texts, where one sentence is
     much of the meaning), a pair of signature sentences that :func:`~es_simhash.fingerprint.contradicts` (a
@@ -149,6 +158,9 @@ class DefaultRule:
     short_k: int = 7
     max_sentence_clusters: int = 1
     meaning_guard: bool = True
+    crowd_k: int | None = 20
+    crowd_sketch: bool = True
+    sentence_sketch_support: int = 1
 
     @property
     def candidate_distance(self) -> int:
@@ -166,9 +178,11 @@ class DefaultRule:
         """Every candidate ``fp`` duplicates, the one :meth:`decide` picks first: decided together, so the rules
         that look at all candidates (boilerplate by cluster count, the meaning guard's veto of a whole cluster)
         apply to each (``DedupEngine.check`` lists these)."""
-        if self.max_sentence_clusters and fp.sentences and candidates:
-            boilerplate = boilerplate | self._crowded(fp, candidates)
         vetoed = self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
+        if self.max_sentence_clusters and fp.sentences and candidates:
+            # a text that says the opposite (vetoed) shares nearly everything with fp, but is no template's holder
+            boilerplate = boilerplate | self._crowded(fp, [c for c in candidates if c.cluster not in vetoed]
+                                                      if vetoed else candidates)
         found: list[tuple[tuple[int, int, str], Decision]] = []
         for cand in candidates:
             decision = self._match(fp, cand, boilerplate)
@@ -197,13 +211,41 @@ class DefaultRule:
         return frozenset(out)
 
     def _crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
-        """Sentence hashes of ``fp`` held by candidates of more than ``max_sentence_clusters`` clusters."""
-        mine = {h for h in fp.sentences if not is_sketch(h)}
-        clusters: dict[int, set[str]] = {}
+        """Sentence (and, with ``crowd_sketch``, sketch) hashes of ``fp`` held by more than ``max_sentence_clusters``
+        holders among the candidates: a holder is a cluster, or with ``crowd_k`` a group of its members within
+        ``crowd_k`` bits of each other (candidates taken in (cluster, id) order, so every backend groups alike)."""
+        mine = {h for h in fp.sentences if self.crowd_sketch or not is_sketch(h)}
+        holders: dict[int, list[StoredDoc]] = {}
         for cand in candidates:
             for h in mine.intersection(cand.fingerprint.sentences):
-                clusters.setdefault(h, set()).add(cand.cluster)
-        return frozenset(h for h, c in clusters.items() if len(c) > self.max_sentence_clusters)
+                holders.setdefault(h, []).append(cand)
+        out = set()
+        limit, far = self.max_sentence_clusters, self.crowd_k
+        for h, held in holders.items():
+            if len(held) <= limit:
+                continue
+            groups: list[list[StoredDoc]] = []
+            for c in sorted(held, key=lambda c: (c.cluster, c.id)):
+                home = next((g for g in groups if any(self._one_holder(m, c) for m in g)), None)
+                if home is not None:
+                    home.append(c)
+                    continue
+                groups.append([c])
+                if len(groups) > limit:
+                    out.add(h)
+                    break
+        return frozenset(out)
+
+    def _one_holder(self, a: StoredDoc, b: StoredDoc) -> bool:
+        """Whether two candidates hold their shared hashes as one text: members of one cluster (within
+        ``crowd_k`` bits of each other, or with the same content), or a text and its contradicting twin (the
+        same words with a negation inserted or swapped: the meaning guard keeps them in two clusters)."""
+        fa, fb = a.fingerprint, b.fingerprint
+        if a.cluster == b.cluster and (self.crowd_k is None or fa.content_hash == fb.content_hash
+                                       or fa.distance(fb) <= self.crowd_k):
+            return True
+        return self.meaning_guard and self.crowd_sketch and bool(fa.sentences) and bool(fb.sentences) and (
+            text_contradicts(fa, fb) or any(contradicts(x, y) for x in fa.sentences for y in fb.sentences))
 
     def _match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int],
                why: list[str] | None = None) -> Decision | None:
@@ -262,11 +304,18 @@ class DefaultRule:
                         f"sentence_k = {self.sentence_k} bits with at least {self.min_shared_sentences:.0%} shared: "
                         f"{'yes' if fraction else 'no'}; all of one signature (at least "
                         f"{self.min_contained_sentences}) in the other: {'yes' if contained else 'no'}")
-                if near or fraction or contained:
+                if (near or fraction or contained) and self.sentence_sketch_support \
+                        and n_sketch < self.sentence_sketch_support \
+                        and max(fp.sentences) >= SKETCH_BIT and max(other.sentences) >= SKETCH_BIT:
+                    if why is not None:
+                        why.append(f"both texts carry a sketch: a sentence match also needs "
+                                   f"{self.sentence_sketch_support} shared sketch hash(es) besides boilerplate, "
+                                   f"{n_sketch} shared (a template's sentences alone are not a duplicate)")
+                elif near or fraction or contained:
                     return Decision(cand, distance, "sentences")
             if n_sketch:  # (otherwise the sketch test below fails: it needs at least one shared sketch hash)
-                mine = len([h for h in fp.sentences if h >= SKETCH_BIT])
-                theirs = len([h for h in other.sentences if h >= SKETCH_BIT])
+                mine = len([h for h in fp.sentences if h >= SKETCH_BIT and h not in boilerplate])
+                theirs = len([h for h in other.sentences if h >= SKETCH_BIT and h not in boilerplate])
                 if mine and theirs:
                     needed = max(MIN_SHARED_SKETCH, -(-min(mine, theirs) * self.min_shared_fraction // 1))
                     if why is not None:
