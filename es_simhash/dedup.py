@@ -99,6 +99,13 @@ class DecisionRule(Protocol):
         ...
 
 
+def _sketch_support(a: Fingerprint, b: Fingerprint, boilerplate: frozenset[int]) -> int:
+    """Sketch hashes two fingerprints share, boilerplate left out (a large number when either has no sketch)."""
+    if not a.sentences or not b.sentences or max(a.sentences) < SKETCH_BIT or max(b.sentences) < SKETCH_BIT:
+        return 1 << 30
+    return len({h for h in a.sentences if h >= SKETCH_BIT and h not in boilerplate}.intersection(b.sentences))
+
+
 def _same_content(a: Fingerprint, b: Fingerprint) -> bool:
     """Same letters, digits and ideographs after normalisation (an exact duplicate)."""
     return bool(a.n_chars) and a.content_hash == b.content_hash and a.n_chars == b.n_chars
@@ -109,7 +116,9 @@ class DefaultRule:
     """The default decision rule (tuned on the dev split of ``bench/accuracy.py``; see ``docs/accuracy.md``).
 
     * **exact**: same content (letters, digits and ideographs equal after normalisation), distance 0;
-    * **simhash**: SimHash within ``k`` bits when both texts are long, within ``short_k`` bits when both are short;
+    * **simhash**: SimHash within ``k`` bits when both texts are long, within ``short_k`` bits when both are short
+      (and then, when both carry a shingle sketch, sharing ``short_sketch_support`` sketch hashes that are not
+      boilerplate: a short post of a template weighs mostly the template's words);
     * **sentences**: the texts share long sentences that are not boilerplate, and either their SimHashes are
       within ``sentence_near_k`` bits and they share one, or within ``sentence_k`` bits and they share at least
       ``min_shared_sentences`` of the smaller signature, or all of one text's signature sentences (at least
@@ -161,6 +170,7 @@ class DefaultRule:
     crowd_k: int | None = 20
     crowd_sketch: bool = True
     sentence_sketch_support: int = 1
+    short_sketch_support: int = 1
 
     @property
     def candidate_distance(self) -> int:
@@ -275,7 +285,12 @@ class DefaultRule:
             if why is not None:
                 why.append(f"both short: SimHash {distance} bits apart, the rule takes up to short_k = {self.short_k}")
             if distance <= self.short_k:
-                return Decision(cand, distance, "simhash")
+                support = _sketch_support(fp, other, boilerplate) if self.short_sketch_support else 0
+                if support >= self.short_sketch_support:
+                    return Decision(cand, distance, "simhash")
+                if why is not None:
+                    why.append(f"but they share {support} sketch hash(es) besides boilerplate, short_sketch_support = "
+                               f"{self.short_sketch_support} needed (the words of a template, not of the texts)")
         elif why is not None:
             why.append(f"one short, one long: SimHash ({distance} bits) is not enough on its own")
         if fp.sentences and other.sentences:

@@ -283,3 +283,32 @@ def test_one_term_repeated_all_over_two_texts_does_not_make_them_duplicates():
     assert min(capped.fingerprint(a).distance(capped.fingerprint(b)) for a, b in pairs) > 12
     results = list(DedupEngine().process(Document(str(i), t) for i, t in enumerate(texts)))
     assert not any(r.duplicate for r in results)
+
+
+# -- templates of short posts (issue 12): the template's sentences and characters are not a duplicate -----------
+NOTICE = "本文转载自网络，版权归原作者所有，如有侵权请联系删除。"
+BODIES = [
+    "小区东门的路灯坏了快一个月，晚上回家黑漆漆的，希望物业尽快修一修。",
+    "今天在菜市场买的西红柿特别甜，三块钱一斤，推荐大家周末去看看。",
+    "地铁四号线早高峰又晚点了二十分钟，上班打卡差点迟到。",
+    "周六上午图书馆有免费的儿童绘本讲读活动，需要提前在公众号报名。",
+    "楼下新开的面馆味道一般，但是分量很足，价格也还算实惠。",
+    "明天起气温骤降，最低零下五度，出门记得多穿点衣服。",
+]
+
+
+def _header(body: str, site: str = "江南都市网", author: str = "王建国") -> str:
+    return f"来源：{site}　作者：{author}\n{body}\n{NOTICE}"
+
+
+def test_short_posts_in_one_site_template_are_not_one_cluster():
+    docs = [(f"p{i}", _header(b)) for i, b in enumerate(BODIES)] + [("repost", _header(BODIES[3], "北方网", "陈静"))]
+    c = _clusters(docs)
+    # the second post can look like a repost of the first (nothing yet says the header is a template); from the
+    # third on, the header and the notice are held by more than one text and no longer count
+    assert all(c[f"p{i}"] == f"p{i}" for i in range(2, len(BODIES)))
+    assert c["repost"] == "p3"  # the same post under another site's header is still a duplicate
+    # without crowded sketch hashes and holders split by crowd_k, the template swallows every post
+    old = _clusters(docs, DefaultRule(crowd_k=None, crowd_sketch=False, sentence_sketch_support=0,
+                                      short_sketch_support=0))
+    assert len(set(old.values())) == 1
