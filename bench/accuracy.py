@@ -441,6 +441,8 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
     from es_simhash.dedup import DefaultRule
 
     split = data.build("dev", seed, scale)
+    split.groups.update(crawl.build("dev", seed, scale))
+    groups = list(split.groups)
     rows = []
     grid = [  # (fingerprint options, rule options): defaults, then what each part of the defaults is worth
         (dict(), dict()),
@@ -467,6 +469,11 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
         (dict(), dict(min_shared_fraction=0.4)),
         *[(dict(), dict(max_sentence_clusters=m)) for m in (0, 2)],
         *[(dict(), dict(short_k=sk)) for sk in (0, 3)],
+        # the template-aware rule (crawl phenomena): crowded sketch hashes, holders split by crowd_k, sketch support
+        (dict(), dict(crowd_k=None, crowd_sketch=False, sentence_sketch_support=0, short_sketch_support=0)),
+        (dict(), dict(crowd_k=None)),
+        *[(dict(), dict(crowd_k=ck, short_sketch_support=0)) for ck in (8, 12, 16, 20, 24)],
+        *[(dict(), dict(sentence_sketch_support=n)) for n in (0, 2, 3)],
     ]
     from es_simhash.idf import IDFTable
 
@@ -481,7 +488,7 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
         if key not in cache:
             opts = dict(fp_opts)
             if opts.get("idf") == "fit-dev" and named[("idf", "fit-dev")] is None:
-                named[("idf", "fit-dev")] = IDFTable.fit(d.text for docs in split.groups.values() for d in docs)
+                named[("idf", "fit-dev")] = IDFTable.fit(d.text for g in data.GROUPS for d in split.groups[g])
             for name in ("idf", "stopwords"):
                 if (name, opts.get(name)) in named:
                     opts[name] = named[(name, opts[name])]
@@ -489,18 +496,18 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
             cache[key] = CachingFingerprinter(Fingerprinter(**opts))
         cfp, rule = cache[key], DefaultRule(**rule_opts)
         per = {}
-        for g in data.GROUPS:
+        for g in groups:
             docs = split.groups[g]
             per[g] = score([d.cluster for d in docs], run_engine(docs, cfp, rule).clusters)
         total = Score()
-        for v in per.values():
-            total += v
+        for g in data.GROUPS:
+            total += per[g]
         rows.append((" ".join(f"{k}={v}" for k, v in fp_opts.items()) or "defaults",
                      " ".join(f"{k}={v}" for k, v in rule_opts.items()) or "defaults")
-                    + tuple(f"{per[g].f1:.3f}" for g in data.GROUPS)
-                    + (f"{min(v.f1 for v in per.values()):.3f}", f"{total.f1:.3f}"))
+                    + tuple(f"{per[g].f1:.3f}" for g in groups)
+                    + (f"{min(per[g].f1 for g in data.GROUPS):.3f}", f"{total.f1:.3f}"))
         log(" ".join(rows[-1]))
-    print(fmt_table(rows, ("fingerprint", "rule") + tuple(f"{a} {b}" for a, b in data.GROUPS) + ("min", "all")))
+    print(fmt_table(rows, ("fingerprint", "rule") + tuple(f"{a} {b}" for a, b in groups) + ("min", "all")))
 
 
 def plot(curves_by_split: dict, path: str) -> None:
