@@ -230,13 +230,21 @@ class DefaultRule:
             for h in mine.intersection(cand.fingerprint.sentences):
                 holders.setdefault(h, []).append(cand)
         out = set()
-        limit, far = self.max_sentence_clusters, self.crowd_k
+        limit = self.max_sentence_clusters
+        known: dict[tuple[str, str], bool] = {}  # pairs already compared (the same pairs hold many hashes)
+
+        def one_holder(a: StoredDoc, b: StoredDoc) -> bool:
+            same = known.get((a.id, b.id))
+            if same is None:
+                same = known[(a.id, b.id)] = self._one_holder(a, b)
+            return same
+
         for h, held in holders.items():
             if len(held) <= limit:
                 continue
             groups: list[list[StoredDoc]] = []
             for c in sorted(held, key=lambda c: (c.cluster, c.id)):
-                home = next((g for g in groups if any(self._one_holder(m, c) for m in g)), None)
+                home = next((g for g in groups if any(one_holder(m, c) for m in g)), None)
                 if home is not None:
                     home.append(c)
                     continue
@@ -254,8 +262,12 @@ class DefaultRule:
         if a.cluster == b.cluster and (self.crowd_k is None or fa.content_hash == fb.content_hash
                                        or fa.distance(fb) <= self.crowd_k):
             return True
-        return self.meaning_guard and self.crowd_sketch and bool(fa.sentences) and bool(fb.sentences) and (
-            text_contradicts(fa, fb) or any(contradicts(x, y) for x in fa.sentences for y in fb.sentences))
+        if not (self.meaning_guard and self.crowd_sketch and fa.sentences and fb.sentences):
+            return False
+        if text_contradicts(fa, fb):
+            return True
+        theirs = [y for y in fb.sentences if y < SKETCH_BIT]
+        return any(contradicts(x, y) for x in fa.sentences if x < SKETCH_BIT for y in theirs)
 
     def _match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int],
                why: list[str] | None = None) -> Decision | None:
