@@ -17,7 +17,7 @@ from es_simhash import kibana
 from es_simhash.index.elastic import index_template
 
 ROOT = Path(__file__).resolve().parents[1]
-NDJSON = ROOT / "es_simhash" / "templates" / "kibana" / kibana.NDJSON_NAME
+NDJSON = ROOT / "templates" / "kibana" / kibana.NDJSON_NAME
 TYPES = {"index-pattern", "search", "visualization", "lens", "dashboard"}
 # attributes Kibana stores as JSON *strings* (per type)
 JSON_STRINGS = {
@@ -324,9 +324,9 @@ def test_docker_compose_imports_the_objects_after_kibana_is_healthy():
     setup = compose["services"]["kibana-setup"]
     assert setup["depends_on"]["kibana"]["condition"] == "service_healthy"
     assert setup["image"] == compose["services"]["kibana"]["image"]
-    mount = next(v for v in setup["volumes"] if v.startswith("./es_simhash/templates/kibana:"))
+    mount = next(v for v in setup["volumes"] if v.startswith("./templates/kibana:"))
     target = mount.split(":")[1]
     script = setup["command"][0]
     assert f"file=@{target}/{kibana.NDJSON_NAME}" in script
     assert "/api/saved_objects/_import?overwrite=true" in script and "kbn-xsrf" in script
-    assert (ROOT / "es_simhash/templates/kibana" / kibana.NDJSON_NAME).exists()
+    assert (ROOT / "templates/kibana" / kibana.NDJSON_NAME).exists()

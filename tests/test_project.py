@@ -27,3 +27,23 @@ def test_docker_compose_runs_the_version_the_tests_run():
     versions = {re.search(r":(\d+\.\d+\.\d+)$", img).group(1) for img in images.values()}
     assert versions == {es_node.ES_VERSION}
     assert all(p.startswith("127.0.0.1:") for svc in compose["services"].values() for p in svc.get("ports", []))
+
+
+def test_the_wheel_ships_the_top_level_templates_unchanged(tmp_path):
+    """templates/ is the source of the index template and the Kibana objects; the package ships it (through the
+    es_simhash/templates link): the files in a built wheel equal the files in templates/, byte for byte."""
+    import subprocess
+    import sys
+    import zipfile
+
+    sources = sorted(p for p in (ROOT / "templates").rglob("*") if p.is_file())
+    assert {p.relative_to(ROOT / "templates").as_posix() for p in sources} >= {
+        "index-template.json", "kibana/es-simhash.ndjson"}
+    # build from a copy without build leftovers; --no-build-isolation: setuptools is already installed here
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
+    wheel = next(tmp_path.glob("es_simhash-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        shipped = {n[len("es_simhash/templates/"):]: zf.read(n) for n in zf.namelist()
+                   if n.startswith("es_simhash/templates/") and not n.endswith("/")}
+    assert shipped == {p.relative_to(ROOT / "templates").as_posix(): p.read_bytes() for p in sources}

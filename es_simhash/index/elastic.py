@@ -124,7 +124,7 @@ def validate_index_name(name: str) -> str:
 
 
 def index_template() -> dict[str, Any]:
-    """The index template shipped in ``es_simhash/templates/index-template.json`` (a fresh copy)."""
+    """The index template shipped in ``templates/index-template.json`` (a fresh copy)."""
     data = resources.files("es_simhash").joinpath("templates", "index-template.json").read_text(encoding="utf-8")
     template = json.loads(data)
     template.pop("_comment", None)
