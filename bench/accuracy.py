@@ -210,7 +210,7 @@ def systems(idf, include_slow: bool = True, crawl_idf=None,
     (``es-simhash segments``)."""
     from es_simhash import Fingerprinter
     from es_simhash.dedup import DefaultRule
-    from es_simhash.psimhash import PSimhashFingerprinter
+    from psimhash import PSimhashFingerprinter  # bench/psimhash.py
 
     out = {
         "es-simhash": lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule()),

@@ -63,9 +63,6 @@ class IDFTable:
     def get(self, word: str) -> float:
         return self._idf.get(word, self.default)
 
-    def items(self):
-        return self._idf.items()
-
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "IDFTable":
         """Read a jieba-format table (``word idf`` per line). Raises ``ValueError`` naming a bad line."""

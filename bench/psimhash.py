@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .fingerprint import Fingerprinter, hash64
+from es_simhash.fingerprint import Fingerprinter, hash64
 
 __all__ = ["PSimhashFingerprinter"]
 
