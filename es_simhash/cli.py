@@ -216,10 +216,17 @@ def dedup(
     _check_inputs(inputs)
     index = MemoryIndex(lookup_keys=_lookup_keys(lookup))
     if load_index is not None:
+        from .index.memory import IndexFileError
+
         try:
             index = MemoryIndex.load(load_index)
         except FileNotFoundError:
             raise UserError(f"index file not found: {load_index}") from None
+        except IsADirectoryError:
+            raise UserError(f"{load_index} is a directory, not an index file (dedup --save-index FILE)") from None
+        except IndexFileError:
+            raise UserError(f"{load_index} is not an es-simhash index file: give one written by "
+                            "`es-simhash dedup --save-index`") from None
         except (ValueError, OSError, KeyError) as exc:
             raise UserError(f"cannot load index {load_index}: {exc}") from None
         old = index.fingerprint_versions() - {FINGERPRINT_VERSION}
@@ -459,11 +466,11 @@ def check(
     password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
 ) -> None:
     """List indexed near duplicates of a text (JSON lines: id, cluster, distance, reason). Exit 0 either way."""
-    from .index.elastic import ElasticIndex
-
+    if text is None and file is None:
+        raise UserError("no text to check: give the text, - to read it from stdin, or --file FILE", code=2)
     text = _read_text_arg(text, file)
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-        backend = ElasticIndex(es.client, index, url=es.settings.safe_url)
+        backend = _maintained(es, index)
         engine = DedupEngine(backend, _fingerprinter(idf), DefaultRule(k=k))
         found = engine.check(text, limit=limit)
     for d in found:
@@ -489,6 +496,7 @@ def search_cmd(
         err.print(f"note: the query is {len(query):,} characters long; "
                   f"searching with its first {MAX_QUERY_CHARS:,}")
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        _require(es, index)
         hits = search(es.client, index, query, size=size, collapse=not show_all, url=es.settings.safe_url)
     if as_json:
         for h in hits:
@@ -516,6 +524,7 @@ def clusters(
     from .search import top_clusters
 
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        _require(es, index)
         rows = top_clusters(es.client, index, top=top, url=es.settings.safe_url)
     if as_json:
         for r in rows:
@@ -550,6 +559,7 @@ def report_cmd(
             data = report.from_dedup_report(str(from_dedup), inputs, top=top, id_field=id_field)
         else:
             with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+                _require(es, index)
                 data = report.from_index(es.client, index, top=top, url=es.settings.safe_url)
         size = report.write_report(data, str(output))
     except report.ReportError as exc:
@@ -574,11 +584,13 @@ def kibana_import(
     password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
 ) -> None:
     """Load the data view, saved searches and dashboard into Kibana (overwrites earlier imports)."""
-    from .kibana import KibanaError, import_saved_objects
+    from .kibana import InvalidKibanaURL, KibanaError, import_saved_objects
 
     try:
         result = import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=api_key,
                                       username=username, password=password, ca_certs=ca_certs)
+    except InvalidKibanaURL as exc:
+        raise UserError(str(exc)) from None
     except KibanaError as exc:
         raise UserError(str(exc), code=3) from None
     err.print(result)
@@ -679,11 +691,19 @@ def evaluate(
                f"F1 {b.f1:.3f}")
 
 
-def _maintained(es: "_Elastic", index: str):
-    """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
-    from .index.elastic import ElasticIndex, require_index
+def _require(es: "_Elastic", index: str) -> None:
+    """Refuse (one line) an index that does not exist or that es-simhash did not make: its documents have none of
+    the fields the commands read."""
+    from .index.elastic import require_index
 
     require_index(es.client, index, es.settings.safe_url)
+
+
+def _maintained(es: "_Elastic", index: str):
+    """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
+    from .index.elastic import ElasticIndex
+
+    _require(es, index)
     return ElasticIndex(es.client, index, url=es.settings.safe_url)
 
 
