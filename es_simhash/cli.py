@@ -346,15 +346,40 @@ ResumeOption = typer.Option(False, "--resume", help="Continue an interrupted run
 
 
 def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: bool):
-    from .pipeline import Checkpoint
+    """The run's checkpoint; with ``resume``, the saved one, or (none saved: the run it resumes stopped before its
+    first batch, or finished) a new one, with a note: the run starts from the top (re-indexing what is already
+    there changes nothing)."""
+    from .pipeline import Checkpoint, NoCheckpoint
 
     path = path or Path(Checkpoint.default_path(index, inputs))
     if not resume:
         return Checkpoint(path, inputs)
     try:
         return Checkpoint.load(path, inputs)
+    except NoCheckpoint:
+        err.print(f"note: no checkpoint at {path} (the earlier run stopped before its first batch was saved, or "
+                  "finished): starting from the top; documents already indexed are left as they are", markup=False)
+        return Checkpoint(path, inputs)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+
+
+def _interrupted(checkpoint) -> UserError:
+    """Ctrl-C during a checkpointed run: one line with what was saved and how to go on (exit 130)."""
+    from .pipeline import Checkpoint, NoCheckpoint
+
+    try:
+        saved = Checkpoint.load(checkpoint.path, checkpoint.inputs)
+    except NoCheckpoint:
+        return UserError("interrupted before the first batch was saved: run the same command again (with --resume "
+                         "it also starts from the top)", code=130)
+    except ValueError as exc:
+        return UserError(f"interrupted; the checkpoint cannot be read: {exc}", code=130)
+    s = saved.summary
+    before = checkpoint.summary.resumed_indexed
+    return UserError(
+        f"interrupted: {sum(saved.done.values()):,} input lines are done ({s.indexed - before:,} documents written "
+        f"by this run) and saved in {checkpoint.path}: run the same command with --resume to go on", code=130)
 
 
 def _describe_keys(keys) -> str:
@@ -428,7 +453,7 @@ def index_cmd(
         engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
         _warn_beyond_keys(k, backend.lookup_keys)
         bar, update = _progress(RecordReader.total_bytes(inputs), progress, "index")
-        mode = "a" if resume else "w"
+        mode = "a" if checkpoint.done else "w"  # resuming: append to what the saved lines wrote
         with ExitStack() as stack:
             try:
                 stack.enter_context(checkpoint.lock())  # before any output is opened (and truncated)
@@ -439,6 +464,8 @@ def index_cmd(
             try:
                 summary = run_dedup(inputs, engine, reader, report=rep,
                                     dead_letters=dead_letters, on_progress=update, checkpoint=checkpoint)
+            except KeyboardInterrupt:
+                raise _interrupted(checkpoint) from None
             except ElasticError as exc:
                 done = sum(checkpoint.done.values())
                 raise UserError(
@@ -446,12 +473,17 @@ def index_cmd(
                     "run the same command with --resume to finish",
                     code=4,
                 ) from None
-    indexed = summary.kept + summary.duplicates - summary.already_indexed
-    rate = indexed / summary.elapsed if summary.elapsed else 0.0
-    _print_summary(summary, f"indexed {indexed:,} into {index!r}, {rate:,.0f} docs/s")
+    _print_summary(summary, _indexed_line(summary, index))
     if backend.truncated_lookups:
         err.print(f"warning: {backend.truncated_lookups:,} lookups hit a bucket larger than "
                   f"{backend.max_candidates:,} documents and compared only that many candidates")
+
+
+def _indexed_line(summary: Summary, index: str) -> str:
+    """What this run wrote and how fast (a resumed run: its own documents and seconds, then the total)."""
+    s = summary
+    total = f" ({s.indexed:,} with the run it resumed)" if s.resumed_indexed or s.resumed_elapsed else ""
+    return f"indexed {s.indexed_this_run:,} into {index!r}{total}, {s.rate_this_run:,.0f} docs/s"
 
 
 @app.command()
@@ -847,11 +879,14 @@ def migrate(
                 stack.enter_context(checkpoint.lock())
             except CheckpointInUse as exc:
                 raise UserError(str(exc)) from None
-            rep = stack.enter_context(open(report, "a" if resume else "w", encoding="utf-8")) if report else None
+            mode = "a" if checkpoint.done else "w"  # resuming: append to what the saved lines wrote
+            rep = stack.enter_context(open(report, mode, encoding="utf-8")) if report else None
             stack.enter_context(bar)
             try:
                 summary = maintenance.migrate(old, engine, dead_letters=str(dead_letters), checkpoint=checkpoint,
                                               report=rep, on_progress=update)
+            except KeyboardInterrupt:
+                raise _interrupted(checkpoint) from None
             except ElasticError as exc:
                 raise UserError(f"{exc}; the same command with --resume goes on", code=4) from None
         switched = ""
@@ -872,6 +907,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app(args=argv, prog_name="es-simhash")  # standalone: click prints usage errors itself (exit 2)
     except SystemExit as exc:
+        if exc.code == 130:  # typer turns Ctrl-C into a silent exit 130: say so
+            err.print("es-simhash: interrupted")
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except UserError as exc:
         err.print(f"es-simhash: error: {exc}", markup=False)

@@ -222,3 +222,106 @@ def test_report_reads_a_gzipped_dedup_report(tmp_path):
     (tmp_path / "cut.gz").write_bytes(path.read_bytes()[:-12])  # the end of the stream is missing
     line = one_line_error(run("report", "--from-dedup", tmp_path / "cut.gz", "-o", tmp_path / "c.html"), 1)
     assert "truncated or corrupt gzip" in line
+
+
+# -- Ctrl-C and --resume -------------------------------------------------------------------------------------
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "crawl.jsonl.gz"
+
+
+@pytest.fixture(scope="module")
+def four_crawls(tmp_path_factory):
+    """The example crawl four times over, ids made distinct: 2,628 lines, 2,620 records (8 dead letters)."""
+    out = []
+    for copy in range(4):
+        for line in gzip.decompress(EXAMPLE.read_bytes()).splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                out.append(line)
+                continue
+            if isinstance(rec, dict) and "id" in rec:
+                rec["id"] = f"{rec['id']}-copy{copy}"
+            out.append(json.dumps(rec, ensure_ascii=False).encode())
+    path = tmp_path_factory.mktemp("four") / "four.jsonl"
+    path.write_bytes(b"\n".join(out) + b"\n")
+    return path
+
+
+def _summary_numbers(stderr: str) -> dict:
+    import re
+
+    m = re.search(r"\(([\d.]+)s, indexed ([\d,]+) into '[^']+'(?: \(([\d,]+) with the run it resumed\))?, "
+                  r"([\d,]+) docs/s\)", stderr)
+    assert m, stderr
+    already = re.search(r"([\d,]+) were already indexed", stderr)
+    num = lambda x: int(x.replace(",", "")) if x else None  # noqa: E731
+    return {"elapsed": float(m.group(1)), "this_run": num(m.group(2)), "total": num(m.group(3)),
+            "rate": num(m.group(4)), "already": num(already.group(1)) if already else 0}
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_index_says_what_was_saved_and_resume_reports_its_own_counts(es_url, es_index_name,
+                                                                                    four_crawls, tmp_path):
+    import signal
+    import time
+
+    env = {**os.environ, "ES_URL": es_url,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(CODE), os.environ.get("PYTHONPATH")]))}
+    cmd = [sys.executable, "-m", "es_simhash", "index", str(four_crawls), "--index", es_index_name,
+           "--batch-size", "100", "--no-progress", "--report", "report.jsonl"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stderr=subprocess.PIPE)
+    saved = None
+    deadline = time.monotonic() + 240
+    while proc.poll() is None and time.monotonic() < deadline:  # Ctrl-C once 1,000 lines are saved
+        for path in tmp_path.glob(f"es-simhash-{es_index_name}-*.checkpoint.json"):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if sum(data["done"].values()) >= 1000:
+                saved = path
+        if saved:
+            proc.send_signal(signal.SIGINT)
+            break
+        time.sleep(0.05)
+    err = proc.communicate(timeout=120)[1].decode()
+    assert saved is not None, f"the run ended before 1,000 lines were saved: {err}"
+    assert proc.returncode == 130, err
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1, err
+    checkpoint = json.loads(saved.read_text())  # what the interrupted run left, as the user finds it
+    done = sum(checkpoint["done"].values())
+    s = checkpoint["summary"]
+    written = s["kept"] + s["duplicates"] - s["already_indexed"]
+    assert f"interrupted: {done:,} input lines are done ({written:,} documents written" in lines[0]
+    assert saved.name in lines[0] and "--resume" in lines[0]
+    assert s["elapsed_seconds"] > 0
+
+    started = time.monotonic()
+    res = subprocess.run(cmd + ["--resume"], cwd=tmp_path, env=env, capture_output=True, timeout=600)
+    wall = time.monotonic() - started
+    err = res.stderr.decode()
+    assert res.returncode == 0, err
+    got = _summary_numbers(err)
+    # every record is written once: by the first run, by this one, or (a batch in flight at Ctrl-C) already there
+    assert written + got["this_run"] + got["already"] == 2620, (written, got)
+    assert got["total"] == written + got["this_run"]
+    # elapsed covers both runs; the rate is this run's documents over this run's seconds (at most its wall time)
+    assert got["elapsed"] >= s["elapsed_seconds"]
+    this_seconds = got["elapsed"] - s["elapsed_seconds"]
+    assert this_seconds <= wall
+    assert got["rate"] == pytest.approx(got["this_run"] / this_seconds, rel=0.1)
+    assert got["rate"] < got["total"] / this_seconds * 0.9  # not every document over this run's seconds
+    report = [json.loads(x)["id"] for x in (tmp_path / "report.jsonl").read_text().splitlines()]
+    assert len(set(report)) == 2620
+
+
+def test_resume_without_a_checkpoint_starts_from_the_top(es_url, es_index_name, tmp_path):
+    # a run killed before its first batch was saved leaves no checkpoint: --resume must not refuse
+    res = run("index", EXAMPLE, "--index", es_index_name, "--resume", "--no-progress", env={"ES_URL": es_url},
+              cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 0, err
+    assert "note: no checkpoint at" in err and "starting from the top" in err
+    got = _summary_numbers(err)
+    assert got["this_run"] == 655 and got["total"] is None  # the example's 657 lines hold 2 dead letters
