@@ -325,3 +325,43 @@ def test_resume_without_a_checkpoint_starts_from_the_top(es_url, es_index_name, 
     assert "note: no checkpoint at" in err and "starting from the top" in err
     got = _summary_numbers(err)
     assert got["this_run"] == 655 and got["total"] is None  # the example's 657 lines hold 2 dead letters
+
+
+# -- the README's examples ------------------------------------------------------------------------------------
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _readme_commands() -> list[str]:
+    import re
+
+    blocks = re.findall(r"```(?:console|bash)\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    return [line.split("#")[0] for block in blocks for line in block.splitlines()
+            if line.startswith(("$ es-simhash", "es-simhash", "python scripts/", "$ python"))]
+
+
+def test_every_file_the_readme_commands_name_is_in_the_repository():
+    import re
+
+    named = set()
+    for cmd in _readme_commands():
+        named.update(re.findall(r"(?<![\w/.-])((?:examples|scripts|bench|docs)/[\w./-]+)", cmd))
+        named.update(m for m in re.findall(r"--file (\S+)", cmd))
+    assert "examples/article.txt" in named
+    root = README.parent
+    missing = sorted(p for p in named if not (root / p).exists())
+    assert not missing, f"the README's commands name files that are not in the repository: {missing}"
+
+
+def test_the_readme_check_example_gives_the_readme_output(es_url, es_index_name, tmp_path):
+    import re
+
+    text = README.read_text(encoding="utf-8")
+    shown = re.search(r"\$ es-simhash check --index crawl --file examples/article\.txt[^\n]*\n(\{[^\n]*\})\n", text)
+    assert shown, "the README shows `check --file examples/article.txt` and its output"
+    env = {"ES_URL": es_url}
+    res = run("index", EXAMPLE, "--index", es_index_name, "--no-progress", env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    res = run("check", "--index", es_index_name, "--file", README.parent / "examples" / "article.txt", env=env)
+    assert res.returncode == 0, res.stderr.decode()
+    assert res.stdout.decode().splitlines() == [shown.group(1)]
+    assert f"1 near duplicate in '{es_index_name}'" in res.stderr.decode()
