@@ -440,7 +440,7 @@ def index_cmd(
     same command with --resume finishes the job. Prints: read, indexed, duplicates, dead letters, elapsed.
     """
     from .index.elastic import ElasticError, ElasticIndex, ensure_index
-    from .pipeline import Checkpoint, CheckpointInUse
+    from .pipeline import CheckpointInUse
 
     _check_inputs(inputs)
     keys = _lookup_keys(lookup)

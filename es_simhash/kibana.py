@@ -38,7 +38,8 @@ from urllib import error as urlerror
 from urllib import request as urlrequest
 from urllib.parse import quote, urlsplit, urlunsplit
 
-__all__ = ["KibanaError", "InvalidKibanaURL", "saved_objects", "ndjson", "load_saved_objects", "import_saved_objects", "NDJSON_NAME"]
+__all__ = ["KibanaError", "InvalidKibanaURL", "saved_objects", "ndjson", "load_saved_objects", "import_saved_objects",
+           "NDJSON_NAME"]
 
 NDJSON_NAME = "es-simhash.ndjson"
 DEFAULT_PATTERN = "es-simhash*"
