@@ -23,7 +23,7 @@ from .dedup import DedupEngine, DefaultRule
 from .fingerprint import FINGERPRINT_VERSION, Fingerprinter
 from .idf import IDFTable
 from .index.memory import MemoryIndex
-from .pipeline import Summary, iter_texts, run_dedup
+from .pipeline import Summary, iter_texts, run_dedup, trim_lines
 from .sources import RecordReader
 
 app = typer.Typer(
@@ -459,6 +459,8 @@ def index_cmd(
                 stack.enter_context(checkpoint.lock())  # before any output is opened (and truncated)
             except CheckpointInUse as exc:
                 raise UserError(str(exc)) from None
+            if report and checkpoint.done:  # lines of a batch written after the last saved checkpoint go
+                trim_lines(report, checkpoint.summary.kept + checkpoint.summary.duplicates)
             rep = stack.enter_context(open(report, mode, encoding="utf-8")) if report else None
             stack.enter_context(bar)
             try:
@@ -880,6 +882,8 @@ def migrate(
             except CheckpointInUse as exc:
                 raise UserError(str(exc)) from None
             mode = "a" if checkpoint.done else "w"  # resuming: append to what the saved lines wrote
+            if report and checkpoint.done:
+                trim_lines(report, checkpoint.summary.kept + checkpoint.summary.duplicates)
             rep = stack.enter_context(open(report, mode, encoding="utf-8")) if report else None
             stack.enter_context(bar)
             try:

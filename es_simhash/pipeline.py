@@ -17,7 +17,7 @@ from typing import IO, Callable, Iterable, Iterator, Sequence
 from .dedup import DedupEngine, Document, DuplicateIdError, IndexingError, Result
 from .sources import DeadLetter, DeadLetterWriter, Record, RecordReader
 
-__all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "run_dedup"]
+__all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "run_dedup", "trim_lines"]
 
 
 @dataclass
@@ -209,6 +209,29 @@ class Checkpoint:
                 os.remove(p)
 
 
+def trim_lines(path: str | os.PathLike[str], keep: int) -> int:
+    """Cut a JSON Lines output back to its first ``keep`` lines (what a checkpoint accounts for: a run stopped
+    between writing a batch and saving its checkpoint left that batch's lines behind, and the resumed run writes
+    them again). Returns the number of lines removed; a missing or shorter file is left as it is."""
+    try:
+        fh = open(path, "r+b")  # noqa: SIM115
+    except FileNotFoundError:
+        return 0
+    with fh:
+        seen = 0
+        offset = 0
+        for line in fh:
+            if seen == keep:
+                break
+            seen += 1
+            offset += len(line)
+        else:
+            return 0
+        removed = 1 + sum(1 for _ in fh)
+        fh.truncate(offset)
+    return removed
+
+
 def _alive(holder: dict) -> bool:
     """Whether the process named by a lock file may still be running (always assumed on another host)."""
     if holder.get("host") != socket.gethostname():
@@ -253,6 +276,8 @@ def run_dedup(
     with ExitStack() as stack:
         if checkpoint is not None:
             stack.enter_context(checkpoint.lock())
+        if resuming:
+            trim_lines(dead_letters, summary.dead_letters)
         dlw = stack.enter_context(DeadLetterWriter(dead_letters, append=resuming))
 
         def dead(letter: DeadLetter) -> None:

@@ -126,6 +126,14 @@ def test_https_to_a_plain_http_server_says_to_use_http(web_server):
     assert "CA" not in line  # no certificate is involved: passing one would not help
 
 
+def test_https_to_a_plain_http_elasticsearch_node_says_to_use_http(es_url):
+    if not es_url.startswith("http://"):
+        pytest.skip("ES_URL is not a plain-HTTP node")
+    https = es_url.replace("http://", "https://")
+    line = one_line_error(run("search", "x", "--es-url", https), 3)
+    assert "does not answer TLS" in line and f"use {es_url}" in line and "CA" not in line
+
+
 def test_http_to_an_https_server_says_to_use_https(tls_server):
     line = one_line_error(run("search", "x", "--es-url", f"http://127.0.0.1:{tls_server}"), 3)
     assert f"use https://127.0.0.1:{tls_server}" in line
@@ -296,6 +304,12 @@ def test_ctrl_c_during_index_says_what_was_saved_and_resume_reports_its_own_coun
     assert f"interrupted: {done:,} input lines are done ({written:,} documents written" in lines[0]
     assert saved.name in lines[0] and "--resume" in lines[0]
     assert s["elapsed_seconds"] > 0
+    # a batch written after the last saved checkpoint (Ctrl-C or a kill between the two) left lines behind
+    report_path, dead_path = tmp_path / "report.jsonl", tmp_path / "dead-letters.jsonl"
+    with open(report_path, "a", encoding="utf-8") as fh:
+        fh.write(report_path.read_text().splitlines()[0] + "\n")
+    with open(dead_path, "a", encoding="utf-8") as fh:
+        fh.write('{"source": "unsaved batch", "line": 1, "reason": "written after the checkpoint"}\n')
 
     started = time.monotonic()
     res = subprocess.run(cmd + ["--resume"], cwd=tmp_path, env=env, capture_output=True, timeout=600)
@@ -312,8 +326,10 @@ def test_ctrl_c_during_index_says_what_was_saved_and_resume_reports_its_own_coun
     assert this_seconds <= wall
     assert got["rate"] == pytest.approx(got["this_run"] / this_seconds, rel=0.1)
     assert got["rate"] < got["total"] / this_seconds * 0.9  # not every document over this run's seconds
-    report = [json.loads(x)["id"] for x in (tmp_path / "report.jsonl").read_text().splitlines()]
-    assert len(set(report)) == 2620
+    report = [json.loads(x)["id"] for x in report_path.read_text().splitlines()]
+    assert len(report) == len(set(report)) == 2620  # each record reported once
+    dead = [json.loads(x) for x in dead_path.read_text().splitlines()]
+    assert len(dead) == 8 and "unsaved batch" not in {d["source"] for d in dead}
 
 
 def test_resume_without_a_checkpoint_starts_from_the_top(es_url, es_index_name, tmp_path):

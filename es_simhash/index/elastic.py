@@ -222,7 +222,7 @@ class ConnectionSettings:
             kwargs["api_key"] = self.api_key
         elif self.username:
             kwargs["basic_auth"] = (self.username, self.password or "")
-        if self.ca_certs:
+        if self.ca_certs and urlsplit(self.url).scheme == "https":  # plain HTTP has no certificate to verify
             kwargs["ca_certs"] = self.ca_certs
         serializer = _fast_json_serializer()
         if serializer is not None:
