@@ -222,8 +222,6 @@ def dedup(
             index = MemoryIndex.load(load_index)
         except FileNotFoundError:
             raise UserError(f"index file not found: {load_index}") from None
-        except IsADirectoryError:
-            raise UserError(f"{load_index} is a directory, not an index file (dedup --save-index FILE)") from None
         except IndexFileError:
             raise UserError(f"{load_index} is not an es-simhash index file: give one written by "
                             "`es-simhash dedup --save-index`") from None
