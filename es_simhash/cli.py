@@ -1,9 +1,10 @@
 """The ``es-simhash`` command line: a thin layer over the public Python API.
 
 Exit codes: 0 success (duplicates and dead letters are results, not failures); 1 an error the user can fix
-(missing file, bad option value, unreadable IDF table); 2 a usage error (unknown option); 3 Elasticsearch could
-not be reached or refused the request; 4 an ingest gave up after retrying and can be resumed (--resume);
-130 interrupted.
+(missing file, bad option value, unreadable IDF table, a URL without scheme or with a bad port); 2 a usage error
+(unknown option, `check` without a text); 3 Elasticsearch (or Kibana) could not be reached, refused the request,
+is not what the URL should point at, or the index was not made by es-simhash; 4 an ingest gave up after retrying
+and can be resumed (--resume); 130 interrupted (`index`/`migrate`: with what was saved and how to resume).
 """
 
 from __future__ import annotations
