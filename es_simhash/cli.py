@@ -1,9 +1,10 @@
 """The ``es-simhash`` command line: a thin layer over the public Python API.
 
 Exit codes: 0 success (duplicates and dead letters are results, not failures); 1 an error the user can fix
-(missing file, bad option value, unreadable IDF table); 2 a usage error (unknown option); 3 Elasticsearch could
-not be reached or refused the request; 4 an ingest gave up after retrying and can be resumed (--resume);
-130 interrupted.
+(missing file, bad option value, unreadable IDF table, a URL without scheme or with a bad port); 2 a usage error
+(unknown option, `check` without a text); 3 Elasticsearch (or Kibana) could not be reached, refused the request,
+is not what the URL should point at, or the index was not made by es-simhash; 4 an ingest gave up after retrying
+and can be resumed (--resume); 130 interrupted (`index`/`migrate`: with what was saved and how to resume).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .dedup import DedupEngine, DefaultRule
 from .fingerprint import FINGERPRINT_VERSION, Fingerprinter
 from .idf import IDFTable
 from .index.memory import MemoryIndex
-from .pipeline import Summary, iter_texts, run_dedup
+from .pipeline import Summary, iter_texts, run_dedup, trim_lines
 from .sources import RecordReader
 
 app = typer.Typer(
@@ -216,10 +217,15 @@ def dedup(
     _check_inputs(inputs)
     index = MemoryIndex(lookup_keys=_lookup_keys(lookup))
     if load_index is not None:
+        from .index.memory import IndexFileError
+
         try:
             index = MemoryIndex.load(load_index)
         except FileNotFoundError:
             raise UserError(f"index file not found: {load_index}") from None
+        except IndexFileError:
+            raise UserError(f"{load_index} is not an es-simhash index file: give one written by "
+                            "`es-simhash dedup --save-index`") from None
         except (ValueError, OSError, KeyError) as exc:
             raise UserError(f"cannot load index {load_index}: {exc}") from None
         old = index.fingerprint_versions() - {FINGERPRINT_VERSION}
@@ -339,15 +345,40 @@ ResumeOption = typer.Option(False, "--resume", help="Continue an interrupted run
 
 
 def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: bool):
-    from .pipeline import Checkpoint
+    """The run's checkpoint; with ``resume``, the saved one, or (none saved: the run it resumes stopped before its
+    first batch, or finished) a new one, with a note: the run starts from the top (re-indexing what is already
+    there changes nothing)."""
+    from .pipeline import Checkpoint, NoCheckpoint
 
     path = path or Path(Checkpoint.default_path(index, inputs))
     if not resume:
         return Checkpoint(path, inputs)
     try:
         return Checkpoint.load(path, inputs)
+    except NoCheckpoint:
+        err.print(f"note: no checkpoint at {path} (the earlier run stopped before its first batch was saved, or "
+                  "finished): starting from the top; documents already indexed are left as they are", markup=False)
+        return Checkpoint(path, inputs)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+
+
+def _interrupted(checkpoint) -> UserError:
+    """Ctrl-C during a checkpointed run: one line with what was saved and how to go on (exit 130)."""
+    from .pipeline import Checkpoint, NoCheckpoint
+
+    try:
+        saved = Checkpoint.load(checkpoint.path, checkpoint.inputs)
+    except NoCheckpoint:
+        return UserError("interrupted before the first batch was saved: run the same command again (with --resume "
+                         "it also starts from the top)", code=130)
+    except ValueError as exc:
+        return UserError(f"interrupted; the checkpoint cannot be read: {exc}", code=130)
+    s = saved.summary
+    before = checkpoint.summary.resumed_indexed
+    return UserError(
+        f"interrupted: {sum(saved.done.values()):,} input lines are done ({s.indexed - before:,} documents written "
+        f"by this run) and saved in {checkpoint.path}: run the same command with --resume to go on", code=130)
 
 
 def _describe_keys(keys) -> str:
@@ -408,7 +439,7 @@ def index_cmd(
     same command with --resume finishes the job. Prints: read, indexed, duplicates, dead letters, elapsed.
     """
     from .index.elastic import ElasticError, ElasticIndex, ensure_index
-    from .pipeline import Checkpoint, CheckpointInUse
+    from .pipeline import CheckpointInUse
 
     _check_inputs(inputs)
     keys = _lookup_keys(lookup)
@@ -421,17 +452,21 @@ def index_cmd(
         engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
         _warn_beyond_keys(k, backend.lookup_keys)
         bar, update = _progress(RecordReader.total_bytes(inputs), progress, "index")
-        mode = "a" if resume else "w"
+        mode = "a" if checkpoint.done else "w"  # resuming: append to what the saved lines wrote
         with ExitStack() as stack:
             try:
                 stack.enter_context(checkpoint.lock())  # before any output is opened (and truncated)
             except CheckpointInUse as exc:
                 raise UserError(str(exc)) from None
+            if report and checkpoint.done:  # lines of a batch written after the last saved checkpoint go
+                trim_lines(report, checkpoint.summary.kept + checkpoint.summary.duplicates)
             rep = stack.enter_context(open(report, mode, encoding="utf-8")) if report else None
             stack.enter_context(bar)
             try:
                 summary = run_dedup(inputs, engine, reader, report=rep,
                                     dead_letters=dead_letters, on_progress=update, checkpoint=checkpoint)
+            except KeyboardInterrupt:
+                raise _interrupted(checkpoint) from None
             except ElasticError as exc:
                 done = sum(checkpoint.done.values())
                 raise UserError(
@@ -439,12 +474,17 @@ def index_cmd(
                     "run the same command with --resume to finish",
                     code=4,
                 ) from None
-    indexed = summary.kept + summary.duplicates - summary.already_indexed
-    rate = indexed / summary.elapsed if summary.elapsed else 0.0
-    _print_summary(summary, f"indexed {indexed:,} into {index!r}, {rate:,.0f} docs/s")
+    _print_summary(summary, _indexed_line(summary, index))
     if backend.truncated_lookups:
         err.print(f"warning: {backend.truncated_lookups:,} lookups hit a bucket larger than "
                   f"{backend.max_candidates:,} documents and compared only that many candidates")
+
+
+def _indexed_line(summary: Summary, index: str) -> str:
+    """What this run wrote and how fast (a resumed run: its own documents and seconds, then the total)."""
+    s = summary
+    total = f" ({s.indexed:,} with the run it resumed)" if s.resumed_indexed or s.resumed_elapsed else ""
+    return f"indexed {s.indexed_this_run:,} into {index!r}{total}, {s.rate_this_run:,.0f} docs/s"
 
 
 @app.command()
@@ -459,11 +499,11 @@ def check(
     password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
 ) -> None:
     """List indexed near duplicates of a text (JSON lines: id, cluster, distance, reason). Exit 0 either way."""
-    from .index.elastic import ElasticIndex
-
+    if text is None and file is None:
+        raise UserError("no text to check: give the text, - to read it from stdin, or --file FILE", code=2)
     text = _read_text_arg(text, file)
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-        backend = ElasticIndex(es.client, index, url=es.settings.safe_url)
+        backend = _maintained(es, index)
         engine = DedupEngine(backend, _fingerprinter(idf), DefaultRule(k=k))
         found = engine.check(text, limit=limit)
     for d in found:
@@ -489,6 +529,7 @@ def search_cmd(
         err.print(f"note: the query is {len(query):,} characters long; "
                   f"searching with its first {MAX_QUERY_CHARS:,}")
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        _require(es, index)
         hits = search(es.client, index, query, size=size, collapse=not show_all, url=es.settings.safe_url)
     if as_json:
         for h in hits:
@@ -516,6 +557,7 @@ def clusters(
     from .search import top_clusters
 
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        _require(es, index)
         rows = top_clusters(es.client, index, top=top, url=es.settings.safe_url)
     if as_json:
         for r in rows:
@@ -550,6 +592,7 @@ def report_cmd(
             data = report.from_dedup_report(str(from_dedup), inputs, top=top, id_field=id_field)
         else:
             with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+                _require(es, index)
                 data = report.from_index(es.client, index, top=top, url=es.settings.safe_url)
         size = report.write_report(data, str(output))
     except report.ReportError as exc:
@@ -574,11 +617,13 @@ def kibana_import(
     password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
 ) -> None:
     """Load the data view, saved searches and dashboard into Kibana (overwrites earlier imports)."""
-    from .kibana import KibanaError, import_saved_objects
+    from .kibana import InvalidKibanaURL, KibanaError, import_saved_objects
 
     try:
         result = import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=api_key,
                                       username=username, password=password, ca_certs=ca_certs)
+    except InvalidKibanaURL as exc:
+        raise UserError(str(exc)) from None
     except KibanaError as exc:
         raise UserError(str(exc), code=3) from None
     err.print(result)
@@ -679,11 +724,19 @@ def evaluate(
                f"F1 {b.f1:.3f}")
 
 
-def _maintained(es: "_Elastic", index: str):
-    """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
-    from .index.elastic import ElasticIndex, require_index
+def _require(es: "_Elastic", index: str) -> None:
+    """Refuse (one line) an index that does not exist or that es-simhash did not make: its documents have none of
+    the fields the commands read."""
+    from .index.elastic import require_index
 
     require_index(es.client, index, es.settings.safe_url)
+
+
+def _maintained(es: "_Elastic", index: str):
+    """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
+    from .index.elastic import ElasticIndex
+
+    _require(es, index)
     return ElasticIndex(es.client, index, url=es.settings.safe_url)
 
 
@@ -827,11 +880,16 @@ def migrate(
                 stack.enter_context(checkpoint.lock())
             except CheckpointInUse as exc:
                 raise UserError(str(exc)) from None
-            rep = stack.enter_context(open(report, "a" if resume else "w", encoding="utf-8")) if report else None
+            mode = "a" if checkpoint.done else "w"  # resuming: append to what the saved lines wrote
+            if report and checkpoint.done:
+                trim_lines(report, checkpoint.summary.kept + checkpoint.summary.duplicates)
+            rep = stack.enter_context(open(report, mode, encoding="utf-8")) if report else None
             stack.enter_context(bar)
             try:
                 summary = maintenance.migrate(old, engine, dead_letters=str(dead_letters), checkpoint=checkpoint,
                                               report=rep, on_progress=update)
+            except KeyboardInterrupt:
+                raise _interrupted(checkpoint) from None
             except ElasticError as exc:
                 raise UserError(f"{exc}; the same command with --resume goes on", code=4) from None
         switched = ""
@@ -852,6 +910,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app(args=argv, prog_name="es-simhash")  # standalone: click prints usage errors itself (exit 2)
     except SystemExit as exc:
+        if exc.code == 130:  # typer turns Ctrl-C into a silent exit 130: say so
+            err.print("es-simhash: interrupted")
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except UserError as exc:
         err.print(f"es-simhash: error: {exc}", markup=False)

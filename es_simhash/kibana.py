@@ -38,7 +38,8 @@ from urllib import error as urlerror
 from urllib import request as urlrequest
 from urllib.parse import quote, urlsplit, urlunsplit
 
-__all__ = ["KibanaError", "saved_objects", "ndjson", "load_saved_objects", "import_saved_objects", "NDJSON_NAME"]
+__all__ = ["KibanaError", "InvalidKibanaURL", "saved_objects", "ndjson", "load_saved_objects", "import_saved_objects",
+           "NDJSON_NAME"]
 
 NDJSON_NAME = "es-simhash.ndjson"
 DEFAULT_PATTERN = "es-simhash*"
@@ -55,6 +56,10 @@ CANONICAL_QUERY = "is_canonical : true"
 
 class KibanaError(Exception):
     """Kibana could not be reached or refused the import; the message is one line without secrets."""
+
+
+class InvalidKibanaURL(KibanaError, ValueError):
+    """The Kibana URL names no http(s) host and port."""
 
 
 def _id(*parts: str) -> str:
@@ -352,8 +357,12 @@ def load_saved_objects(pattern: str | None = None) -> list[dict[str, Any]]:
 def _safe(url: str) -> str:
     parts = urlsplit(url)
     host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    try:
+        port = parts.port
+    except ValueError:  # out of range: shown as written (without credentials)
+        port = parts.netloc.rsplit("@", 1)[-1].rsplit(":", 1)[-1]
+    if port:
+        host = f"{host}:{port}"
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
@@ -374,8 +383,14 @@ def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | 
     ca_certs = ca_certs or os.environ.get("ES_CA_CERTS") or None
     safe = _safe(url)
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise KibanaError(f"invalid Kibana URL {safe!r}: expected http(s)://host:port")
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidKibanaURL(f"invalid Kibana URL {safe!r}: {exc}; expected http(s)://host:port, "
+                          "e.g. http://localhost:5601") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        hint = f"http://{url}" if "://" not in url else "http(s)://host:port"
+        raise InvalidKibanaURL(f"invalid Kibana URL {safe!r}: expected http(s)://host:port, e.g. {hint}")
     if parts.username and not username:  # user:password@host in the URL
         username, password = parts.username, parts.password
     base = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, "", ""))
@@ -401,11 +416,15 @@ def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | 
         except (OSError, ssl.SSLError) as exc:
             raise KibanaError(f"cannot read CA certificate {ca_certs}: {exc}") from None
     req = urlrequest.Request(endpoint, data=body, headers=headers, method="POST")
+    ctype = ""
     try:
         with urlrequest.urlopen(req, timeout=timeout, context=ctx) as resp:
-            status, raw = resp.status, resp.read()
+            status, raw, ctype = resp.status, resp.read(), resp.headers.get("Content-Type", "")
     except urlerror.HTTPError as exc:
-        status, raw = exc.code, exc.read()
+        status, raw, ctype = exc.code, exc.read(), exc.headers.get("Content-Type", "")
+        if exc.headers.get("X-Elastic-Product") == "Elasticsearch":
+            raise KibanaError(f"{safe} is Elasticsearch, not Kibana: give Kibana's URL (its port is 5601 by "
+                              "default)") from None
     except urlerror.URLError as exc:
         if isinstance(exc.reason, ssl.SSLError):
             raise KibanaError(f"TLS verification failed for {safe}: pass Kibana's CA with --ca-certs or "
@@ -418,13 +437,17 @@ def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | 
         answer = json.loads(raw or b"null")
     except ValueError:
         answer = None
+    if answer is None and status not in (401, 403):
+        raise KibanaError(f"the server at {safe} is not Kibana (HTTP {status}"
+                          f"{', ' + ctype.split(';')[0] if ctype else ''}, not a JSON answer): check the Kibana URL")
     if status == 401:
         raise KibanaError(f"Kibana at {safe} rejected the credentials (401): check ES_API_KEY, or ES_USERNAME "
                           "and ES_PASSWORD")
     if status == 403:
         raise KibanaError(f"Kibana at {safe} refused the import (403): the user lacks saved-object privileges")
     if status != 200 or not isinstance(answer, dict):
-        msg = answer.get("message") if isinstance(answer, dict) else raw[:200].decode("utf-8", "replace")
+        msg = ((answer.get("message") or answer.get("error") or json.dumps(answer)[:200]) if isinstance(answer, dict)
+               else raw[:200].decode("utf-8", "replace"))
         raise KibanaError(f"Kibana at {safe} refused the import ({status}): {' '.join(str(msg).split())[:300]}")
     if not answer.get("success"):
         errs = answer.get("errors") or []

@@ -17,7 +17,7 @@ from typing import IO, Callable, Iterable, Iterator, Sequence
 from .dedup import DedupEngine, Document, DuplicateIdError, IndexingError, Result
 from .sources import DeadLetter, DeadLetterWriter, Record, RecordReader
 
-__all__ = ["Summary", "Checkpoint", "run_dedup"]
+__all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "run_dedup", "trim_lines"]
 
 
 @dataclass
@@ -39,10 +39,32 @@ class Summary:
     """Records that were not UTF-8 and were decoded as GB18030 (``RecordReader(encoding="auto")``)."""
     html_stripped: int = 0
     """Records whose text was HTML, replaced by the text of that markup (``RecordReader(html=...)``)."""
+    resumed_indexed: int = 0
+    """Of :attr:`indexed`: documents written by the earlier runs this one resumed (from the checkpoint)."""
+    resumed_elapsed: float = 0.0
+    """Of :attr:`elapsed`: seconds of the earlier runs this one resumed."""
 
     @property
     def reconciles(self) -> bool:
         return self.read == self.kept + self.duplicates + self.dead_letters
+
+    @property
+    def indexed(self) -> int:
+        """Documents written into the index (over resumed runs too): the decided ones not already there."""
+        return self.kept + self.duplicates - self.already_indexed
+
+    @property
+    def indexed_this_run(self) -> int:
+        return self.indexed - self.resumed_indexed
+
+    @property
+    def elapsed_this_run(self) -> float:
+        return max(self.elapsed - self.resumed_elapsed, 0.0)
+
+    @property
+    def rate_this_run(self) -> float:
+        """Documents written per second by this run alone (not counting the runs it resumed)."""
+        return self.indexed_this_run / self.elapsed_this_run if self.elapsed_this_run else 0.0
 
     def to_dict(self) -> dict:
         return {
@@ -61,6 +83,11 @@ class Summary:
 
 class CheckpointInUse(ValueError):
     """Another running process holds the checkpoint: two runs must never share one."""
+
+
+class NoCheckpoint(ValueError):
+    """There is no checkpoint to resume from (the run it belonged to finished, or stopped before its first batch
+    was saved)."""
 
 
 class Checkpoint:
@@ -148,7 +175,7 @@ class Checkpoint:
             with open(path, encoding="utf-8") as fh:
                 data = json.load(fh)
         except FileNotFoundError:
-            raise ValueError(f"no checkpoint at {path}: nothing to resume") from None
+            raise NoCheckpoint(f"no checkpoint at {path}: nothing to resume") from None
         except (OSError, ValueError) as exc:
             raise ValueError(f"unreadable checkpoint {path}: {exc}") from None
         if data.get("format") != cls.FORMAT:
@@ -161,7 +188,10 @@ class Checkpoint:
             read=s["read"], kept=s["kept"], duplicates=s["duplicates"], dead_letters=s["dead_letters"],
             already_indexed=s["already_indexed"], reasons=dict(s["reasons"]),
             encoding_fallbacks=int(s.get("encoding_fallbacks", 0)), html_stripped=int(s.get("html_stripped", 0)),
+            elapsed=float(s.get("elapsed_seconds", 0.0)),
         )
+        cp.summary.resumed_indexed = cp.summary.indexed
+        cp.summary.resumed_elapsed = cp.summary.elapsed
         return cp
 
     def save(self, summary: Summary) -> None:
@@ -177,6 +207,29 @@ class Checkpoint:
         for p in (self.path, f"{self.path}.tmp"):
             if os.path.exists(p):
                 os.remove(p)
+
+
+def trim_lines(path: str | os.PathLike[str], keep: int) -> int:
+    """Cut a JSON Lines output back to its first ``keep`` lines (what a checkpoint accounts for: a run stopped
+    between writing a batch and saving its checkpoint left that batch's lines behind, and the resumed run writes
+    them again). Returns the number of lines removed; a missing or shorter file is left as it is."""
+    try:
+        fh = open(path, "r+b")  # noqa: SIM115
+    except FileNotFoundError:
+        return 0
+    with fh:
+        seen = 0
+        offset = 0
+        for line in fh:
+            if seen == keep:
+                break
+            seen += 1
+            offset += len(line)
+        else:
+            return 0
+        removed = 1 + sum(1 for _ in fh)
+        fh.truncate(offset)
+    return removed
 
 
 def _alive(holder: dict) -> bool:
@@ -218,10 +271,13 @@ def run_dedup(
     reader = reader or RecordReader()
     summary = checkpoint.summary if checkpoint is not None else Summary()
     started = time.perf_counter()
+    elapsed_before = summary.elapsed  # the runs this one resumes
     resuming = checkpoint is not None and bool(checkpoint.done)
     with ExitStack() as stack:
         if checkpoint is not None:
             stack.enter_context(checkpoint.lock())
+        if resuming:
+            trim_lines(dead_letters, summary.dead_letters)
         dlw = stack.enter_context(DeadLetterWriter(dead_letters, append=resuming))
 
         def dead(letter: DeadLetter) -> None:
@@ -254,6 +310,7 @@ def run_dedup(
                     report.flush()
                 dlw.flush()
                 checkpoint.done.update(position)
+                summary.elapsed = elapsed_before + time.perf_counter() - started
                 checkpoint.save(summary)
             if on_progress is not None:
                 on_progress(reader.bytes_read, summary)
@@ -282,7 +339,7 @@ def run_dedup(
         for (batch, letters, position), results in engine.process_batches(documents):
             flush(batch, letters, position, results)
         summary.dead_letter_path = dlw.path if dlw.count or resuming and os.path.exists(dlw.path) else None
-    summary.elapsed += time.perf_counter() - started
+    summary.elapsed = elapsed_before + time.perf_counter() - started
     if checkpoint is not None:
         checkpoint.remove()
     if on_progress is not None:

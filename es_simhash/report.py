@@ -195,10 +195,29 @@ def from_index(client, index: str, *, top: int = 20, max_clusters: int = 10_000,
 
 
 # -- from an embedded `dedup --report` file ------------------------------------------------------------------
-def _read_jsonl(path: str) -> Iterable[dict[str, Any]]:
+def _open_text(path: str):
+    """A report file as UTF-8 text, gzip-compressed or not (recognised by its magic bytes, as crawl input is)."""
+    import gzip
+
+    fh = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
     try:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
+        magic = fh.read(2)
+        fh.seek(0)
+        raw = gzip.GzipFile(fileobj=fh, mode="rb") if magic == b"\x1f\x8b" else fh
+        return io.TextIOWrapper(raw, encoding="utf-8")  # type: ignore[arg-type]
+    except BaseException:
+        fh.close()
+        raise
+
+
+def _read_jsonl(path: str) -> Iterable[dict[str, Any]]:
+    import gzip
+    import zlib
+
+    n = 0
+    try:
+        with _open_text(path) as fh:
+            for n, line in enumerate(fh, 1):  # noqa: B007 - n names the line of an error below
                 if not line.strip():
                     continue
                 try:
@@ -210,6 +229,12 @@ def _read_jsonl(path: str) -> Iterable[dict[str, Any]]:
                 yield row
     except FileNotFoundError:
         raise ReportError(f"report file not found: {path}") from None
+    except IsADirectoryError:
+        raise ReportError(f"{path} is a directory, not a `dedup --report` file") from None
+    except UnicodeDecodeError:
+        raise ReportError(f"{path}:{n + 1} is not UTF-8 text: is it a `dedup --report` file?") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ReportError(f"{path} is a truncated or corrupt gzip file after line {n} ({exc})") from None
 
 
 def _parse_time(value: Any) -> datetime | None:

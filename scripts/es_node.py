@@ -34,9 +34,12 @@ Library use::
 
 CLI::
 
+    eval "$(python scripts/es_node.py start)"   # prints `export ES_URL=http://127.0.0.1:PORT` (a free port)
     python scripts/es_node.py start [--port N] [--data DIR] [--heap 512m] [--foreground]
     python scripts/es_node.py status [--port N]
-    python scripts/es_node.py stop [--port N | --all]
+    python scripts/es_node.py restart [--port N]   # a recorded node that is down: same port, same data
+    python scripts/es_node.py stop [--port N | --all]   # removes a temp folder; a --data DIR is kept:
+                                                        # `start --data DIR` brings that node back
     python scripts/es_node.py prepare        # download + unpack + pick Java, start nothing
 
 Environment:
@@ -1197,22 +1200,59 @@ def _parse_setting(text: str) -> tuple[str, Any]:
     return key.strip(), value
 
 
+FOLDER_RECORD = "es_node.json"
+"""Written into a node's folder at every start: its ports and names, so ``start --data FOLDER`` brings the same
+node (same URL, same cluster, same data) back after a ``stop``."""
+
+
+def _folder_record(data: str | os.PathLike | None) -> dict:
+    if not data:
+        return {}
+    try:
+        record = json.loads((Path(data).expanduser() / FOLDER_RECORD).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _remember_in_folder(node: Node) -> None:
+    with contextlib.suppress(OSError):
+        (node.node_dir / FOLDER_RECORD).write_text(json.dumps({
+            "http_port": node.http_port, "transport_port": node.transport_port,
+            "cluster_name": node.cluster_name, "node_name": node.node_name}, indent=2) + "\n")
+
+
+def _announce(node: Node) -> None:
+    """stdout: the line that points es-simhash at the node (copy it, or ``eval "$(... start)"``)."""
+    print(f"export ES_URL={node.url}", flush=True)
+
+
 def _cmd_start(args: argparse.Namespace) -> int:
     if args.port and args.port in _load_states():
         st = _load_states()[args.port]
         if Node.from_state(st).is_running():
             raise EsNodeError(f"a node is already running on port {args.port} ({st['url']}); "
                               f"stop it first: {sys.argv[0]} stop --port {args.port}")
-    node = Node(args.port, args.data, args.heap, dict(args.setting or []),
-                transport_port=args.transport_port, startup_timeout=args.timeout,
-                detach=not args.foreground)
+    # a folder a node ran in before: the same node again (its port, unless taken or --port says otherwise)
+    before = _folder_record(args.data)
+    port = args.port or (before.get("http_port") if before.get("http_port") and port_is_free(before["http_port"])
+                         else None)
+    transport = args.transport_port or (before.get("transport_port") if port and before.get("transport_port")
+                                        and port_is_free(before["transport_port"]) else None)
+    node = Node(port, args.data, args.heap, dict(args.setting or []),
+                transport_port=transport, startup_timeout=args.timeout,
+                detach=not args.foreground, cluster_name=before.get("cluster_name"),
+                node_name=before.get("node_name"))
+    if before:
+        log.info("%s held a node before: starting it again with its data", node.node_dir)
     try:
         node.start()
     except BaseException:
         node.close()
         raise
     _write_state(node)
-    print(node.url, flush=True)
+    _remember_in_folder(node)
+    _announce(node)
     log.info("pid %s, folder %s, log %s", node.pid, node.node_dir, node.log_file)
     if not args.foreground:
         return 0
@@ -1233,6 +1273,30 @@ def _cmd_start(args: argparse.Namespace) -> int:
         node.close()
         _state_path(node.http_port).unlink(missing_ok=True)
     return code
+
+
+def _cmd_restart(args: argparse.Namespace) -> int:
+    """Start a recorded node that is down (it crashed, was killed, or the machine restarted) on its port, with its
+    folder and data."""
+    states = _select_states(args.port)
+    if not states:
+        raise EsNodeError("no node recorded: `stop` forgets a node (and removes a temporary folder); to keep "
+                          "data across stops, start with --data FOLDER and start it again with the same --data")
+    st = states[0]
+    node = Node.from_state(st)
+    node.startup_timeout = args.timeout
+    node.heap = args.heap
+    if node.is_running():
+        log.info("%s is already running (pid %s)", node.url, node.pid)
+        _announce(node)
+        return 0
+    if not (node.data_path).is_dir():
+        raise EsNodeError(f"the folder of {st['url']} is gone ({node.node_dir}): start a new node")
+    node.start()
+    _write_state(node)
+    _remember_in_folder(node)
+    _announce(node)
+    return 0
 
 
 def _select_states(port: int | None, all_: bool = False) -> list[dict]:
@@ -1257,7 +1321,9 @@ def _cmd_stop(args: argparse.Namespace) -> int:
         if node.owns_dir:
             shutil.rmtree(node.node_dir, ignore_errors=True)
         _state_path(node.http_port).unlink(missing_ok=True)
-        print(f"stopped {st['url']}")
+        kept = "" if node.owns_dir else f" (its data is kept in {node.node_dir}: start --data {node.node_dir} " \
+                                           "brings it back)"
+        print(f"stopped {st['url']}{kept}")
     return 0
 
 
@@ -1299,10 +1365,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-q", "--quiet", action="store_true", help="only print results and errors")
     sub = parser.add_subparsers(dest="cmd", required=True)
 
-    p = sub.add_parser("start", help="start a node, print its URL when healthy")
-    p.add_argument("--port", type=int, help="HTTP port (default: a free one)")
+    p = sub.add_parser("start", help="start a node; once healthy print `export ES_URL=<its URL>`")
+    p.add_argument("--port", type=int, help="HTTP port (default: a free one; with --data, the port the folder's "
+                                            "node had, when free)")
     p.add_argument("--transport-port", type=int, help="transport port (default: a free one)")
-    p.add_argument("--data", help="node folder for config/, data/, logs/ (default: a temp folder, "
+    p.add_argument("--data", help="node folder for config/, data/, logs/, kept by `stop`: start with the same "
+                                  "--data again to have the node and its data back (default: a temp folder, "
                                   "removed by `stop`)")
     p.add_argument("--heap", default=DEFAULT_HEAP, help="JVM heap, -Xms/-Xmx (default %(default)s)")
     p.add_argument("--setting", "-E", action="append", type=_parse_setting, metavar="KEY=VALUE",
@@ -1312,6 +1380,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--foreground", action="store_true",
                    help="stay attached; Ctrl-C/SIGTERM stops the node and removes a temp folder")
     p.set_defaults(func=_cmd_start)
+
+    p = sub.add_parser("restart", help="start a recorded node that is down (crashed, killed, rebooted) again, "
+                                       "on its port with its data; prints the same export line")
+    p.add_argument("--port", type=int, help="which node (needed when several are recorded)")
+    p.add_argument("--heap", default=DEFAULT_HEAP, help="JVM heap, -Xms/-Xmx (default %(default)s)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_STARTUP_TIMEOUT,
+                   help="seconds to wait for health (default %(default)s)")
+    p.set_defaults(func=_cmd_restart)
 
     p = sub.add_parser("stop", help="stop a node started with `start`")
     p.add_argument("--port", type=int, help="which node (needed when several are recorded)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import uuid
@@ -102,3 +103,63 @@ def test_cli_errors_are_one_line():
     assert proc.returncode == 1
     assert proc.stderr.strip().startswith("error: no node started by this tool on port 1")
     assert "Traceback" not in proc.stderr
+
+
+def _cli(*args, env):
+    return subprocess.run([sys.executable, str(SCRIPT), "-q", *map(str, args)], capture_output=True, text=True,
+                          timeout=400, env=env)
+
+
+@pytest.mark.slow
+def test_cli_start_prints_the_export_line_and_a_node_comes_back_with_its_data(tmp_path):
+    """README flow: `start --data DIR` prints `export ES_URL=...`; after `stop`, `start --data DIR` brings the same
+    node back (same URL, the document still there); after a crash (SIGKILL), `restart` does."""
+    import os
+    import re
+    import shutil
+    import tempfile
+
+    # own state files (never another session's nodes); the distribution already unpacked
+    env = {**os.environ, "ES_SIMHASH_CACHE": str(tmp_path / "cache"), "ES_SIMHASH_DIST_DIR": str(esn.dist_root())}
+    data = tempfile.mkdtemp(prefix="es-simhash-test-data-", dir="/tmp")  # the node's user must reach it
+    try:
+        started = _cli("start", "--data", data, env=env)
+        assert started.returncode == 0, started.stderr
+        assert re.fullmatch(r"export ES_URL=http://127\.0\.0\.1:\d+\n", started.stdout), started.stdout
+        url = started.stdout.strip().split("=", 1)[1]
+        status, body = esn.http_request("PUT", f"{url}/kept/_doc/d1?refresh=true", {"fp": "survivor"})
+        assert status == 201, body
+        status, body = esn.http_request("POST", f"{url}/kept/_flush")
+        assert status == 200, body
+
+        stopped = _cli("stop", env=env)
+        assert stopped.returncode == 0 and f"stopped {url}" in stopped.stdout, stopped.stderr
+        assert f"start --data {Path(data).resolve()}" in stopped.stdout
+
+        again = _cli("start", "--data", data, env=env)
+        assert again.returncode == 0, again.stderr
+        assert again.stdout == started.stdout  # the same node: same URL
+        status, body = esn.http_request("GET", f"{url}/kept/_doc/d1")
+        assert status == 200 and body["_source"] == {"fp": "survivor"}, body
+
+        port = int(url.rsplit(":", 1)[1])
+        state = json.loads((tmp_path / "cache" / "nodes" / f"{port}.json").read_text())
+        esn.Node.from_state(state).kill()  # a crash: the state stays recorded
+        with pytest.raises(OSError):
+            esn.http_request("GET", f"{url}/_cluster/health", timeout=5)
+        restarted = _cli("restart", env=env)
+        assert restarted.returncode == 0, restarted.stderr
+        assert restarted.stdout == started.stdout
+        status, body = esn.http_request("GET", f"{url}/kept/_doc/d1")
+        assert status == 200 and body["_source"] == {"fp": "survivor"}, body
+    finally:
+        _cli("stop", "--all", env=env)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def test_cli_restart_with_no_node_recorded_says_how_to_keep_data(tmp_path):
+    import os
+
+    res = _cli("restart", env={**os.environ, "ES_SIMHASH_CACHE": str(tmp_path)})
+    assert res.returncode == 1
+    assert res.stderr.strip().startswith("error: no node recorded") and "--data" in res.stderr

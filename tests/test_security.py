@@ -228,6 +228,19 @@ def test_tls_verifies_with_the_ca_and_fails_closed_without_it(node, crawl, tmp_p
     assert count(node, "sec-tls") == n
 
 
+def test_http_against_the_https_node_says_to_use_https(node, tmp_path):
+    """The node serves HTTPS: plain HTTP to it is not 'is it running?' (it is) but the wrong scheme."""
+    plain = node.url.replace("https://", "http://")
+    env = {"ES_URL": plain, "ES_USERNAME": "elastic", "ES_PASSWORD": PASSWORD}
+    for command, extra in ((["search", "天气", "--index", "sec-scheme"], {}),
+                           (["init", "--index", "sec-scheme"], {"ES_CA_CERTS": str(node.ca_cert)})):
+        res = cli(*command, env={**env, **extra}, cwd=tmp_path)
+        assert res.returncode == 3, res.stderr.decode()
+        err = one_line(res)
+        assert f"use {node.url}" in err and "is it running" not in err, err
+        assert_no_secret([PASSWORD], res.stdout, res.stderr)
+
+
 # -- secrets in outputs of successful and failing runs -----------------------------------------------------
 def test_secrets_never_reach_outputs_of_a_run_that_fails_mid_ingest(node, tmp_path):
     """A real failure after a hundred documents (a write block is put on the index under the ingest, and it gives

@@ -50,6 +50,9 @@ from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, sentence_c
 __all__ = [
     "ElasticIndex",
     "ElasticError",
+    "IndexNotManaged",
+    "InvalidURL",
+    "check_url",
     "ConnectionSettings",
     "connect",
     "ensure_index",
@@ -90,6 +93,34 @@ _INVALID_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:A-Z]')
 
 class ElasticError(Exception):
     """Elasticsearch could not be reached or refused a request; the message is one line and has no secrets."""
+
+
+class IndexNotManaged(ElasticError):
+    """The index does not exist, or was not made by es-simhash (it has none of the fields es-simhash reads)."""
+
+
+class InvalidURL(ValueError):
+    """A URL that names no http(s) host and port (e.g. ``127.0.0.1:9200`` without ``http://``, or port 99999)."""
+
+
+def check_url(url: str, what: str = "Elasticsearch") -> str:
+    """``url`` if it is ``http(s)://host[:port][/path]`` with a valid port; :class:`InvalidURL` (one line, what to
+    write instead, no secrets) otherwise."""
+    shown = url
+    try:
+        parts = urlsplit(url)
+        if parts.password:  # never print a password
+            shown = url.replace(f":{parts.password}@", ":***@", 1)
+        port = parts.port  # ValueError for a port out of range or not a number
+    except ValueError as exc:
+        raise InvalidURL(f"invalid {what} URL {shown!r}: {exc}; expected http(s)://host:port, "
+                         "e.g. http://127.0.0.1:9200") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        hint = f"http://{url}" if "://" not in url else "http(s)://host:port"
+        raise InvalidURL(f"invalid {what} URL {shown!r}: it needs the scheme and host, e.g. {hint}")
+    if port == 0:
+        raise InvalidURL(f"invalid {what} URL {shown!r}: port 0")
+    return url
 
 
 class _Transient(Exception):
@@ -144,6 +175,9 @@ class ConnectionSettings:
     request_timeout: float = 60.0
     max_retries: int = 5
 
+    def __post_init__(self) -> None:
+        check_url(self.url)
+
     @classmethod
     def from_env(cls, config: str | os.PathLike[str] | None = None, **overrides: Any) -> "ConnectionSettings":
         """Settings from, in increasing priority: a TOML config file (``config``, else ``$ES_SIMHASH_CONFIG``,
@@ -188,7 +222,7 @@ class ConnectionSettings:
             kwargs["api_key"] = self.api_key
         elif self.username:
             kwargs["basic_auth"] = (self.username, self.password or "")
-        if self.ca_certs:
+        if self.ca_certs and urlsplit(self.url).scheme == "https":  # plain HTTP has no certificate to verify
             kwargs["ca_certs"] = self.ca_certs
         serializer = _fast_json_serializer()
         if serializer is not None:
@@ -278,16 +312,11 @@ class elastic_errors:
         if isinstance(exc, ElasticError):
             return False
         if isinstance(exc, SSLError):
-            msg = (
-                f"TLS verification failed for {self.url}: pass the cluster's CA with --ca-certs or ES_CA_CERTS"
-            )
+            msg = _tls_message(self.url, str(exc))
         elif isinstance(exc, ConnectionTimeout):
             msg = f"Elasticsearch at {self.url} did not answer in time; check it is healthy or raise --timeout"
         elif isinstance(exc, ConnectionError):
-            msg = (
-                f"cannot reach Elasticsearch at {self.url}: is it running? "
-                "Set ES_URL or --es-url (see README: docker compose, or scripts/es_node.py start)"
-            )
+            msg = _connection_message(self.url, str(exc))
         elif isinstance(exc, AuthenticationException):
             msg = (
                 f"Elasticsearch at {self.url} rejected the credentials (401): "
@@ -295,6 +324,8 @@ class elastic_errors:
             )
         elif isinstance(exc, AuthorizationException):
             msg = f"Elasticsearch at {self.url} refused the request (403): the user or API key lacks privileges"
+        elif isinstance(exc, ApiError) and not _from_elasticsearch(exc):
+            msg = _not_elasticsearch_message(self.url, exc)
         elif isinstance(exc, ApiError):
             msg = f"Elasticsearch refused the request ({exc.meta.status}): {_api_reason(exc)}"
         elif isinstance(exc, TransportError):
@@ -308,9 +339,75 @@ def _api_reason(exc: Any) -> str:
     try:
         err = exc.body["error"]
         root = (err.get("root_cause") or [err])[0]
-        return f"{root.get('type')}: {root.get('reason')}"[:300]
+        return _one_line(f"{root.get('type')}: {root.get('reason')}")
     except Exception:  # noqa: BLE001
-        return str(exc.message)[:300]
+        return _one_line(str(exc.message))
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    return " ".join(text.split())[:limit]
+
+
+def _other_scheme(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(("http" if parts.scheme == "https" else "https", parts.netloc, parts.path, "", ""))
+
+
+_TLS_VERIFY = ("certificate verify failed", "certificate_verify_failed", "hostname mismatch",
+               "doesn't match", "not valid for")
+
+
+def _tls_message(url: str, reason: str) -> str:
+    """A failed TLS handshake: the certificate was not trusted (pass the CA), or the other end does not speak TLS
+    at all (a plain-HTTP node: use http://)."""
+    found = re.search(r"\[SSL(?:: [A-Z_]+)?\] ([^()]+?)\s*(?:\(_ssl|\)|$)", reason)
+    why = _one_line(found.group(1) if found else reason, 120)
+    if any(k in reason.lower() for k in _TLS_VERIFY):
+        return f"TLS verification failed for {url} ({why}): pass the cluster's CA with --ca-certs or ES_CA_CERTS"
+    return f"{url} does not answer TLS ({why}): if the node serves plain HTTP, use {_other_scheme(url)}"
+
+
+_REFUSED = ("connection refused", "failed to establish", "name or service not known", "nodename nor servname",
+            "no route to host", "temporary failure in name resolution", "network is unreachable",
+            "cannot assign requested address")
+
+
+def _connection_message(url: str, reason: str) -> str:
+    """Nothing listens (is it running?), or something took the connection and dropped it without an HTTP answer:
+    over http:// that is what an HTTPS node does."""
+    low = reason.lower()
+    if any(k in low for k in _REFUSED) or not any(k in low for k in ("reset", "aborted", "remotedisconnected",
+                                                                      "closed", "badstatusline")):
+        return (f"cannot reach Elasticsearch at {url}: is it running? "
+                "Set ES_URL or --es-url (see README: docker compose, or scripts/es_node.py start)")
+    if urlsplit(url).scheme == "http":
+        return (f"{url} closed the connection without an HTTP answer: an HTTPS node does that to plain HTTP; "
+                f"use {_other_scheme(url)}")
+    return f"{url} closed the connection without an answer: is it Elasticsearch?"
+
+
+def _from_elasticsearch(exc: Any) -> bool:
+    """Whether an HTTP error response came from Elasticsearch (its ``X-Elastic-Product`` header, or an
+    Elasticsearch error body) rather than from another server at that address."""
+    try:
+        headers = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}
+    except Exception:  # noqa: BLE001
+        headers = {}
+    if headers.get("x-elastic-product") == "Elasticsearch":
+        return True
+    body = getattr(exc, "body", None)
+    return isinstance(body, dict) and ("error" in body or "status" in body)
+
+
+def _not_elasticsearch_message(url: str, exc: Any) -> str:
+    try:
+        status = exc.meta.status
+        ctype = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}.get("content-type", "")
+        server = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}.get("server", "")
+    except Exception:  # noqa: BLE001
+        status, ctype, server = "?", "", ""
+    what = ", ".join(x for x in (f"HTTP {status}", ctype.split(";")[0], server and f"server {server}") if x)
+    return f"the server at {url} is not Elasticsearch ({_one_line(what, 120)}): check the Elasticsearch URL"
 
 
 def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replicas: int | None = None,
@@ -349,19 +446,22 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
 
 
 def require_index(client, index: str, url: str = "") -> dict[str, Any]:
-    """The mapping ``_meta`` of an index es-simhash made; :class:`ElasticError` (one line, what to do) when the
-    index does not exist or was not made by es-simhash."""
+    """The mapping ``_meta`` of an index es-simhash made; :class:`IndexNotManaged` (one line, what to do) when the
+    index does not exist or was not made by es-simhash (its documents have none of the fields es-simhash reads, so
+    searches, clusters and near-duplicate checks on it would be meaningless)."""
     from elasticsearch import NotFoundError
 
     validate_index_name(index)
+    where = f" at {url}" if url else ""
     with elastic_errors(url):
         try:
             mapping = client.indices.get_mapping(index=index)
         except NotFoundError:
-            raise ElasticError(f"index {index!r} does not exist: check --index (or ES_SIMHASH_INDEX)") from None
+            raise IndexNotManaged(f"index {index!r} does not exist{where}: check the index name") from None
     meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
     if meta.get("managed_by") != "es-simhash":
-        raise ElasticError(f"index {index!r} was not made by es-simhash: pick an index `es-simhash index` wrote")
+        raise IndexNotManaged(f"index {index!r}{where} was not made by es-simhash: pick an index "
+                              "`es-simhash index` wrote")
     return meta
 
 
