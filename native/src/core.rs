@@ -1,0 +1,640 @@
+//! The fingerprint pipeline of `es_simhash.fingerprint.Fingerprinter.fingerprint_many` (version 4), in Rust.
+//!
+//! Every step mirrors the Python reference (which stays the definition; `tests/test_native_fingerprint.py`
+//! compares the two bit for bit): `text._normalize_many`, `text.segment` (jieba-rs 0.11.0 = rjieba 0.2.2, plus
+//! the re-split rule `text._jieba_compatible`), `Fingerprinter._token_weights`, the SimHash of
+//! `_simhash_chunk`, `text._keys_many`, `_signatures`, `_bottom_k`, `content_hashes`, `sentence_hashes`,
+//! `_word_bags`. Character properties come from `tables.rs`, generated from Python (`gen_tables.py`).
+//!
+//! A text that cannot be guaranteed identical is answered `None` ("fallback needed"): the Python side then
+//! computes it (a code point unassigned in Python's Unicode database, where the `unicode-normalization` crate's
+//! newer Unicode could differ; sums of weights beyond 2^53, where Python's float64 sums could round; a
+//! `sublinear` count beyond the logarithm table handed in from numpy).
+
+use std::sync::{OnceLock, RwLock};
+
+use jieba_rs::Jieba;
+use rustc_hash::{FxHashMap, FxHashSet};
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+
+use crate::tables;
+
+pub const WEIGHT_SCALE: f64 = 1024.0;
+const SKETCH_BIT: u64 = 1 << 63;
+const CJK_SENTENCE_BIT: u64 = 1 << 62;
+const GOLDEN: u64 = 0x9E3779B97F4A7C15;
+const M1: u64 = 0xBF58476D1CE4E5B9;
+const M2: u64 = 0x94D049BB133111EB;
+const SHINGLE_MUL: u64 = 0x100000001B3;
+const MAX_CACHE: usize = 4_000_000;
+const EXACT_LIMIT: u64 = 1 << 53; // float64 sums of whole numbers are exact below this
+
+// -- character properties --------------------------------------------------------------------------------
+const ALNUM: u8 = 1;
+const SPACE: u8 = 2;
+const LINEBREAK: u8 = 4;
+const UNASSIGNED: u8 = 8;
+const CASEFOLD: u8 = 16;
+const CJK: u8 = 32;
+const SENT_END: u8 = 64;
+
+fn bmp_flags() -> &'static [u8] {
+    static FLAGS: OnceLock<Vec<u8>> = OnceLock::new();
+    FLAGS.get_or_init(|| {
+        let mut f = vec![0u8; 0x10000];
+        for &(a, b) in tables::ALNUM.iter() {
+            for c in a..=b.min(0xFFFF) {
+                f[c as usize] |= ALNUM;
+            }
+        }
+        for &(a, b) in tables::UNASSIGNED.iter() {
+            for c in a..=b.min(0xFFFF) {
+                f[c as usize] |= UNASSIGNED;
+            }
+        }
+        for &c in tables::SPACE.iter() {
+            f[c as usize] |= SPACE;
+        }
+        for &c in tables::LINEBREAK.iter() {
+            f[c as usize] |= LINEBREAK;
+        }
+        for &(c, _) in tables::CASEFOLD.iter() {
+            if c < 0x10000 {
+                f[c as usize] |= CASEFOLD;
+            }
+        }
+        for (a, b) in [(0x3400u32, 0x4DBFu32), (0x4E00, 0x9FFF), (0xF900, 0xFAFF)] {
+            for c in a..=b {
+                f[c as usize] |= CJK;
+            }
+        }
+        for c in "。！？!?;；…\r\n".chars() {
+            f[c as usize] |= SENT_END;
+        }
+        f
+    })
+}
+
+fn in_ranges(ranges: &[(u32, u32)], c: u32) -> bool {
+    match ranges.binary_search_by(|&(a, _)| a.cmp(&c)) {
+        Ok(_) => true,
+        Err(0) => false,
+        Err(i) => c <= ranges[i - 1].1,
+    }
+}
+
+#[inline]
+fn flags(c: char) -> u8 {
+    let cp = c as u32;
+    if cp < 0x10000 {
+        return bmp_flags()[cp as usize];
+    }
+    // astral: never a space, line break, sentence end or CJK (of the three ranges)
+    let mut f = 0;
+    if in_ranges(&tables::ALNUM, cp) {
+        f |= ALNUM;
+    }
+    if in_ranges(&tables::UNASSIGNED, cp) {
+        f |= UNASSIGNED;
+    }
+    if tables::CASEFOLD.binary_search_by(|&(a, _)| a.cmp(&cp)).is_ok() {
+        f |= CASEFOLD;
+    }
+    f
+}
+
+#[inline]
+fn is_alnum(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
+    flags(c) & ALNUM != 0
+}
+
+#[inline]
+fn is_cjk_char(c: char) -> bool {
+    let cp = c as u32;
+    (0x3400..=0x4DBF).contains(&cp) || (0x4E00..=0x9FFF).contains(&cp) || (0xF900..=0xFAFF).contains(&cp)
+}
+
+pub fn has_cjk(s: &str) -> bool {
+    // every CJK ideograph is 3 bytes in UTF-8, lead byte 0xE3..0xEF
+    s.bytes().any(|b| (0xE3..=0xEF).contains(&b)) && s.chars().any(is_cjk_char)
+}
+
+fn casefold(c: char) -> Option<&'static str> {
+    let cp = c as u32;
+    tables::CASEFOLD.binary_search_by(|&(a, _)| a.cmp(&cp)).ok().map(|i| tables::CASEFOLD[i].1)
+}
+
+// -- normalisation (text._normalize_many) ----------------------------------------------------------------
+/// `text.normalize(text)`, or `None` when the text holds a code point unassigned in Python's Unicode database.
+pub fn normalize(text: &str) -> Option<String> {
+    // 1. full-width ASCII and U+3000 folded, U+2026 -> "..." (what Python does before NFKC)
+    let mut s = String::with_capacity(text.len() + 8);
+    if text.is_ascii() {
+        s.push_str(text);
+    } else {
+        for c in text.chars() {
+            let cp = c as u32;
+            if cp < 0x80 {
+                s.push(c);
+            } else if (0xFF01..=0xFF5E).contains(&cp) {
+                s.push(char::from_u32(cp - 0xFEE0).unwrap());
+            } else if cp == 0x3000 {
+                s.push(' ');
+            } else if cp == 0x2026 {
+                s.push_str("...");
+            } else {
+                if flags(c) & UNASSIGNED != 0 {
+                    return None;
+                }
+                s.push(c);
+            }
+        }
+        // 2. NFKC (the identity when the quick check says so)
+        if is_nfkc_quick(s.chars()) != IsNormalized::Yes {
+            s = s.nfkc().collect();
+        }
+    }
+    // 3. casefold; whitespace runs -> "\n" (a run with a line boundary) or " ", none at the ends;
+    // 4. no space between two CJK ideographs
+    let mut out = String::with_capacity(s.len());
+    let mut pending: u8 = 0; // 0: none, 1: a space, 2: a line break
+    let mut last: char = '\0';
+    let emit = |ch: char, out: &mut String, pending: &mut u8, last: &mut char| {
+        if *pending == 2 {
+            out.push('\n');
+        } else if *pending == 1 && !(is_cjk_char(*last) && is_cjk_char(ch)) {
+            out.push(' ');
+        }
+        *pending = 0;
+        out.push(ch);
+        *last = ch;
+    };
+    for c in s.chars() {
+        if c.is_ascii() {
+            let b = c as u8;
+            if b == b' ' || (0x09..=0x0D).contains(&b) || (0x1C..=0x1F).contains(&b) {
+                if !out.is_empty() {
+                    if b == b' ' || b == 0x09 || b == 0x1F {
+                        if pending == 0 {
+                            pending = 1;
+                        }
+                    } else {
+                        pending = 2;
+                    }
+                }
+                continue;
+            }
+            emit(c.to_ascii_lowercase(), &mut out, &mut pending, &mut last);
+            continue;
+        }
+        let f = flags(c);
+        if f & SPACE != 0 {
+            if !out.is_empty() {
+                if f & LINEBREAK != 0 {
+                    pending = 2;
+                } else if pending == 0 {
+                    pending = 1;
+                }
+            }
+            continue;
+        }
+        if f & CASEFOLD != 0 {
+            for ch in casefold(c).unwrap().chars() {
+                emit(ch, &mut out, &mut pending, &mut last);
+            }
+        } else {
+            emit(c, &mut out, &mut pending, &mut last);
+        }
+    }
+    Some(out)
+}
+
+// -- segmentation (text.segment) ---------------------------------------------------------------------------
+pub fn jieba() -> &'static Jieba {
+    static JIEBA: OnceLock<Jieba> = OnceLock::new();
+    JIEBA.get_or_init(Jieba::new)
+}
+
+#[inline]
+fn ascii_space(b: u8) -> bool {
+    b == b' ' || (0x09..=0x0D).contains(&b) || (0x1C..=0x1F).contains(&b)
+}
+
+/// `_ASCII_RUN_WITH_SYMBOLS.search(normalized)`: `[a-z0-9][.+#&_%\-]+[a-z0-9]` (after the cheap symbol test).
+fn needs_resplit(s: &str) -> bool {
+    let b = s.as_bytes();
+    let sym = |x: u8| matches!(x, b'.' | b'+' | b'#' | b'&' | b'_' | b'%' | b'-');
+    let an = |x: u8| x.is_ascii_lowercase() || x.is_ascii_digit();
+    if !b.iter().any(|&x| sym(x)) {
+        return false;
+    }
+    let mut i = 0;
+    while i + 2 < b.len() {
+        if an(b[i]) && sym(b[i + 1]) {
+            let mut j = i + 1;
+            while j < b.len() && sym(b[j]) {
+                j += 1;
+            }
+            if j < b.len() && an(b[j]) {
+                return true;
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
+/// `text._jieba_compatible` on one token: pieces of `re.split(r"([a-zA-Z0-9]+(?:\.\d+)?%?)", t)`, empties dropped.
+fn resplit<'a>(t: &'a str, out: &mut Vec<&'a str>) {
+    let b = t.as_bytes();
+    let n = b.len();
+    let (mut i, mut seg) = (0, 0);
+    while i < n {
+        if b[i].is_ascii_alphanumeric() {
+            let start = i;
+            while i < n && b[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            if i + 1 < n && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+                i += 1;
+                while i < n && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            if i < n && b[i] == b'%' {
+                i += 1;
+            }
+            if seg < start {
+                out.push(&t[seg..start]);
+            }
+            out.push(&t[start..i]);
+            seg = i;
+        } else {
+            i += 1;
+        }
+    }
+    if seg < n {
+        out.push(&t[seg..]);
+    }
+}
+
+/// `_LATIN_WORD.findall(text)`: `[^\W_]+(?:'[^\W_]+)*`.
+fn latin_tokens<'a>(s: &'a str, out: &mut Vec<&'a str>) {
+    let alnum_run_end = |from: usize| -> usize {
+        let mut end = from;
+        for (k, c) in s[from..].char_indices() {
+            if !is_alnum(c) {
+                return from + k;
+            }
+            end = from + k + c.len_utf8();
+        }
+        end
+    };
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i..].chars().next().unwrap();
+        if is_alnum(c) {
+            let start = i;
+            i = alnum_run_end(i);
+            while i < s.len() && s.as_bytes()[i] == b'\'' {
+                match s[i + 1..].chars().next() {
+                    Some(d) if is_alnum(d) => i = alnum_run_end(i + 1),
+                    _ => break,
+                }
+            }
+            out.push(&s[start..i]);
+        } else {
+            i += c.len_utf8();
+        }
+    }
+}
+
+/// `text.segment(normalized)` with rjieba: jieba-rs `cut(text, hmm=True)` plus the re-split rule, or words.
+pub fn segment<'a>(normalized: &'a str, out: &mut Vec<&'a str>) {
+    if has_cjk(normalized) {
+        let tokens = jieba().cut(normalized, true);
+        if needs_resplit(normalized) {
+            for tok in tokens {
+                let w = tok.word;
+                let b = w.as_bytes();
+                if w.is_ascii()
+                    && b.len() > 1
+                    && !b.iter().all(|x| x.is_ascii_alphanumeric())
+                    && !b.iter().all(|&x| ascii_space(x))
+                {
+                    resplit(w, out);
+                } else {
+                    out.push(w);
+                }
+            }
+        } else {
+            out.extend(tokens.into_iter().map(|t| t.word));
+        }
+    } else {
+        latin_tokens(normalized, out);
+    }
+}
+
+// -- keys (text._keys_many) ----------------------------------------------------------------------------------
+/// The content key and the sentence keys (at least `min_sentence_chars` characters, text order) with their
+/// lengths in characters.
+pub fn keys(normalized: &str, min_sentence_chars: usize) -> (String, usize, Vec<(usize, usize, usize)>) {
+    let min_len = min_sentence_chars.max(1);
+    let mut content = String::with_capacity(normalized.len());
+    let mut n_chars = 0usize;
+    let mut sentences = Vec::new(); // (byte start, byte end in content, chars)
+    let (mut start, mut count) = (0usize, 0usize);
+    let mut chars = normalized.chars().peekable();
+    while let Some(c) = chars.next() {
+        let end = if c == '.' {
+            match chars.peek() {
+                None => true,
+                Some(&d) => {
+                    if d.is_ascii() {
+                        ascii_space(d as u8)
+                    } else {
+                        flags(d) & SPACE != 0
+                    }
+                }
+            }
+        } else if c.is_ascii() {
+            c == '!' || c == '?' || c == ';' || c == '\r' || c == '\n'
+        } else {
+            flags(c) & SENT_END != 0
+        };
+        if end {
+            if count >= min_len {
+                sentences.push((start, content.len(), count));
+            }
+            start = content.len();
+            count = 0;
+        } else if is_alnum(c) {
+            content.push(c);
+            count += 1;
+            n_chars += 1;
+        }
+    }
+    if count >= min_len {
+        sentences.push((start, content.len(), count));
+    }
+    (content, n_chars, sentences)
+}
+
+// -- hashes -------------------------------------------------------------------------------------------------
+#[inline]
+pub fn hash64(s: &str) -> u64 {
+    let h = blake2b_simd::Params::new().hash_length(8).hash(s.as_bytes());
+    u64::from_le_bytes(h.as_bytes().try_into().unwrap())
+}
+
+#[inline]
+fn splitmix64(z: u64) -> u64 {
+    let z = z.wrapping_add(GOLDEN);
+    let z = (z ^ (z >> 30)).wrapping_mul(M1);
+    let z = (z ^ (z >> 27)).wrapping_mul(M2);
+    z ^ (z >> 31)
+}
+
+fn bag(key: &str) -> u64 {
+    key.chars().fold(0u64, |acc, c| acc.wrapping_add(splitmix64(c as u64) >> 32)) & 0xFFFF_FFFF
+}
+
+pub fn sentence_hash(key: &str) -> u64 {
+    let cjk = if has_cjk(key) { CJK_SENTENCE_BIT } else { 0 };
+    cjk | (bag(key) << 30) | (hash64(key) & ((1 << 30) - 1))
+}
+
+pub fn content_hash(key: &str) -> u64 {
+    if key.is_empty() {
+        return 0;
+    }
+    let cjk = if has_cjk(key) { 1u64 << 63 } else { 0 };
+    cjk | ((bag(key) & ((1 << 31) - 1)) << 32) | (hash64(key) & 0xFFFF_FFFF)
+}
+
+/// `_bottom_k` for one key: the `k` smallest distinct hashes of its `n`-character shingles, ascending.
+fn bottom_k(key: &str, n: usize, k: usize) -> Vec<u64> {
+    let cps: Vec<u64> = key.chars().map(|c| c as u64).collect();
+    let len = cps.len();
+    let n_sh = if len >= n { len - n + 1 } else { 1 };
+    let width = len.min(n);
+    let mut z: Vec<u64> = (0..n_sh)
+        .map(|s| {
+            let mut h = n as u64;
+            for &cp in &cps[s..s + width] {
+                h = h.wrapping_mul(SHINGLE_MUL).wrapping_add(cp).wrapping_add(1);
+            }
+            splitmix64(h) | SKETCH_BIT
+        })
+        .collect();
+    z.sort_unstable();
+    z.dedup();
+    z.truncate(k);
+    z
+}
+
+// -- the fingerprinter ---------------------------------------------------------------------------------------
+#[derive(Clone, Debug)]
+pub enum Tf {
+    Raw,
+    Cap(u64),
+    /// `ln(k)` for k = 1.. as numpy computes it (index k - 1)
+    Sublinear(Vec<f64>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub min_token_len: usize,
+    pub sentences: usize,
+    pub min_sentence_chars: usize,
+    pub short_chars: usize,
+    pub sketch: usize,
+    pub sketch_chars: usize,
+    pub sketch_shingle: (usize, usize),
+    pub tf: Tf,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fp {
+    pub simhash: u64,
+    pub content_hash: u64,
+    pub sentences: Vec<u64>,
+    pub n_features: u64,
+    pub n_chars: u64,
+    pub short: bool,
+    pub word_bag: u64,
+}
+
+#[derive(Clone, Copy)]
+struct TokInfo {
+    hash: u64,
+    weight: u64, // of one occurrence
+    word: bool,  // holds a letter/digit/ideograph
+}
+
+pub struct Core {
+    idf: FxHashMap<Box<str>, f64>,
+    default_idf: f64,
+    stopwords: FxHashSet<Box<str>>,
+    cfg: Config,
+    cache: RwLock<FxHashMap<Box<str>, TokInfo>>,
+}
+
+impl Core {
+    pub fn new(idf: FxHashMap<Box<str>, f64>, default_idf: f64, stopwords: FxHashSet<Box<str>>, cfg: Config) -> Self {
+        Core { idf, default_idf, stopwords, cfg, cache: RwLock::new(FxHashMap::default()) }
+    }
+
+    fn token_info(&self, tok: &str) -> TokInfo {
+        let mut word = false;
+        let mut all = true;
+        let mut n = 0usize;
+        for c in tok.chars() {
+            n += 1;
+            if is_alnum(c) {
+                word = true;
+            } else {
+                all = false;
+            }
+        }
+        let mut weight = 0u64;
+        if n > 0 && all && n >= self.cfg.min_token_len && !self.stopwords.contains(tok) {
+            let idf = self.idf.get(tok).copied().unwrap_or(self.default_idf);
+            let w = (idf * WEIGHT_SCALE).round_ties_even();
+            if w > 0.0 {
+                weight = w as u64;
+            }
+        }
+        TokInfo { hash: hash64(tok), weight, word }
+    }
+
+    /// The fingerprint of one text, or `None` when Python must compute it.
+    pub fn fingerprint(&self, text: &str) -> Option<Fp> {
+        let normalized = normalize(text)?;
+        let mut tokens: Vec<&str> = Vec::with_capacity(normalized.len() / 3 + 1);
+        segment(&normalized, &mut tokens);
+        let (key, n_chars, sentence_spans) = keys(&normalized, self.cfg.min_sentence_chars);
+        let cfg = &self.cfg;
+
+        // shingle sketch of a shorter text (and then its word bag)
+        let sketch = if cfg.sketch > 0 && n_chars > 0 && n_chars < cfg.sketch_chars {
+            let n = if has_cjk(&key) { cfg.sketch_shingle.0 } else { cfg.sketch_shingle.1 };
+            bottom_k(&key, n, cfg.sketch)
+        } else {
+            Vec::new()
+        };
+
+        // token counts, then one cache look-up per distinct token
+        let mut counts: FxHashMap<&str, u64> = FxHashMap::default();
+        counts.reserve(tokens.len() / 2 + 1);
+        for &t in &tokens {
+            *counts.entry(t).or_insert(0) += 1;
+        }
+        let mut ones = [0u64; 64];
+        let mut total = 0u64;
+        let mut n_features = 0u64;
+        let mut word_bag = 0u64;
+        let mut misses: Vec<(&str, TokInfo)> = Vec::new();
+        {
+            let cache = self.cache.read().unwrap();
+            for (&tok, &cnt) in &counts {
+                let info = match cache.get(tok) {
+                    Some(i) => *i,
+                    None => {
+                        let i = self.token_info(tok);
+                        misses.push((tok, i));
+                        i
+                    }
+                };
+                if info.word && !sketch.is_empty() {
+                    word_bag = word_bag.wrapping_add(info.hash.wrapping_mul(cnt));
+                }
+                if info.weight == 0 {
+                    continue;
+                }
+                n_features += cnt;
+                let w = match &cfg.tf {
+                    Tf::Raw => info.weight.checked_mul(cnt)?,
+                    Tf::Cap(c) => info.weight.checked_mul(cnt.min(*c))?,
+                    Tf::Sublinear(ln) => {
+                        let l = *ln.get((cnt - 1) as usize)?;
+                        let v = (info.weight as f64 * (1.0 + l)).round_ties_even();
+                        if !(v >= 0.0 && v < EXACT_LIMIT as f64) {
+                            return None;
+                        }
+                        v as u64
+                    }
+                };
+                total = total.checked_add(w)?;
+                let mut h = info.hash;
+                while h != 0 {
+                    let b = h.trailing_zeros() as usize;
+                    ones[b] += w;
+                    h &= h - 1;
+                }
+            }
+        }
+        if total >= EXACT_LIMIT {
+            return None;
+        }
+        if !misses.is_empty() {
+            let mut cache = self.cache.write().unwrap();
+            if cache.len() + misses.len() > MAX_CACHE {
+                cache.clear();
+            }
+            for (tok, info) in misses {
+                cache.insert(tok.into(), info);
+            }
+        }
+        let mut simhash = 0u64;
+        if n_features > 0 {
+            for (i, &o) in ones.iter().enumerate() {
+                if 2 * o > total {
+                    simhash |= 1 << i;
+                }
+            }
+        }
+
+        // long-sentence signature: the `sentences` longest distinct keys (stable: text order on ties), hashed
+        let mut sentences: Vec<u64> = Vec::new();
+        if cfg.sentences > 0 && !sentence_spans.is_empty() {
+            let mut order: Vec<usize> = (0..sentence_spans.len()).collect();
+            order.sort_by(|&a, &b| sentence_spans[b].2.cmp(&sentence_spans[a].2));
+            let mut chosen: Vec<&str> = Vec::new();
+            for i in order {
+                let (s, e, _) = sentence_spans[i];
+                let k = &key[s..e];
+                if !chosen.contains(&k) {
+                    chosen.push(k);
+                    if chosen.len() == cfg.sentences {
+                        break;
+                    }
+                }
+            }
+            for k in chosen {
+                let h = sentence_hash(k);
+                if !sentences.contains(&h) {
+                    sentences.push(h);
+                }
+            }
+        }
+        sentences.extend_from_slice(&sketch);
+        if sketch.is_empty() {
+            word_bag = 0;
+        }
+        Some(Fp {
+            simhash,
+            content_hash: content_hash(&key),
+            sentences,
+            n_features,
+            n_chars: n_chars as u64,
+            short: n_chars < cfg.short_chars,
+            word_bag,
+        })
+    }
+}
