@@ -358,7 +358,7 @@ class Fingerprinter:
         if module is None:
             return reason
         for name in self._NATIVE_REPLACES:
-            if getattr(type(self), name) is not getattr(Fingerprinter, name):
+            if getattr(type(self), name) is not getattr(Fingerprinter, name) or name in self.__dict__:
                 return f"{type(self).__name__} overrides {name}"
         if self._requested_segmenter not in ("auto", "rjieba") or self.segmenter != "rjieba":
             return f"segmenter {self.segmenter!r}: the native core segments as rjieba does"
