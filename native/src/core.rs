@@ -37,6 +37,10 @@ const UNASSIGNED: u8 = 8;
 const CASEFOLD: u8 = 16;
 const CJK: u8 = 32;
 const SENT_END: u8 = 64;
+/// Unchanged by the whole normalisation, whatever surrounds it: assigned, no case folding, not a space, NFKC quick
+/// check "yes" and combining class 0 (so a text of ASCII and such characters is already NFKC), and none of the
+/// characters folded before NFKC (U+2026, U+3000, U+FF01..U+FF5E).
+const SIMPLE: u8 = 128;
 
 fn bmp_flags() -> &'static [u8] {
     static FLAGS: OnceLock<Vec<u8>> = OnceLock::new();
@@ -70,6 +74,16 @@ fn bmp_flags() -> &'static [u8] {
         }
         for c in "。！？!?;；…\r\n".chars() {
             f[c as usize] |= SENT_END;
+        }
+        for cp in 0x80u32..0x10000 {
+            let Some(c) = char::from_u32(cp) else { continue };
+            if f[cp as usize] & (UNASSIGNED | CASEFOLD | SPACE) == 0
+                && unicode_normalization::char::canonical_combining_class(c) == 0
+                && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+                && !(cp == 0x2026 || cp == 0x3000 || (0xFF01..=0xFF5E).contains(&cp))
+            {
+                f[cp as usize] |= SIMPLE;
+            }
         }
         f
     })
@@ -128,88 +142,139 @@ fn casefold(c: char) -> Option<&'static str> {
 }
 
 // -- normalisation (text._normalize_many) ----------------------------------------------------------------
-/// `text.normalize(text)`, or `None` when the text holds a code point unassigned in Python's Unicode database.
-pub fn normalize(text: &str) -> Option<String> {
-    // 1. full-width ASCII and U+3000 folded, U+2026 -> "..." (what Python does before NFKC)
-    let mut s = String::with_capacity(text.len() + 8);
-    if text.is_ascii() {
-        s.push_str(text);
-    } else {
-        for c in text.chars() {
-            let cp = c as u32;
-            if cp < 0x80 {
-                s.push(c);
-            } else if (0xFF01..=0xFF5E).contains(&cp) {
-                s.push(char::from_u32(cp - 0xFEE0).unwrap());
-            } else if cp == 0x3000 {
-                s.push(' ');
-            } else if cp == 0x2026 {
-                s.push_str("...");
-            } else {
-                if flags(c) & UNASSIGNED != 0 {
-                    return None;
-                }
-                s.push(c);
+/// Writes the casefolded text with whitespace collapsed: a run with a line boundary -> "\n", any other run ->
+/// " ", none at the ends, and no space between two CJK ideographs.
+struct Collapse {
+    out: String,
+    pending: u8, // 0: none, 1: a space, 2: a line break
+    last: char,
+}
+
+impl Collapse {
+    fn new(capacity: usize) -> Self {
+        Collapse { out: String::with_capacity(capacity), pending: 0, last: '\0' }
+    }
+
+    #[inline]
+    fn space(&mut self, linebreak: bool) {
+        if !self.out.is_empty() {
+            if linebreak {
+                self.pending = 2;
+            } else if self.pending == 0 {
+                self.pending = 1;
             }
-        }
-        // 2. NFKC (the identity when the quick check says so)
-        if is_nfkc_quick(s.chars()) != IsNormalized::Yes {
-            s = s.nfkc().collect();
         }
     }
-    // 3. casefold; whitespace runs -> "\n" (a run with a line boundary) or " ", none at the ends;
-    // 4. no space between two CJK ideographs
-    let mut out = String::with_capacity(s.len());
-    let mut pending: u8 = 0; // 0: none, 1: a space, 2: a line break
-    let mut last: char = '\0';
-    let emit = |ch: char, out: &mut String, pending: &mut u8, last: &mut char| {
-        if *pending == 2 {
-            out.push('\n');
-        } else if *pending == 1 && !(is_cjk_char(*last) && is_cjk_char(ch)) {
-            out.push(' ');
+
+    /// An ASCII character (folded to lower case; whitespace collapsed).
+    #[inline]
+    fn ascii(&mut self, b: u8) {
+        match b {
+            b' ' | 0x09 | 0x1F => self.space(false),
+            0x0A..=0x0D | 0x1C..=0x1E => self.space(true),
+            _ => self.emit(b.to_ascii_lowercase() as char),
         }
-        *pending = 0;
-        out.push(ch);
-        *last = ch;
-    };
+    }
+
+    /// A character that is not whitespace, already case-folded.
+    #[inline]
+    fn emit(&mut self, ch: char) {
+        if self.pending == 2 {
+            self.out.push('\n');
+        } else if self.pending == 1 && !(is_cjk_char(self.last) && is_cjk_char(ch)) {
+            self.out.push(' ');
+        }
+        self.pending = 0;
+        self.out.push(ch);
+        self.last = ch;
+    }
+}
+
+/// `text.normalize(text)`, or `None` when the text holds a code point unassigned in Python's Unicode database.
+pub fn normalize(text: &str) -> Option<String> {
+    normalize_fast(text).or_else(|| normalize_full(text))
+}
+
+/// The common case in one pass: ASCII, full-width forms, U+3000, U+2026, spaces and [`SIMPLE`] characters only
+/// (then the text after the fold is already NFKC). `None`: any other character (use [`normalize_full`]).
+fn normalize_fast(text: &str) -> Option<String> {
+    let table = bmp_flags();
+    let mut w = Collapse::new(text.len() + 8);
+    for c in text.chars() {
+        let cp = c as u32;
+        if cp < 0x80 {
+            w.ascii(cp as u8);
+            continue;
+        }
+        if cp >= 0x10000 {
+            return None;
+        }
+        let f = table[cp as usize];
+        if f & SIMPLE != 0 {
+            w.emit(c);
+        } else if (0xFF01..=0xFF5E).contains(&cp) {
+            w.ascii((cp - 0xFEE0) as u8);
+        } else if cp == 0x3000 {
+            w.space(false);
+        } else if cp == 0x2026 {
+            w.emit('.');
+            w.emit('.');
+            w.emit('.');
+        } else if f & SPACE != 0 && f & UNASSIGNED == 0 {
+            // NFKC maps a space to U+0020 or to itself (a line boundary stays one), a starter that composes with
+            // nothing before it; a combining mark after it is not SIMPLE, so that case never gets here.
+            w.space(f & LINEBREAK != 0);
+        } else {
+            return None;
+        }
+    }
+    Some(w.out)
+}
+
+/// Step by step as Python does it: fold, NFKC, casefold and collapse.
+fn normalize_full(text: &str) -> Option<String> {
+    // 1. full-width ASCII and U+3000 folded, U+2026 -> "..." (what Python does before NFKC)
+    let mut s = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        let cp = c as u32;
+        if cp < 0x80 {
+            s.push(c);
+        } else if (0xFF01..=0xFF5E).contains(&cp) {
+            s.push(char::from_u32(cp - 0xFEE0).unwrap());
+        } else if cp == 0x3000 {
+            s.push(' ');
+        } else if cp == 0x2026 {
+            s.push_str("...");
+        } else {
+            if flags(c) & UNASSIGNED != 0 {
+                return None;
+            }
+            s.push(c);
+        }
+    }
+    // 2. NFKC (the identity when the quick check says so)
+    if is_nfkc_quick(s.chars()) != IsNormalized::Yes {
+        s = s.nfkc().collect();
+    }
+    // 3. casefold, collapse whitespace; 4. no space between two CJK ideographs
+    let mut w = Collapse::new(s.len());
     for c in s.chars() {
         if c.is_ascii() {
-            let b = c as u8;
-            if b == b' ' || (0x09..=0x0D).contains(&b) || (0x1C..=0x1F).contains(&b) {
-                if !out.is_empty() {
-                    if b == b' ' || b == 0x09 || b == 0x1F {
-                        if pending == 0 {
-                            pending = 1;
-                        }
-                    } else {
-                        pending = 2;
-                    }
-                }
-                continue;
-            }
-            emit(c.to_ascii_lowercase(), &mut out, &mut pending, &mut last);
+            w.ascii(c as u8);
             continue;
         }
         let f = flags(c);
         if f & SPACE != 0 {
-            if !out.is_empty() {
-                if f & LINEBREAK != 0 {
-                    pending = 2;
-                } else if pending == 0 {
-                    pending = 1;
-                }
-            }
-            continue;
-        }
-        if f & CASEFOLD != 0 {
+            w.space(f & LINEBREAK != 0);
+        } else if f & CASEFOLD != 0 {
             for ch in casefold(c).unwrap().chars() {
-                emit(ch, &mut out, &mut pending, &mut last);
+                w.emit(ch);
             }
         } else {
-            emit(c, &mut out, &mut pending, &mut last);
+            w.emit(c);
         }
     }
-    Some(out)
+    Some(w.out)
 }
 
 // -- segmentation (text.segment) ---------------------------------------------------------------------------
@@ -482,12 +547,46 @@ pub struct Core {
     default_idf: f64,
     stopwords: FxHashSet<Box<str>>,
     cfg: Config,
-    cache: RwLock<FxHashMap<Box<str>, TokInfo>>,
+    cache: RwLock<Cache>,
+}
+
+/// Token -> [`TokInfo`]. Tokens of up to 15 bytes (nearly all) are keyed by their bytes packed in a `u128`: no
+/// pointer to follow and no `memcmp` on a look-up.
+#[derive(Default)]
+struct Cache {
+    short: FxHashMap<u128, TokInfo>,
+    long: FxHashMap<Box<str>, TokInfo>,
+}
+
+#[inline]
+fn pack(t: &str) -> Option<u128> {
+    let b = t.as_bytes();
+    if b.len() > 15 {
+        return None;
+    }
+    let mut buf = [0u8; 16];
+    buf[..b.len()].copy_from_slice(b);
+    buf[15] = b.len() as u8;
+    Some(u128::from_le_bytes(buf))
+}
+
+impl Cache {
+    #[inline]
+    fn get(&self, tok: &str, packed: Option<u128>) -> Option<&TokInfo> {
+        match packed {
+            Some(k) => self.short.get(&k),
+            None => self.long.get(tok),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
 }
 
 impl Core {
     pub fn new(idf: FxHashMap<Box<str>, f64>, default_idf: f64, stopwords: FxHashSet<Box<str>>, cfg: Config) -> Self {
-        Core { idf, default_idf, stopwords, cfg, cache: RwLock::new(FxHashMap::default()) }
+        Core { idf, default_idf, stopwords, cfg, cache: RwLock::new(Cache::default()) }
     }
 
     fn token_info(&self, tok: &str) -> TokInfo {
@@ -530,28 +629,42 @@ impl Core {
         };
 
         // token counts, then one cache look-up per distinct token
-        let mut counts: FxHashMap<&str, u64> = FxHashMap::default();
+        // (a token shorter than min_token_len has weight 0: it only counts in a word bag)
+        let need_words = !sketch.is_empty();
+        let min_len = cfg.min_token_len;
+        let mut counts: FxHashMap<u128, (&str, u64)> = FxHashMap::default();
+        let mut long_counts: FxHashMap<&str, u64> = FxHashMap::default();
         counts.reserve(tokens.len() / 2 + 1);
         for &t in &tokens {
-            *counts.entry(t).or_insert(0) += 1;
+            if !need_words && t.len() < 4 * min_len && t.chars().count() < min_len {
+                continue;
+            }
+            match pack(t) {
+                Some(k) => counts.entry(k).or_insert((t, 0)).1 += 1,
+                None => *long_counts.entry(t).or_insert(0) += 1,
+            }
         }
         let mut ones = [0u64; 64];
         let mut total = 0u64;
         let mut n_features = 0u64;
         let mut word_bag = 0u64;
-        let mut misses: Vec<(&str, TokInfo)> = Vec::new();
+        let mut misses: Vec<(&str, Option<u128>, TokInfo)> = Vec::new();
         {
             let cache = self.cache.read().unwrap();
-            for (&tok, &cnt) in &counts {
-                let info = match cache.get(tok) {
+            let distinct = counts
+                .iter()
+                .map(|(&k, &(tok, cnt))| (tok, Some(k), cnt))
+                .chain(long_counts.iter().map(|(&tok, &cnt)| (tok, None, cnt)));
+            for (tok, packed, cnt) in distinct {
+                let info = match cache.get(tok, packed) {
                     Some(i) => *i,
                     None => {
                         let i = self.token_info(tok);
-                        misses.push((tok, i));
+                        misses.push((tok, packed, i));
                         i
                     }
                 };
-                if info.word && !sketch.is_empty() {
+                if info.word && need_words {
                     word_bag = word_bag.wrapping_add(info.hash.wrapping_mul(cnt));
                 }
                 if info.weight == 0 {
@@ -585,10 +698,13 @@ impl Core {
         if !misses.is_empty() {
             let mut cache = self.cache.write().unwrap();
             if cache.len() + misses.len() > MAX_CACHE {
-                cache.clear();
+                *cache = Cache::default();
             }
-            for (tok, info) in misses {
-                cache.insert(tok.into(), info);
+            for (tok, packed, info) in misses {
+                match packed {
+                    Some(k) => cache.short.insert(k, info),
+                    None => cache.long.insert(tok.into(), info),
+                };
             }
         }
         let mut simhash = 0u64;
