@@ -372,11 +372,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         *([(rust_ratio >= TARGET_RUST_FINGERPRINT_VS_SEGMENT,
             f"inside Rust: full fingerprint / jieba-rs cut alone = {rust_ratio:.2f}  "
             f"(target >= {TARGET_RUST_FINGERPRINT_VS_SEGMENT:.2f})")] if rust_ratio is not None else []),
-        (peer_ratio >= TARGET_PEER_RATIO,
-         f"es-simhash / peer (jieba.lcut+simhash.Simhash) = {peer_ratio:.1f}x  (target >= {TARGET_PEER_RATIO:g}x)"),
-        (seg_ratio >= TARGET_SEGMENTATION_RATIO,
-         f"es-simhash / segmentation alone (rjieba.cut) = {seg_ratio:.2f}  (target >= {TARGET_SEGMENTATION_RATIO:.2f})"),
     ]
+    # the Python reference's own former targets: information now that the native core carries the speed
+    print(f"INFO Python reference: es-simhash batch / peer = {peer_ratio:.1f}x (former target {TARGET_PEER_RATIO:g}x), "
+          f"/ segmentation alone = {seg_ratio:.2f} (former target {TARGET_SEGMENTATION_RATIO:.2f})")
     code = verdicts(results, t_start, args.strict)
     print(f"RESULT native_vs_python={native_py:.3f} native_vs_rjieba={native_seg:.3f} "
           f"native_vs_jieba_simhash={native_peer:.3f}")

@@ -144,15 +144,62 @@ fn casefold(c: char) -> Option<&'static str> {
 // -- normalisation (text._normalize_many) ----------------------------------------------------------------
 /// Writes the casefolded text with whitespace collapsed: a run with a line boundary -> "\n", any other run ->
 /// " ", none at the ends, and no space between two CJK ideographs.
+///
+/// With `keys` it also builds what [`keys`] returns for the text it writes, on the fly (one pass less).
 struct Collapse {
     out: String,
     pending: u8, // 0: none, 1: a space, 2: a line break
     last: char,
+    keys: Option<Keys>,
+}
+
+/// The content key and the spans of the sentence keys (see [`keys`]) of the text written so far.
+pub struct Keys {
+    pub content: String,
+    pub n_chars: usize,
+    pub sentences: Vec<(usize, usize, usize)>, // (byte start, byte end in content, chars)
+    start: usize,
+    count: usize,
+    min_len: usize,
+    dot: bool, // the last character written was "." (a sentence end if whitespace or the end follows)
+}
+
+impl Keys {
+    fn new(capacity: usize, min_sentence_chars: usize) -> Self {
+        Keys {
+            content: String::with_capacity(capacity),
+            n_chars: 0,
+            sentences: Vec::new(),
+            start: 0,
+            count: 0,
+            min_len: min_sentence_chars.max(1),
+            dot: false,
+        }
+    }
+
+    #[inline]
+    fn end_sentence(&mut self) {
+        if self.count >= self.min_len {
+            self.sentences.push((self.start, self.content.len(), self.count));
+        }
+        self.start = self.content.len();
+        self.count = 0;
+    }
+
+    fn finish(mut self) -> Self {
+        self.end_sentence();
+        self
+    }
 }
 
 impl Collapse {
-    fn new(capacity: usize) -> Self {
-        Collapse { out: String::with_capacity(capacity), pending: 0, last: '\0' }
+    fn new(capacity: usize, keys: Option<usize>) -> Self {
+        Collapse {
+            out: String::with_capacity(capacity),
+            pending: 0,
+            last: '\0',
+            keys: keys.map(|m| Keys::new(capacity, m)),
+        }
     }
 
     #[inline]
@@ -179,6 +226,24 @@ impl Collapse {
     /// A character that is not whitespace, already case-folded.
     #[inline]
     fn emit(&mut self, ch: char) {
+        if let Some(k) = &mut self.keys {
+            if k.dot && self.pending != 0 {
+                k.end_sentence(); // "." then whitespace
+            }
+            k.dot = false;
+            if self.pending == 2 {
+                k.end_sentence(); // "\n"
+            }
+            if ch == '.' {
+                k.dot = true;
+            } else if is_alnum(ch) {
+                k.content.push(ch);
+                k.count += 1;
+                k.n_chars += 1;
+            } else if (ch as u32) >= 0x80 && flags(ch) & SENT_END != 0 || matches!(ch, '!' | '?' | ';') {
+                k.end_sentence();
+            }
+        }
         if self.pending == 2 {
             self.out.push('\n');
         } else if self.pending == 1 && !(is_cjk_char(self.last) && is_cjk_char(ch)) {
@@ -188,18 +253,28 @@ impl Collapse {
         self.out.push(ch);
         self.last = ch;
     }
+
+    fn finish(self) -> (String, Option<Keys>) {
+        (self.out, self.keys.map(Keys::finish))
+    }
 }
 
 /// `text.normalize(text)`, or `None` when the text holds a code point unassigned in Python's Unicode database.
 pub fn normalize(text: &str) -> Option<String> {
-    normalize_fast(text).or_else(|| normalize_full(text))
+    normalize_fast(text, None).or_else(|| normalize_full(text, None)).map(|(s, _)| s)
+}
+
+/// [`normalize`] and, of its result, [`keys`] (computed while writing it).
+pub fn normalize_with_keys(text: &str, min_sentence_chars: usize) -> Option<(String, Keys)> {
+    let m = Some(min_sentence_chars);
+    normalize_fast(text, m).or_else(|| normalize_full(text, m)).map(|(s, k)| (s, k.unwrap()))
 }
 
 /// The common case in one pass: ASCII, full-width forms, U+3000, U+2026, spaces and [`SIMPLE`] characters only
 /// (then the text after the fold is already NFKC). `None`: any other character (use [`normalize_full`]).
-fn normalize_fast(text: &str) -> Option<String> {
+fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>)> {
     let table = bmp_flags();
-    let mut w = Collapse::new(text.len() + 8);
+    let mut w = Collapse::new(text.len() + 8, keys);
     for c in text.chars() {
         let cp = c as u32;
         if cp < 0x80 {
@@ -228,11 +303,11 @@ fn normalize_fast(text: &str) -> Option<String> {
             return None;
         }
     }
-    Some(w.out)
+    Some(w.finish())
 }
 
 /// Step by step as Python does it: fold, NFKC, casefold and collapse.
-fn normalize_full(text: &str) -> Option<String> {
+fn normalize_full(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>)> {
     // 1. full-width ASCII and U+3000 folded, U+2026 -> "..." (what Python does before NFKC)
     let mut s = String::with_capacity(text.len() + 8);
     for c in text.chars() {
@@ -257,7 +332,7 @@ fn normalize_full(text: &str) -> Option<String> {
         s = s.nfkc().collect();
     }
     // 3. casefold, collapse whitespace; 4. no space between two CJK ideographs
-    let mut w = Collapse::new(s.len());
+    let mut w = Collapse::new(s.len(), keys);
     for c in s.chars() {
         if c.is_ascii() {
             w.ascii(c as u8);
@@ -274,7 +349,7 @@ fn normalize_full(text: &str) -> Option<String> {
             w.emit(c);
         }
     }
-    Some(w.out)
+    Some(w.finish())
 }
 
 // -- segmentation (text.segment) ---------------------------------------------------------------------------
@@ -535,7 +610,7 @@ pub struct Fp {
     pub word_bag: u64,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct TokInfo {
     hash: u64,
     weight: u64, // of one occurrence
@@ -550,13 +625,24 @@ pub struct Core {
     cache: RwLock<Cache>,
 }
 
-/// Token -> [`TokInfo`]. Tokens of up to 15 bytes (nearly all) are keyed by their bytes packed in a `u128`: no
-/// pointer to follow and no `memcmp` on a look-up.
-#[derive(Default)]
+/// Token -> [`TokInfo`]. Tokens of up to 15 bytes (nearly all) are keyed by their bytes packed in a `u128`, in an
+/// open-addressing table of 32-byte slots whose look-ups are prefetched a few tokens ahead (the table outgrows the
+/// CPU caches: the memory latency, not the work, is the cost); longer tokens go to a plain hash map.
 struct Cache {
-    short: FxHashMap<u128, TokInfo>,
+    slots: Vec<Slot>,
+    len: usize,
     long: FxHashMap<Box<str>, TokInfo>,
 }
+
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct Slot {
+    key: u128, // 0: empty (a packed key holds its length, >= 1, in the top byte)
+    hash: u64,
+    info: u64, // weight | word << 63
+}
+
+const WORD_FLAG: u64 = 1 << 63;
 
 #[inline]
 fn pack(t: &str) -> Option<u128> {
@@ -570,23 +656,92 @@ fn pack(t: &str) -> Option<u128> {
     Some(u128::from_le_bytes(buf))
 }
 
+#[inline]
+fn slot_hash(key: u128) -> usize {
+    let h = ((key as u64).wrapping_mul(0x9E3779B97F4A7C15) ^ ((key >> 64) as u64)).wrapping_mul(0xBF58476D1CE4E5B9);
+    (h ^ (h >> 29)) as usize
+}
+
 impl Cache {
+    fn new() -> Self {
+        Cache { slots: vec![Slot::default(); 1 << 14], len: 0, long: FxHashMap::default() }
+    }
+
     #[inline]
-    fn get(&self, tok: &str, packed: Option<u128>) -> Option<&TokInfo> {
-        match packed {
-            Some(k) => self.short.get(&k),
-            None => self.long.get(tok),
+    fn prefetch(&self, key: u128) {
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            let i = slot_hash(key) & (self.slots.len() - 1);
+            core::arch::x86_64::_mm_prefetch(self.slots.as_ptr().add(i) as *const i8, core::arch::x86_64::_MM_HINT_T0);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
+    #[inline]
+    fn get_short(&self, key: u128) -> Option<TokInfo> {
+        let mask = self.slots.len() - 1;
+        let mut i = slot_hash(key) & mask;
+        loop {
+            let s = &self.slots[i];
+            if s.key == key {
+                return Some(TokInfo { hash: s.hash, weight: s.info & !WORD_FLAG, word: s.info & WORD_FLAG != 0 });
+            }
+            if s.key == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn insert_short(&mut self, key: u128, info: TokInfo) {
+        if (self.len + 1) * 2 > self.slots.len() {
+            let size = self.slots.len() * 2;
+            let old = std::mem::replace(&mut self.slots, vec![Slot::default(); size]);
+            self.len = 0;
+            for s in old.into_iter().filter(|s| s.key != 0) {
+                self.put(s);
+            }
+        }
+        self.put(Slot { key, hash: info.hash, info: info.weight | if info.word { WORD_FLAG } else { 0 } });
+    }
+
+    fn put(&mut self, slot: Slot) {
+        let mask = self.slots.len() - 1;
+        let mut i = slot_hash(slot.key) & mask;
+        loop {
+            if self.slots[i].key == 0 {
+                self.slots[i] = slot;
+                self.len += 1;
+                return;
+            }
+            if self.slots[i].key == slot.key {
+                return;
+            }
+            i = (i + 1) & mask;
         }
     }
 
     fn len(&self) -> usize {
-        self.short.len() + self.long.len()
+        self.len + self.long.len()
     }
+}
+
+/// Per-thread scratch reused from document to document: token counts and the distinct tokens.
+#[derive(Default)]
+struct Scratch {
+    counts: FxHashMap<u128, (u32, u32)>, // packed token -> (count, index of an occurrence)
+    long_counts: FxHashMap<Box<str>, u64>,
+    distinct: Vec<(u128, u32, u32)>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 impl Core {
     pub fn new(idf: FxHashMap<Box<str>, f64>, default_idf: f64, stopwords: FxHashSet<Box<str>>, cfg: Config) -> Self {
-        Core { idf, default_idf, stopwords, cfg, cache: RwLock::new(Cache::default()) }
+        Core { idf, default_idf, stopwords, cfg, cache: RwLock::new(Cache::new()) }
     }
 
     fn token_info(&self, tok: &str) -> TokInfo {
@@ -614,10 +769,14 @@ impl Core {
 
     /// The fingerprint of one text, or `None` when Python must compute it.
     pub fn fingerprint(&self, text: &str) -> Option<Fp> {
-        let normalized = normalize(text)?;
+        SCRATCH.with(|scratch| self.fingerprint_with(text, &mut scratch.borrow_mut()))
+    }
+
+    fn fingerprint_with(&self, text: &str, scratch: &mut Scratch) -> Option<Fp> {
+        let (normalized, keys) = normalize_with_keys(text, self.cfg.min_sentence_chars)?;
         let mut tokens: Vec<&str> = Vec::with_capacity(normalized.len() / 3 + 1);
         segment(&normalized, &mut tokens);
-        let (key, n_chars, sentence_spans) = keys(&normalized, self.cfg.min_sentence_chars);
+        let Keys { content: key, n_chars, sentences: sentence_spans, .. } = keys;
         let cfg = &self.cfg;
 
         // shingle sketch of a shorter text (and then its word bag)
@@ -632,64 +791,86 @@ impl Core {
         // (a token shorter than min_token_len has weight 0: it only counts in a word bag)
         let need_words = !sketch.is_empty();
         let min_len = cfg.min_token_len;
-        let mut counts: FxHashMap<u128, (&str, u64)> = FxHashMap::default();
-        let mut long_counts: FxHashMap<&str, u64> = FxHashMap::default();
-        counts.reserve(tokens.len() / 2 + 1);
-        for &t in &tokens {
+        let Scratch { counts, long_counts, distinct } = scratch;
+        counts.clear();
+        long_counts.clear();
+        distinct.clear();
+        for (i, &t) in tokens.iter().enumerate() {
             if !need_words && t.len() < 4 * min_len && t.chars().count() < min_len {
                 continue;
             }
             match pack(t) {
-                Some(k) => counts.entry(k).or_insert((t, 0)).1 += 1,
-                None => *long_counts.entry(t).or_insert(0) += 1,
+                Some(k) => counts.entry(k).or_insert((0, i as u32)).0 += 1,
+                None => *long_counts.entry(t.into()).or_insert(0) += 1,
             }
         }
-        let mut ones = [0u64; 64];
+        distinct.extend(counts.iter().map(|(&k, &(cnt, i))| (k, cnt, i)));
+        // weight per (nibble position, nibble value): 16 additions per token instead of 64, bits summed at the end
+        let mut hist = [[0u64; 16]; 16];
         let mut total = 0u64;
         let mut n_features = 0u64;
         let mut word_bag = 0u64;
         let mut misses: Vec<(&str, Option<u128>, TokInfo)> = Vec::new();
+        let mut add = |info: TokInfo, cnt: u64| -> Option<()> {
+            if info.word && need_words {
+                word_bag = word_bag.wrapping_add(info.hash.wrapping_mul(cnt));
+            }
+            if info.weight == 0 {
+                return Some(());
+            }
+            n_features += cnt;
+            let w = match &cfg.tf {
+                Tf::Raw => info.weight.checked_mul(cnt)?,
+                Tf::Cap(c) => info.weight.checked_mul(cnt.min(*c))?,
+                Tf::Sublinear(ln) => {
+                    let l = *ln.get((cnt - 1) as usize)?;
+                    let v = (info.weight as f64 * (1.0 + l)).round_ties_even();
+                    if !(v >= 0.0 && v < EXACT_LIMIT as f64) {
+                        return None;
+                    }
+                    v as u64
+                }
+            };
+            total = total.checked_add(w)?;
+            let h = info.hash;
+            for (p, row) in hist.iter_mut().enumerate() {
+                row[((h >> (4 * p)) & 0xF) as usize] += w;
+            }
+            Some(())
+        };
         {
             let cache = self.cache.read().unwrap();
-            let distinct = counts
-                .iter()
-                .map(|(&k, &(tok, cnt))| (tok, Some(k), cnt))
-                .chain(long_counts.iter().map(|(&tok, &cnt)| (tok, None, cnt)));
-            for (tok, packed, cnt) in distinct {
-                let info = match cache.get(tok, packed) {
-                    Some(i) => *i,
+            const AHEAD: usize = 8;
+            for &(k, _, _) in distinct.iter().take(AHEAD) {
+                cache.prefetch(k);
+            }
+            for j in 0..distinct.len() {
+                if let Some(&(k, _, _)) = distinct.get(j + AHEAD) {
+                    cache.prefetch(k);
+                }
+                let (k, cnt, i) = distinct[j];
+                let info = match cache.get_short(k) {
+                    Some(info) => info,
                     None => {
-                        let i = self.token_info(tok);
-                        misses.push((tok, packed, i));
-                        i
+                        let tok = tokens[i as usize];
+                        let info = self.token_info(tok);
+                        misses.push((tok, Some(k), info));
+                        info
                     }
                 };
-                if info.word && need_words {
-                    word_bag = word_bag.wrapping_add(info.hash.wrapping_mul(cnt));
-                }
-                if info.weight == 0 {
-                    continue;
-                }
-                n_features += cnt;
-                let w = match &cfg.tf {
-                    Tf::Raw => info.weight.checked_mul(cnt)?,
-                    Tf::Cap(c) => info.weight.checked_mul(cnt.min(*c))?,
-                    Tf::Sublinear(ln) => {
-                        let l = *ln.get((cnt - 1) as usize)?;
-                        let v = (info.weight as f64 * (1.0 + l)).round_ties_even();
-                        if !(v >= 0.0 && v < EXACT_LIMIT as f64) {
-                            return None;
-                        }
-                        v as u64
+                add(info, cnt as u64)?;
+            }
+            for (tok, &cnt) in long_counts.iter() {
+                let info = match cache.long.get(tok) {
+                    Some(&info) => info,
+                    None => {
+                        let info = self.token_info(tok);
+                        let at = tokens.iter().position(|t| *t == &**tok).unwrap();
+                        misses.push((tokens[at], None, info));
+                        info
                     }
                 };
-                total = total.checked_add(w)?;
-                let mut h = info.hash;
-                while h != 0 {
-                    let b = h.trailing_zeros() as usize;
-                    ones[b] += w;
-                    h &= h - 1;
-                }
+                add(info, cnt)?;
             }
         }
         if total >= EXACT_LIMIT {
@@ -698,20 +879,25 @@ impl Core {
         if !misses.is_empty() {
             let mut cache = self.cache.write().unwrap();
             if cache.len() + misses.len() > MAX_CACHE {
-                *cache = Cache::default();
+                *cache = Cache::new();
             }
             for (tok, packed, info) in misses {
                 match packed {
-                    Some(k) => cache.short.insert(k, info),
-                    None => cache.long.insert(tok.into(), info),
-                };
+                    Some(k) => cache.insert_short(k, info),
+                    None => {
+                        cache.long.insert(tok.into(), info);
+                    }
+                }
             }
         }
         let mut simhash = 0u64;
         if n_features > 0 {
-            for (i, &o) in ones.iter().enumerate() {
-                if 2 * o > total {
-                    simhash |= 1 << i;
+            for (p, row) in hist.iter().enumerate() {
+                for j in 0..4 {
+                    let ones: u64 = row.iter().enumerate().filter(|(v, _)| v >> j & 1 == 1).map(|(_, &x)| x).sum();
+                    if 2 * ones > total {
+                        simhash |= 1 << (4 * p + j);
+                    }
                 }
             }
         }
