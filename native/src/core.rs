@@ -158,6 +158,12 @@ pub struct Keys {
     pub content: String,
     pub n_chars: usize,
     pub sentences: Vec<(usize, usize, usize)>, // (byte start, byte end in content, chars)
+    /// the content key's character bag (sum of the character hashes; see `bag`) and whether it has an ideograph
+    pub bag: u64,
+    pub cjk: bool,
+    /// `_ASCII_RUN_WITH_SYMBOLS` (`[a-z0-9][.+#&_%\-]+[a-z0-9]`) matches the text (see [`needs_resplit`])
+    pub resplit: bool,
+    rs: u8, // its state: 0, 1 after [a-z0-9], 2 after [a-z0-9][.+#&_%-]+
     start: usize,
     count: usize,
     min_len: usize,
@@ -174,7 +180,19 @@ impl Keys {
             count: 0,
             min_len: min_sentence_chars.max(1),
             dot: false,
+            bag: 0,
+            cjk: false,
+            resplit: false,
+            rs: 0,
         }
+    }
+
+    #[inline]
+    fn push(&mut self, ch: char) {
+        self.content.push(ch);
+        self.count += 1;
+        self.n_chars += 1;
+        self.bag = self.bag.wrapping_add(splitmix64(ch as u64) >> 32);
     }
 
     #[inline]
@@ -227,21 +245,40 @@ impl Collapse {
     #[inline]
     fn emit(&mut self, ch: char) {
         if let Some(k) = &mut self.keys {
-            if k.dot && self.pending != 0 {
-                k.end_sentence(); // "." then whitespace
+            if self.pending != 0 {
+                if k.dot || self.pending == 2 {
+                    k.end_sentence(); // "." then whitespace; "\n"
+                }
+                k.rs = 0;
             }
             k.dot = false;
-            if self.pending == 2 {
-                k.end_sentence(); // "\n"
-            }
-            if ch == '.' {
-                k.dot = true;
-            } else if is_alnum(ch) {
-                k.content.push(ch);
-                k.count += 1;
-                k.n_chars += 1;
-            } else if (ch as u32) >= 0x80 && flags(ch) & SENT_END != 0 || matches!(ch, '!' | '?' | ';') {
-                k.end_sentence();
+            let cp = ch as u32;
+            if cp < 0x80 {
+                let b = cp as u8;
+                if b.is_ascii_alphanumeric() {
+                    k.push(ch);
+                    if k.rs == 2 {
+                        k.resplit = true;
+                    }
+                    k.rs = 1;
+                } else {
+                    match b {
+                        b'.' => k.dot = true,
+                        b'!' | b'?' | b';' => k.end_sentence(),
+                        _ => {}
+                    }
+                    let sym = matches!(b, b'.' | b'+' | b'#' | b'&' | b'_' | b'%' | b'-');
+                    k.rs = if sym && k.rs >= 1 { 2 } else { 0 };
+                }
+            } else {
+                k.rs = 0;
+                let f = flags(ch);
+                if f & ALNUM != 0 {
+                    k.push(ch);
+                    k.cjk |= f & CJK != 0;
+                } else if f & SENT_END != 0 {
+                    k.end_sentence();
+                }
             }
         }
         if self.pending == 2 {
@@ -456,9 +493,14 @@ fn latin_tokens<'a>(s: &'a str, out: &mut Vec<&'a str>) {
 
 /// `text.segment(normalized)` with rjieba: jieba-rs `cut(text, hmm=True)` plus the re-split rule, or words.
 pub fn segment<'a>(normalized: &'a str, out: &mut Vec<&'a str>) {
-    if has_cjk(normalized) {
+    segment_known(normalized, has_cjk(normalized), || needs_resplit(normalized), out)
+}
+
+/// [`segment`] when whether the text has an ideograph and needs the re-split rule is known already.
+fn segment_known<'a>(normalized: &'a str, cjk: bool, needs: impl FnOnce() -> bool, out: &mut Vec<&'a str>) {
+    if cjk {
         let tokens = jieba().cut(normalized, true);
-        if needs_resplit(normalized) {
+        if needs() {
             for tok in tokens {
                 let w = tok.word;
                 let b = w.as_bytes();
@@ -550,11 +592,15 @@ pub fn sentence_hash(key: &str) -> u64 {
 }
 
 pub fn content_hash(key: &str) -> u64 {
+    content_hash_of(key, bag(key), has_cjk(key))
+}
+
+fn content_hash_of(key: &str, bag: u64, cjk: bool) -> u64 {
     if key.is_empty() {
         return 0;
     }
-    let cjk = if has_cjk(key) { 1u64 << 63 } else { 0 };
-    cjk | ((bag(key) & ((1 << 31) - 1)) << 32) | (hash64(key) & 0xFFFF_FFFF)
+    let cjk = if cjk { 1u64 << 63 } else { 0 };
+    cjk | ((bag & ((1 << 31) - 1)) << 32) | (hash64(key) & 0xFFFF_FFFF)
 }
 
 /// `_bottom_k` for one key: the `k` smallest distinct hashes of its `n`-character shingles, ascending.
@@ -775,13 +821,14 @@ impl Core {
     fn fingerprint_with(&self, text: &str, scratch: &mut Scratch) -> Option<Fp> {
         let (normalized, keys) = normalize_with_keys(text, self.cfg.min_sentence_chars)?;
         let mut tokens: Vec<&str> = Vec::with_capacity(normalized.len() / 3 + 1);
-        segment(&normalized, &mut tokens);
-        let Keys { content: key, n_chars, sentences: sentence_spans, .. } = keys;
+        // (an ideograph is a letter: the text has one exactly when its content key has one)
+        segment_known(&normalized, keys.cjk, || keys.resplit, &mut tokens);
+        let Keys { content: key, n_chars, sentences: sentence_spans, bag, cjk, .. } = keys;
         let cfg = &self.cfg;
 
         // shingle sketch of a shorter text (and then its word bag)
         let sketch = if cfg.sketch > 0 && n_chars > 0 && n_chars < cfg.sketch_chars {
-            let n = if has_cjk(&key) { cfg.sketch_shingle.0 } else { cfg.sketch_shingle.1 };
+            let n = if cjk { cfg.sketch_shingle.0 } else { cfg.sketch_shingle.1 };
             bottom_k(&key, n, cfg.sketch)
         } else {
             Vec::new()
@@ -931,7 +978,7 @@ impl Core {
         }
         Some(Fp {
             simhash,
-            content_hash: content_hash(&key),
+            content_hash: content_hash_of(&key, bag & 0xFFFF_FFFF, cjk),
             sentences,
             n_features,
             n_chars: n_chars as u64,

@@ -107,6 +107,25 @@ fn main() {
             std::hint::black_box(core::keys(t, 8));
         }
         println!("  stage keys             {:8.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+        let t0 = Instant::now();
+        for t in &texts {
+            let (n, k) = core::normalize_with_keys(t, 8).unwrap();
+            let mut v = Vec::new();
+            core::segment(&n, &mut v);
+            std::hint::black_box((v.len(), k.n_chars));
+        }
+        println!("  normalize_with_keys+segment {:8.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+        let t0 = Instant::now();
+        for t in &texts {
+            let (n, k) = core::normalize_with_keys(t, 8).unwrap();
+            std::hint::black_box((n.len(), k.n_chars));
+        }
+        println!("  normalize_with_keys    {:8.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+        let t0 = Instant::now();
+        for t in &normalized {
+            std::hint::black_box(jieba.cut(t, true));
+        }
+        println!("  cut again              {:8.1} ms", t0.elapsed().as_secs_f64() * 1e3);
     }
     println!("RESULT fingerprint_vs_segment={:.3}", seg_m / fp_m);
 }
