@@ -322,7 +322,17 @@ fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Key
             return None;
         }
         let f = table[cp as usize];
-        if f & SIMPLE != 0 {
+        if f & (SIMPLE | CJK | ALNUM) == SIMPLE | CJK | ALNUM && w.pending == 0 {
+            // an ideograph right after a non-space (most characters of Chinese text): what `emit` does, shortly
+            if let Some(k) = &mut w.keys {
+                k.dot = false;
+                k.rs = 0;
+                k.cjk = true;
+                k.push(c);
+            }
+            w.out.push(c);
+            w.last = c;
+        } else if f & SIMPLE != 0 {
             w.emit(c);
         } else if (0xFF01..=0xFF5E).contains(&cp) {
             w.ascii((cp - 0xFEE0) as u8);
@@ -689,6 +699,7 @@ struct Slot {
 }
 
 const WORD_FLAG: u64 = 1 << 63;
+const PADDING: &str = "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
 
 #[inline]
 fn pack(t: &str) -> Option<u128> {
@@ -819,10 +830,26 @@ impl Core {
     }
 
     fn fingerprint_with(&self, text: &str, scratch: &mut Scratch) -> Option<Fp> {
-        let (normalized, keys) = normalize_with_keys(text, self.cfg.min_sentence_chars)?;
+        let (mut padded, keys) = normalize_with_keys(text, self.cfg.min_sentence_chars)?;
+        let n = padded.len();
+        padded.push_str(PADDING); // so that 16 bytes can be read from where any token starts (see `packed`)
+        let normalized = &padded[..n];
         let mut tokens: Vec<&str> = Vec::with_capacity(normalized.len() / 3 + 1);
         // (an ideograph is a letter: the text has one exactly when its content key has one)
-        segment_known(&normalized, keys.cjk, || keys.resplit, &mut tokens);
+        segment_known(normalized, keys.cjk, || keys.resplit, &mut tokens);
+        let (base, bytes) = (padded.as_ptr() as usize, padded.as_bytes());
+        // `pack(t)` for a token inside `normalized`: one unaligned 16-byte read, masked
+        let packed = |t: &str| -> Option<u128> {
+            let len = t.len();
+            if len > 15 {
+                return None;
+            }
+            let at = t.as_ptr() as usize - base;
+            let raw = u128::from_le_bytes(bytes[at..at + 16].try_into().unwrap());
+            let key = (raw & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120);
+            debug_assert_eq!(Some(key), pack(t));
+            Some(key)
+        };
         let Keys { content: key, n_chars, sentences: sentence_spans, bag, cjk, .. } = keys;
         let cfg = &self.cfg;
 
@@ -846,7 +873,7 @@ impl Core {
             if !need_words && t.len() < 4 * min_len && t.chars().count() < min_len {
                 continue;
             }
-            match pack(t) {
+            match packed(t) {
                 Some(k) => counts.entry(k).or_insert((0, i as u32)).0 += 1,
                 None => *long_counts.entry(t.into()).or_insert(0) += 1,
             }
