@@ -171,6 +171,20 @@ def test_identical_on_generated_unicode(engines, texts):
         _assert_identical(nat, py, texts)
 
 
+# ASCII runs with symbols inside Chinese text: the re-split rule (jieba's ``re_skip``) and its gate
+_symbolic = st.text(st.sampled_from(list("abcxyzABC0129.+#&_%-' \n") + ["中", "文", "Ａ", "．", "。", "…", "　"]),
+                    max_size=30).map(lambda t: "中文" + t)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_symbolic, min_size=1, max_size=5))
+def test_identical_on_symbol_runs_in_chinese_text(engines, native, texts):
+    nat, py = engines["cap:5"]
+    _assert_identical(nat, py, texts)
+    normalized = T._normalize_many(texts)
+    assert native.segment_many(normalized) == [T.segment(n) for n in normalized]
+
+
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_texts, min_size=1, max_size=4), st.integers(1, 9))
 def test_each_step_identical_on_generated_unicode(native, texts, min_chars):
