@@ -465,7 +465,10 @@ class Fingerprinter:
         if self._engine != "native" and self.engine != "native":
             return self._fingerprint_many_python(texts)
         texts = texts if isinstance(texts, list) else list(texts)
-        rows = self._native.fingerprint_many(texts)  # None for a text the native core leaves to Python
+        try:
+            rows = self._native.fingerprint_many(texts)  # None for a text the native core leaves to Python
+        except TypeError:  # not all str: the reference raises what it raises
+            return self._fingerprint_many_python(texts)
         out = [Fingerprint(*row) if row is not None else None for row in rows]
         missing = [i for i, fp in enumerate(out) if fp is None]
         if missing:

@@ -332,6 +332,15 @@ def test_without_the_native_module_python_is_used_with_one_notice(monkeypatch, c
         F._native_module.cache_clear()
 
 
+def test_a_text_that_is_not_a_string_fails_as_in_python(native):
+    nat, py = _pair()
+    for bad in (["ok", None], ["ok", b"bytes"], ["ok", 3]):
+        with pytest.raises(Exception) as want:
+            py.fingerprint_many(bad)
+        with pytest.raises(want.type):
+            nat.fingerprint_many(bad)
+
+
 def test_engine_argument_is_checked():
     with pytest.raises(ValueError, match="engine"):
         Fingerprinter(engine="rust")
