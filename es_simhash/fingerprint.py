@@ -366,8 +366,11 @@ class Fingerprinter:
             return "a custom IDFTable class"
         if not isinstance(self.stopwords, (set, frozenset)):
             return "stop words that are not a set"
-        if not all(np.isfinite(v) and abs(v) < 1e9 for v in (self.idf.default, *self._idf_extremes())):
-            return "IDF values that are not finite or too large"
+        try:
+            if not all(np.isfinite(v) and abs(v) < 1e9 for v in (self.idf.default, *self._idf_extremes())):
+                return "IDF values that are not finite or too large"
+        except (TypeError, ValueError):
+            return "IDF values that are not numbers"
         return None
 
     def _idf_extremes(self) -> tuple[float, ...]:
@@ -378,19 +381,22 @@ class Fingerprinter:
     def engine(self) -> str:
         """The engine in use: ``"native"`` or ``"python"`` (decided on first use; see the ``engine`` parameter)."""
         if self._engine is None:
-            self._engine = "python"
             request = self._engine_request
             if request == "auto" and os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python":
                 request = "python"
+            engine, reason = "python", None
             if request != "python":
                 reason = self.native_unavailable_reason()
                 if reason is None:
-                    self._native = self._make_native()
-                    self._engine = "native"
-                elif request == "native":
-                    raise RuntimeError(f"engine='native' is not available: {reason}")
-                elif _native_module()[0] is None:
-                    _notice_once(reason)
+                    try:
+                        self._native, engine = self._make_native(), "native"
+                    except (TypeError, ValueError, OverflowError) as e:  # e.g. a word that is not a str
+                        reason = f"the native core refused this configuration: {e}"
+            if reason is not None and request == "native":
+                raise RuntimeError(f"engine='native' is not available: {reason}")
+            if reason is not None and _native_module()[0] is None:
+                _notice_once(reason)  # not installed (a configuration it does not cover is no news)
+            self._engine = engine
         return self._engine
 
     def _make_native(self) -> Any:

@@ -287,6 +287,9 @@ def test_configurations_the_native_core_does_not_cover_stay_on_python(native):
     assert _Weighted().engine == "python"
     assert Fingerprinter(segmenter="jieba").engine == "python"
     assert Fingerprinter(IDFTable({"a": float("inf")}, default=1.0)).engine == "python"
+    assert Fingerprinter(IDFTable({"a": "x"}, default=1.0)).engine == "python"
+    assert Fingerprinter(IDFTable({("a",): 1.0}, default=1.0)).engine == "python"
+    assert Fingerprinter(stopwords=frozenset({"的", 3})).engine == "python"
     with pytest.raises(RuntimeError, match="overrides token_weight"):
         _Weighted(engine="native")
     fp = Fingerprinter()
