@@ -699,6 +699,9 @@ struct Slot {
 }
 
 const WORD_FLAG: u64 = 1 << 63;
+/// (fpbench: time spent segmenting inside `fingerprint`)
+#[cfg(feature = "bench")]
+pub static SEGMENT_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 const PADDING: &str = "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
 
 #[inline]
@@ -836,7 +839,11 @@ impl Core {
         let normalized = &padded[..n];
         let mut tokens: Vec<&str> = Vec::with_capacity(normalized.len() / 3 + 1);
         // (an ideograph is a letter: the text has one exactly when its content key has one)
+        #[cfg(feature = "bench")]
+        let t0 = std::time::Instant::now();
         segment_known(normalized, keys.cjk, || keys.resplit, &mut tokens);
+        #[cfg(feature = "bench")]
+        SEGMENT_NANOS.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
         let (base, bytes) = (padded.as_ptr() as usize, padded.as_bytes());
         // `pack(t)` for a token inside `normalized`: one unaligned 16-byte read, masked
         let packed = |t: &str| -> Option<u128> {
