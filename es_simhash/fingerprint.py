@@ -31,6 +31,10 @@ The hot path (:meth:`Fingerprinter.fingerprint_many`) is vectorised with numpy o
 one dict lookup per token, then gathers and two ``bincount``s (see :meth:`Fingerprinter._simhash_chunk`); the
 content key and sentence keys come from a few numpy passes over the batch's code points
 (``text._keys_many``); no per-bit or per-sentence regex work in Python loops.
+
+When the native core is installed (``native/``, module ``es_simhash_native``), ``fingerprint_many`` hands the batch to
+it (``Fingerprinter(engine=...)``): the same fingerprints bit for bit, computed in Rust with the GIL released. This
+module stays the reference.
 """
 
 from __future__ import annotations
