@@ -96,8 +96,7 @@ mod python {
             let owned = texts_of(texts)?;
             let strs: Vec<Option<&str>> = owned.iter().map(|s| s.to_str().ok()).collect();
             let core = &self.core;
-            let fps: Vec<Option<core::Fp>> =
-                py.detach(|| strs.iter().map(|t| t.and_then(|t| core.fingerprint(t))).collect());
+            let fps: Vec<Option<core::Fp>> = py.detach(|| core.fingerprint_many(&strs));
             fps.into_iter()
                 .map(|fp| {
                     fp.map(|fp| {
