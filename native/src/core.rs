@@ -701,6 +701,13 @@ struct Slot {
 const WORD_FLAG: u64 = 1 << 63;
 /// (fpbench: time spent segmenting inside `fingerprint`)
 #[cfg(feature = "bench")]
+pub static PREPARE_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+#[cfg(feature = "bench")]
+pub static FINISH_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+#[cfg(feature = "bench")]
+pub static STAGE_NANOS: [std::sync::atomic::AtomicU64; 3] =
+    [std::sync::atomic::AtomicU64::new(0), std::sync::atomic::AtomicU64::new(0), std::sync::atomic::AtomicU64::new(0)];
+#[cfg(feature = "bench")]
 pub static SEGMENT_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 const PADDING: &str = "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
 
@@ -850,8 +857,17 @@ impl Core {
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             for group in texts.chunks(GROUP) {
+                #[cfg(feature = "bench")]
+                let t0 = std::time::Instant::now();
                 let prepared: Vec<Option<Prepared>> = group.iter().map(|t| t.and_then(|t| self.prepare(t))).collect();
+                #[cfg(feature = "bench")]
+                let t1 = std::time::Instant::now();
                 out.extend(prepared.into_iter().map(|p| p.and_then(|p| self.finish(p, &mut scratch))));
+                #[cfg(feature = "bench")]
+                {
+                    PREPARE_NANOS.fetch_add((t1 - t0).as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+                    FINISH_NANOS.fetch_add(t1.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+                }
             }
         });
         out
@@ -880,14 +896,21 @@ impl Core {
 
     /// The second half: token counts, weights, SimHash, hashes, sketch, word bag.
     fn finish(&self, prepared: Prepared, scratch: &mut Scratch) -> Option<Fp> {
+        #[cfg(feature = "bench")]
+        let t_start = std::time::Instant::now();
         let Prepared { padded, keys, tokens } = prepared;
         let bytes = padded.as_bytes();
-        let token = |&(at, len): &(u32, u32)| -> &str { &padded[at as usize..(at + len) as usize] };
+        let token = |&(at, len): &(u32, u32)| -> &str {
+            debug_assert!(padded.is_char_boundary(at as usize) && padded.is_char_boundary((at + len) as usize));
+            // SAFETY: (at, len) was taken from a subslice of `padded` (`prepare`): in bounds, on char boundaries
+            unsafe { padded.get_unchecked(at as usize..(at + len) as usize) }
+        };
         // `pack(t)` for a token inside `padded`: one unaligned 16-byte read, masked
         let packed = |&(at, len): &(u32, u32)| -> Option<u128> {
             if len > 15 {
                 return None;
             }
+            assert!(at as usize + 16 <= bytes.len()); // (`PADDING`: always true; lets the read go unchecked)
             let raw = u128::from_le_bytes(bytes[at as usize..at as usize + 16].try_into().unwrap());
             let key = (raw & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120);
             debug_assert_eq!(Some(key), pack(token(&(at, len))));
@@ -913,7 +936,10 @@ impl Core {
         long_counts.clear();
         distinct.clear();
         for (i, t) in tokens.iter().enumerate() {
-            if !need_words && (t.1 as usize) < 4 * min_len && token(t).chars().count() < min_len {
+            if !need_words
+                && (t.1 as usize) < 4 * min_len
+                && bytes[t.0 as usize..(t.0 + t.1) as usize].iter().filter(|&&b| b & 0xC0 != 0x80).count() < min_len
+            {
                 continue;
             }
             match packed(t) {
@@ -922,6 +948,8 @@ impl Core {
             }
         }
         distinct.extend(counts.iter().map(|(&k, &(cnt, i))| (k, cnt, i)));
+        #[cfg(feature = "bench")]
+        let t_counted = std::time::Instant::now();
         // weight per (nibble position, nibble value): 16 additions per token instead of 64, bits summed at the end
         let mut hist = [[0u64; 16]; 16];
         let mut total = 0u64;
@@ -957,7 +985,7 @@ impl Core {
         };
         {
             let cache = self.cache.read().unwrap();
-            const AHEAD: usize = 8;
+            const AHEAD: usize = 24;
             for &(k, _, _) in distinct.iter().take(AHEAD) {
                 cache.prefetch(k);
             }
@@ -1007,6 +1035,8 @@ impl Core {
                 }
             }
         }
+        #[cfg(feature = "bench")]
+        let t_looked = std::time::Instant::now();
         let mut simhash = 0u64;
         if n_features > 0 {
             for (p, row) in hist.iter().enumerate() {
@@ -1045,6 +1075,12 @@ impl Core {
         sentences.extend_from_slice(&sketch);
         if sketch.is_empty() {
             word_bag = 0;
+        }
+        #[cfg(feature = "bench")]
+        {
+            STAGE_NANOS[0].fetch_add((t_counted - t_start).as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+            STAGE_NANOS[1].fetch_add((t_looked - t_counted).as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+            STAGE_NANOS[2].fetch_add(t_looked.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
         }
         Some(Fp {
             simhash,

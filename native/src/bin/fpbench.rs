@@ -78,6 +78,9 @@ fn main() {
     };
     run_fp(); // warm-up: dictionary loaded, token cache filled
     run_seg();
+    for a in [&core::SEGMENT_NANOS, &core::PREPARE_NANOS, &core::FINISH_NANOS].into_iter().chain(&core::STAGE_NANOS) {
+        a.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
     let (mut fp_t, mut seg_t) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         fp_t.push(run_fp());
@@ -89,8 +92,12 @@ fn main() {
     println!("  full fingerprint (raw text)          {:8.1} ms  {:8.0} docs/s", fp_m * 1e3, texts.len() as f64 / fp_m);
     println!("  jieba-rs cut alone (normalised text) {:8.1} ms  {:8.0} docs/s", seg_m * 1e3, texts.len() as f64 / seg_m);
     println!("  per-round segment/fingerprint: {}", ratios.join(", "));
-    let inside = core::SEGMENT_NANOS.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9 / (rounds + 1) as f64;
-    println!("  of which segmenting inside fingerprint (mean of all rounds) {:.1} ms", inside * 1e3);
+    let inside = core::SEGMENT_NANOS.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9 / rounds as f64;
+    let per_round = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e6 / rounds as f64;
+    println!("  inside fingerprint (mean of the timed rounds): segmenting {:.1} ms; normalising + segmenting {:.1} ms; \
+              counting, weights, hashes {:.1} ms", inside * 1e3, per_round(&core::PREPARE_NANOS), per_round(&core::FINISH_NANOS));
+    println!("  (of the last: counting {:.1} ms, look-ups and SimHash sums {:.1} ms, the rest {:.1} ms)",
+             per_round(&core::STAGE_NANOS[0]), per_round(&core::STAGE_NANOS[1]), per_round(&core::STAGE_NANOS[2]));
     println!("  (checksum {checksum:016x})");
     if std::env::var_os("FPBENCH_STAGES").is_some() {
         let t0 = Instant::now();
