@@ -345,6 +345,7 @@ class Fingerprinter:
         self._requested_segmenter = segmenter
         self._engine_request = engine
         self._native: Any = None  # the native core's object, made on first use (see :attr:`engine`)
+        self._native_config: tuple | None = None
         self._engine: str | None = None
         if engine == "native":
             reason = self.native_unavailable_reason()
@@ -403,8 +404,14 @@ class Fingerprinter:
             self._engine = engine
         return self._engine
 
+    def _settings(self) -> tuple:
+        """What the native core was made from (compared before each batch: a setting changed since remakes it)."""
+        return (self.idf, self.stopwords, self.min_token_len, self.n_sentences, self.min_sentence_chars,
+                self.short_chars, self.sketch, self.sketch_chars, self.sketch_shingle, self.tf, self.segmenter)
+
     def _make_native(self) -> Any:
         module = _native_module()[0]
+        self._native_config = self._settings()
         ln_table = np.log(np.arange(1, _LN_TABLE_SIZE + 1, dtype=np.int64)).tolist() if self.tf == "sublinear" else None
         return module.NativeFingerprinter(
             self.idf._idf, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
@@ -472,6 +479,8 @@ class Fingerprinter:
 
     def fingerprint_many(self, texts: Sequence[str]) -> list[Fingerprint]:
         """Fingerprints of a batch of texts (faster per text than calling :meth:`fingerprint` in a loop)."""
+        if self._engine == "native" and self._native_config != self._settings():
+            self._engine = self._native = None  # a setting was changed after the native core was made: remake it
         if self._engine != "native" and self.engine != "native":
             return self._fingerprint_many_python(texts)
         texts = texts if isinstance(texts, list) else list(texts)

@@ -268,6 +268,17 @@ def test_threads_share_one_native_fingerprinter(native):
         assert r == (want if i % 2 == 0 else want[::-1])
 
 
+def test_a_setting_changed_after_first_use_is_followed(native):
+    nat = Fingerprinter(engine="native")
+    texts = _corpus("peoples_daily")[:30]
+    nat.fingerprint_many(texts)
+    nat.stopwords = frozenset(nat.stopwords | {"中国", "人民"})
+    nat.n_sentences = 2
+    py = Fingerprinter(engine="python", sentences=2, stopwords=nat.stopwords)
+    assert nat.fingerprint_many(texts) == py.fingerprint_many(texts)
+    assert nat.engine == "native"
+
+
 def test_pickled_fingerprinter_remakes_its_native_core(native):
     nat, py = _pair()
     texts = _corpus("peoples_daily")[:50]
