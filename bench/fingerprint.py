@@ -5,13 +5,20 @@ Absolute times on a shared machine are noise; the ratios between systems timed i
 script reports and checks. Systems, on the same real ~1,000-character Chinese documents (People's Daily 1998,
 cut at sentence ends to 800..1,200 characters):
 
-* ``es-simhash batch``  ``Fingerprinter().fingerprint_many(texts)`` (warm: the vocabulary cache has seen the texts)
+* ``native``           ``Fingerprinter(engine="native").fingerprint_many(texts)``: the native core (``native/``,
+  module ``es_simhash_native``; warm: its token cache has seen the texts)
+* ``es-simhash batch``  ``Fingerprinter(engine="python").fingerprint_many(texts)``: the Python reference (warm)
 * ``es-simhash cold``   the same on a fresh ``Fingerprinter`` (empty vocabulary cache; info only)
-* ``es-simhash single`` ``Fingerprinter().fingerprint(text)`` one at a time (info only)
+* ``es-simhash single`` ``Fingerprinter().fingerprint(text)`` one at a time (Python; info only)
 * ``peer``              ``simhash.Simhash(jieba.lcut(text))`` (PyPI ``jieba`` + ``simhash``): what most Python users do
 * ``segmentation only`` ``rjieba.cut(text)`` on the already normalised texts: the floor es-simhash builds on
 
-Targets: es-simhash batch / peer >= 50x, es-simhash batch / segmentation only >= 0.70.
+Targets (issue 13): native / Python reference >= 2.5x, native / segmentation only (``rjieba.cut`` alone) >= 1.0x,
+native / peer >= 25x; the last line is machine-readable:
+``RESULT native_vs_python=... native_vs_rjieba=... native_vs_jieba_simhash=...``. Python reference targets
+(info for the reference since the native core exists): es-simhash batch / peer >= 50x, / segmentation only >= 0.70.
+``--rust`` also builds and runs ``native/src/bin/fpbench.rs`` on the same documents: inside Rust, the full
+fingerprint against jieba-rs segmentation alone (target >= 0.70; ``RESULT fingerprint_vs_segment=...``).
 The English case (BBC News; peer: regex words + ``simhash.Simhash``) is reported as secondary information.
 
 Every system is warmed up once, then the systems are timed in interleaved rounds (``--repeats``, default 3) so
@@ -43,6 +50,11 @@ from _common import fmt_table, verdicts  # noqa: E402  (bench/ is on sys.path wh
 
 TARGET_PEER_RATIO = 50.0
 TARGET_SEGMENTATION_RATIO = 0.70
+TARGET_NATIVE_VS_PYTHON = 2.5
+TARGET_NATIVE_VS_RJIEBA = 1.0
+TARGET_NATIVE_VS_PEER = 25.0
+TARGET_RUST_FINGERPRINT_VS_SEGMENT = 0.70
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _SENTENCE_PIECE = re.compile(r"[^。！？!?\n]*(?:[。！？!?]+[”’』」]*\n?|\n|$)")
 
@@ -70,10 +82,24 @@ def chunk_article(article: str, lo: int, hi: int) -> list[str]:
 
 
 def chinese_docs(n: int, lo: int, hi: int) -> list[str]:
-    """The first ``n`` pieces of ``lo..hi`` characters of the People's Daily articles (file order)."""
+    """The first ``n`` pieces of ``lo..hi`` characters of the People's Daily articles (file order).
+
+    The corpus yields ~900 such pieces; past them, further passes cut each article again after dropping its first
+    1, 2, ... sentence pieces (other cut points: overlapping but different documents, as reprints are)."""
     docs: list[str] = []
-    for art in corpora.peoples_daily_articles(min_chars=lo):
-        docs.extend(chunk_article(art, lo, hi))
+    seen: set[str] = set()
+    articles = corpora.peoples_daily_articles(min_chars=lo)
+    for shift in range(8):
+        for art in articles:
+            if shift:
+                pieces = [p for p in _SENTENCE_PIECE.findall(art) if p]
+                art = "".join(pieces[shift:])
+            for d in chunk_article(art, lo, hi):
+                if d not in seen:
+                    seen.add(d)
+                    docs.append(d)
+            if len(docs) >= n:
+                break
         if len(docs) >= n:
             break
     if len(docs) < n:
@@ -191,8 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(ratios measured in the same run).",
     )
     ap.add_argument(
-        "--docs", type=int, default=900,
-        help="Chinese documents (default 900: the corpus yields ~904 pieces of 800..1200 chars)",
+        "--docs", type=int, default=1500,
+        help="Chinese documents (default 1500; past the ~904 pieces of 800..1200 chars, re-cut articles)",
     )
     ap.add_argument("--min-chars", type=int, default=800, help="shortest Chinese document (default 800)")
     ap.add_argument("--max-chars", type=int, default=1200, help="longest Chinese document (default 1200)")
@@ -203,6 +229,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true", help="also print a cProfile of fingerprint_many")
     ap.add_argument("--no-breakdown", action="store_true", help="skip the per-stage breakdown of es-simhash")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--rust", action="store_true",
+                    help="also build and run the Rust bench (native/src/bin/fpbench.rs: fingerprint vs jieba-rs cut)")
+    ap.add_argument("--dump", metavar="DIR",
+                    help="write the Chinese documents, IDF table and stop words for fpbench to DIR and exit")
     args = ap.parse_args(argv)
     if args.quick:
         args.docs, args.en_docs = min(args.docs, 200), min(args.en_docs, 200)
@@ -216,6 +246,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from es_simhash import Fingerprinter
     from es_simhash import text as T
+    from es_simhash.fingerprint import _native_module
+
+    if args.dump:
+        dump(args.dump, chinese_docs(args.docs, args.min_chars, args.max_chars), Fingerprinter(engine="python"))
+        return 0
+    native_module, native_reason = _native_module()
+    if native_module is None:
+        print(f"the native core is not available ({native_reason}): pip install ./native")
+        return 1
 
     jieba.setLogLevel(logging.WARNING)
     logging.getLogger("simhash").setLevel(logging.WARNING)
@@ -237,33 +276,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(mean {zh_chars / len(zh):.0f}, total {zh_chars:,})"
     )
 
-    fp = Fingerprinter()
+    fp = Fingerprinter(engine="python")
+    nat = Fingerprinter(fp.idf, engine="native")
     cold: dict[str, Fingerprinter] = {}
     idf = fp.idf  # share the loaded IDF table: a fresh Fingerprinter then costs nothing but an empty cache
 
     def fresh() -> None:
-        cold["fp"] = Fingerprinter(idf)
+        cold["fp"] = Fingerprinter(idf, engine="python")
 
     # sanity: batch == one at a time, and what we time is what we think
     batch = fp.fingerprint_many(zh)
     assert batch == [fp.fingerprint(t) for t in zh], "fingerprint_many differs from fingerprint"
+    assert nat.fingerprint_many(zh) == batch, "the native core differs from the Python reference"
     assert T.segmenter_name() != "rjieba" or T.segment(zh_norm[0]) == rjieba.cut(zh_norm[0])
 
+    native = System("native", lambda: nat.fingerprint_many(zh))
     es = System("es-simhash batch", lambda: fp.fingerprint_many(zh))
     es_single = System("es-simhash single", lambda: [fp.fingerprint(t) for t in zh])
     es_cold = System("es-simhash cold", lambda: cold["fp"].fingerprint_many(zh), setup=fresh)
     peer = System("peer jieba+simhash", lambda: [simhash.Simhash(jieba.lcut(t)).value for t in zh])
     seg = System("segmentation only", lambda: [rjieba.cut(n) for n in zh_norm])
-    zh_systems = [es, es_single, es_cold, peer, seg]
+    zh_systems = [native, es, es_single, es_cold, peer, seg]
     measure(zh_systems, args.repeats)
-    print(table(zh_systems, len(zh), zh_chars, es))
-    print("(last column: median time of the system / median time of es-simhash batch, i.e. how many times faster "
-          "es-simhash batch is)")
+    print(table(zh_systems, len(zh), zh_chars, native))
+    print("(last column: median time of the system / median time of native, i.e. how many times faster "
+          "native is)")
+    print(f"per-round native / es-simhash batch:            {paired(native, es)}")
+    print(f"per-round native / segmentation only:           {paired(native, seg)}")
+    print(f"per-round native / peer:                        {paired(native, peer)}")
     print(f"per-round es-simhash batch / peer:              {paired(es, peer)}")
     print(f"per-round es-simhash batch / segmentation only: {paired(es, seg)}")
 
     peer_ratio = peer.median / es.median
     seg_ratio = seg.median / es.median
+    native_py, native_seg, native_peer = es.median / native.median, seg.median / native.median, peer.median / native.median
 
     if not args.no_breakdown:
         print("\n-- where es-simhash batch spends its time (stages run one after another, warm cache, median)")
@@ -290,35 +336,92 @@ def main(argv: Sequence[str] | None = None) -> int:
         en_norm = [T.normalize(t) for t in en]
         print(f"\n== English (secondary): {len(en)} BBC News articles (mean {en_chars / len(en):.0f} chars)")
         word = re.compile(r"\w+")
-        fp_en = Fingerprinter(idf)
+        fp_en = Fingerprinter(idf, engine="python")
+        nat_en = Fingerprinter(idf, engine="native")
+        en_native = System("native", lambda: nat_en.fingerprint_many(en))
         en_es = System("es-simhash batch", lambda: fp_en.fingerprint_many(en))
         en_single = System("es-simhash single", lambda: [fp_en.fingerprint(t) for t in en])
         en_peer = System("peer regex+simhash", lambda: [simhash.Simhash(word.findall(t.lower())).value for t in en])
         en_split = System("peer split+simhash", lambda: [simhash.Simhash(t.lower().split()).value for t in en])
         en_seg = System("tokenization only", lambda: [T.segment(n) for n in en_norm])
-        en_systems = [en_es, en_single, en_peer, en_split, en_seg]
+        en_systems = [en_native, en_es, en_single, en_peer, en_split, en_seg]
         measure(en_systems, args.repeats)
         print(table(en_systems, len(en), en_chars, en_es))
         en_info = [
+            f"INFO English native / es-simhash batch = {en_es.median / en_native.median:.2f}x",
             f"INFO English es-simhash batch / peer regex+simhash = {en_peer.median / en_es.median:.1f}x",
             f"INFO English es-simhash batch / tokenization only  = {en_seg.median / en_es.median:.2f}",
         ]
 
     # ---- verdict -------------------------------------------------------------------------------------------
     print("\n== results")
-    print(f"INFO es-simhash batch: {len(zh) / es.median:,.0f} docs/s; peer {len(zh) / peer.median:,.0f} docs/s; "
+    print(f"INFO native: {len(zh) / native.median:,.0f} docs/s; es-simhash batch: {len(zh) / es.median:,.0f} docs/s; peer {len(zh) / peer.median:,.0f} docs/s; "
           f"segmentation only {len(zh) / seg.median:,.0f} docs/s")
     print(f"INFO es-simhash single / batch = {es.median / es_single.median:.2f}; "
           f"cold / warm = {es.median / es_cold.median:.2f}")
     for line in en_info:
         print(line)
+    rust_ratio = run_rust_bench(zh, fp, args.repeats) if args.rust else None
     results = [
-        (peer_ratio >= TARGET_PEER_RATIO,
-         f"es-simhash / peer (jieba.lcut+simhash.Simhash) = {peer_ratio:.1f}x  (target >= {TARGET_PEER_RATIO:g}x)"),
-        (seg_ratio >= TARGET_SEGMENTATION_RATIO,
-         f"es-simhash / segmentation alone (rjieba.cut) = {seg_ratio:.2f}  (target >= {TARGET_SEGMENTATION_RATIO:.2f})"),
+        (native_py >= TARGET_NATIVE_VS_PYTHON,
+         f"native / Python reference (es-simhash batch) = {native_py:.2f}x  (target >= {TARGET_NATIVE_VS_PYTHON:g}x)"),
+        (native_seg >= TARGET_NATIVE_VS_RJIEBA,
+         f"native / rjieba.cut alone = {native_seg:.2f}x  (target >= {TARGET_NATIVE_VS_RJIEBA:g}x)"),
+        (native_peer >= TARGET_NATIVE_VS_PEER,
+         f"native / jieba.lcut+simhash.Simhash = {native_peer:.1f}x  (target >= {TARGET_NATIVE_VS_PEER:g}x)"),
+        *([(rust_ratio >= TARGET_RUST_FINGERPRINT_VS_SEGMENT,
+            f"inside Rust: full fingerprint / jieba-rs cut alone = {rust_ratio:.2f}  "
+            f"(target >= {TARGET_RUST_FINGERPRINT_VS_SEGMENT:.2f})")] if rust_ratio is not None else []),
     ]
-    return verdicts(results, t_start, args.strict)
+    # the Python reference's own former targets: information now that the native core carries the speed
+    print(f"INFO Python reference: es-simhash batch / peer = {peer_ratio:.1f}x (former target {TARGET_PEER_RATIO:g}x), "
+          f"/ segmentation alone = {seg_ratio:.2f} (former target {TARGET_SEGMENTATION_RATIO:.2f})")
+    code = verdicts(results, t_start, args.strict)
+    print(f"RESULT native_vs_python={native_py:.3f} native_vs_rjieba={native_seg:.3f} "
+          f"native_vs_jieba_simhash={native_peer:.3f}")
+    return code
+
+
+# -- the Rust bench ----------------------------------------------------------------------------------------------
+def dump(directory: str, docs: Sequence[str], fp) -> None:
+    """The documents, IDF table and stop words of ``fp`` as ``native/src/bin/fpbench.rs`` reads them."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "texts.bin"), "w", encoding="utf-8") as fh:
+        fh.write("\0".join(docs))
+    with open(os.path.join(directory, "idf.tsv"), "w", encoding="utf-8", errors="surrogatepass") as fh:
+        fh.writelines(f"{w}\t{v!r}\n" for w, v in fp.idf.items() if "\t" not in w and "\n" not in w)
+        fh.write(f"\0default\t{fp.idf.default!r}\n")
+    with open(os.path.join(directory, "stopwords.txt"), "w", encoding="utf-8") as fh:
+        fh.writelines(f"{w}\n" for w in sorted(fp.stopwords))
+    print(f"wrote {len(docs)} documents, {len(fp.idf)} IDF entries, {len(fp.stopwords)} stop words to {directory}")
+
+
+def run_rust_bench(docs: Sequence[str], fp, repeats: int) -> float | None:
+    """Build (``cargo build --release``) and run fpbench on ``docs``; its ``fingerprint_vs_segment`` ratio."""
+    import subprocess
+    import tempfile
+
+    env = dict(os.environ)
+    env.setdefault("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/es-simhash/cargo-target"))
+    native_dir = os.path.join(ROOT, "native")
+    print("\n== inside Rust (native/src/bin/fpbench.rs): full fingerprint vs jieba-rs segmentation alone")
+    build = subprocess.run(["cargo", "build", "--release", "--quiet", "--no-default-features", "--features", "bench",
+                            "--bin", "fpbench"], cwd=native_dir, env=env)
+    if build.returncode:
+        print("cargo build failed")
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        dump(tmp, docs, fp)
+        out = subprocess.run([os.path.join(env["CARGO_TARGET_DIR"], "release", "fpbench"), tmp, str(max(5, repeats))],
+                             capture_output=True, text=True, env=env)
+    print(out.stdout.rstrip())
+    if out.returncode:
+        print(out.stderr.rstrip())
+        return None
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT fingerprint_vs_segment="):
+            return float(line.split("=", 1)[1])
+    return None
 
 
 if __name__ == "__main__":

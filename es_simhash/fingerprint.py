@@ -31,12 +31,19 @@ The hot path (:meth:`Fingerprinter.fingerprint_many`) is vectorised with numpy o
 one dict lookup per token, then gathers and two ``bincount``s (see :meth:`Fingerprinter._simhash_chunk`); the
 content key and sentence keys come from a few numpy passes over the batch's code points
 (``text._keys_many``); no per-bit or per-sentence regex work in Python loops.
+
+When the native core is installed (``native/``, module ``es_simhash_native``), ``fingerprint_many`` hands the batch to
+it (``Fingerprinter(engine=...)``): the same fingerprints bit for bit, computed in Rust with the GIL released. This
+module stays the reference.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import re
+import unicodedata
 from functools import lru_cache
 from dataclasses import dataclass, field
 from itertools import chain, compress
@@ -203,6 +210,44 @@ class _Vocabulary:
         return out
 
 
+_LN_TABLE_SIZE = 1 << 16  # tf="sublinear": numpy's ln(1..65536) handed to the native core (more: Python)
+_log = logging.getLogger(__name__)
+_NOTICED: list[str] = []
+
+
+@lru_cache(maxsize=1)
+def _native_module() -> tuple[Any, str | None]:
+    """``(es_simhash_native, None)`` when the native core is installed and usable here, else ``(None, reason)``."""
+    try:
+        import es_simhash_native  # type: ignore[import-not-found]
+    except ImportError as e:
+        return None, f"es_simhash_native is not installed ({e})"
+    if es_simhash_native.UNIDATA_VERSION != unicodedata.unidata_version:
+        return None, (f"es_simhash_native has the character tables of Unicode {es_simhash_native.UNIDATA_VERSION}, "
+                      f"this Python {unicodedata.unidata_version} (rebuild it with this Python)")
+    try:
+        from importlib.metadata import version
+
+        rjieba = version("rjieba")
+    except Exception:  # noqa: BLE001  (not installed: the segmenter check decides)
+        rjieba = None
+    if rjieba is not None and rjieba != _RJIEBA_VERSION:
+        return None, (f"rjieba {rjieba} is installed; the native core segments as rjieba {_RJIEBA_VERSION} "
+                      f"(jieba-rs {es_simhash_native.JIEBA_RS_VERSION})")
+    return es_simhash_native, None
+
+
+_RJIEBA_VERSION = "0.2.2"  # its jieba-rs is the native core's (native/Cargo.toml)
+
+
+def _notice_once(reason: str) -> None:
+    """One line, once per process: the native core is missing, the pure-Python engine is used."""
+    if not _NOTICED:
+        _NOTICED.append(reason)
+        _log.warning("es-simhash: native fingerprint core unavailable (%s); using the pure-Python engine: same "
+                     "fingerprints, slower (pip install ./native to build it)", reason)
+
+
 class Fingerprinter:
     """Turns texts into :class:`Fingerprint` objects. Reuse one instance: it caches token hashes and weights.
 
@@ -241,6 +286,12 @@ class Fingerprinter:
         (``docs/accuracy.md``).
     segmenter:
         ``"auto"`` (rjieba when installed, else jieba), ``"rjieba"`` or ``"jieba"``.
+    engine:
+        ``"auto"`` (default): the native core (the ``es_simhash_native`` module, built from ``native/``) when it is
+        installed and supports this configuration, else this pure-Python code; ``"native"``: the native core or an
+        error; ``"python"``: this code, the reference. Both give identical fingerprints
+        (``tests/test_native_fingerprint.py``). ``ES_SIMHASH_ENGINE=python`` in the environment forces the
+        reference under ``"auto"``. See :func:`native_unavailable_reason`.
     """
 
     MAX_VOCABULARY = 4_000_000
@@ -262,6 +313,7 @@ class Fingerprinter:
         segmenter: str = "auto",
         stopwords: frozenset[str] | None = None,
         tf: str = "cap:5",
+        engine: str = "auto",
     ) -> None:
         if isinstance(idf, IDFTable):
             self.idf = idf
@@ -288,6 +340,92 @@ class Fingerprinter:
         self.segmenter = _text.segmenter_name(segmenter)
         self.stopwords = _text.stopwords() if stopwords is None else stopwords
         self._vocab = _Vocabulary()
+        if engine not in ("auto", "native", "python"):
+            raise ValueError(f"engine is 'auto', 'native' or 'python', not {engine!r}")
+        self._requested_segmenter = segmenter
+        self._engine_request = engine
+        self._native: Any = None  # the native core's object, made on first use (see :attr:`engine`)
+        self._native_config: tuple | None = None
+        self._engine: str | None = None
+        if engine == "native":
+            reason = self.native_unavailable_reason()
+            if reason:
+                raise RuntimeError(f"engine='native' is not available: {reason}")
+
+    # -- engine --------------------------------------------------------------------------------------------
+    # Methods the native core replaces: a subclass overriding one of them keeps the Python engine.
+    _NATIVE_REPLACES = ("fingerprint_many", "token_weight", "_token_weights", "_simhash_batch", "_simhash_chunk",
+                        "_token_ids", "_sketches", "_signature_keys", "_signatures", "_word_bags")
+
+    def native_unavailable_reason(self) -> str | None:
+        """Why this fingerprinter cannot use the native core (``None``: it can)."""
+        module, reason = _native_module()
+        if module is None:
+            return reason
+        for name in self._NATIVE_REPLACES:
+            if getattr(type(self), name) is not getattr(Fingerprinter, name) or name in self.__dict__:
+                return f"{type(self).__name__} overrides {name}"
+        if self._requested_segmenter not in ("auto", "rjieba") or self.segmenter != "rjieba":
+            return f"segmenter {self.segmenter!r}: the native core segments as rjieba does"
+        if type(self.idf).get is not IDFTable.get or not isinstance(getattr(self.idf, "_idf", None), dict):
+            return "a custom IDFTable class"
+        if not isinstance(self.stopwords, (set, frozenset)):
+            return "stop words that are not a set"
+        try:
+            if not all(np.isfinite(v) and abs(v) < 1e9 for v in (self.idf.default, *self._idf_extremes())):
+                return "IDF values that are not finite or too large"
+        except (TypeError, ValueError):
+            return "IDF values that are not numbers"
+        return None
+
+    def _idf_extremes(self) -> tuple[float, ...]:
+        values = np.fromiter(self.idf._idf.values(), dtype=np.float64, count=len(self.idf._idf))
+        return (float(values.min()), float(values.max())) if values.size else ()
+
+    @property
+    def engine(self) -> str:
+        """The engine in use: ``"native"`` or ``"python"`` (decided on first use; see the ``engine`` parameter)."""
+        if self._engine is None:
+            request = self._engine_request
+            if request == "auto" and os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python":
+                request = "python"
+            engine, reason = "python", None
+            if request != "python":
+                reason = self.native_unavailable_reason()
+                if reason is None:
+                    try:
+                        self._native, engine = self._make_native(), "native"
+                    except (TypeError, ValueError, OverflowError) as e:  # e.g. a word that is not a str
+                        reason = f"the native core refused this configuration: {e}"
+            if reason is not None and request == "native":
+                raise RuntimeError(f"engine='native' is not available: {reason}")
+            if reason is not None and _native_module()[0] is None:
+                _notice_once(reason)  # not installed (a configuration it does not cover is no news)
+            self._engine = engine
+        return self._engine
+
+    def _settings(self) -> tuple:
+        """What the native core was made from (compared before each batch: a setting changed since remakes it)."""
+        return (self.idf, self.stopwords, self.min_token_len, self.n_sentences, self.min_sentence_chars,
+                self.short_chars, self.sketch, self.sketch_chars, self.sketch_shingle, self.tf, self.segmenter)
+
+    def _make_native(self) -> Any:
+        module = _native_module()[0]
+        self._native_config = self._settings()
+        ln_table = np.log(np.arange(1, _LN_TABLE_SIZE + 1, dtype=np.int64)).tolist() if self.tf == "sublinear" else None
+        return module.NativeFingerprinter(
+            self.idf._idf, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
+            sentences=self.n_sentences, min_sentence_chars=self.min_sentence_chars, short_chars=self.short_chars,
+            sketch=self.sketch, sketch_chars=self.sketch_chars, sketch_shingle=self.sketch_shingle, tf=self.tf,
+            ln_table=ln_table)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_native"], state["_engine"] = None, None  # (the native object is remade on first use)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     # -- configuration -------------------------------------------------------------------------------------
     @property
@@ -341,6 +479,24 @@ class Fingerprinter:
 
     def fingerprint_many(self, texts: Sequence[str]) -> list[Fingerprint]:
         """Fingerprints of a batch of texts (faster per text than calling :meth:`fingerprint` in a loop)."""
+        if self._engine == "native" and self._native_config != self._settings():
+            self._engine = self._native = None  # a setting was changed after the native core was made: remake it
+        if self._engine != "native" and self.engine != "native":
+            return self._fingerprint_many_python(texts)
+        texts = texts if isinstance(texts, list) else list(texts)
+        try:
+            rows = self._native.fingerprint_many(texts)  # None for a text the native core leaves to Python
+        except TypeError:  # not all str: the reference raises what it raises
+            return self._fingerprint_many_python(texts)
+        out = [Fingerprint(*row) if row is not None else None for row in rows]
+        missing = [i for i, fp in enumerate(out) if fp is None]
+        if missing:
+            for i, fp in zip(missing, self._fingerprint_many_python([texts[i] for i in missing])):
+                out[i] = fp
+        return out  # type: ignore[return-value]
+
+    def _fingerprint_many_python(self, texts: Sequence[str]) -> list[Fingerprint]:
+        """:meth:`fingerprint_many` in pure Python (with numpy): the reference the native core reproduces."""
         normalized = _text._normalize_many(texts)
         seg = self.segmenter
         tokens = [_text.segment(n, seg) for n in normalized]

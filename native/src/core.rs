@@ -1,0 +1,1095 @@
+//! The fingerprint pipeline of `es_simhash.fingerprint.Fingerprinter.fingerprint_many` (version 4), in Rust.
+//!
+//! Every step mirrors the Python reference (which stays the definition; `tests/test_native_fingerprint.py`
+//! compares the two bit for bit): `text._normalize_many`, `text.segment` (jieba-rs 0.11.0 = rjieba 0.2.2, plus
+//! the re-split rule `text._jieba_compatible`), `Fingerprinter._token_weights`, the SimHash of
+//! `_simhash_chunk`, `text._keys_many`, `_signatures`, `_bottom_k`, `content_hashes`, `sentence_hashes`,
+//! `_word_bags`. Character properties come from `tables.rs`, generated from Python (`gen_tables.py`).
+//!
+//! A text that cannot be guaranteed identical is answered `None` ("fallback needed"): the Python side then
+//! computes it (a code point unassigned in Python's Unicode database, where the `unicode-normalization` crate's
+//! newer Unicode could differ; sums of weights beyond 2^53, where Python's float64 sums could round; a
+//! `sublinear` count beyond the logarithm table handed in from numpy).
+
+use std::sync::{OnceLock, RwLock};
+
+use jieba_rs::Jieba;
+use rustc_hash::{FxHashMap, FxHashSet};
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+
+use crate::tables;
+
+pub const WEIGHT_SCALE: f64 = 1024.0;
+const SKETCH_BIT: u64 = 1 << 63;
+const CJK_SENTENCE_BIT: u64 = 1 << 62;
+const GOLDEN: u64 = 0x9E3779B97F4A7C15;
+const M1: u64 = 0xBF58476D1CE4E5B9;
+const M2: u64 = 0x94D049BB133111EB;
+const SHINGLE_MUL: u64 = 0x100000001B3;
+const MAX_CACHE: usize = 4_000_000;
+const EXACT_LIMIT: u64 = 1 << 53; // float64 sums of whole numbers are exact below this
+
+// -- character properties --------------------------------------------------------------------------------
+const ALNUM: u8 = 1;
+const SPACE: u8 = 2;
+const LINEBREAK: u8 = 4;
+const UNASSIGNED: u8 = 8;
+const CASEFOLD: u8 = 16;
+const CJK: u8 = 32;
+const SENT_END: u8 = 64;
+/// Unchanged by the whole normalisation, whatever surrounds it: assigned, no case folding, not a space, NFKC quick
+/// check "yes" and combining class 0 (so a text of ASCII and such characters is already NFKC), and none of the
+/// characters folded before NFKC (U+2026, U+3000, U+FF01..U+FF5E).
+const SIMPLE: u8 = 128;
+
+fn bmp_flags() -> &'static [u8] {
+    static FLAGS: OnceLock<Vec<u8>> = OnceLock::new();
+    FLAGS.get_or_init(|| {
+        let mut f = vec![0u8; 0x10000];
+        for &(a, b) in tables::ALNUM.iter() {
+            for c in a..=b.min(0xFFFF) {
+                f[c as usize] |= ALNUM;
+            }
+        }
+        for &(a, b) in tables::UNASSIGNED.iter() {
+            for c in a..=b.min(0xFFFF) {
+                f[c as usize] |= UNASSIGNED;
+            }
+        }
+        for &c in tables::SPACE.iter() {
+            f[c as usize] |= SPACE;
+        }
+        for &c in tables::LINEBREAK.iter() {
+            f[c as usize] |= LINEBREAK;
+        }
+        for &(c, _) in tables::CASEFOLD.iter() {
+            if c < 0x10000 {
+                f[c as usize] |= CASEFOLD;
+            }
+        }
+        for (a, b) in [(0x3400u32, 0x4DBFu32), (0x4E00, 0x9FFF), (0xF900, 0xFAFF)] {
+            for c in a..=b {
+                f[c as usize] |= CJK;
+            }
+        }
+        for c in "。！？!?;；…\r\n".chars() {
+            f[c as usize] |= SENT_END;
+        }
+        for cp in 0x80u32..0x10000 {
+            let Some(c) = char::from_u32(cp) else { continue };
+            if f[cp as usize] & (UNASSIGNED | CASEFOLD | SPACE) == 0
+                && unicode_normalization::char::canonical_combining_class(c) == 0
+                && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+                && !(cp == 0x2026 || cp == 0x3000 || (0xFF01..=0xFF5E).contains(&cp))
+            {
+                f[cp as usize] |= SIMPLE;
+            }
+        }
+        f
+    })
+}
+
+fn in_ranges(ranges: &[(u32, u32)], c: u32) -> bool {
+    match ranges.binary_search_by(|&(a, _)| a.cmp(&c)) {
+        Ok(_) => true,
+        Err(0) => false,
+        Err(i) => c <= ranges[i - 1].1,
+    }
+}
+
+#[inline]
+fn flags(c: char) -> u8 {
+    let cp = c as u32;
+    if cp < 0x10000 {
+        return bmp_flags()[cp as usize];
+    }
+    // astral: never a space, line break, sentence end or CJK (of the three ranges)
+    let mut f = 0;
+    if in_ranges(&tables::ALNUM, cp) {
+        f |= ALNUM;
+    }
+    if in_ranges(&tables::UNASSIGNED, cp) {
+        f |= UNASSIGNED;
+    }
+    if tables::CASEFOLD.binary_search_by(|&(a, _)| a.cmp(&cp)).is_ok() {
+        f |= CASEFOLD;
+    }
+    f
+}
+
+#[inline]
+fn is_alnum(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
+    flags(c) & ALNUM != 0
+}
+
+#[inline]
+fn is_cjk_char(c: char) -> bool {
+    let cp = c as u32;
+    (0x3400..=0x4DBF).contains(&cp) || (0x4E00..=0x9FFF).contains(&cp) || (0xF900..=0xFAFF).contains(&cp)
+}
+
+pub fn has_cjk(s: &str) -> bool {
+    // every CJK ideograph is 3 bytes in UTF-8, lead byte 0xE3..0xEF
+    s.bytes().any(|b| (0xE3..=0xEF).contains(&b)) && s.chars().any(is_cjk_char)
+}
+
+fn casefold(c: char) -> Option<&'static str> {
+    let cp = c as u32;
+    tables::CASEFOLD.binary_search_by(|&(a, _)| a.cmp(&cp)).ok().map(|i| tables::CASEFOLD[i].1)
+}
+
+// -- normalisation (text._normalize_many) ----------------------------------------------------------------
+/// Writes the casefolded text with whitespace collapsed: a run with a line boundary -> "\n", any other run ->
+/// " ", none at the ends, and no space between two CJK ideographs.
+///
+/// With `keys` it also builds what [`keys`] returns for the text it writes, on the fly (one pass less).
+struct Collapse {
+    out: String,
+    pending: u8, // 0: none, 1: a space, 2: a line break
+    last: char,
+    keys: Option<Keys>,
+}
+
+/// The content key and the spans of the sentence keys (see [`keys`]) of the text written so far.
+pub struct Keys {
+    pub content: String,
+    pub n_chars: usize,
+    pub sentences: Vec<(usize, usize, usize)>, // (byte start, byte end in content, chars)
+    /// the content key's character bag (sum of the character hashes; see `bag`) and whether it has an ideograph
+    pub bag: u64,
+    pub cjk: bool,
+    /// `_ASCII_RUN_WITH_SYMBOLS` (`[a-z0-9][.+#&_%\-]+[a-z0-9]`) matches the text (see [`needs_resplit`])
+    pub resplit: bool,
+    rs: u8, // its state: 0, 1 after [a-z0-9], 2 after [a-z0-9][.+#&_%-]+
+    start: usize,
+    count: usize,
+    min_len: usize,
+    dot: bool, // the last character written was "." (a sentence end if whitespace or the end follows)
+}
+
+impl Keys {
+    fn new(capacity: usize, min_sentence_chars: usize) -> Self {
+        Keys {
+            content: String::with_capacity(capacity),
+            n_chars: 0,
+            sentences: Vec::new(),
+            start: 0,
+            count: 0,
+            min_len: min_sentence_chars.max(1),
+            dot: false,
+            bag: 0,
+            cjk: false,
+            resplit: false,
+            rs: 0,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, ch: char) {
+        self.content.push(ch);
+        self.count += 1;
+        self.n_chars += 1;
+        self.bag = self.bag.wrapping_add(splitmix64(ch as u64) >> 32);
+    }
+
+    #[inline]
+    fn end_sentence(&mut self) {
+        if self.count >= self.min_len {
+            self.sentences.push((self.start, self.content.len(), self.count));
+        }
+        self.start = self.content.len();
+        self.count = 0;
+    }
+
+    fn finish(mut self) -> Self {
+        self.end_sentence();
+        self
+    }
+}
+
+impl Collapse {
+    fn new(capacity: usize, keys: Option<usize>) -> Self {
+        Collapse {
+            out: String::with_capacity(capacity),
+            pending: 0,
+            last: '\0',
+            keys: keys.map(|m| Keys::new(capacity, m)),
+        }
+    }
+
+    #[inline]
+    fn space(&mut self, linebreak: bool) {
+        if !self.out.is_empty() {
+            if linebreak {
+                self.pending = 2;
+            } else if self.pending == 0 {
+                self.pending = 1;
+            }
+        }
+    }
+
+    /// An ASCII character (folded to lower case; whitespace collapsed).
+    #[inline]
+    fn ascii(&mut self, b: u8) {
+        match b {
+            b' ' | 0x09 | 0x1F => self.space(false),
+            0x0A..=0x0D | 0x1C..=0x1E => self.space(true),
+            _ => self.emit(b.to_ascii_lowercase() as char),
+        }
+    }
+
+    /// A character that is not whitespace, already case-folded.
+    #[inline]
+    fn emit(&mut self, ch: char) {
+        if let Some(k) = &mut self.keys {
+            if self.pending != 0 {
+                if k.dot || self.pending == 2 {
+                    k.end_sentence(); // "." then whitespace; "\n"
+                }
+                k.rs = 0;
+            }
+            k.dot = false;
+            let cp = ch as u32;
+            if cp < 0x80 {
+                let b = cp as u8;
+                if b.is_ascii_alphanumeric() {
+                    k.push(ch);
+                    if k.rs == 2 {
+                        k.resplit = true;
+                    }
+                    k.rs = 1;
+                } else {
+                    match b {
+                        b'.' => k.dot = true,
+                        b'!' | b'?' | b';' => k.end_sentence(),
+                        _ => {}
+                    }
+                    let sym = matches!(b, b'.' | b'+' | b'#' | b'&' | b'_' | b'%' | b'-');
+                    k.rs = if sym && k.rs >= 1 { 2 } else { 0 };
+                }
+            } else {
+                k.rs = 0;
+                let f = flags(ch);
+                if f & ALNUM != 0 {
+                    k.push(ch);
+                    k.cjk |= f & CJK != 0;
+                } else if f & SENT_END != 0 {
+                    k.end_sentence();
+                }
+            }
+        }
+        if self.pending == 2 {
+            self.out.push('\n');
+        } else if self.pending == 1 && !(is_cjk_char(self.last) && is_cjk_char(ch)) {
+            self.out.push(' ');
+        }
+        self.pending = 0;
+        self.out.push(ch);
+        self.last = ch;
+    }
+
+    fn finish(self) -> (String, Option<Keys>) {
+        (self.out, self.keys.map(Keys::finish))
+    }
+}
+
+/// `text.normalize(text)`, or `None` when the text holds a code point unassigned in Python's Unicode database.
+pub fn normalize(text: &str) -> Option<String> {
+    normalize_fast(text, None).or_else(|| normalize_full(text, None)).map(|(s, _)| s)
+}
+
+/// [`normalize`] and, of its result, [`keys`] (computed while writing it).
+pub fn normalize_with_keys(text: &str, min_sentence_chars: usize) -> Option<(String, Keys)> {
+    let m = Some(min_sentence_chars);
+    normalize_fast(text, m).or_else(|| normalize_full(text, m)).map(|(s, k)| (s, k.unwrap()))
+}
+
+/// The common case in one pass: ASCII, full-width forms, U+3000, U+2026, spaces and [`SIMPLE`] characters only
+/// (then the text after the fold is already NFKC). `None`: any other character (use [`normalize_full`]).
+fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>)> {
+    let table = bmp_flags();
+    let mut w = Collapse::new(text.len() + 8, keys);
+    for c in text.chars() {
+        let cp = c as u32;
+        if cp < 0x80 {
+            w.ascii(cp as u8);
+            continue;
+        }
+        if cp >= 0x10000 {
+            return None;
+        }
+        let f = table[cp as usize];
+        if f & (SIMPLE | CJK | ALNUM) == SIMPLE | CJK | ALNUM && w.pending == 0 {
+            // an ideograph right after a non-space (most characters of Chinese text): what `emit` does, shortly
+            if let Some(k) = &mut w.keys {
+                k.dot = false;
+                k.rs = 0;
+                k.cjk = true;
+                k.push(c);
+            }
+            w.out.push(c);
+            w.last = c;
+        } else if f & SIMPLE != 0 {
+            w.emit(c);
+        } else if (0xFF01..=0xFF5E).contains(&cp) {
+            w.ascii((cp - 0xFEE0) as u8);
+        } else if cp == 0x3000 {
+            w.space(false);
+        } else if cp == 0x2026 {
+            w.emit('.');
+            w.emit('.');
+            w.emit('.');
+        } else if f & SPACE != 0 && f & UNASSIGNED == 0 {
+            // NFKC maps a space to U+0020 or to itself (a line boundary stays one), a starter that composes with
+            // nothing before it; a combining mark after it is not SIMPLE, so that case never gets here.
+            w.space(f & LINEBREAK != 0);
+        } else {
+            return None;
+        }
+    }
+    Some(w.finish())
+}
+
+/// Step by step as Python does it: fold, NFKC, casefold and collapse.
+fn normalize_full(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>)> {
+    // 1. full-width ASCII and U+3000 folded, U+2026 -> "..." (what Python does before NFKC)
+    let mut s = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        let cp = c as u32;
+        if cp < 0x80 {
+            s.push(c);
+        } else if (0xFF01..=0xFF5E).contains(&cp) {
+            s.push(char::from_u32(cp - 0xFEE0).unwrap());
+        } else if cp == 0x3000 {
+            s.push(' ');
+        } else if cp == 0x2026 {
+            s.push_str("...");
+        } else {
+            if flags(c) & UNASSIGNED != 0 {
+                return None;
+            }
+            s.push(c);
+        }
+    }
+    // 2. NFKC (the identity when the quick check says so)
+    if is_nfkc_quick(s.chars()) != IsNormalized::Yes {
+        s = s.nfkc().collect();
+    }
+    // 3. casefold, collapse whitespace; 4. no space between two CJK ideographs
+    let mut w = Collapse::new(s.len(), keys);
+    for c in s.chars() {
+        if c.is_ascii() {
+            w.ascii(c as u8);
+            continue;
+        }
+        let f = flags(c);
+        if f & SPACE != 0 {
+            w.space(f & LINEBREAK != 0);
+        } else if f & CASEFOLD != 0 {
+            for ch in casefold(c).unwrap().chars() {
+                w.emit(ch);
+            }
+        } else {
+            w.emit(c);
+        }
+    }
+    Some(w.finish())
+}
+
+// -- segmentation (text.segment) ---------------------------------------------------------------------------
+pub fn jieba() -> &'static Jieba {
+    static JIEBA: OnceLock<Jieba> = OnceLock::new();
+    JIEBA.get_or_init(Jieba::new)
+}
+
+#[inline]
+fn ascii_space(b: u8) -> bool {
+    b == b' ' || (0x09..=0x0D).contains(&b) || (0x1C..=0x1F).contains(&b)
+}
+
+/// `_ASCII_RUN_WITH_SYMBOLS.search(normalized)`: `[a-z0-9][.+#&_%\-]+[a-z0-9]` (after the cheap symbol test).
+fn needs_resplit(s: &str) -> bool {
+    let b = s.as_bytes();
+    let sym = |x: u8| matches!(x, b'.' | b'+' | b'#' | b'&' | b'_' | b'%' | b'-');
+    let an = |x: u8| x.is_ascii_lowercase() || x.is_ascii_digit();
+    if !b.iter().any(|&x| sym(x)) {
+        return false;
+    }
+    let mut i = 0;
+    while i + 2 < b.len() {
+        if an(b[i]) && sym(b[i + 1]) {
+            let mut j = i + 1;
+            while j < b.len() && sym(b[j]) {
+                j += 1;
+            }
+            if j < b.len() && an(b[j]) {
+                return true;
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
+/// `text._jieba_compatible` on one token: pieces of `re.split(r"([a-zA-Z0-9]+(?:\.\d+)?%?)", t)`, empties dropped.
+fn resplit<'a>(t: &'a str, out: &mut Vec<&'a str>) {
+    let b = t.as_bytes();
+    let n = b.len();
+    let (mut i, mut seg) = (0, 0);
+    while i < n {
+        if b[i].is_ascii_alphanumeric() {
+            let start = i;
+            while i < n && b[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            if i + 1 < n && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+                i += 1;
+                while i < n && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            if i < n && b[i] == b'%' {
+                i += 1;
+            }
+            if seg < start {
+                out.push(&t[seg..start]);
+            }
+            out.push(&t[start..i]);
+            seg = i;
+        } else {
+            i += 1;
+        }
+    }
+    if seg < n {
+        out.push(&t[seg..]);
+    }
+}
+
+/// `_LATIN_WORD.findall(text)`: `[^\W_]+(?:'[^\W_]+)*`.
+fn latin_tokens<'a>(s: &'a str, out: &mut Vec<&'a str>) {
+    let alnum_run_end = |from: usize| -> usize {
+        let mut end = from;
+        for (k, c) in s[from..].char_indices() {
+            if !is_alnum(c) {
+                return from + k;
+            }
+            end = from + k + c.len_utf8();
+        }
+        end
+    };
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i..].chars().next().unwrap();
+        if is_alnum(c) {
+            let start = i;
+            i = alnum_run_end(i);
+            while i < s.len() && s.as_bytes()[i] == b'\'' {
+                match s[i + 1..].chars().next() {
+                    Some(d) if is_alnum(d) => i = alnum_run_end(i + 1),
+                    _ => break,
+                }
+            }
+            out.push(&s[start..i]);
+        } else {
+            i += c.len_utf8();
+        }
+    }
+}
+
+/// `text.segment(normalized)` with rjieba: jieba-rs `cut(text, hmm=True)` plus the re-split rule, or words.
+pub fn segment<'a>(normalized: &'a str, out: &mut Vec<&'a str>) {
+    segment_known(normalized, has_cjk(normalized), || needs_resplit(normalized), out)
+}
+
+/// [`segment`] when whether the text has an ideograph and needs the re-split rule is known already.
+fn segment_known<'a>(normalized: &'a str, cjk: bool, needs: impl FnOnce() -> bool, out: &mut Vec<&'a str>) {
+    if cjk {
+        let tokens = jieba().cut(normalized, true);
+        if needs() {
+            for tok in tokens {
+                let w = tok.word;
+                let b = w.as_bytes();
+                if w.is_ascii()
+                    && b.len() > 1
+                    && !b.iter().all(|x| x.is_ascii_alphanumeric())
+                    && !b.iter().all(|&x| ascii_space(x))
+                {
+                    resplit(w, out);
+                } else {
+                    out.push(w);
+                }
+            }
+        } else {
+            out.extend(tokens.into_iter().map(|t| t.word));
+        }
+    } else {
+        latin_tokens(normalized, out);
+    }
+}
+
+// -- keys (text._keys_many) ----------------------------------------------------------------------------------
+/// The content key and the sentence keys (at least `min_sentence_chars` characters, text order) with their
+/// lengths in characters.
+pub fn keys(normalized: &str, min_sentence_chars: usize) -> (String, usize, Vec<(usize, usize, usize)>) {
+    let min_len = min_sentence_chars.max(1);
+    let mut content = String::with_capacity(normalized.len());
+    let mut n_chars = 0usize;
+    let mut sentences = Vec::new(); // (byte start, byte end in content, chars)
+    let (mut start, mut count) = (0usize, 0usize);
+    let mut chars = normalized.chars().peekable();
+    while let Some(c) = chars.next() {
+        let end = if c == '.' {
+            match chars.peek() {
+                None => true,
+                Some(&d) => {
+                    if d.is_ascii() {
+                        ascii_space(d as u8)
+                    } else {
+                        flags(d) & SPACE != 0
+                    }
+                }
+            }
+        } else if c.is_ascii() {
+            c == '!' || c == '?' || c == ';' || c == '\r' || c == '\n'
+        } else {
+            flags(c) & SENT_END != 0
+        };
+        if end {
+            if count >= min_len {
+                sentences.push((start, content.len(), count));
+            }
+            start = content.len();
+            count = 0;
+        } else if is_alnum(c) {
+            content.push(c);
+            count += 1;
+            n_chars += 1;
+        }
+    }
+    if count >= min_len {
+        sentences.push((start, content.len(), count));
+    }
+    (content, n_chars, sentences)
+}
+
+// -- hashes -------------------------------------------------------------------------------------------------
+#[inline]
+pub fn hash64(s: &str) -> u64 {
+    let h = blake2b_simd::Params::new().hash_length(8).hash(s.as_bytes());
+    u64::from_le_bytes(h.as_bytes().try_into().unwrap())
+}
+
+#[inline]
+fn splitmix64(z: u64) -> u64 {
+    let z = z.wrapping_add(GOLDEN);
+    let z = (z ^ (z >> 30)).wrapping_mul(M1);
+    let z = (z ^ (z >> 27)).wrapping_mul(M2);
+    z ^ (z >> 31)
+}
+
+fn bag(key: &str) -> u64 {
+    key.chars().fold(0u64, |acc, c| acc.wrapping_add(splitmix64(c as u64) >> 32)) & 0xFFFF_FFFF
+}
+
+pub fn sentence_hash(key: &str) -> u64 {
+    let cjk = if has_cjk(key) { CJK_SENTENCE_BIT } else { 0 };
+    cjk | (bag(key) << 30) | (hash64(key) & ((1 << 30) - 1))
+}
+
+pub fn content_hash(key: &str) -> u64 {
+    content_hash_of(key, bag(key), has_cjk(key))
+}
+
+fn content_hash_of(key: &str, bag: u64, cjk: bool) -> u64 {
+    if key.is_empty() {
+        return 0;
+    }
+    let cjk = if cjk { 1u64 << 63 } else { 0 };
+    cjk | ((bag & ((1 << 31) - 1)) << 32) | (hash64(key) & 0xFFFF_FFFF)
+}
+
+/// `_bottom_k` for one key: the `k` smallest distinct hashes of its `n`-character shingles, ascending.
+fn bottom_k(key: &str, n: usize, k: usize) -> Vec<u64> {
+    let cps: Vec<u64> = key.chars().map(|c| c as u64).collect();
+    let len = cps.len();
+    let n_sh = if len >= n { len - n + 1 } else { 1 };
+    let width = len.min(n);
+    let mut z: Vec<u64> = (0..n_sh)
+        .map(|s| {
+            let mut h = n as u64;
+            for &cp in &cps[s..s + width] {
+                h = h.wrapping_mul(SHINGLE_MUL).wrapping_add(cp).wrapping_add(1);
+            }
+            splitmix64(h) | SKETCH_BIT
+        })
+        .collect();
+    z.sort_unstable();
+    z.dedup();
+    z.truncate(k);
+    z
+}
+
+// -- the fingerprinter ---------------------------------------------------------------------------------------
+#[derive(Clone, Debug)]
+pub enum Tf {
+    Raw,
+    Cap(u64),
+    /// `ln(k)` for k = 1.. as numpy computes it (index k - 1)
+    Sublinear(Vec<f64>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub min_token_len: usize,
+    pub sentences: usize,
+    pub min_sentence_chars: usize,
+    pub short_chars: usize,
+    pub sketch: usize,
+    pub sketch_chars: usize,
+    pub sketch_shingle: (usize, usize),
+    pub tf: Tf,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fp {
+    pub simhash: u64,
+    pub content_hash: u64,
+    pub sentences: Vec<u64>,
+    pub n_features: u64,
+    pub n_chars: u64,
+    pub short: bool,
+    pub word_bag: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct TokInfo {
+    hash: u64,
+    weight: u64, // of one occurrence
+    word: bool,  // holds a letter/digit/ideograph
+}
+
+pub struct Core {
+    idf: FxHashMap<Box<str>, f64>,
+    default_idf: f64,
+    stopwords: FxHashSet<Box<str>>,
+    cfg: Config,
+    cache: RwLock<Cache>,
+}
+
+/// Token -> [`TokInfo`]. Tokens of up to 15 bytes (nearly all) are keyed by their bytes packed in a `u128`, in an
+/// open-addressing table of 32-byte slots whose look-ups are prefetched a few tokens ahead (the table outgrows the
+/// CPU caches: the memory latency, not the work, is the cost); longer tokens go to a plain hash map.
+struct Cache {
+    slots: Vec<Slot>,
+    len: usize,
+    long: FxHashMap<Box<str>, TokInfo>,
+}
+
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct Slot {
+    key: u128, // 0: empty (a packed key holds its length, >= 1, in the top byte)
+    hash: u64,
+    info: u64, // weight | word << 63
+}
+
+const WORD_FLAG: u64 = 1 << 63;
+/// (fpbench: time spent segmenting inside `fingerprint`)
+#[cfg(feature = "bench")]
+pub static PREPARE_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+#[cfg(feature = "bench")]
+pub static FINISH_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+#[cfg(feature = "bench")]
+pub static STAGE_NANOS: [std::sync::atomic::AtomicU64; 3] =
+    [std::sync::atomic::AtomicU64::new(0), std::sync::atomic::AtomicU64::new(0), std::sync::atomic::AtomicU64::new(0)];
+#[cfg(feature = "bench")]
+pub static SEGMENT_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+const PADDING: &str = "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
+
+#[inline]
+fn pack(t: &str) -> Option<u128> {
+    let b = t.as_bytes();
+    if b.len() > 15 {
+        return None;
+    }
+    let mut buf = [0u8; 16];
+    buf[..b.len()].copy_from_slice(b);
+    buf[15] = b.len() as u8;
+    Some(u128::from_le_bytes(buf))
+}
+
+#[inline]
+fn slot_hash(key: u128) -> usize {
+    let h = ((key as u64).wrapping_mul(0x9E3779B97F4A7C15) ^ ((key >> 64) as u64)).wrapping_mul(0xBF58476D1CE4E5B9);
+    (h ^ (h >> 29)) as usize
+}
+
+impl Cache {
+    fn new() -> Self {
+        Cache { slots: vec![Slot::default(); 1 << 14], len: 0, long: FxHashMap::default() }
+    }
+
+    #[inline]
+    fn prefetch(&self, key: u128) {
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            let i = slot_hash(key) & (self.slots.len() - 1);
+            core::arch::x86_64::_mm_prefetch(self.slots.as_ptr().add(i) as *const i8, core::arch::x86_64::_MM_HINT_T0);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
+    #[inline]
+    fn get_short(&self, key: u128) -> Option<TokInfo> {
+        let mask = self.slots.len() - 1;
+        let mut i = slot_hash(key) & mask;
+        loop {
+            let s = &self.slots[i];
+            if s.key == key {
+                return Some(TokInfo { hash: s.hash, weight: s.info & !WORD_FLAG, word: s.info & WORD_FLAG != 0 });
+            }
+            if s.key == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn insert_short(&mut self, key: u128, info: TokInfo) {
+        if (self.len + 1) * 2 > self.slots.len() {
+            let size = self.slots.len() * 2;
+            let old = std::mem::replace(&mut self.slots, vec![Slot::default(); size]);
+            self.len = 0;
+            for s in old.into_iter().filter(|s| s.key != 0) {
+                self.put(s);
+            }
+        }
+        self.put(Slot { key, hash: info.hash, info: info.weight | if info.word { WORD_FLAG } else { 0 } });
+    }
+
+    fn put(&mut self, slot: Slot) {
+        let mask = self.slots.len() - 1;
+        let mut i = slot_hash(slot.key) & mask;
+        loop {
+            if self.slots[i].key == 0 {
+                self.slots[i] = slot;
+                self.len += 1;
+                return;
+            }
+            if self.slots[i].key == slot.key {
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len + self.long.len()
+    }
+}
+
+/// A text normalised, with its keys, and segmented: tokens as (byte offset, byte length) in `padded` (the
+/// normalised text and 16 NUL bytes).
+struct Prepared {
+    padded: String,
+    keys: Keys,
+    tokens: Vec<(u32, u32)>,
+}
+
+/// Per-thread scratch reused from document to document: token counts and the distinct tokens.
+#[derive(Default)]
+struct Scratch {
+    counts: FxHashMap<u128, (u32, u32)>, // packed token -> (count, index of an occurrence)
+    long_counts: FxHashMap<Box<str>, u64>,
+    distinct: Vec<(u128, u32, u32)>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+impl Core {
+    pub fn new(idf: FxHashMap<Box<str>, f64>, default_idf: f64, stopwords: FxHashSet<Box<str>>, cfg: Config) -> Self {
+        Core { idf, default_idf, stopwords, cfg, cache: RwLock::new(Cache::new()) }
+    }
+
+    fn token_info(&self, tok: &str) -> TokInfo {
+        let mut word = false;
+        let mut all = true;
+        let mut n = 0usize;
+        for c in tok.chars() {
+            n += 1;
+            if is_alnum(c) {
+                word = true;
+            } else {
+                all = false;
+            }
+        }
+        let mut weight = 0u64;
+        if n > 0 && all && n >= self.cfg.min_token_len && !self.stopwords.contains(tok) {
+            let idf = self.idf.get(tok).copied().unwrap_or(self.default_idf);
+            let w = (idf * WEIGHT_SCALE).round_ties_even();
+            if w > 0.0 {
+                weight = w as u64;
+            }
+        }
+        TokInfo { hash: hash64(tok), weight, word }
+    }
+
+    /// The fingerprint of one text, or `None` when Python must compute it.
+    pub fn fingerprint(&self, text: &str) -> Option<Fp> {
+        let prepared = self.prepare(text)?;
+        SCRATCH.with(|scratch| self.finish(prepared, &mut scratch.borrow_mut()))
+    }
+
+    /// [`Core::fingerprint`] of each text (`None` in: `None` out). Texts go by groups: a group is normalised and
+    /// segmented, then its tokens are counted and looked up, so the segmenter's tables and the token cache are not
+    /// fighting over the CPU caches at every text.
+    pub fn fingerprint_many(&self, texts: &[Option<&str>]) -> Vec<Option<Fp>> {
+        const GROUP: usize = 32;
+        let mut out = Vec::with_capacity(texts.len());
+        SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            for group in texts.chunks(GROUP) {
+                #[cfg(feature = "bench")]
+                let t0 = std::time::Instant::now();
+                let prepared: Vec<Option<Prepared>> = group.iter().map(|t| t.and_then(|t| self.prepare(t))).collect();
+                #[cfg(feature = "bench")]
+                let t1 = std::time::Instant::now();
+                out.extend(prepared.into_iter().map(|p| p.and_then(|p| self.finish(p, &mut scratch))));
+                #[cfg(feature = "bench")]
+                {
+                    PREPARE_NANOS.fetch_add((t1 - t0).as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+                    FINISH_NANOS.fetch_add(t1.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        });
+        out
+    }
+
+    /// The first half of a fingerprint: the text normalised (with its keys) and segmented.
+    fn prepare(&self, text: &str) -> Option<Prepared> {
+        let (mut padded, keys) = normalize_with_keys(text, self.cfg.min_sentence_chars)?;
+        let n = padded.len();
+        if n >= u32::MAX as usize - 64 {
+            return None;
+        }
+        padded.push_str(PADDING); // so that 16 bytes can be read from where any token starts (see `finish`)
+        let normalized = &padded[..n];
+        let mut words: Vec<&str> = Vec::with_capacity(normalized.len() / 3 + 1);
+        #[cfg(feature = "bench")]
+        let t0 = std::time::Instant::now();
+        // (an ideograph is a letter: the text has one exactly when its content key has one)
+        segment_known(normalized, keys.cjk, || keys.resplit, &mut words);
+        #[cfg(feature = "bench")]
+        SEGMENT_NANOS.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+        let base = padded.as_ptr() as usize;
+        let tokens = words.iter().map(|t| ((t.as_ptr() as usize - base) as u32, t.len() as u32)).collect();
+        Some(Prepared { padded, keys, tokens })
+    }
+
+    /// The second half: token counts, weights, SimHash, hashes, sketch, word bag.
+    fn finish(&self, prepared: Prepared, scratch: &mut Scratch) -> Option<Fp> {
+        #[cfg(feature = "bench")]
+        let t_start = std::time::Instant::now();
+        let Prepared { padded, keys, tokens } = prepared;
+        let bytes = padded.as_bytes();
+        let token = |&(at, len): &(u32, u32)| -> &str {
+            debug_assert!(padded.is_char_boundary(at as usize) && padded.is_char_boundary((at + len) as usize));
+            // SAFETY: (at, len) was taken from a subslice of `padded` (`prepare`): in bounds, on char boundaries
+            unsafe { padded.get_unchecked(at as usize..(at + len) as usize) }
+        };
+        // `pack(t)` for a token inside `padded`: one unaligned 16-byte read, masked
+        let packed = |&(at, len): &(u32, u32)| -> Option<u128> {
+            if len > 15 {
+                return None;
+            }
+            assert!(at as usize + 16 <= bytes.len()); // (`PADDING`: always true; lets the read go unchecked)
+            let raw = u128::from_le_bytes(bytes[at as usize..at as usize + 16].try_into().unwrap());
+            let key = (raw & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120);
+            debug_assert_eq!(Some(key), pack(token(&(at, len))));
+            Some(key)
+        };
+        let Keys { content: key, n_chars, sentences: sentence_spans, bag, cjk, .. } = keys;
+        let cfg = &self.cfg;
+
+        // shingle sketch of a shorter text (and then its word bag)
+        let sketch = if cfg.sketch > 0 && n_chars > 0 && n_chars < cfg.sketch_chars {
+            let n = if cjk { cfg.sketch_shingle.0 } else { cfg.sketch_shingle.1 };
+            bottom_k(&key, n, cfg.sketch)
+        } else {
+            Vec::new()
+        };
+
+        // token counts, then one cache look-up per distinct token
+        // (a token shorter than min_token_len has weight 0: it only counts in a word bag)
+        let need_words = !sketch.is_empty();
+        let min_len = cfg.min_token_len;
+        let Scratch { counts, long_counts, distinct } = scratch;
+        counts.clear();
+        long_counts.clear();
+        distinct.clear();
+        for (i, t) in tokens.iter().enumerate() {
+            if !need_words
+                && (t.1 as usize) < 4 * min_len
+                && bytes[t.0 as usize..(t.0 + t.1) as usize].iter().filter(|&&b| b & 0xC0 != 0x80).count() < min_len
+            {
+                continue;
+            }
+            match packed(t) {
+                Some(k) => counts.entry(k).or_insert((0, i as u32)).0 += 1,
+                None => *long_counts.entry(token(t).into()).or_insert(0) += 1,
+            }
+        }
+        distinct.extend(counts.iter().map(|(&k, &(cnt, i))| (k, cnt, i)));
+        #[cfg(feature = "bench")]
+        let t_counted = std::time::Instant::now();
+        // weight per (nibble position, nibble value): 16 additions per token instead of 64, bits summed at the end
+        let mut hist = [[0u64; 16]; 16];
+        let mut total = 0u64;
+        let mut n_features = 0u64;
+        let mut word_bag = 0u64;
+        let mut misses: Vec<(&str, Option<u128>, TokInfo)> = Vec::new();
+        let mut add = |info: TokInfo, cnt: u64| -> Option<()> {
+            if info.word && need_words {
+                word_bag = word_bag.wrapping_add(info.hash.wrapping_mul(cnt));
+            }
+            if info.weight == 0 {
+                return Some(());
+            }
+            n_features += cnt;
+            let w = match &cfg.tf {
+                Tf::Raw => info.weight.checked_mul(cnt)?,
+                Tf::Cap(c) => info.weight.checked_mul(cnt.min(*c))?,
+                Tf::Sublinear(ln) => {
+                    let l = *ln.get((cnt - 1) as usize)?;
+                    let v = (info.weight as f64 * (1.0 + l)).round_ties_even();
+                    if !(v >= 0.0 && v < EXACT_LIMIT as f64) {
+                        return None;
+                    }
+                    v as u64
+                }
+            };
+            total = total.checked_add(w)?;
+            let h = info.hash;
+            for (p, row) in hist.iter_mut().enumerate() {
+                row[((h >> (4 * p)) & 0xF) as usize] += w;
+            }
+            Some(())
+        };
+        {
+            let cache = self.cache.read().unwrap();
+            const AHEAD: usize = 24;
+            for &(k, _, _) in distinct.iter().take(AHEAD) {
+                cache.prefetch(k);
+            }
+            for j in 0..distinct.len() {
+                if let Some(&(k, _, _)) = distinct.get(j + AHEAD) {
+                    cache.prefetch(k);
+                }
+                let (k, cnt, i) = distinct[j];
+                let info = match cache.get_short(k) {
+                    Some(info) => info,
+                    None => {
+                        let tok = token(&tokens[i as usize]);
+                        let info = self.token_info(tok);
+                        misses.push((tok, Some(k), info));
+                        info
+                    }
+                };
+                add(info, cnt as u64)?;
+            }
+            for (tok, &cnt) in long_counts.iter() {
+                let info = match cache.long.get(tok) {
+                    Some(&info) => info,
+                    None => {
+                        let info = self.token_info(tok);
+                        let at = tokens.iter().position(|t| token(t) == &**tok).unwrap();
+                        misses.push((token(&tokens[at]), None, info));
+                        info
+                    }
+                };
+                add(info, cnt)?;
+            }
+        }
+        if total >= EXACT_LIMIT {
+            return None;
+        }
+        if !misses.is_empty() {
+            let mut cache = self.cache.write().unwrap();
+            if cache.len() + misses.len() > MAX_CACHE {
+                *cache = Cache::new();
+            }
+            for (tok, packed, info) in misses {
+                match packed {
+                    Some(k) => cache.insert_short(k, info),
+                    None => {
+                        cache.long.insert(tok.into(), info);
+                    }
+                }
+            }
+        }
+        #[cfg(feature = "bench")]
+        let t_looked = std::time::Instant::now();
+        let mut simhash = 0u64;
+        if n_features > 0 {
+            for (p, row) in hist.iter().enumerate() {
+                for j in 0..4 {
+                    let ones: u64 = row.iter().enumerate().filter(|(v, _)| v >> j & 1 == 1).map(|(_, &x)| x).sum();
+                    if 2 * ones > total {
+                        simhash |= 1 << (4 * p + j);
+                    }
+                }
+            }
+        }
+
+        // long-sentence signature: the `sentences` longest distinct keys (stable: text order on ties), hashed
+        let mut sentences: Vec<u64> = Vec::new();
+        if cfg.sentences > 0 && !sentence_spans.is_empty() {
+            let mut order: Vec<usize> = (0..sentence_spans.len()).collect();
+            order.sort_by(|&a, &b| sentence_spans[b].2.cmp(&sentence_spans[a].2));
+            let mut chosen: Vec<&str> = Vec::new();
+            for i in order {
+                let (s, e, _) = sentence_spans[i];
+                let k = &key[s..e];
+                if !chosen.contains(&k) {
+                    chosen.push(k);
+                    if chosen.len() == cfg.sentences {
+                        break;
+                    }
+                }
+            }
+            for k in chosen {
+                let h = sentence_hash(k);
+                if !sentences.contains(&h) {
+                    sentences.push(h);
+                }
+            }
+        }
+        sentences.extend_from_slice(&sketch);
+        if sketch.is_empty() {
+            word_bag = 0;
+        }
+        #[cfg(feature = "bench")]
+        {
+            STAGE_NANOS[0].fetch_add((t_counted - t_start).as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+            STAGE_NANOS[1].fetch_add((t_looked - t_counted).as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+            STAGE_NANOS[2].fetch_add(t_looked.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        Some(Fp {
+            simhash,
+            content_hash: content_hash_of(&key, bag & 0xFFFF_FFFF, cjk),
+            sentences,
+            n_features,
+            n_chars: n_chars as u64,
+            short: n_chars < cfg.short_chars,
+            word_bag,
+        })
+    }
+}
