@@ -274,7 +274,7 @@ class Fingerprinter:
         (:data:`SKETCH_BIT`), sentence hashes have it clear, so a rule can tell them apart in one field.
     sketch_chars:
         texts with fewer letters/ideographs than this get the sketch (default 300: short texts and the shorter
-        medium ones; longer texts have enough long sentences).
+        medium ones; longer texts have enough long sentences. 600 was measured: see docs/accuracy.md).
     sketch_shingle:
         shingle length in characters of the content key for the sketch: ``(cjk, other)``, default ``(3, 5)``:
         3 characters for texts with Chinese characters, 5 letters/digits for the rest (spaces removed).
@@ -488,7 +488,10 @@ class Fingerprinter:
             rows = self._native.fingerprint_many(texts)  # None for a text the native core leaves to Python
         except TypeError:  # not all str: the reference raises what it raises
             return self._fingerprint_many_python(texts)
-        out = [Fingerprint(*row) if row is not None else None for row in rows]
+        # the version is Python's to say (the native core computes the fields; a version that changes only
+        # defaults changes nothing there)
+        v = FINGERPRINT_VERSION
+        out = [Fingerprint(r[0], r[1], r[2], r[3], r[4], r[5], v, r[7]) if r is not None else None for r in rows]
         missing = [i for i, fp in enumerate(out) if fp is None]
         if missing:
             for i, fp in zip(missing, self._fingerprint_many_python([texts[i] for i in missing])):
