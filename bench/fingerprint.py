@@ -361,6 +361,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"cold / warm = {es.median / es_cold.median:.2f}")
     for line in en_info:
         print(line)
+    print(f"INFO the same ratios from each system's fastest round (noise only ever adds time): "
+          f"native / Python reference {min(es.times) / min(native.times):.2f}x, / rjieba.cut alone "
+          f"{min(seg.times) / min(native.times):.2f}x, / jieba+simhash {min(peer.times) / min(native.times):.1f}x")
     rust_ratio = run_rust_bench(zh, fp, args.repeats) if args.rust else None
     results = [
         (native_py >= TARGET_NATIVE_VS_PYTHON,
