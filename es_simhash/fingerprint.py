@@ -237,6 +237,7 @@ def _native_module() -> tuple[Any, str | None]:
     return es_simhash_native, None
 
 
+_NATIVE_CORES: dict[tuple, tuple[Any, Any, Any]] = {}  # see Fingerprinter._make_native
 _RJIEBA_VERSION = "0.2.2"  # its jieba-rs is the native core's (native/Cargo.toml)
 
 
@@ -410,14 +411,25 @@ class Fingerprinter:
                 self.short_chars, self.sketch, self.sketch_chars, self.sketch_shingle, self.tf, self.segmenter)
 
     def _make_native(self) -> Any:
+        """The native core for these settings: made once per process for each IDF table, stop-word set and
+        parameters (handing jieba's 350,000-word table to Rust costs ~0.05 s, as much as fingerprinting a few
+        hundred texts), shared by every Fingerprinter with the same ones (it is thread-safe)."""
         module = _native_module()[0]
-        self._native_config = self._settings()
+        self._native_config = settings = self._settings()
+        key = (id(self.idf._idf), self.idf.default, id(self.stopwords)) + settings[2:]
+        cached = _NATIVE_CORES.get(key)
+        if cached is not None and cached[0] is self.idf._idf and cached[1] is self.stopwords:
+            return cached[2]
         ln_table = np.log(np.arange(1, _LN_TABLE_SIZE + 1, dtype=np.int64)).tolist() if self.tf == "sublinear" else None
-        return module.NativeFingerprinter(
+        native = module.NativeFingerprinter(
             self.idf._idf, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
             sentences=self.n_sentences, min_sentence_chars=self.min_sentence_chars, short_chars=self.short_chars,
             sketch=self.sketch, sketch_chars=self.sketch_chars, sketch_shingle=self.sketch_shingle, tf=self.tf,
             ln_table=ln_table)
+        while len(_NATIVE_CORES) >= 8:  # a few configurations per process at most, in practice one
+            _NATIVE_CORES.pop(next(iter(_NATIVE_CORES)))
+        _NATIVE_CORES[key] = (self.idf._idf, self.stopwords, native)  # (holding the objects keeps their ids theirs)
+        return native
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
