@@ -1,0 +1,153 @@
+#!/usr/bin/env python
+"""The whole command line, start-up included: ``es-simhash dedup`` against a script doing what a user of jieba and
+PyPI ``simhash`` would write (``jieba.lcut`` + ``simhash.Simhash`` + ``simhash.SimhashIndex(k=3)``), each a fresh
+process on the same file, alternately (A B A B ...), wall time from outside.
+
+The file: ~5,000 People's Daily texts of 300..1,000 characters (articles, and longer ones cut at paragraph ends)
+as JSON Lines, with a reprint (a site line
+added, punctuation changed) of every third one. Also timed: start-up, as ``es-simhash dedup`` of a 3-document
+file and ``es-simhash --help``, and the same dedup with the pure-Python engine (``ES_SIMHASH_ENGINE=python``).
+
+    python bench/cli.py [--docs 5000] [--rounds 3]
+
+Last line: ``RESULT docs=N es_simhash_docs_per_s=X peer_docs_per_s=Y ratio=R python_engine_ratio=P
+dedup3_s=S help_s=H`` (medians over the rounds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import corpora  # noqa: E402
+from _common import fmt_table, verdicts  # noqa: E402
+
+TARGET_RATIO = 15.0
+
+PEER = r'''
+import json, sys
+import jieba
+from simhash import Simhash, SimhashIndex
+jieba.setLogLevel(60)
+index = SimhashIndex([], k=3)
+dups = 0
+with open(sys.argv[1], encoding="utf-8") as fh, open(sys.argv[2], "w", encoding="utf-8") as out:
+    for line in fh:
+        rec = json.loads(line)
+        s = Simhash(jieba.lcut(rec["text"]))
+        near = index.get_near_dups(s)
+        dups += bool(near)
+        out.write(json.dumps({"id": rec["id"], "duplicate_of": min(near) if near else None}) + "\n")
+        index.add(rec["id"], s)
+print(dups, file=sys.stderr)
+'''
+
+
+def news_texts() -> list[str]:
+    """People's Daily articles of 300..1,000 characters, and longer ones cut at paragraph ends into pieces of
+    that size (a crawl of news pages: ~5,800 texts)."""
+    out = []
+    for a in corpora.peoples_daily_articles():
+        if len(a) < 300:
+            continue
+        piece = ""
+        for par in a.split("\n"):
+            if piece and len(piece) + 1 + len(par) > 1000:
+                piece = ""  # (a piece that would grow past 1,000 characters starts again)
+            piece = f"{piece}\n{par}" if piece else par
+            if len(piece) >= 300:
+                if len(piece) <= 1000:
+                    out.append(piece)
+                piece = ""
+    return out
+
+
+def build_file(path: Path, n_docs: int) -> int:
+    articles = news_texts()
+    n_orig = min(len(articles), int(n_docs / 1.34))
+    lines = []
+    for i, text in enumerate(articles[:n_orig]):
+        lines.append({"id": f"a{i}", "text": text})
+        if i % 3 == 0:
+            lines.append({"id": f"a{i}-reprint", "text": "来源：人民网\n" + text.replace("，", ", ") + "\n（责任编辑：王敏）"})
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    return len(lines)
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> float:
+    t0 = time.perf_counter()
+    res = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    secs = time.perf_counter() - t0
+    if res.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.decode()[-500:]}")
+    return secs
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--docs", type=int, default=5000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = ap.parse_args(argv)
+    t_start = time.perf_counter()
+    exe = [sys.executable, "-m", "es_simhash"]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        crawl = tmp_path / "crawl.jsonl"
+        n = build_file(crawl, args.docs)
+        three = tmp_path / "three.jsonl"
+        three.write_text("".join(json.dumps({"id": i, "text": t}, ensure_ascii=False) + "\n"
+                                 for i, t in (("a", "今天天气很好"), ("b", "今天天气很好！"), ("c", "明天下雨"))),
+                         encoding="utf-8")
+        peer = tmp_path / "peer.py"
+        peer.write_text(PEER, encoding="utf-8")
+        es_cmd = exe + ["dedup", str(crawl), "--report", str(tmp_path / "r.jsonl"), "--no-progress"]
+        peer_cmd = [sys.executable, str(peer), str(crawl), str(tmp_path / "p.jsonl")]
+        py_env = dict(os.environ, ES_SIMHASH_ENGINE="python")
+        print(f"es-simhash whole-process benchmark: {n} documents ({crawl.stat().st_size / 1e6:.1f} MB), "
+              f"python {sys.version.split()[0]}, cpus {os.cpu_count()}")
+        timed(es_cmd)  # warm-up: caches (the IDF table, the OS's file cache)
+        timed(exe + ["dedup", str(three), "--report", str(tmp_path / "r3.jsonl"), "--no-progress"])
+        es, peers, python, dedup3, helps = [], [], [], [], []
+        for r in range(args.rounds):
+            es.append(timed(es_cmd))
+            peers.append(timed(peer_cmd))
+            python.append(timed(es_cmd, py_env))
+            dedup3.append(timed(exe + ["dedup", str(three), "--report", str(tmp_path / "r3.jsonl"),
+                                       "--no-progress"]))
+            helps.append(timed(exe + ["--help"]))
+            print(f"  round {r + 1}: es-simhash {es[-1]:.2f} s, jieba+simhash {peers[-1]:.2f} s, es-simhash "
+                  f"(Python engine) {python[-1]:.2f} s, dedup of 3 documents {dedup3[-1]:.2f} s, --help "
+                  f"{helps[-1]:.2f} s", flush=True)
+    med = {k: statistics.median(v) for k, v in
+           (("es", es), ("peer", peers), ("python", python), ("dedup3", dedup3), ("help", helps))}
+    ratio, py_ratio = med["peer"] / med["es"], med["peer"] / med["python"]
+    print(fmt_table([
+        ("command (fresh process, median of rounds)", "wall s", "docs/s", "x jieba+simhash"),
+        ("es-simhash dedup (native engine when installed)", f"{med['es']:.2f}", f"{n / med['es']:,.0f}",
+         f"{ratio:.1f}"),
+        ("es-simhash dedup, ES_SIMHASH_ENGINE=python", f"{med['python']:.2f}", f"{n / med['python']:,.0f}",
+         f"{py_ratio:.1f}"),
+        ("jieba.lcut + simhash.Simhash + SimhashIndex(k=3)", f"{med['peer']:.2f}", f"{n / med['peer']:,.0f}", "1.0"),
+        ("es-simhash dedup of 3 documents", f"{med['dedup3']:.2f}", "", ""),
+        ("es-simhash --help", f"{med['help']:.2f}", "", ""),
+    ]))
+    code = verdicts([(ratio >= TARGET_RATIO, f"es-simhash dedup / jieba+simhash, whole process = {ratio:.1f}x "
+                                            f"(target >= {TARGET_RATIO:g}x)")], t_start, args.strict)
+    print(f"RESULT docs={n} es_simhash_docs_per_s={n / med['es']:.0f} peer_docs_per_s={n / med['peer']:.0f} "
+          f"ratio={ratio:.1f} python_engine_ratio={py_ratio:.1f} dedup3_s={med['dedup3']:.2f} "
+          f"help_s={med['help']:.2f}")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
