@@ -1,5 +1,6 @@
-"""Embedded ``dedup`` throughput with worker processes fingerprinting ahead (``DedupEngine(workers=N)``, the CLI's
-``--workers``) against the default (one thread), on the same documents in the same run; results must be identical.
+"""Embedded ``dedup`` throughput with workers fingerprinting ahead (``DedupEngine(workers=N)``, the CLI's
+``--workers``): threads (with the native core, which releases the GIL) and processes, against the default (one
+thread), on the same documents in the same run; results must be identical.
 
     python bench/workers.py                 # ~16k documents (People's Daily + BBC, three edited copies each)
     python bench/workers.py --copies 6 --workers 0 1 2 3
@@ -38,27 +39,38 @@ def main(argv: list[str] | None = None) -> int:
     docs = documents(args.copies)
     print(f"es-simhash dedup with worker processes: {len(docs):,} documents, batch_size {args.batch_size}, "
           f"cpus {os.cpu_count()}, {args.rounds} interleaved rounds (median)")
-    times: dict[int, list[float]] = {w: [] for w in args.workers}
-    answers: dict[int, list] = {}
-    for _ in range(args.rounds):
-        for w in args.workers:
-            t0 = time.perf_counter()
-            res = [(r.id, r.cluster, r.duplicate_of, r.reason)
-                   for r in DedupEngine(batch_size=args.batch_size, workers=w).process(docs)]
-            times[w].append(time.perf_counter() - t0)
-            answers.setdefault(w, res)
-            if res != answers[w]:
-                raise SystemExit(f"workers={w} changed its own answer between rounds")
-    base = sorted(times[args.workers[0]])[len(times[args.workers[0]]) // 2]
-    print(f"{'workers':>7}  {'median s':>8}  {'docs/s':>7}  {'x workers=' + str(args.workers[0]):>12}  same results")
-    ok = True
-    for w in args.workers:
-        med = sorted(times[w])[len(times[w]) // 2]
-        same = answers[w] == answers[args.workers[0]]
-        ok &= same
-        print(f"{w:>7}  {med:>8.1f}  {len(docs) / med:>7,.0f}  {base / med:>12.2f}  {same}")
-    return 0 if ok else 1
+    from es_simhash import Fingerprinter
 
+    engine = Fingerprinter().engine
+    configs = [(0, None)] + [(w, kind) for w in args.workers if w for kind in
+                             (("threads", "processes") if engine == "native" else ("processes",))]
+    print(f"fingerprint engine: {engine} (threads only help the native one, which releases the GIL)")
+    times: dict[tuple, list[float]] = {c: [] for c in configs}
+    answers: dict[tuple, list] = {}
+    for _ in range(args.rounds):
+        for c in configs:
+            w, kind = c
+            t0 = time.perf_counter()
+            engine_ = DedupEngine(batch_size=args.batch_size, workers=w,
+                                  worker_threads=None if kind is None else kind == "threads")
+            res = [(r.id, r.cluster, r.duplicate_of, r.reason) for r in engine_.process(docs)]
+            times[c].append(time.perf_counter() - t0)
+            answers.setdefault(c, res)
+            if res != answers[c]:
+                raise SystemExit(f"workers={c} changed its own answer between rounds")
+    med = {c: sorted(t)[len(t) // 2] for c, t in times.items()}
+    base = med[configs[0]]
+    print(f"{'workers':>16}  {'median s':>8}  {'docs/s':>7}  {'x workers=0':>11}  same results")
+    ok = True
+    for c in configs:
+        same = answers[c] == answers[configs[0]]
+        ok &= same
+        label = f"{c[0]} {c[1]}" if c[1] else "0 (one thread)"
+        print(f"{label:>16}  {med[c]:>8.1f}  {len(docs) / med[c]:>7,.0f}  {base / med[c]:>11.2f}  {same}")
+    best = min(configs, key=lambda c: med[c])
+    print(f"RESULT docs={len(docs)} engine={engine} best={best[0]}{'-' + best[1] if best[1] else ''} "
+          + " ".join(f"{c[0]}_{c[1]}_vs_0={base / med[c]:.2f}" for c in configs[1:]) + f" same={ok}")
+    return 0 if ok else 1
 
 if __name__ == "__main__":
     sys.exit(main())

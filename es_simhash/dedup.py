@@ -503,9 +503,11 @@ class DedupEngine:
         rule: DecisionRule | None = None,
         batch_size: int = 500,
         workers: int = 0,
+        worker_threads: bool | None = None,
     ) -> None:
         if workers < 0:
             raise ValueError("workers >= 0")
+        self.worker_threads = worker_threads
         self.index: SegmentIndex = MemoryIndex() if index is None else index
         self.fingerprinter = fingerprinter or Fingerprinter()
         self.rule: DecisionRule = rule or DefaultRule()
@@ -542,10 +544,11 @@ class DedupEngine:
 
         Batch N+1 is fingerprinted in a worker thread while batch N is looked up and written: the CPU work of
         fingerprinting overlaps the wait on the index. One worker, so the fingerprinter (whose token cache is not
-        thread-safe) is only ever used by one thread at a time. With ``workers`` > 0, that many worker
-        *processes* (each with a copy of the fingerprinter) fingerprint up to ``workers + 1`` batches ahead, so
-        fingerprinting, which holds the GIL, runs on other cores; fingerprints are deterministic, so the results
-        are the same.
+        thread-safe) is only ever used by one thread at a time. With ``workers`` > 0, that many workers
+        fingerprint up to ``workers + 1`` batches ahead on other cores: threads when the fingerprinter uses the
+        native core (it releases the GIL and is thread-safe; ``worker_threads`` forces one kind), else
+        *processes*, each with a copy of the fingerprinter (the Python engine holds the GIL); fingerprints are
+        deterministic, so the results are the same.
 
         With a backend that allows it (``overlapping_writes``: Elasticsearch), batch N is written in another
         thread while batch N+1 is looked up and decided. That lookup leaves batch N's stored versions out
@@ -555,7 +558,13 @@ class DedupEngine:
         documents.
         """
         pool: Executor
-        if self.workers:
+        threads = self.worker_threads
+        if threads is None:  # the native core releases the GIL while it works: threads, no process start-up
+            threads = getattr(self.fingerprinter, "engine", "python") == "native"
+        if self.workers and threads:
+            pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="fingerprint")
+            fingerprint, depth = self.fingerprinter.fingerprint_many, self.workers + 1
+        elif self.workers:
             pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                        initializer=_start_fingerprint_worker, initargs=(self.fingerprinter,))
             fingerprint, depth = _fingerprint_in_worker, self.workers + 1

@@ -40,6 +40,7 @@ module stays the reference.
 from __future__ import annotations
 
 import hashlib
+import threading
 import logging
 import os
 import re
@@ -345,6 +346,7 @@ class Fingerprinter:
             raise ValueError(f"engine is 'auto', 'native' or 'python', not {engine!r}")
         self._requested_segmenter = segmenter
         self._engine_request = engine
+        self._python_lock = threading.Lock()
         self._native: Any = None  # the native core's object, made on first use (see :attr:`engine`)
         self._native_config: tuple | None = None
         self._engine: str | None = None
@@ -434,10 +436,12 @@ class Fingerprinter:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_native"], state["_engine"] = None, None  # (the native object is remade on first use)
+        del state["_python_lock"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self._python_lock = threading.Lock()
 
     # -- configuration -------------------------------------------------------------------------------------
     @property
@@ -506,8 +510,9 @@ class Fingerprinter:
         out = [Fingerprint(r[0], r[1], r[2], r[3], r[4], r[5], v, r[7]) if r is not None else None for r in rows]
         missing = [i for i, fp in enumerate(out) if fp is None]
         if missing:
-            for i, fp in zip(missing, self._fingerprint_many_python([texts[i] for i in missing])):
-                out[i] = fp
+            with self._python_lock:  # threads may share a native-engine fingerprinter; the Python one caches
+                for i, fp in zip(missing, self._fingerprint_many_python([texts[i] for i in missing])):
+                    out[i] = fp
         return out  # type: ignore[return-value]
 
     def _fingerprint_many_python(self, texts: Sequence[str]) -> list[Fingerprint]:

@@ -204,8 +204,9 @@ def test_worker_processes_give_the_same_results(articles):
     docs += [Document(f"r{i}", reprint(a)) for i, a in enumerate(articles) if i % 3 == 0]  # in later batches
     docs += [Document("empty", ""), Document("o3-copy", articles[3])]
     inline = [r.to_dict() for r in DedupEngine(batch_size=15).process(docs)]
-    parallel = [r.to_dict() for r in DedupEngine(batch_size=15, workers=2).process(docs)]
-    assert parallel == inline
+    for threads in (False, True):  # processes; threads (what the native engine gets by default)
+        parallel = [r.to_dict() for r in DedupEngine(batch_size=15, workers=2, worker_threads=threads).process(docs)]
+        assert parallel == inline
     assert sum(r["duplicate"] for r in parallel) >= 20
 
 
