@@ -57,6 +57,19 @@ def peer_text(doc: Doc) -> str:
     return json.loads(doc.raw.decode("utf-8", "replace"))["text"]
 
 
+def _originals(split: str, seed: int, lang: str, name: str, pool: list[str], n: int):
+    """``(i, text, cluster id, rng)`` of ``n`` originals drawn from ``pool`` (each text once by content)."""
+    rng = _rng(seed, split, lang, name)
+    seen: set[str] = set()
+    for i in sorted(rng.sample(range(len(pool)), min(n, len(pool)))):
+        text = pool[i]
+        if _key(text) in seen:
+            continue
+        seen.add(_key(text))
+        cid = f"{split}-{lang}-{name}-{i:05d}"
+        yield i, text, cid, _rng(seed, cid)
+
+
 # -- spaced-out reposts --------------------------------------------------------------------------------------
 _SPACED_PREFIXES = ["转 发 微 博 ： ", "转 ： ", "", "", "分 享 ： "]
 
@@ -71,17 +84,8 @@ def spaced(text: str, rng: random.Random, share: float = 1.0, space: str = " ") 
 
 
 def _spaced_stream(split: str, seed: int, n: int) -> list[Doc]:
-    pool = _deal(_pools()[("zh", "short")], split)
-    rng = _rng(seed, split, "zh", "spaced")
     docs: list[Doc] = []
-    seen: set[str] = set()
-    for i in sorted(rng.sample(range(len(pool)), min(n, len(pool)))):
-        text = pool[i]
-        if _key(text) in seen:
-            continue
-        seen.add(_key(text))
-        cid = f"{split}-zh-spaced-{i:05d}"
-        r = _rng(seed, cid)
+    for _, text, cid, r in _originals(split, seed, "zh", "spaced", _deal(_pools()[("zh", "short")], split), n):
         first = spaced(text, r) if r.random() < 0.3 else text  # some originals are themselves spaced out
         docs.append(Doc(cid, first, cid, "zh", "spaced", "original"))
         if r.random() < 0.7:
@@ -165,17 +169,8 @@ def header_post(body: str, site: str, author: str) -> str:
 
 
 def _template_stream(split: str, seed: int, n: int) -> list[Doc]:
-    pool = _deal(_pools()[("zh", "short")], split)
-    rng = _rng(seed, split, "zh", "template")
     docs: list[Doc] = []
-    seen: set[str] = set()
-    for i in sorted(rng.sample(range(len(pool)), min(n, len(pool)))):
-        body = pool[i]
-        if _key(body) in seen:
-            continue
-        seen.add(_key(body))
-        cid = f"{split}-zh-template-{i:05d}"
-        r = _rng(seed, cid)
+    for i, body, cid, r in _originals(split, seed, "zh", "template", _deal(_pools()[("zh", "short")], split), n):
         if i % 2:  # a forum share line: another post's title and link in the same words
             forum, shape, post = i % len(_FORUMS), (i // 2) % len(_SHARE), 1_000_000 + r.randrange(9_000_000)
             title = _title(body)
