@@ -89,8 +89,10 @@ class Result:
 class DecisionRule(Protocol):
     """Decides whether ``fp`` duplicates one of ``candidates`` (the replaceable piece of the engine)."""
 
-    #: the loosest Hamming distance the rule can accept; backends drop segment candidates further away
-    candidate_distance: int
+    @property
+    def candidate_distance(self) -> int:
+        """The loosest Hamming distance the rule can accept; backends drop segment candidates further away."""
+        ...
 
     def decide(
         self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
