@@ -421,7 +421,7 @@ def _start_fingerprint_worker(fingerprinter: Fingerprinter) -> None:
     _WORKER_FINGERPRINTER = fingerprinter
 
 
-def _fingerprint_in_worker(texts: list[str]) -> list[Fingerprint]:
+def _fingerprint_in_worker(texts: Sequence[str]) -> list[Fingerprint]:
     assert _WORKER_FINGERPRINTER is not None
     return _WORKER_FINGERPRINTER.fingerprint_many(texts)
 
