@@ -14,7 +14,7 @@ import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -312,7 +312,7 @@ class _Elastic:
     def __enter__(self) -> "_Elastic":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         from .index.elastic import ElasticError
 
         if isinstance(exc, ElasticError):
@@ -622,7 +622,7 @@ def kibana_import(
     try:
         result = import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=api_key,
                                       username=username, password=password, ca_certs=ca_certs)
-    except InvalidKibanaURL as exc:
+    except (InvalidKibanaURL, ValueError) as exc:  # a bad URL, an unreadable config file
         raise UserError(str(exc)) from None
     except KibanaError as exc:
         raise UserError(str(exc), code=3) from None

@@ -81,7 +81,6 @@ class ReportData:
     clusters_with_duplicates: int = 0
     size_distribution: dict[int, int] = field(default_factory=dict)
     """Cluster size (at least 2) -> number of clusters of that size."""
-    sizes_truncated: bool = False
     top_clusters: list[ClusterRow] = field(default_factory=list)
     timeline: list[TimeBucket] = field(default_factory=list)
     timeline_interval: str = ""
@@ -163,7 +162,6 @@ def from_index(client, index: str, *, top: int = 20, max_clusters: int = 10_000,
     data.size_distribution = dict(sorted(sizes.items()))
     data.clusters_with_duplicates = sum(sizes.values())
     if len(aggs["sizes"]["buckets"]) >= max_clusters:
-        data.sizes_truncated = True
         data.notes.append(
             f"More than {max_clusters:,} clusters have duplicates: the size distribution shows the "
             f"{max_clusters:,} largest only.")
@@ -171,7 +169,7 @@ def from_index(client, index: str, *, top: int = 20, max_clusters: int = 10_000,
     if lo is not None and hi is not None:
         # date_histogram with an interval chosen from the time span (auto_date_histogram is not in every
         # distribution); empty buckets are kept so gaps in the crawl show as gaps
-        name, step = _interval(timedelta(milliseconds=hi - lo))
+        name, _ = _interval(timedelta(milliseconds=hi - lo))
         with elastic_errors(url):
             tl = client.search(index=index, size=0, aggs={"t": {
                 "date_histogram": {"field": "crawl_time", "fixed_interval": name, "min_doc_count": 0},
@@ -327,19 +325,16 @@ def from_dedup_report(path: str, inputs: Sequence[str] = (), *, top: int = 20, t
 def _input_fields(inputs: Sequence[str], wanted: set[str], text_field: str | None,
                   id_field: str | None) -> dict[str, tuple[Any, Any, Any]]:
     """id -> (title, url, crawl time) from the crawl input, read with the same rules as ``dedup``/``index``."""
-    import os
+    from .sources import InputError, Record, RecordReader, check_inputs, record_meta
 
-    from .index.elastic import _TIME_FIELDS, _TITLE_FIELDS, _URL_FIELDS, _first
-    from .sources import Record, RecordReader
-
-    for p in inputs:
-        if not os.path.isfile(p):
-            raise ReportError(f"input not found: {p}")
+    try:
+        check_inputs(inputs)
+    except InputError as exc:
+        raise ReportError(str(exc)) from None
     out: dict[str, tuple[Any, Any, Any]] = {}
     for item in RecordReader(text_field, id_field).read(list(inputs)):
         if isinstance(item, Record) and item.id in wanted and item.id not in out:
-            f = item.fields
-            out[item.id] = (_first(f, _TITLE_FIELDS), _first(f, _URL_FIELDS), _first(f, _TIME_FIELDS))
+            out[item.id] = record_meta(item.fields)
     return out
 
 

@@ -25,6 +25,7 @@ next lookup, so a duplicate of a document written one batch earlier is found wha
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -36,13 +37,14 @@ from datetime import datetime, timezone
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
-from typing import Any, Collection, Iterator, Sequence
+from typing import Any, Collection, Iterator, Literal, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
 from .. import hamming
-from ..fingerprint import SKETCH_BIT, Fingerprint
+from ..fingerprint import SKETCH_BIT, Fingerprint, _hex
+from ..sources import record_meta
 from ..keys import DEFAULT as DEFAULT_KEYS
 from ..keys import LookupKeys
 from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, sentence_candidate, sharing_sketch
@@ -85,9 +87,6 @@ _MSEARCH_FILTER = (
     "responses.hits.hits._id,responses.hits.hits.fields,responses.hits.hits.sort,"
     "responses.aggregations,responses.error,responses.status"
 )
-_TITLE_FIELDS = ("title", "headline")
-_URL_FIELDS = ("url", "link", "uri")
-_TIME_FIELDS = ("crawl_time", "crawled_at", "fetch_time", "fetched_at", "timestamp", "date", "published_at")
 _INVALID_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:A-Z]')
 
 
@@ -128,6 +127,7 @@ class _Transient(Exception):
 
 
 _RETRY_STATUSES = (429, 502, 503, 504)
+"""HTTP statuses worth retrying: the client's transport, bulk items (``streaming_bulk``) and our own retries."""
 _RETRY_TYPES = (
     "es_rejected_execution_exception",
     "unavailable_shards_exception",
@@ -156,7 +156,7 @@ def validate_index_name(name: str) -> str:
 
 def index_template() -> dict[str, Any]:
     """The index template shipped in ``templates/index-template.json`` (a fresh copy)."""
-    data = resources.files("es_simhash").joinpath("templates", "index-template.json").read_text(encoding="utf-8")
+    data = resources.files("es_simhash").joinpath("templates").joinpath("index-template.json").read_text(encoding="utf-8")
     template = json.loads(data)
     template.pop("_comment", None)
     return template
@@ -184,6 +184,12 @@ class ConnectionSettings:
         else ``~/.config/es-simhash/config.toml`` if it exists; its ``[elasticsearch]`` table has ``url``,
         ``api_key``, ``username``, ``password``, ``ca_certs``), the environment (``ES_URL``, ``ES_API_KEY``,
         ``ES_USERNAME``, ``ES_PASSWORD``, ``ES_CA_CERTS``), then explicit arguments."""
+        return cls(**cls.values(config, **overrides))
+
+    @staticmethod
+    def values(config: str | os.PathLike[str] | None = None, **overrides: Any) -> dict[str, Any]:
+        """The settings :meth:`from_env` would use, as a dict of the keys found (not validated): e.g. Kibana's
+        import takes the credentials and CA from it (Kibana accepts Elasticsearch credentials)."""
         values: dict[str, Any] = {}
         path = config or os.environ.get("ES_SIMHASH_CONFIG")
         default = os.path.join(os.path.expanduser("~"), ".config", "es-simhash", "config.toml")
@@ -198,7 +204,7 @@ class ConnectionSettings:
         }
         values.update({k: v for k, v in env.items() if v})
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        return values
 
     @property
     def safe_url(self) -> str:
@@ -209,14 +215,14 @@ class ConnectionSettings:
             host = f"{host}:{parts.port}"
         return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
-    def client(self):
+    def client(self) -> Any:
         from elasticsearch import Elasticsearch
 
         kwargs: dict[str, Any] = {
             "request_timeout": self.request_timeout,
             "max_retries": self.max_retries,
             "retry_on_timeout": True,
-            "retry_on_status": (429, 502, 503, 504),
+            "retry_on_status": _RETRY_STATUSES,
         }
         if self.api_key:
             kwargs["api_key"] = self.api_key
@@ -296,7 +302,7 @@ class elastic_errors:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         if exc is None:
             return False
         from elasticsearch import (
@@ -504,18 +510,14 @@ def check_index_config(client, index: str, fingerprint_config: dict[str, Any]) -
         raise ElasticError(f"index {index!r} holds fingerprints made with other settings {diff}: {how}")
 
 
-def _hex(v: int) -> str:
-    return f"{v:016x}"
+def _bulk_retry_statuses() -> dict[str, Any]:
+    """``streaming_bulk``'s ``retry_on_status`` (retried items, with backoff, inside one bulk call): the same
+    statuses as everywhere else; clients before 8.16 take no such argument (they retry 429 only)."""
+    from elasticsearch import helpers
 
-
-def _first(record: dict[str, Any] | None, names: Sequence[str]) -> Any:
-    if not record:
-        return None
-    for n in names:
-        v = record.get(n)
-        if v not in (None, ""):
-            return v
-    return None
+    if "retry_on_status" in inspect.signature(helpers.streaming_bulk).parameters:
+        return {"retry_on_status": _RETRY_STATUSES}
+    return {}
 
 
 def _from_docvalues(fields: dict[str, list[Any]]) -> dict[str, Any]:
@@ -651,7 +653,6 @@ class ElasticIndex:
         self.max_retries = max_retries
         self.url = url
         self.retry_for = retry_for
-        self.retries = 0
         self.truncated_lookups = 0
         self.crowded_batches = 0
         """Documents whose own lookup search was full, so they were read to the end one page at a time."""
@@ -1067,8 +1068,7 @@ class ElasticIndex:
         record = doc.fields or {}
         if doc.text is not None:
             src["content"] = doc.text
-        for name, candidates in (("title", _TITLE_FIELDS), ("url", _URL_FIELDS), ("crawl_time", _TIME_FIELDS)):
-            value = _first(record, candidates)
+        for name, value in zip(("title", "url", "crawl_time"), record_meta(record)):
             if value is not None and not isinstance(value, (dict, list)):
                 src[name] = value if name == "crawl_time" else str(value)
         rest = {k: v for k, v in record.items() if doc.text is None or v is not doc.text}
@@ -1124,6 +1124,7 @@ class ElasticIndex:
                 max_backoff=30,
                 raise_on_error=False,
                 yield_ok=True,
+                **_bulk_retry_statuses(),
             ):
                 op_type, op = next(iter(item.items()))
                 doc_id = str(op.get("_id"))
@@ -1293,7 +1294,6 @@ class ElasticIndex:
                     raise ElasticError(
                         f"gave up on {what} after retrying for {self.retry_for:.0f}s: {exc}"
                     ) from None
-                self.retries += 1
                 log.warning("%s failed (%s); retrying in %.1fs", what, exc, delay)
                 time.sleep(delay)
                 delay = min(delay * 2, 30.0)
