@@ -167,7 +167,7 @@ class Checkpoint:
                 who = (f"process {holder.get('pid')} on {holder.get('host')} since {holder.get('since')}"
                        if holder else "another process")
                 raise CheckpointInUse(
-                    f"checkpoint {self.path} is in use by {who}: give each concurrent run its own --checkpoint"
+                    f"checkpoint {self.path} is in use by {who}: give each concurrent run its own checkpoint"
                 ) from None
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(me, fh)
@@ -216,6 +216,15 @@ class Checkpoint:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
+
+    def open_report(self, path: str | os.PathLike[str]) -> IO[str]:
+        """The run's ``report`` file, opened for :func:`run_dedup`: a new run truncates it; a resumed one cuts it
+        back to the lines this checkpoint accounts for (a batch written after the last save goes: the run writes
+        it again) and appends. Take :meth:`lock` first, so a run that holds the checkpoint is never cut into."""
+        if not self.done:
+            return open(path, "w", encoding="utf-8")  # noqa: SIM115 - the caller closes it
+        trim_lines(path, self.summary.kept + self.summary.duplicates)
+        return open(path, "a", encoding="utf-8")  # noqa: SIM115
 
     def remove(self) -> None:
         for p in (self.path, f"{self.path}.tmp"):

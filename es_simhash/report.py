@@ -22,7 +22,10 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from .dedup import DefaultRule
 
 __all__ = [
     "ClusterRow",
@@ -221,16 +224,16 @@ def _read_jsonl(path: str) -> Iterable[dict[str, Any]]:
                 try:
                     row = json.loads(line)
                 except ValueError:
-                    raise ReportError(f"{path}:{n} is not JSON: is it a `dedup --report` file?") from None
+                    raise ReportError(f"{path}:{n} is not JSON: is it the report of a dedup run?") from None
                 if not isinstance(row, dict) or "id" not in row or "cluster" not in row:
-                    raise ReportError(f"{path}:{n} has no id/cluster: is it a `dedup --report` file?")
+                    raise ReportError(f"{path}:{n} has no id/cluster: is it the report of a dedup run?")
                 yield row
     except FileNotFoundError:
         raise ReportError(f"report file not found: {path}") from None
     except IsADirectoryError:
-        raise ReportError(f"{path} is a directory, not a `dedup --report` file") from None
+        raise ReportError(f"{path} is a directory, not the report of a dedup run") from None
     except UnicodeDecodeError:
-        raise ReportError(f"{path}:{n + 1} is not UTF-8 text: is it a `dedup --report` file?") from None
+        raise ReportError(f"{path}:{n + 1} is not UTF-8 text: is it the report of a dedup run?") from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise ReportError(f"{path} is a truncated or corrupt gzip file after line {n} ({exc})") from None
 
@@ -318,7 +321,7 @@ def from_dedup_report(path: str, inputs: Sequence[str] = (), *, top: int = 20, t
     if inputs:
         data.timeline, data.timeline_interval = _bucket_times(times)
     else:
-        data.notes.append("No crawl input given (--input): titles, urls and crawl times are not shown.")
+        data.notes.append("No crawl input was joined in: titles, urls and crawl times are not shown.")
     return data
 
 
@@ -527,8 +530,12 @@ footer { color: var(--muted); font-size: 12.5px; margin-top: 24px; }
 """
 
 
-def render_html(data: ReportData, title: str = "Duplicate report") -> str:
-    """The report as one HTML page (charts inline as PNG data URIs; no scripts, no remote resources)."""
+def render_html(data: ReportData, title: str = "Duplicate report", rule: DefaultRule | None = None) -> str:
+    """The report as one HTML page (charts inline as PNG data URIs; no scripts, no remote resources). ``rule``:
+    the rule the documents were decided with, whose limits the page states (default: ``DefaultRule()``)."""
+    from .dedup import DefaultRule
+
+    rule = rule or DefaultRule()
     plt = _pyplot()
     parts: list[str] = []
     add = parts.append
@@ -560,13 +567,14 @@ def render_html(data: ReportData, title: str = "Duplicate report") -> str:
         _section_sizes(add, plt, data)
         _section_top(add, data)
         _section_timeline(add, plt, data)
-        _section_distances(add, plt, data)
+        _section_distances(add, plt, data, rule)
         _section_reasons(add, plt, data)
     add("<footer>A cluster is a canonical document and every document marked a duplicate of it "
         "(<code>dup_cluster</code> is the canonical document's id). Reasons: <b>exact</b> same normalised "
-        "content; <b>simhash</b> SimHash within the Hamming distance limit (3 bits for long texts, 7 for short ones); "
-        "<b>sentences</b> a shared long sentence that is not boilerplate (within 16 bits), or half of a short "
-        "text's shingle sketch; <b>no-features</b> empty or punctuation-only text.</footer>")
+        f"content; <b>simhash</b> SimHash within the Hamming distance limit ({rule.k} bits for long texts, "
+        f"{rule.short_k} for short ones); <b>sentences</b> a shared long sentence that is not boilerplate (within "
+        f"{rule.sentence_k} bits), or half of a short text's shingle sketch; <b>no-features</b> empty or "
+        "punctuation-only text.</footer>")
     add("</main></body></html>\n")
     return "".join(parts)
 
@@ -627,14 +635,14 @@ def _section_timeline(add, plt, data: ReportData) -> None:
         "</details></section>")
 
 
-def _section_distances(add, plt, data: ReportData) -> None:
+def _section_distances(add, plt, data: ReportData, rule: DefaultRule) -> None:
     add('<section id="distances"><h2>Hamming distance histogram</h2>')
     if not data.distances:
         add('<p class="why">No duplicates, no distances.</p></section>')
         return
     add('<p class="why">Bits in which each duplicate\'s 64-bit SimHash differs from the document it duplicates. '
-        "Exact copies sit at 0; <i>simhash</i> duplicates stay within the limit (<code>-k</code>, default 3; 7 for "
-        "short texts); <i>sentences</i> duplicates (a shared long sentence or shingle sketch) can be further apart."
+        f"Exact copies sit at 0; <i>simhash</i> duplicates stay within the limit (<code>k</code> = {rule.k} bits; "
+        f"{rule.short_k} for short texts); <i>sentences</i> duplicates (a shared long sentence or shingle sketch) can be further apart."
         "</p>")
     reasons = sorted({r for v in data.distances.values() for r in v},
                      key=lambda r: (DUPLICATE_REASONS.index(r) if r in DUPLICATE_REASONS else 9, r))
@@ -662,9 +670,9 @@ def _section_reasons(add, plt, data: ReportData) -> None:
         f"<tbody>{rows}</tbody></table></div></section>")
 
 
-def write_report(data: ReportData, path: str, title: str = "Duplicate report") -> int:
-    """Render and write the page; returns its size in bytes."""
-    page = render_html(data, title=title).encode("utf-8")
+def write_report(data: ReportData, path: str, title: str = "Duplicate report", rule: DefaultRule | None = None) -> int:
+    """Render and write the page (``rule``: as :func:`render_html` takes it); returns its size in bytes."""
+    page = render_html(data, title=title, rule=rule).encode("utf-8")
     with open(path, "wb") as fh:
         fh.write(page)
     return len(page)

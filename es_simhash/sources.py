@@ -161,7 +161,7 @@ class RecordReader:
         html: str = "keep",
     ) -> None:
         if html not in HTML_MODES:
-            raise ValueError(f"unknown --html mode {html!r}: use {', '.join(HTML_MODES)}")
+            raise ValueError(f"unknown html mode {html!r}: use {', '.join(HTML_MODES)}")
         self.html = html
         if encoding != "auto":
             try:

@@ -91,7 +91,14 @@ _INVALID_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:A-Z]')
 
 
 class ElasticError(Exception):
-    """Elasticsearch could not be reached or refused a request; the message is one line and has no secrets."""
+    """Elasticsearch could not be reached or refused a request; the message is one line and has no secrets.
+
+    ``setting`` names the :class:`ConnectionSettings` field the user should look at (``"url"``, ``"ca_certs"``),
+    if any: a command line adds the option that sets it."""
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
 
 
 class IndexNotManaged(ElasticError):
@@ -317,12 +324,15 @@ class elastic_errors:
 
         if isinstance(exc, ElasticError):
             return False
+        setting = None
         if isinstance(exc, SSLError):
             msg = _tls_message(self.url, str(exc))
+            setting = "ca_certs" if "TLS verification failed" in msg else "url"
         elif isinstance(exc, ConnectionTimeout):
-            msg = f"Elasticsearch at {self.url} did not answer in time; check it is healthy or raise --timeout"
+            msg = (f"Elasticsearch at {self.url} did not answer in time; check it is healthy, or raise "
+                   "request_timeout (the config file's [elasticsearch] table)")
         elif isinstance(exc, ConnectionError):
-            msg = _connection_message(self.url, str(exc))
+            msg, setting = _connection_message(self.url, str(exc)), "url"
         elif isinstance(exc, AuthenticationException):
             msg = (
                 f"Elasticsearch at {self.url} rejected the credentials (401): "
@@ -338,7 +348,7 @@ class elastic_errors:
             msg = f"Elasticsearch transport error at {self.url}: {type(exc).__name__}"
         else:
             return False
-        raise ElasticError(msg) from None
+        raise ElasticError(msg, setting) from None
 
 
 def _api_reason(exc: Any) -> str:
@@ -369,7 +379,7 @@ def _tls_message(url: str, reason: str) -> str:
     found = re.search(r"\[SSL(?:: [A-Z_]+)?\] ([^()]+?)\s*(?:\(_ssl|\)|$)", reason)
     why = _one_line(found.group(1) if found else reason, 120)
     if any(k in reason.lower() for k in _TLS_VERIFY):
-        return f"TLS verification failed for {url} ({why}): pass the cluster's CA with --ca-certs or ES_CA_CERTS"
+        return f"TLS verification failed for {url} ({why}): pass the cluster's CA certificate (ca_certs, ES_CA_CERTS)"
     return f"{url} does not answer TLS ({why}): if the node serves plain HTTP, use {_other_scheme(url)}"
 
 
@@ -385,7 +395,7 @@ def _connection_message(url: str, reason: str) -> str:
     if any(k in low for k in _REFUSED) or not any(k in low for k in ("reset", "aborted", "remotedisconnected",
                                                                       "closed", "badstatusline")):
         return (f"cannot reach Elasticsearch at {url}: is it running? "
-                "Set ES_URL or --es-url (see README: docker compose, or scripts/es_node.py start)")
+                "Set its URL (ES_URL; see README: docker compose, or scripts/es_node.py start)")
     if urlsplit(url).scheme == "http":
         return (f"{url} closed the connection without an HTTP answer: an HTTPS node does that to plain HTTP; "
                 f"use {_other_scheme(url)}")
@@ -479,7 +489,7 @@ def switch_alias(client, alias: str, index: str, url: str = "") -> list[str]:
     validate_index_name(alias)
     with elastic_errors(url):
         if client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias):
-            raise ElasticError(f"{alias!r} is an index, not an alias: pick another --alias")
+            raise ElasticError(f"{alias!r} is an index, not an alias: pick another alias name")
         try:
             before = sorted(client.indices.get_alias(name=alias))
         except NotFoundError:
@@ -500,13 +510,13 @@ def check_index_config(client, index: str, fingerprint_config: dict[str, Any]) -
     mapping = client.indices.get_mapping(index=index)
     meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
     if meta.get("managed_by") != "es-simhash":
-        raise ElasticError(f"index {index!r} exists but was not created by es-simhash: pick another --index")
+        raise ElasticError(f"index {index!r} exists but was not created by es-simhash: pick another index name")
     stored = meta.get("fingerprint")
     if stored != fingerprint_config:
         diff = {k: (stored or {}).get(k) for k in fingerprint_config if (stored or {}).get(k) != fingerprint_config[k]}
-        how = (f"`es-simhash migrate --from {index} --to NEW` re-fingerprints it into a new index"
+        how = (f"migrate {index!r} into a new index (`es-simhash migrate`) to fingerprint it again"
                if (stored or {}).get("fingerprint_version") != fingerprint_config.get("fingerprint_version")
-               else "use the same --idf and options, or a new index")
+               else "use the same IDF table and options, or a new index")
         raise ElasticError(f"index {index!r} holds fingerprints made with other settings {diff}: {how}")
 
 
