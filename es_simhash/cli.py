@@ -325,9 +325,10 @@ _SETTING_OPTIONS = {"url": "--es-url", "ca_certs": "--ca-certs"}
 
 
 def _elastic_message(exc: Exception) -> str:
-    """An ``ElasticError``'s line, with the option that sets the connection setting it names (if any)."""
+    """An ``ElasticError``'s line, with the option that sets the connection setting it names (if any): the
+    library's message ends with its environment variable ("... with ES_URL"), the option follows ("or --es-url")."""
     option = _SETTING_OPTIONS.get(getattr(exc, "setting", None) or "")
-    return f"{exc} (option {option})" if option else str(exc)
+    return f"{exc} or {option}" if option else str(exc)
 
 
 def _lookup_keys(spec: str):

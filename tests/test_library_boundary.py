@@ -70,6 +70,7 @@ def test_a_connection_error_names_the_setting_and_the_cli_names_the_option():
         connect(ConnectionSettings(url="http://127.0.0.1:9"))
     except ElasticError as exc:
         assert exc.setting == "url" and "--" not in str(exc)
-        assert _elastic_message(exc).endswith("(option --es-url)")
+        assert str(exc).endswith("set its URL with ES_URL")
+        assert _elastic_message(exc).endswith("set its URL with ES_URL or --es-url")
     else:
         raise AssertionError("nothing listens on port 9")

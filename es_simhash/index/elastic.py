@@ -93,8 +93,8 @@ _INVALID_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:A-Z]')
 class ElasticError(Exception):
     """Elasticsearch could not be reached or refused a request; the message is one line and has no secrets.
 
-    ``setting`` names the :class:`ConnectionSettings` field the user should look at (``"url"``, ``"ca_certs"``),
-    if any: a command line adds the option that sets it."""
+    ``setting`` names the :class:`ConnectionSettings` field to look at (``"url"``, ``"ca_certs"``), if any; the
+    message then ends with the environment variable that sets it, and a command line adds its own option."""
 
     def __init__(self, message: str, setting: str | None = None) -> None:
         super().__init__(message)
@@ -327,12 +327,13 @@ class elastic_errors:
         setting = None
         if isinstance(exc, SSLError):
             msg = _tls_message(self.url, str(exc))
-            setting = "ca_certs" if "TLS verification failed" in msg else "url"
+            setting = "ca_certs" if "TLS verification failed" in msg else None
         elif isinstance(exc, ConnectionTimeout):
             msg = (f"Elasticsearch at {self.url} did not answer in time; check it is healthy, or raise "
                    "request_timeout (the config file's [elasticsearch] table)")
         elif isinstance(exc, ConnectionError):
-            msg, setting = _connection_message(self.url, str(exc)), "url"
+            msg = _connection_message(self.url, str(exc))
+            setting = "url" if msg.startswith("cannot reach") else None
         elif isinstance(exc, AuthenticationException):
             msg = (
                 f"Elasticsearch at {self.url} rejected the credentials (401): "
@@ -379,7 +380,7 @@ def _tls_message(url: str, reason: str) -> str:
     found = re.search(r"\[SSL(?:: [A-Z_]+)?\] ([^()]+?)\s*(?:\(_ssl|\)|$)", reason)
     why = _one_line(found.group(1) if found else reason, 120)
     if any(k in reason.lower() for k in _TLS_VERIFY):
-        return f"TLS verification failed for {url} ({why}): pass the cluster's CA certificate (ca_certs, ES_CA_CERTS)"
+        return f"TLS verification failed for {url} ({why}): pass the cluster's CA certificate with ES_CA_CERTS"
     return f"{url} does not answer TLS ({why}): if the node serves plain HTTP, use {_other_scheme(url)}"
 
 
@@ -394,8 +395,8 @@ def _connection_message(url: str, reason: str) -> str:
     low = reason.lower()
     if any(k in low for k in _REFUSED) or not any(k in low for k in ("reset", "aborted", "remotedisconnected",
                                                                       "closed", "badstatusline")):
-        return (f"cannot reach Elasticsearch at {url}: is it running? "
-                "Set its URL (ES_URL; see README: docker compose, or scripts/es_node.py start)")
+        return (f"cannot reach Elasticsearch at {url}: is it running? (see README: docker compose, or "
+                "scripts/es_node.py start); set its URL with ES_URL")
     if urlsplit(url).scheme == "http":
         return (f"{url} closed the connection without an HTTP answer: an HTTPS node does that to plain HTTP; "
                 f"use {_other_scheme(url)}")
