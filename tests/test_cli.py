@@ -1,4 +1,5 @@
-"""The command line, end to end, as a user runs it (a real subprocess)."""
+"""The command line, end to end, as a user runs it (in process, through the console script's ``main``; one test
+runs the installed entry point in a real subprocess)."""
 
 import gzip
 import json
@@ -10,12 +11,11 @@ import pytest
 
 from es_simhash.fingerprint import FINGERPRINT_VERSION
 from es_simhash.text import normalize, segment
-from support import chinese_articles, english_articles
+from support import chinese_articles, english_articles, run_cli
 
 
-def run(*args, stdin=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], input=stdin,
-                          capture_output=True, cwd=cwd, timeout=600)
+def run(*args, stdin=b"", cwd=None):
+    return run_cli(*args, stdin=stdin, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +144,8 @@ def test_help_explains_commands():
     res = run("--help")
     out = res.stdout.decode()
     assert res.returncode == 0 and "dedup" in out and "fingerprint" in out and "fit-idf" in out
+    real = subprocess.run([sys.executable, "-m", "es_simhash", "--help"], capture_output=True, timeout=120)
+    assert real.returncode == 0 and real.stdout == res.stdout  # the module entry point, in a real process
 
 
 def test_a_gbk_crawl_with_encoding_auto(tmp_path):

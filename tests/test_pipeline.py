@@ -113,3 +113,15 @@ def test_record_meta_takes_the_first_usable_field():
     assert record_meta({"headline": "h", "link": "http://x", "date": "2026-01-01", "title": ""}) == \
         ("h", "http://x", "2026-01-01")
     assert record_meta(None) == (None, None, None)
+
+
+def test_the_dedup_command_is_run_dedup(crawl, tmp_path, cli):
+    """End to end: `es-simhash dedup` writes what run_dedup returns and reports its counts."""
+    report = io.StringIO()
+    s = run_dedup([str(crawl)], _engine(1000), report=report, dead_letters=tmp_path / "lib-dead.jsonl")
+    res = cli("dedup", crawl, "--report", "r.jsonl", "--dead-letters", "dead.jsonl", "--no-progress", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    assert (tmp_path / "r.jsonl").read_text(encoding="utf-8") == report.getvalue()
+    assert (tmp_path / "dead.jsonl").read_text() == (tmp_path / "lib-dead.jsonl").read_text()
+    assert f"read {s.read:,}  kept {s.kept:,}  duplicates {s.duplicates:,}  dead letters {s.dead_letters:,}" \
+        in res.stderr.decode()

@@ -4,7 +4,6 @@ crawled text, and a clear error when matplotlib is missing."""
 
 import gzip
 import json
-import os
 import re
 import subprocess
 import sys
@@ -18,17 +17,14 @@ pytest.importorskip("matplotlib")
 
 from es_simhash import report  # noqa: E402
 from es_simhash.index.elastic import ConnectionSettings, connect  # noqa: E402
+from support import run_cli  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "crawl.jsonl.gz"
 
 
 def cli(*args, es_url=None, **kw):
-    env = dict(os.environ)
-    if es_url:
-        env["ES_URL"] = es_url
-    return subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], capture_output=True, env=env,
-                          timeout=600, **kw)
+    return run_cli(*args, es_url=es_url, **kw)
 
 
 def all_docs(client, index):
@@ -146,7 +142,9 @@ def test_report_from_the_embedded_dedup_file_matches_the_index(es_url, indexed_e
     res = cli("report", "--from-dedup", tmp_path / "mem.jsonl", "--input", EXAMPLE, "-o", out,
               es_url="http://127.0.0.1:9")  # no server needed
     assert res.returncode == 0, res.stderr.decode()
-    page = out.read_text(encoding="utf-8")  # the page the command wrote shows what the data says
+    page = out.read_text(encoding="utf-8")  # the page the command wrote shows what the data says (--top 20)
+    data = report.from_dedup_report(str(tmp_path / "mem.jsonl"), [str(EXAMPLE)], top=20)
+    assert len(data.top_clusters) == 20
     cards = dict((k, v) for v, k in re.findall(r'<div class="v">([^<]*)</div><div class="k">([^<]*)</div>', page))
     assert cards["documents"] == f"{data.documents:,}" and cards["duplicates"] == f"{data.duplicates:,}"
     assert cards["clusters with duplicates"] == f"{data.clusters_with_duplicates:,}"
