@@ -14,7 +14,7 @@ import os
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -24,7 +24,7 @@ from .dedup import DedupEngine, DefaultRule
 from .fingerprint import FINGERPRINT_VERSION, Fingerprinter
 from .idf import IDFTable
 from .index.memory import MemoryIndex
-from .pipeline import Summary, iter_texts, run_dedup, trim_lines
+from .pipeline import Summary, iter_texts, run_dedup
 from .sources import RecordReader
 
 app = typer.Typer(
@@ -115,11 +115,12 @@ def _reader(text_field: Optional[str], id_field: Optional[str], encoding: str, h
 
 
 def _check_inputs(inputs: List[str]) -> None:
-    for p in inputs:
-        if p != "-" and not os.path.exists(p):
-            raise UserError(f"input not found: {p}")
-        if p != "-" and os.path.isdir(p):
-            raise UserError(f"input is a directory, expected a JSON Lines file: {p}")
+    from .sources import InputError, check_inputs
+
+    try:
+        check_inputs(inputs)
+    except InputError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _progress(total: int | None, enabled: bool, label: str, unit: str = "bytes"):
@@ -312,12 +313,22 @@ class _Elastic:
     def __enter__(self) -> "_Elastic":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         from .index.elastic import ElasticError
 
         if isinstance(exc, ElasticError):
-            raise UserError(str(exc), code=3) from None
+            raise UserError(_elastic_message(exc), code=3) from None
         return False
+
+
+_SETTING_OPTIONS = {"url": "--es-url", "ca_certs": "--ca-certs"}
+
+
+def _elastic_message(exc: Exception) -> str:
+    """An ``ElasticError``'s line, with the option that sets the connection setting it names (if any): the
+    library's message ends with its environment variable ("... with ES_URL"), the option follows ("or --es-url")."""
+    option = _SETTING_OPTIONS.get(getattr(exc, "setting", None) or "")
+    return f"{exc} or {option}" if option else str(exc)
 
 
 def _lookup_keys(spec: str):
@@ -361,6 +372,16 @@ def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: boo
         return Checkpoint(path, inputs)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+
+
+def _lock(stack: ExitStack, checkpoint) -> None:
+    """Hold the run's checkpoint (one line, exit 1, when another run holds it)."""
+    from .pipeline import CheckpointInUse
+
+    try:
+        stack.enter_context(checkpoint.lock())
+    except CheckpointInUse as exc:
+        raise UserError(f"{exc} (option --checkpoint FILE)") from None
 
 
 def _interrupted(checkpoint) -> UserError:
@@ -439,7 +460,6 @@ def index_cmd(
     same command with --resume finishes the job. Prints: read, indexed, duplicates, dead letters, elapsed.
     """
     from .index.elastic import ElasticError, ElasticIndex, ensure_index
-    from .pipeline import CheckpointInUse
 
     _check_inputs(inputs)
     keys = _lookup_keys(lookup)
@@ -452,15 +472,9 @@ def index_cmd(
         engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
         _warn_beyond_keys(k, backend.lookup_keys)
         bar, update = _progress(RecordReader.total_bytes(inputs), progress, "index")
-        mode = "a" if checkpoint.done else "w"  # resuming: append to what the saved lines wrote
         with ExitStack() as stack:
-            try:
-                stack.enter_context(checkpoint.lock())  # before any output is opened (and truncated)
-            except CheckpointInUse as exc:
-                raise UserError(str(exc)) from None
-            if report and checkpoint.done:  # lines of a batch written after the last saved checkpoint go
-                trim_lines(report, checkpoint.summary.kept + checkpoint.summary.duplicates)
-            rep = stack.enter_context(open(report, mode, encoding="utf-8")) if report else None
+            _lock(stack, checkpoint)  # before any output is opened (and truncated)
+            rep = stack.enter_context(checkpoint.open_report(report)) if report else None
             stack.enter_context(bar)
             try:
                 summary = run_dedup(inputs, engine, reader, report=rep,
@@ -470,7 +484,7 @@ def index_cmd(
             except ElasticError as exc:
                 done = sum(checkpoint.done.values())
                 raise UserError(
-                    f"{exc}; {done:,} input lines are done and saved in {checkpoint.path}: "
+                    f"{_elastic_message(exc)}; {done:,} input lines are done and saved in {checkpoint.path}: "
                     "run the same command with --resume to finish",
                     code=4,
                 ) from None
@@ -507,8 +521,7 @@ def check(
         engine = DedupEngine(backend, _fingerprinter(idf), DefaultRule(k=k))
         found = engine.check(text, limit=limit)
     for d in found:
-        typer.echo(json.dumps({"id": d.of.id, "cluster": d.of.cluster, "distance": d.distance,
-                               "reason": d.reason}, ensure_ascii=False))
+        typer.echo(json.dumps(d.to_dict(), ensure_ascii=False))
     err.print(f"{len(found)} near duplicate{'s' if len(found) != 1 else ''} in {index!r}")
 
 
@@ -533,9 +546,7 @@ def search_cmd(
         hits = search(es.client, index, query, size=size, collapse=not show_all, url=es.settings.safe_url)
     if as_json:
         for h in hits:
-            typer.echo(json.dumps({"id": h.id, "score": h.score, "title": h.title, "url": h.url,
-                                   "cluster": h.cluster, "cluster_size": h.cluster_size,
-                                   "duplicate_of": h.duplicate_of}, ensure_ascii=False))
+            typer.echo(json.dumps(h.to_dict(), ensure_ascii=False))
         return
     from rich.table import Table
 
@@ -561,7 +572,7 @@ def clusters(
         rows = top_clusters(es.client, index, top=top, url=es.settings.safe_url)
     if as_json:
         for r in rows:
-            typer.echo(json.dumps(r.__dict__, ensure_ascii=False))
+            typer.echo(json.dumps(r.to_dict(), ensure_ascii=False))
         return
     from rich.table import Table
 
@@ -581,6 +592,8 @@ def report_cmd(
         [], "--input", help="With --from-dedup: the crawl input it read, for titles, urls and crawl times."),
     id_field: Optional[str] = IdField,
     top: int = typer.Option(20, "--top", "-n", min=0, max=1000, help="How many of the largest clusters to list."),
+    k: int = typer.Option(3, "-k", "--max-distance", min=0, max=16,
+                          help="The -k the documents were decided with (the page states the rule's limits)."),
     es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
     password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
 ) -> None:
@@ -594,7 +607,7 @@ def report_cmd(
             with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
                 _require(es, index)
                 data = report.from_index(es.client, index, top=top, url=es.settings.safe_url)
-        size = report.write_report(data, str(output))
+        size = report.write_report(data, str(output), rule=DefaultRule(k=k))
     except report.ReportError as exc:
         raise UserError(str(exc)) from None
     err.print(f"report written to {output} ({size / 1024:,.0f} KiB): {data.documents:,} documents, "
@@ -622,7 +635,7 @@ def kibana_import(
     try:
         result = import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=api_key,
                                       username=username, password=password, ca_certs=ca_certs)
-    except InvalidKibanaURL as exc:
+    except (InvalidKibanaURL, ValueError) as exc:  # a bad URL, an unreadable config file
         raise UserError(str(exc)) from None
     except KibanaError as exc:
         raise UserError(str(exc), code=3) from None
@@ -861,7 +874,6 @@ def migrate(
     """
     from . import maintenance
     from .index.elastic import ElasticError, ElasticIndex, ensure_index, require_index, switch_alias
-    from .pipeline import CheckpointInUse
 
     if source == target:
         raise UserError("--from and --to are the same index: migrate into a new one", code=2)
@@ -876,14 +888,8 @@ def migrate(
         engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
         bar, update = _progress(len(old), progress, "migrate", unit="docs")
         with ExitStack() as stack:
-            try:
-                stack.enter_context(checkpoint.lock())
-            except CheckpointInUse as exc:
-                raise UserError(str(exc)) from None
-            mode = "a" if checkpoint.done else "w"  # resuming: append to what the saved lines wrote
-            if report and checkpoint.done:
-                trim_lines(report, checkpoint.summary.kept + checkpoint.summary.duplicates)
-            rep = stack.enter_context(open(report, mode, encoding="utf-8")) if report else None
+            _lock(stack, checkpoint)
+            rep = stack.enter_context(checkpoint.open_report(report)) if report else None
             stack.enter_context(bar)
             try:
                 summary = maintenance.migrate(old, engine, dead_letters=str(dead_letters), checkpoint=checkpoint,
@@ -891,7 +897,7 @@ def migrate(
             except KeyboardInterrupt:
                 raise _interrupted(checkpoint) from None
             except ElasticError as exc:
-                raise UserError(f"{exc}; the same command with --resume goes on", code=4) from None
+                raise UserError(f"{_elastic_message(exc)}; the same command with --resume goes on", code=4) from None
         switched = ""
         if alias:
             before = switch_alias(es.client, alias, target, es.settings.safe_url)

@@ -48,6 +48,10 @@ class Decision:
     distance: int
     reason: str
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape ``check`` prints: the stored document's id and cluster, the distance and the reason."""
+        return {"id": self.of.id, "cluster": self.of.cluster, "distance": self.distance, "reason": self.reason}
+
 
 @dataclass(slots=True)
 class Result:

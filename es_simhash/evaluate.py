@@ -119,6 +119,7 @@ class _Prepared:
 
     def __init__(self, labels: Labels, fingerprinter: Fingerprinter) -> None:
         self.labels = labels
+        self.truth: set[Any]  # pair indices (labelled pairs) or sorted id pairs (clustered documents)
         if labels.pairs:
             fps = fingerprinter.fingerprint_many([t for a, b, _ in labels.pairs for t in (a, b)])
             self.pair_fps = list(zip(fps[::2], fps[1::2]))
@@ -133,7 +134,7 @@ class _Prepared:
 
     def score(self, rule: DefaultRule) -> Score:
         if self.labels.pairs:
-            predicted = {i for i, (fa, fb) in enumerate(self.pair_fps)
+            predicted: set[Any] = {i for i, (fa, fb) in enumerate(self.pair_fps)
                          if rule.decide(fa, [StoredDoc("b", fb, cluster="b")]) is not None}
             return Score.of(self.truth, predicted)
         engine = DedupEngine(fingerprinter=self.fingerprinter, rule=rule)

@@ -299,7 +299,6 @@ class Fingerprinter:
     MAX_VOCABULARY = 4_000_000
     _TOKENS_PER_CHUNK = 1 << 16
     _DOCS_PER_CHUNK = 4096
-    _DIGIT_BITS = 0
 
     def __init__(
         self,
@@ -651,7 +650,7 @@ class Fingerprinter:
             doc_of, kept, weights = doc_of[first], kept[first], weights[first]
             weights = _tf_weights(weights, tf, self.tf)
         hashes = self._vocab.hashes[kept]
-        digit_bits = self._DIGIT_BITS or (8 if doc_of.size >= 224 * n_docs else 4)
+        digit_bits = 8 if doc_of.size >= 224 * n_docs else 4
         n_digits, n_values = 64 // digit_bits, 1 << digit_bits
         digits = hashes.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8)  # byte j = bits 8j..8j+7
         if digit_bits == 4:  # nibble 2j = low half of byte j (bits 8j..8j+3), 2j+1 = high half
@@ -739,7 +738,6 @@ def _bottom_k(keys: Sequence[str], n: int, k: int) -> list[tuple[int, ...]]:
 # mean the negation was inserted or removed (see :func:`contradicts`).
 CJK_SENTENCE_BIT = 1 << 62
 _BAG_SHIFT, _BAG_MASK, _KEY_MASK = 30, (1 << 32) - 1, (1 << 30) - 1
-_CJK_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
 
 
 def _char_hashes(cps: np.ndarray) -> np.ndarray:

@@ -337,7 +337,7 @@ def ndjson(objects: list[dict[str, Any]]) -> str:
 
 def load_saved_objects(pattern: str | None = None) -> list[dict[str, Any]]:
     """The shipped ndjson, parsed; with ``pattern`` the data view (and the Vega query) cover that pattern."""
-    text = resources.files("es_simhash").joinpath("templates", "kibana", NDJSON_NAME).read_text(encoding="utf-8")
+    text = resources.files("es_simhash").joinpath("templates").joinpath("kibana").joinpath(NDJSON_NAME).read_text(encoding="utf-8")
     objects = [json.loads(line) for line in text.splitlines() if line.strip()]
     if pattern and pattern != DEFAULT_PATTERN:
         objects = copy.deepcopy(objects)
@@ -357,6 +357,7 @@ def load_saved_objects(pattern: str | None = None) -> list[dict[str, Any]]:
 def _safe(url: str) -> str:
     parts = urlsplit(url)
     host = parts.hostname or ""
+    port: int | str | None
     try:
         port = parts.port
     except ValueError:  # out of range: shown as written (without credentials)
@@ -369,28 +370,21 @@ def _safe(url: str) -> str:
 def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | None = None,
                          space: str | None = None, api_key: str | None = None, username: str | None = None,
                          password: str | None = None, ca_certs: str | None = None,
-                         timeout: float = 60.0) -> str:
+                         timeout: float = 60.0, config: str | os.PathLike[str] | None = None) -> str:
     """Import the saved objects (``overwrite=true``) and return a one-line summary.
 
-    Credentials default to ``ES_API_KEY`` or ``ES_USERNAME``/``ES_PASSWORD`` (Kibana accepts Elasticsearch
-    credentials), the URL to ``KIBANA_URL`` or ``http://localhost:5601``, the CA to ``ES_CA_CERTS``.
-    Raises :class:`KibanaError` with a one-line reason.
+    Credentials and CA default to those of the Elasticsearch connection (Kibana accepts Elasticsearch
+    credentials): :meth:`~es_simhash.index.elastic.ConnectionSettings.from_env`'s config file (``config``) and
+    environment (``ES_API_KEY``, or ``ES_USERNAME``/``ES_PASSWORD``; ``ES_CA_CERTS``); the URL to ``KIBANA_URL``
+    or ``http://localhost:5601``. Raises :class:`InvalidKibanaURL` or :class:`KibanaError` with a one-line reason.
     """
+    from .index.elastic import ConnectionSettings
+
+    conn = ConnectionSettings.values(config, api_key=api_key, username=username, password=password,
+                                     ca_certs=ca_certs)  # ValueError: an unreadable config file
     url = (kibana_url or os.environ.get("KIBANA_URL") or "http://localhost:5601").rstrip("/")
-    api_key = api_key or os.environ.get("ES_API_KEY") or None
-    username = username or os.environ.get("ES_USERNAME") or None
-    password = password if password is not None else os.environ.get("ES_PASSWORD")
-    ca_certs = ca_certs or os.environ.get("ES_CA_CERTS") or None
-    safe = _safe(url)
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError as exc:
-        raise InvalidKibanaURL(f"invalid Kibana URL {safe!r}: {exc}; expected http(s)://host:port, "
-                          "e.g. http://localhost:5601") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
-        hint = f"http://{url}" if "://" not in url else "http(s)://host:port"
-        raise InvalidKibanaURL(f"invalid Kibana URL {safe!r}: expected http(s)://host:port, e.g. {hint}")
+    safe, parts = _check_kibana_url(url)
+    username, password = conn.get("username") or None, conn.get("password")
     if parts.username and not username:  # user:password@host in the URL
         username, password = parts.username, parts.password
     base = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, "", ""))
@@ -404,35 +398,65 @@ def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | 
         f"\r\n--{boundary}--\r\n".encode()
     headers = {"kbn-xsrf": "es-simhash", "Content-Type": f"multipart/form-data; boundary={boundary}",
                "Accept": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"ApiKey {api_key}"
+    if conn.get("api_key"):
+        headers["Authorization"] = f"ApiKey {conn['api_key']}"
     elif username:
         token = base64.b64encode(f"{username}:{password or ''}".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
+    status, raw, ctype = _post(endpoint, body, headers, safe, parts.scheme == "https", conn.get("ca_certs") or None,
+                               timeout)
+    answer = _answer(status, raw, ctype, safe, len(objects))
+    where = f" (space {space})" if space else ""
+    return (f"imported {answer.get('successCount', len(objects))} saved objects into Kibana at {safe}{where}: "
+            f"data view {objects[0]['attributes']['title']!r}, dashboard 'es-simhash: duplicates' "
+            f"({safe}{prefix}/app/dashboards#/view/{DASHBOARD_ID})")
+
+
+def _check_kibana_url(url: str):
+    """``(url for messages, split url)``; :class:`InvalidKibanaURL` unless it is ``http(s)://host[:port]``."""
+    safe = _safe(url)
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidKibanaURL(f"invalid Kibana URL {safe!r}: {exc}; expected http(s)://host:port, "
+                               "e.g. http://localhost:5601") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        hint = f"http://{url}" if "://" not in url else "http(s)://host:port"
+        raise InvalidKibanaURL(f"invalid Kibana URL {safe!r}: expected http(s)://host:port, e.g. {hint}")
+    return safe, parts
+
+
+def _post(endpoint: str, body: bytes, headers: dict[str, str], safe: str, https: bool, ca_certs: str | None,
+          timeout: float) -> tuple[int, bytes, str]:
+    """POST the import: ``(status, body, content type)`` of any HTTP answer; :class:`KibanaError` without one."""
     ctx = None
-    if parts.scheme == "https":
+    if https:
         try:
             ctx = ssl.create_default_context(cafile=ca_certs) if ca_certs else ssl.create_default_context()
         except (OSError, ssl.SSLError) as exc:
             raise KibanaError(f"cannot read CA certificate {ca_certs}: {exc}") from None
     req = urlrequest.Request(endpoint, data=body, headers=headers, method="POST")
-    ctype = ""
     try:
         with urlrequest.urlopen(req, timeout=timeout, context=ctx) as resp:
-            status, raw, ctype = resp.status, resp.read(), resp.headers.get("Content-Type", "")
+            return resp.status, resp.read(), resp.headers.get("Content-Type", "")
     except urlerror.HTTPError as exc:
-        status, raw, ctype = exc.code, exc.read(), exc.headers.get("Content-Type", "")
         if exc.headers.get("X-Elastic-Product") == "Elasticsearch":
             raise KibanaError(f"{safe} is Elasticsearch, not Kibana: give Kibana's URL (its port is 5601 by "
                               "default)") from None
+        return exc.code, exc.read(), exc.headers.get("Content-Type", "")
     except urlerror.URLError as exc:
         if isinstance(exc.reason, ssl.SSLError):
-            raise KibanaError(f"TLS verification failed for {safe}: pass Kibana's CA with --ca-certs or "
-                              "ES_CA_CERTS") from None
-        raise KibanaError(f"cannot reach Kibana at {safe}: is it running? Set KIBANA_URL or --kibana-url "
+            raise KibanaError(f"TLS verification failed for {safe}: pass Kibana's CA certificate (ca_certs, "
+                              "ES_CA_CERTS)") from None
+        raise KibanaError(f"cannot reach Kibana at {safe}: is it running? Check the Kibana URL (KIBANA_URL) "
                           f"({exc.reason})") from None
     except (TimeoutError, OSError) as exc:
         raise KibanaError(f"Kibana at {safe} did not answer: {exc}") from None
+
+
+def _answer(status: int, raw: bytes, ctype: str, safe: str, n_objects: int) -> dict[str, Any]:
+    """The JSON answer of a successful import; :class:`KibanaError` with Kibana's reason otherwise."""
     try:
         answer = json.loads(raw or b"null")
     except ValueError:
@@ -452,12 +476,9 @@ def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | 
     if not answer.get("success"):
         errs = answer.get("errors") or []
         first = "; ".join(f"{e.get('type')} {e.get('id')}: {(e.get('error') or {}).get('type')}" for e in errs[:3])
-        raise KibanaError(f"Kibana imported {answer.get('successCount', 0)} of {len(objects)} objects; "
+        raise KibanaError(f"Kibana imported {answer.get('successCount', 0)} of {n_objects} objects; "
                           f"{len(errs)} failed: {first}")
-    where = f" (space {space})" if space else ""
-    return (f"imported {answer.get('successCount', len(objects))} saved objects into Kibana at {safe}{where}: "
-            f"data view {objects[0]['attributes']['title']!r}, dashboard 'es-simhash: duplicates' "
-            f"({safe}{prefix}/app/dashboards#/view/{DASHBOARD_ID})")
+    return answer
 
 
 def write_ndjson(path: str | None = None) -> str:

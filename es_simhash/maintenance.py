@@ -37,10 +37,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Callable, Collection, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Iterable, Iterator, Sequence
 
 from .dedup import NO_FEATURES, DecisionRule
 from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key, boilerplate_of
+
+if TYPE_CHECKING:
+    from .sources import DeadLetter, Record
 
 __all__ = ["settle", "delete", "repair", "migrate", "migration_input", "Change", "Settled", "RepairReport",
            "MaintenanceError"]
@@ -425,7 +428,7 @@ class _StoredRecords:
         self.source = source
         self.bytes_read = 0
 
-    def read_one(self, path: str, skip_lines: int = 0):
+    def read_one(self, path: str, skip_lines: int = 0) -> Iterator[Record | DeadLetter]:
         from .sources import DeadLetter, Record
 
         for n, (doc_id, text, record) in enumerate(self.source.records(), 1):

@@ -12,12 +12,26 @@ import socket
 import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Callable, Iterable, Iterator, Sequence
+from typing import IO, Callable, Iterable, Iterator, Protocol, Sequence
 
 from .dedup import DedupEngine, Document, DuplicateIdError, IndexingError, Result
 from .sources import DeadLetter, DeadLetterWriter, Record, RecordReader
 
-__all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "run_dedup", "trim_lines"]
+__all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "RecordSource", "run_dedup", "trim_lines"]
+
+
+class RecordSource(Protocol):
+    """What :func:`run_dedup` reads records with: a :class:`~es_simhash.sources.RecordReader`, or any reader of
+    records from elsewhere (``maintenance.migrate`` reads the documents stored in an index)."""
+
+    @property
+    def bytes_read(self) -> int:
+        """Progress so far (bytes for files; any growing count)."""
+        ...
+
+    def read_one(self, path: str, skip_lines: int = 0) -> Iterator[Record | DeadLetter]:
+        """The records and dead letters of one input, after its first ``skip_lines`` lines."""
+        ...
 
 
 @dataclass
@@ -153,7 +167,7 @@ class Checkpoint:
                 who = (f"process {holder.get('pid')} on {holder.get('host')} since {holder.get('since')}"
                        if holder else "another process")
                 raise CheckpointInUse(
-                    f"checkpoint {self.path} is in use by {who}: give each concurrent run its own --checkpoint"
+                    f"checkpoint {self.path} is in use by {who}: give each concurrent run its own checkpoint"
                 ) from None
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(me, fh)
@@ -203,6 +217,15 @@ class Checkpoint:
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
 
+    def open_report(self, path: str | os.PathLike[str]) -> IO[str]:
+        """The run's ``report`` file, opened for :func:`run_dedup`: a new run truncates it; a resumed one cuts it
+        back to the lines this checkpoint accounts for (a batch written after the last save goes: the run writes
+        it again) and appends. Take :meth:`lock` first, so a run that holds the checkpoint is never cut into."""
+        if not self.done:
+            return open(path, "w", encoding="utf-8")  # noqa: SIM115 - the caller closes it
+        trim_lines(path, self.summary.kept + self.summary.duplicates)
+        return open(path, "a", encoding="utf-8")  # noqa: SIM115
+
     def remove(self) -> None:
         for p in (self.path, f"{self.path}.tmp"):
             if os.path.exists(p):
@@ -248,7 +271,7 @@ def _alive(holder: dict) -> bool:
 def run_dedup(
     inputs: Sequence[str],
     engine: DedupEngine,
-    reader: RecordReader | None = None,
+    reader: RecordSource | None = None,
     *,
     report: IO[str] | None = None,
     output: IO[bytes] | None = None,
@@ -270,8 +293,6 @@ def run_dedup(
     """
     reader = reader or RecordReader()
     summary = checkpoint.summary if checkpoint is not None else Summary()
-    started = time.perf_counter()
-    elapsed_before = summary.elapsed  # the runs this one resumes
     resuming = checkpoint is not None and bool(checkpoint.done)
     with ExitStack() as stack:
         if checkpoint is not None:
@@ -279,72 +300,90 @@ def run_dedup(
         if resuming:
             trim_lines(dead_letters, summary.dead_letters)
         dlw = stack.enter_context(DeadLetterWriter(dead_letters, append=resuming))
-
-        def dead(letter: DeadLetter) -> None:
-            dlw.write(letter)
-            summary.read += 1
-            summary.dead_letters += 1
-
-        def flush(batch: list[Record], letters: list[DeadLetter], position: dict[str, int], results: list) -> None:
-            """Write one batch's outcome: the dead letters read before its last record (so a checkpoint is
-            all-or-nothing), its report/output lines, then the checkpoint at ``position`` (lines done per input)."""
-            for letter in letters:
-                dead(letter)
-            for rec, res in zip(batch, results):
-                if rec.encoding != "utf-8":
-                    summary.encoding_fallbacks += 1
-                if rec.html_stripped:
-                    summary.html_stripped += 1
-                if isinstance(res, (DuplicateIdError, IndexingError)):
-                    dead(DeadLetter(rec.source, rec.line, str(res), rec.raw[:200].decode("utf-8", "replace")))
-                    continue
-                _count(summary, res)
-                if report is not None:
-                    line = res.to_dict()
-                    line["source"], line["line"] = rec.source, rec.line
-                    report.write(json.dumps(line, ensure_ascii=False) + "\n")
-                if output is not None and not res.duplicate:
-                    output.write(rec.raw + b"\n")
-            if checkpoint is not None:
-                if report is not None:
-                    report.flush()
-                dlw.flush()
-                checkpoint.done.update(position)
-                summary.elapsed = elapsed_before + time.perf_counter() - started
-                checkpoint.save(summary)
-            if on_progress is not None:
-                on_progress(reader.bytes_read, summary)
-
-        def batches():
-            """Full batches of records, with the dead letters read since the previous batch and a snapshot of the
-            lines read per input (batches are fingerprinted one ahead, so the snapshot must not move)."""
-            batch: list[Record] = []
-            letters: list[DeadLetter] = []
-            position: dict[str, int] = {}
-            for path, src in zip(inputs, checkpoint.inputs if checkpoint else inputs):
-                skip = checkpoint.done.get(src, 0) if checkpoint is not None else 0
-                for item in reader.read_one(path, skip_lines=skip):
-                    position[src] = item.line
-                    if isinstance(item, DeadLetter):
-                        letters.append(item)
-                    else:
-                        batch.append(item)
-                    if len(batch) >= engine.batch_size:
-                        yield batch, letters, dict(position)
-                        batch, letters = [], []
-            yield batch, letters, dict(position)
-
+        run = _Run(summary, reader, dlw, report, output, checkpoint, on_progress)
         documents = (([Document(r.id, r.text, r.fields) for r in batch], (batch, letters, position))
-                     for batch, letters, position in batches())
+                     for batch, letters, position in run.batches(inputs, engine.batch_size))
         for (batch, letters, position), results in engine.process_batches(documents):
-            flush(batch, letters, position, results)
+            run.flush(batch, letters, position, results)
         summary.dead_letter_path = dlw.path if dlw.count or resuming and os.path.exists(dlw.path) else None
-    summary.elapsed = elapsed_before + time.perf_counter() - started
+    summary.elapsed = run.elapsed()
     if checkpoint is not None:
         checkpoint.remove()
     if on_progress is not None:
         on_progress(reader.bytes_read, summary)
     return summary
+
+
+class _Run:
+    """The state of one :func:`run_dedup`: where each batch's outcome goes."""
+
+    def __init__(self, summary: Summary, reader: RecordSource, dlw: DeadLetterWriter, report: IO[str] | None,
+                 output: IO[bytes] | None, checkpoint: Checkpoint | None,
+                 on_progress: Callable[[int, Summary], None] | None) -> None:
+        self.summary, self.reader, self.dlw = summary, reader, dlw
+        self.report, self.output, self.checkpoint, self.on_progress = report, output, checkpoint, on_progress
+        self.started = time.perf_counter()
+        self.elapsed_before = summary.elapsed  # the runs this one resumes
+
+    def elapsed(self) -> float:
+        return self.elapsed_before + time.perf_counter() - self.started
+
+    def dead(self, letter: DeadLetter) -> None:
+        self.dlw.write(letter)
+        self.summary.read += 1
+        self.summary.dead_letters += 1
+
+    def flush(self, batch: list[Record], letters: list[DeadLetter], position: dict[str, int], results: list) -> None:
+        """Write one batch's outcome: the dead letters read before its last record (so a checkpoint is
+        all-or-nothing), its report/output lines, then the checkpoint at ``position`` (lines done per input)."""
+        summary, report = self.summary, self.report
+        for letter in letters:
+            self.dead(letter)
+        for rec, res in zip(batch, results):
+            if rec.encoding != "utf-8":
+                summary.encoding_fallbacks += 1
+            if rec.html_stripped:
+                summary.html_stripped += 1
+            if isinstance(res, (DuplicateIdError, IndexingError)):
+                self.dead(DeadLetter(rec.source, rec.line, str(res), rec.raw[:200].decode("utf-8", "replace")))
+                continue
+            _count(summary, res)
+            if report is not None:
+                line = res.to_dict()
+                line["source"], line["line"] = rec.source, rec.line
+                report.write(json.dumps(line, ensure_ascii=False) + "\n")
+            if self.output is not None and not res.duplicate:
+                self.output.write(rec.raw + b"\n")
+        if self.checkpoint is not None:
+            if report is not None:
+                report.flush()
+            self.dlw.flush()
+            self.checkpoint.done.update(position)
+            summary.elapsed = self.elapsed()
+            self.checkpoint.save(summary)
+        if self.on_progress is not None:
+            self.on_progress(self.reader.bytes_read, summary)
+
+    def batches(self, inputs: Sequence[str], size: int
+                ) -> Iterator[tuple[list[Record], list[DeadLetter], dict[str, int]]]:
+        """Full batches of records, with the dead letters read since the previous batch and a snapshot of the
+        lines read per input (batches are fingerprinted one ahead, so the snapshot must not move)."""
+        checkpoint = self.checkpoint
+        batch: list[Record] = []
+        letters: list[DeadLetter] = []
+        position: dict[str, int] = {}
+        for path, src in zip(inputs, checkpoint.inputs if checkpoint else inputs):
+            skip = checkpoint.done.get(src, 0) if checkpoint is not None else 0
+            for item in self.reader.read_one(path, skip_lines=skip):
+                position[src] = item.line
+                if isinstance(item, DeadLetter):
+                    letters.append(item)
+                else:
+                    batch.append(item)
+                if len(batch) >= size:
+                    yield batch, letters, dict(position)
+                    batch, letters = [], []
+        yield batch, letters, dict(position)
 
 
 def _count(summary: Summary, res: Result) -> None:

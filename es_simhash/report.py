@@ -22,7 +22,10 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from .dedup import DefaultRule
 
 __all__ = [
     "ClusterRow",
@@ -81,7 +84,6 @@ class ReportData:
     clusters_with_duplicates: int = 0
     size_distribution: dict[int, int] = field(default_factory=dict)
     """Cluster size (at least 2) -> number of clusters of that size."""
-    sizes_truncated: bool = False
     top_clusters: list[ClusterRow] = field(default_factory=list)
     timeline: list[TimeBucket] = field(default_factory=list)
     timeline_interval: str = ""
@@ -163,7 +165,6 @@ def from_index(client, index: str, *, top: int = 20, max_clusters: int = 10_000,
     data.size_distribution = dict(sorted(sizes.items()))
     data.clusters_with_duplicates = sum(sizes.values())
     if len(aggs["sizes"]["buckets"]) >= max_clusters:
-        data.sizes_truncated = True
         data.notes.append(
             f"More than {max_clusters:,} clusters have duplicates: the size distribution shows the "
             f"{max_clusters:,} largest only.")
@@ -171,7 +172,7 @@ def from_index(client, index: str, *, top: int = 20, max_clusters: int = 10_000,
     if lo is not None and hi is not None:
         # date_histogram with an interval chosen from the time span (auto_date_histogram is not in every
         # distribution); empty buckets are kept so gaps in the crawl show as gaps
-        name, step = _interval(timedelta(milliseconds=hi - lo))
+        name, _ = _interval(timedelta(milliseconds=hi - lo))
         with elastic_errors(url):
             tl = client.search(index=index, size=0, aggs={"t": {
                 "date_histogram": {"field": "crawl_time", "fixed_interval": name, "min_doc_count": 0},
@@ -223,16 +224,16 @@ def _read_jsonl(path: str) -> Iterable[dict[str, Any]]:
                 try:
                     row = json.loads(line)
                 except ValueError:
-                    raise ReportError(f"{path}:{n} is not JSON: is it a `dedup --report` file?") from None
+                    raise ReportError(f"{path}:{n} is not JSON: is it the report of a dedup run?") from None
                 if not isinstance(row, dict) or "id" not in row or "cluster" not in row:
-                    raise ReportError(f"{path}:{n} has no id/cluster: is it a `dedup --report` file?")
+                    raise ReportError(f"{path}:{n} has no id/cluster: is it the report of a dedup run?")
                 yield row
     except FileNotFoundError:
         raise ReportError(f"report file not found: {path}") from None
     except IsADirectoryError:
-        raise ReportError(f"{path} is a directory, not a `dedup --report` file") from None
+        raise ReportError(f"{path} is a directory, not the report of a dedup run") from None
     except UnicodeDecodeError:
-        raise ReportError(f"{path}:{n + 1} is not UTF-8 text: is it a `dedup --report` file?") from None
+        raise ReportError(f"{path}:{n + 1} is not UTF-8 text: is it the report of a dedup run?") from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise ReportError(f"{path} is a truncated or corrupt gzip file after line {n} ({exc})") from None
 
@@ -320,26 +321,23 @@ def from_dedup_report(path: str, inputs: Sequence[str] = (), *, top: int = 20, t
     if inputs:
         data.timeline, data.timeline_interval = _bucket_times(times)
     else:
-        data.notes.append("No crawl input given (--input): titles, urls and crawl times are not shown.")
+        data.notes.append("No crawl input was joined in: titles, urls and crawl times are not shown.")
     return data
 
 
 def _input_fields(inputs: Sequence[str], wanted: set[str], text_field: str | None,
                   id_field: str | None) -> dict[str, tuple[Any, Any, Any]]:
     """id -> (title, url, crawl time) from the crawl input, read with the same rules as ``dedup``/``index``."""
-    import os
+    from .sources import InputError, Record, RecordReader, check_inputs, record_meta
 
-    from .index.elastic import _TIME_FIELDS, _TITLE_FIELDS, _URL_FIELDS, _first
-    from .sources import Record, RecordReader
-
-    for p in inputs:
-        if not os.path.isfile(p):
-            raise ReportError(f"input not found: {p}")
+    try:
+        check_inputs(inputs)
+    except InputError as exc:
+        raise ReportError(str(exc)) from None
     out: dict[str, tuple[Any, Any, Any]] = {}
     for item in RecordReader(text_field, id_field).read(list(inputs)):
         if isinstance(item, Record) and item.id in wanted and item.id not in out:
-            f = item.fields
-            out[item.id] = (_first(f, _TITLE_FIELDS), _first(f, _URL_FIELDS), _first(f, _TIME_FIELDS))
+            out[item.id] = record_meta(item.fields)
     return out
 
 
@@ -532,8 +530,12 @@ footer { color: var(--muted); font-size: 12.5px; margin-top: 24px; }
 """
 
 
-def render_html(data: ReportData, title: str = "Duplicate report") -> str:
-    """The report as one HTML page (charts inline as PNG data URIs; no scripts, no remote resources)."""
+def render_html(data: ReportData, title: str = "Duplicate report", rule: DefaultRule | None = None) -> str:
+    """The report as one HTML page (charts inline as PNG data URIs; no scripts, no remote resources). ``rule``:
+    the rule the documents were decided with, whose limits the page states (default: ``DefaultRule()``)."""
+    from .dedup import DefaultRule
+
+    rule = rule or DefaultRule()
     plt = _pyplot()
     parts: list[str] = []
     add = parts.append
@@ -565,13 +567,14 @@ def render_html(data: ReportData, title: str = "Duplicate report") -> str:
         _section_sizes(add, plt, data)
         _section_top(add, data)
         _section_timeline(add, plt, data)
-        _section_distances(add, plt, data)
+        _section_distances(add, plt, data, rule)
         _section_reasons(add, plt, data)
     add("<footer>A cluster is a canonical document and every document marked a duplicate of it "
         "(<code>dup_cluster</code> is the canonical document's id). Reasons: <b>exact</b> same normalised "
-        "content; <b>simhash</b> SimHash within the Hamming distance limit (3 bits for long texts, 7 for short ones); "
-        "<b>sentences</b> a shared long sentence that is not boilerplate (within 16 bits), or half of a short "
-        "text's shingle sketch; <b>no-features</b> empty or punctuation-only text.</footer>")
+        f"content; <b>simhash</b> SimHash within the Hamming distance limit ({rule.k} bits for long texts, "
+        f"{rule.short_k} for short ones); <b>sentences</b> a shared long sentence that is not boilerplate (within "
+        f"{rule.sentence_k} bits), or half of a short text's shingle sketch; <b>no-features</b> empty or "
+        "punctuation-only text.</footer>")
     add("</main></body></html>\n")
     return "".join(parts)
 
@@ -632,14 +635,14 @@ def _section_timeline(add, plt, data: ReportData) -> None:
         "</details></section>")
 
 
-def _section_distances(add, plt, data: ReportData) -> None:
+def _section_distances(add, plt, data: ReportData, rule: DefaultRule) -> None:
     add('<section id="distances"><h2>Hamming distance histogram</h2>')
     if not data.distances:
         add('<p class="why">No duplicates, no distances.</p></section>')
         return
     add('<p class="why">Bits in which each duplicate\'s 64-bit SimHash differs from the document it duplicates. '
-        "Exact copies sit at 0; <i>simhash</i> duplicates stay within the limit (<code>-k</code>, default 3; 7 for "
-        "short texts); <i>sentences</i> duplicates (a shared long sentence or shingle sketch) can be further apart."
+        f"Exact copies sit at 0; <i>simhash</i> duplicates stay within the limit (<code>k</code> = {rule.k} bits; "
+        f"{rule.short_k} for short texts); <i>sentences</i> duplicates (a shared long sentence or shingle sketch) can be further apart."
         "</p>")
     reasons = sorted({r for v in data.distances.values() for r in v},
                      key=lambda r: (DUPLICATE_REASONS.index(r) if r in DUPLICATE_REASONS else 9, r))
@@ -667,9 +670,9 @@ def _section_reasons(add, plt, data: ReportData) -> None:
         f"<tbody>{rows}</tbody></table></div></section>")
 
 
-def write_report(data: ReportData, path: str, title: str = "Duplicate report") -> int:
-    """Render and write the page; returns its size in bytes."""
-    page = render_html(data, title=title).encode("utf-8")
+def write_report(data: ReportData, path: str, title: str = "Duplicate report", rule: DefaultRule | None = None) -> int:
+    """Render and write the page (``rule``: as :func:`render_html` takes it); returns its size in bytes."""
+    page = render_html(data, title=title, rule=rule).encode("utf-8")
     with open(path, "wb") as fh:
         fh.write(page)
     return len(page)

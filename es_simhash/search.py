@@ -41,6 +41,11 @@ class Hit:
     reason: str | None = None
     source: dict[str, Any] = field(default_factory=dict, repr=False)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The hit as ``es-simhash search --json`` prints it (one JSON object a line)."""
+        return {"id": self.id, "score": self.score, "title": self.title, "url": self.url, "cluster": self.cluster,
+                "cluster_size": self.cluster_size, "duplicate_of": self.duplicate_of}
+
 
 @dataclass
 class ClusterSummary:
@@ -48,6 +53,10 @@ class ClusterSummary:
     size: int
     title: str | None
     url: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The cluster as ``es-simhash clusters --json`` prints it."""
+        return {"cluster": self.cluster, "size": self.size, "title": self.title, "url": self.url}
 
 
 def _hit(h: dict[str, Any]) -> Hit:

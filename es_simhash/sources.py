@@ -16,7 +16,7 @@ import os
 import sys
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Iterator, Sequence
+from typing import IO, Any, BinaryIO, Iterator, Sequence
 
 from .markup import HTML_MODES, text_of
 
@@ -28,11 +28,22 @@ __all__ = [
     "DEFAULT_ID_FIELDS",
     "DeadLetterWriter",
     "MAX_ID_BYTES",
+    "TITLE_FIELDS",
+    "URL_FIELDS",
+    "TIME_FIELDS",
+    "InputError",
+    "check_inputs",
+    "first_field",
+    "record_meta",
 ]
 
 DEFAULT_TEXT_FIELDS: tuple[str, ...] = ("content", "text", "body")
 DEFAULT_ID_FIELDS: tuple[str, ...] = ("id", "_id", "doc_id", "url")
 MAX_ID_BYTES = 512  # Elasticsearch's limit for _id
+TITLE_FIELDS: tuple[str, ...] = ("title", "headline")
+URL_FIELDS: tuple[str, ...] = ("url", "link", "uri")
+TIME_FIELDS: tuple[str, ...] = ("crawl_time", "crawled_at", "fetch_time", "fetched_at", "timestamp", "date",
+                                "published_at")
 _EXCERPT = 200
 _FALLBACK = "gb18030"  # what --encoding auto tries after UTF-8
 _CHUNK = 1 << 20
@@ -61,6 +72,38 @@ class DeadLetter:
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "line": self.line, "reason": self.reason, "excerpt": self.excerpt}
+
+
+class InputError(ValueError):
+    """An input that cannot be read as JSON Lines at all (missing, or a directory)."""
+
+
+def check_inputs(inputs: Sequence[str]) -> None:
+    """Raise :class:`InputError` for the first of ``inputs`` (paths, ``-`` for stdin) that is missing or a
+    directory, before anything is read or written."""
+    for p in inputs:
+        if p != "-" and not os.path.exists(p):
+            raise InputError(f"input not found: {p}")
+        if p != "-" and os.path.isdir(p):
+            raise InputError(f"input is a directory, expected a JSON Lines file: {p}")
+
+
+def first_field(record: dict[str, Any] | None, names: Sequence[str]) -> Any:
+    """The value of the first of ``names`` that ``record`` holds and that is neither ``None`` nor empty."""
+    if not record:
+        return None
+    for n in names:
+        v = record.get(n)
+        if v not in (None, ""):
+            return v
+    return None
+
+
+def record_meta(record: dict[str, Any] | None) -> tuple[Any, Any, Any]:
+    """``(title, url, crawl time)`` of a crawl record, each from the first of its usual field names
+    (:data:`TITLE_FIELDS`, :data:`URL_FIELDS`, :data:`TIME_FIELDS`) the record holds, else ``None``: what the
+    Elasticsearch index stores as ``title``, ``url`` and ``crawl_time`` and the report shows."""
+    return first_field(record, TITLE_FIELDS), first_field(record, URL_FIELDS), first_field(record, TIME_FIELDS)
 
 
 def _excerpt(raw: bytes) -> str:
@@ -118,7 +161,7 @@ class RecordReader:
         html: str = "keep",
     ) -> None:
         if html not in HTML_MODES:
-            raise ValueError(f"unknown --html mode {html!r}: use {', '.join(HTML_MODES)}")
+            raise ValueError(f"unknown html mode {html!r}: use {', '.join(HTML_MODES)}")
         self.html = html
         if encoding != "auto":
             try:
@@ -203,54 +246,58 @@ class RecordReader:
 
     def parse(self, source: str, line_no: int, raw: bytes) -> Record | DeadLetter:
         """One line of JSON Lines to a :class:`Record`, or a :class:`DeadLetter` saying what is wrong."""
+        try:
+            decoded, encoding = self._decode(raw)
+            if line_no == 1:
+                decoded = decoded.removeprefix("\ufeff")
+            obj = _json_object(decoded)
+            text, text_field = self._text(obj)
+            doc_id = self._id(obj, source, line_no)
+        except _Bad as bad:
+            return DeadLetter(source, line_no, str(bad), _excerpt(raw))
+        stripped = False
+        if self.html != "keep":
+            text, stripped = text_of(text, self.html)
+            if stripped:
+                obj[text_field] = text
+        return Record(source, line_no, doc_id, text, obj, raw, encoding, stripped)
 
-        def dead(reason: str) -> DeadLetter:
-            return DeadLetter(source, line_no, reason, _excerpt(raw))
-
+    def _decode(self, raw: bytes) -> tuple[str, str]:
+        """The line as text and the encoding it was decoded with."""
         if b"\x00" in raw:
-            return dead("NUL byte in the line (binary data?)")
+            raise _Bad("NUL byte in the line (binary data?)")
         encoding = "utf-8" if self.encoding == "auto" else self.encoding
         try:
-            decoded = raw.decode(encoding)
+            return raw.decode(encoding), encoding
         except UnicodeDecodeError as exc:
             if self.encoding != "auto":
                 hint = "; GBK or binary? try --encoding auto" if encoding == "utf-8" else ""
                 shown = "UTF-8" if encoding == "utf-8" else encoding
-                return dead(f"not {shown} (invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}{hint})")
+                raise _Bad(f"not {shown} (invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}{hint})") from None
             try:
-                decoded, encoding = raw.decode(_FALLBACK), _FALLBACK
+                return raw.decode(_FALLBACK), _FALLBACK
             except UnicodeDecodeError:
-                return dead(f"neither UTF-8 nor {_FALLBACK} (invalid byte 0x{raw[exc.start]:02x} at offset "
-                            f"{exc.start} for UTF-8; binary, or another encoding: --encoding NAME)")
-        if line_no == 1:
-            decoded = decoded.removeprefix("\ufeff")
-        try:
-            obj = json.loads(decoded)
-        except json.JSONDecodeError as exc:
-            return dead(f"malformed JSON: {exc.msg} (column {exc.colno})")
-        except RecursionError:
-            return dead("JSON nested too deeply")
-        if not isinstance(obj, dict):
-            return dead(f"expected a JSON object, got {_type_name(obj)}")
+                raise _Bad(f"neither UTF-8 nor {_FALLBACK} (invalid byte 0x{raw[exc.start]:02x} at offset "
+                           f"{exc.start} for UTF-8; binary, or another encoding: --encoding NAME)") from None
 
-        text = None
+    def _text(self, obj: dict[str, Any]) -> tuple[str, str]:
+        """The record's text and the field it came from."""
         for name in self.text_fields:
             if name in obj:
                 value = obj[name]
                 if not isinstance(value, str):
                     if self.explicit_text or not any(isinstance(obj.get(n), str) for n in self.text_fields):
-                        return dead(f"field {name!r} is {_type_name(value)}, not a string")
+                        raise _Bad(f"field {name!r} is {_type_name(value)}, not a string")
                     continue
-                text = value
-                text_field = name
-                break
-        if text is None:
-            return dead(f"no text field (looked for {', '.join(map(repr, self.text_fields))}; use --text-field)")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            return dead("text contains invalid Unicode (a lone surrogate escape such as \\ud800)")
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise _Bad("text contains invalid Unicode (a lone surrogate escape such as \\ud800)") from None
+                return value, name
+        raise _Bad(f"no text field (looked for {', '.join(map(repr, self.text_fields))}; use --text-field)")
 
+    def _id(self, obj: dict[str, Any], source: str, line_no: int) -> str:
+        """The record's id (``file:line`` when it has none, a digest when it is too long to be one)."""
         doc_id = None
         for name in self.id_fields:
             value = obj.get(name)
@@ -258,23 +305,34 @@ class RecordReader:
                 doc_id = str(value)
                 break
             if value is not None and self.explicit_id:
-                return dead(f"id field {name!r} is {_type_name(value)}, not a string or number")
+                raise _Bad(f"id field {name!r} is {_type_name(value)}, not a string or number")
         if doc_id is None:
             if self.explicit_id:
-                return dead(f"no {self.id_fields[0]!r} field (the --id-field)")
+                raise _Bad(f"no {self.id_fields[0]!r} field (the --id-field)")
             doc_id = f"{os.path.basename(source)}:{line_no}"
         try:
             id_bytes = doc_id.encode("utf-8")
         except UnicodeEncodeError:
-            return dead("id contains invalid Unicode (a lone surrogate escape)")
+            raise _Bad("id contains invalid Unicode (a lone surrogate escape)") from None
         if len(id_bytes) > MAX_ID_BYTES:
             doc_id = "sha256:" + hashlib.sha256(id_bytes).hexdigest()
-        stripped = False
-        if self.html != "keep":
-            text, stripped = text_of(text, self.html)
-            if stripped:
-                obj[text_field] = text
-        return Record(source, line_no, doc_id, text, obj, raw, encoding, stripped)
+        return doc_id
+
+
+class _Bad(Exception):
+    """A line that is not a record: the dead letter's reason."""
+
+
+def _json_object(decoded: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(decoded)
+    except json.JSONDecodeError as exc:
+        raise _Bad(f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise _Bad("JSON nested too deeply") from None
+    if not isinstance(obj, dict):
+        raise _Bad(f"expected a JSON object, got {_type_name(obj)}")
+    return obj
 
 
 class DeadLetterWriter:
@@ -284,7 +342,7 @@ class DeadLetterWriter:
         self.path = os.fspath(path)
         self.count = 0
         self.append = append
-        self._fh = None
+        self._fh: IO[str] | None = None
 
     def write(self, letter: DeadLetter) -> None:
         if self._fh is None:

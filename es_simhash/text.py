@@ -315,7 +315,7 @@ def segment(normalized: str, segmenter: str = "auto") -> list[str]:
 
 
 def _read_word_list(name: str) -> Iterable[str]:
-    data = resources.files("es_simhash").joinpath("data", name).read_text(encoding="utf-8")
+    data = resources.files("es_simhash").joinpath("data").joinpath(name).read_text(encoding="utf-8")
     for line in data.splitlines():
         line = line.strip()
         if line and not line.startswith("#"):

@@ -30,6 +30,14 @@ if str(SCRIPTS) not in sys.path:
 import es_node as esn  # noqa: E402  (scripts/ is not a package)
 
 
+@pytest.fixture
+def cli():
+    """``cli("dedup", path, "--report", r, cwd=tmp_path)``: es-simhash run in process (``support.run_cli``)."""
+    from support import run_cli
+
+    return run_cli
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "es: needs a real Elasticsearch node")
     config.addinivalue_line("markers", "slow: slow test (seconds to minutes)")

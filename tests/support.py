@@ -109,3 +109,33 @@ def flip_bits(value: int, positions) -> int:
     for p in positions:
         value ^= 1 << p
     return value
+
+
+# -- the command line, in process ---------------------------------------------------------------------------
+def run_cli(*args, stdin: bytes | str | None = b"", env: dict | None = None, cwd=None, es_url: str | None = None):
+    """Run ``es-simhash ARGS`` in this process, as the console script does (``es_simhash.cli.main``: the same
+    one-line errors and exit codes), with stdin, stdout and stderr captured by ``typer.testing.CliRunner``.
+    ``env`` (variables to set; ``None`` values unset) and ``cwd`` apply for the run only. Returns a
+    ``subprocess.CompletedProcess`` (``returncode``, ``stdout`` and ``stderr`` as bytes), like the subprocess
+    helpers it replaces; tests of signals, kills and a fresh interpreter keep a real subprocess."""
+    import os
+    import subprocess
+
+    from typer.testing import CliRunner
+
+    from es_simhash.cli import main
+
+    env = dict(env or {})
+    if es_url is not None:
+        env["ES_URL"] = es_url
+    argv = [str(a) for a in args]
+    before = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with CliRunner().isolation(input=stdin, env=env) as (out, err, _):
+            code = main(argv)
+            stdout, stderr = out.getvalue(), err.getvalue()
+    finally:
+        os.chdir(before)
+    return subprocess.CompletedProcess(["es-simhash", *argv], code, stdout, stderr)

@@ -62,7 +62,7 @@ def test_a_second_index_process_with_the_same_checkpoint_stops_and_leaves_the_fi
                                 timeout=300)
         err = second.stderr.decode().strip()
         assert second.returncode == 1 and err.count("\n") == 0
-        assert f"in use by process {first.pid}" in err and "its own --checkpoint" in err
+        assert f"in use by process {first.pid}" in err and "its own checkpoint (option --checkpoint FILE)" in err
         first.stdin.close()
         assert first.wait(timeout=300) == 0, first.stderr.read().decode()
     finally:

@@ -1,19 +1,21 @@
-"""The command line, end to end, as a user runs it (a real subprocess)."""
+"""The command line, end to end, as a user runs it (in process, through the console script's ``main``; one test
+runs the installed entry point in a real subprocess)."""
 
 import gzip
 import json
+import math
 import subprocess
 import sys
 
 import pytest
 
 from es_simhash.fingerprint import FINGERPRINT_VERSION
-from support import chinese_articles, english_articles
+from es_simhash.text import normalize, segment
+from support import chinese_articles, english_articles, run_cli
 
 
-def run(*args, stdin=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], input=stdin,
-                          capture_output=True, cwd=cwd, timeout=600)
+def run(*args, stdin=b"", cwd=None):
+    return run_cli(*args, stdin=stdin, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +131,11 @@ def test_fit_idf_learns_a_table_that_dedup_uses(tmp_path):
     res = run("fit-idf", corpus, "-o", tmp_path / "idf.txt")
     assert res.returncode == 0, res.stderr
     table = dict(line.rsplit(" ", 1) for line in (tmp_path / "idf.txt").read_text().splitlines())
-    assert float(table["government"]) < float(table["football"]) or float(table["government"]) > 0
+    words = [set(segment(normalize(a))) for a in english_articles()[:300]]  # each document's words
+    for word in ("government", "football", "minister"):  # IDF = ln(N / documents holding the word)
+        df = sum(1 for w in words if word in w)
+        assert 2 <= df < len(words) and float(table[word]) == pytest.approx(math.log(len(words) / df), abs=1e-3)
+    assert all(float(v) > 0 for v in table.values())  # no word is in every document
     assert "the" not in table  # stop words are not learnt
     assert run("dedup", corpus, "--idf", tmp_path / "idf.txt").returncode == 0
 
@@ -138,6 +144,8 @@ def test_help_explains_commands():
     res = run("--help")
     out = res.stdout.decode()
     assert res.returncode == 0 and "dedup" in out and "fingerprint" in out and "fit-idf" in out
+    real = subprocess.run([sys.executable, "-m", "es_simhash", "--help"], capture_output=True, timeout=120)
+    assert real.returncode == 0 and real.stdout == res.stdout  # the module entry point, in a real process
 
 
 def test_a_gbk_crawl_with_encoding_auto(tmp_path):
@@ -175,7 +183,7 @@ def test_html_pages_are_read_as_text_and_counted(tmp_path):
     kept = run("dedup", "in.jsonl", "--html", "keep", "--no-progress", cwd=tmp_path)
     assert kept.returncode == 0 and "carried HTML" not in kept.stderr.decode()
     bad = run("dedup", "in.jsonl", "--html", "maybe", cwd=tmp_path)
-    assert bad.returncode == 2 and "unknown --html mode 'maybe'" in bad.stderr.decode()
+    assert bad.returncode == 2 and "unknown html mode 'maybe'" in bad.stderr.decode()
 
 
 def test_a_saved_index_of_an_older_fingerprint_version_is_refused(tmp_path):

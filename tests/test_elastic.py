@@ -3,9 +3,6 @@ crowded buckets, search-time filtering, clusters, and the CLI commands."""
 
 import json
 import logging
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,7 +14,7 @@ from es_simhash.index.elastic import ElasticIndex, ensure_index, index_template,
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.keys import DEFAULT, SEGMENTS
 from es_simhash.search import filter_duplicates, search, top_clusters
-from support import chinese_articles, english_articles
+from support import chinese_articles, english_articles, run_cli
 
 
 @pytest.fixture
@@ -34,10 +31,8 @@ def reprint(a):
     return "本网讯 " + a.replace("，", ",", 2) + "（完）"
 
 
-def cli(*args, es_url, **kw):
-    env = dict(os.environ, ES_URL=es_url)
-    return subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], capture_output=True, env=env,
-                          timeout=600, **kw)
+def cli(*args, es_url, input=b"", **kw):
+    return run_cli(*args, es_url=es_url, stdin=input, **kw)
 
 
 def test_server_is_a_real_9x_node(client):

@@ -2,6 +2,7 @@
 index template (a renamed field fails here, not on a dashboard). The import command against a local HTTP
 endpoint that records the request (no Kibana can run here), and the docker-compose one-shot."""
 
+import base64
 import http.server
 import json
 import re
@@ -330,3 +331,31 @@ def test_docker_compose_imports_the_objects_after_kibana_is_healthy():
     assert f"file=@{target}/{kibana.NDJSON_NAME}" in script
     assert "/api/saved_objects/_import?overwrite=true" in script and "kbn-xsrf" in script
     assert (ROOT / "templates/kibana" / kibana.NDJSON_NAME).exists()
+
+
+def test_import_takes_credentials_from_the_es_simhash_config_file(fake_kibana, tmp_path, monkeypatch):
+    """Kibana's import reads the same connection settings as the Elasticsearch commands (config file, then
+    environment, then arguments), not the environment alone."""
+    url, rec = fake_kibana
+    config = tmp_path / "config.toml"
+    config.write_text('[elasticsearch]\nurl = "http://127.0.0.1:9"\nusername = "kib"\npassword = "from-file"\n')
+    for name in ("ES_API_KEY", "ES_USERNAME", "ES_PASSWORD", "ES_CA_CERTS", "KIBANA_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ES_SIMHASH_CONFIG", str(config))
+    monkeypatch.setenv("ES_URL", "not a url")  # Kibana's import does not need (or check) the Elasticsearch URL
+    kibana.import_saved_objects(url)
+    assert rec.requests[-1][1]["authorization"] == "Basic " + base64.b64encode(b"kib:from-file").decode()
+    monkeypatch.setenv("ES_PASSWORD", "from-env")  # the environment wins over the file, arguments over both
+    kibana.import_saved_objects(url)
+    assert rec.requests[-1][1]["authorization"] == "Basic " + base64.b64encode(b"kib:from-env").decode()
+    kibana.import_saved_objects(url, api_key="YXJn")
+    assert rec.requests[-1][1]["authorization"] == "ApiKey YXJn"
+    env = {"PATH": "/usr/bin:/bin", "ES_SIMHASH_CONFIG": str(config)}
+    res = subprocess.run([sys.executable, "-m", "es_simhash", "kibana", "import", "--kibana-url", url],
+                         capture_output=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr.decode()
+    assert rec.requests[-1][1]["authorization"] == "Basic " + base64.b64encode(b"kib:from-file").decode()
+    config.write_text("[elasticsearch]\nnope = 1\n")
+    res = subprocess.run([sys.executable, "-m", "es_simhash", "kibana", "import", "--kibana-url", url],
+                         capture_output=True, env=env, timeout=120)
+    assert res.returncode == 1 and "unknown [elasticsearch] keys" in res.stderr.decode()

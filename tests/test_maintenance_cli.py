@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 
 from es_simhash.fingerprint import FINGERPRINT_VERSION
-from support import chinese_articles, english_articles
+from support import chinese_articles, english_articles, run_cli
 
 
 def cli(*args, es_url: str, cwd, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], capture_output=True, input=stdin,
-                          cwd=cwd, env=dict(os.environ, ES_URL=es_url), timeout=600)
+    return run_cli(*args, es_url=es_url, cwd=cwd, stdin=stdin if stdin is not None else b"")
 
 
 def raw_state(client, index: str) -> dict[str, dict]:

@@ -4,7 +4,6 @@ crawled text, and a clear error when matplotlib is missing."""
 
 import gzip
 import json
-import os
 import re
 import subprocess
 import sys
@@ -18,17 +17,14 @@ pytest.importorskip("matplotlib")
 
 from es_simhash import report  # noqa: E402
 from es_simhash.index.elastic import ConnectionSettings, connect  # noqa: E402
+from support import run_cli  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "crawl.jsonl.gz"
 
 
 def cli(*args, es_url=None, **kw):
-    env = dict(os.environ)
-    if es_url:
-        env["ES_URL"] = es_url
-    return subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], capture_output=True, env=env,
-                          timeout=600, **kw)
+    return run_cli(*args, es_url=es_url, **kw)
 
 
 def all_docs(client, index):
@@ -146,7 +142,18 @@ def test_report_from_the_embedded_dedup_file_matches_the_index(es_url, indexed_e
     res = cli("report", "--from-dedup", tmp_path / "mem.jsonl", "--input", EXAMPLE, "-o", out,
               es_url="http://127.0.0.1:9")  # no server needed
     assert res.returncode == 0, res.stderr.decode()
-    assert out.stat().st_size > 20_000
+    page = out.read_text(encoding="utf-8")  # the page the command wrote shows what the data says (--top 20)
+    data = report.from_dedup_report(str(tmp_path / "mem.jsonl"), [str(EXAMPLE)], top=20)
+    assert len(data.top_clusters) == 20
+    cards = dict((k, v) for v, k in re.findall(r'<div class="v">([^<]*)</div><div class="k">([^<]*)</div>', page))
+    assert cards["documents"] == f"{data.documents:,}" and cards["duplicates"] == f"{data.duplicates:,}"
+    assert cards["clusters with duplicates"] == f"{data.clusters_with_duplicates:,}"
+    top = page[page.index('id="top"'):page.index('id="timeline"')]
+    assert re.findall(r'<td class="id">([^<]*)</td>', top) == [r.cluster for r in data.top_clusters]
+    assert page.count('src="data:image/png;base64,') == 4  # sizes, timeline, distances, reasons
+    assert "3 bits for long texts, 7 for short ones" in page  # the default rule's limits
+    res = cli("report", "--from-dedup", tmp_path / "mem.jsonl", "-k", "5", "-o", out, es_url="http://127.0.0.1:9")
+    assert res.returncode == 0 and "5 bits for long texts, 7 for short ones" in out.read_text(encoding="utf-8")
 
 
 def _hostile(tmp_path):
@@ -176,14 +183,28 @@ def test_hostile_titles_and_urls_are_escaped(tmp_path):
     assert "default-src 'none'" in page
 
 
+def test_the_page_states_the_limits_of_the_rule_it_was_given(tmp_path):
+    """The footer and the distance section say the rule's own limits, not the defaults whatever -k was."""
+    from es_simhash.dedup import DefaultRule
+
+    _, rep = _hostile(tmp_path)
+    data = report.from_dedup_report(str(rep))
+    page = report.render_html(data, rule=DefaultRule(k=6, short_k=9, sentence_k=14))
+    assert "6 bits for long texts, 9 for short ones" in page and "(within 14 bits)" in page
+    assert "<code>k</code> = 6 bits; 9 for short texts" in page
+    assert "3 bits for long texts" not in page and "16 bits" not in page
+    default = report.render_html(data)
+    assert "3 bits for long texts, 7 for short ones" in default and "(within 16 bits)" in default
+
+
 def test_report_without_input_and_on_empty_files(tmp_path):
     crawl, rep = _hostile(tmp_path)
     page = report.render_html(report.from_dedup_report(str(rep)))
-    assert "No crawl input given" in page and "no timeline" in page
+    assert "No crawl input was joined in" in page and "no timeline" in page
     (tmp_path / "empty.jsonl").write_text("")
     assert "nothing to report" in report.render_html(report.from_dedup_report(str(tmp_path / "empty.jsonl")))
     res = cli("report", "--from-dedup", crawl, "-o", tmp_path / "x.html")  # the crawl is not a report file
-    assert res.returncode == 1 and "is it a `dedup --report` file?" in res.stderr.decode()
+    assert res.returncode == 1 and "is it the report of a dedup run?" in res.stderr.decode()
     res = cli("report", "--from-dedup", tmp_path / "missing.jsonl", "-o", tmp_path / "x.html")
     assert res.returncode == 1 and res.stderr.decode().strip().endswith("report file not found: " +
                                                                          str(tmp_path / "missing.jsonl"))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import AbstractSet, Any, Collection, Hashable, Iterable, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
 
 from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import LookupKeys
@@ -28,6 +28,8 @@ __all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "MaintainedInd
            "arrival_key", "boilerplate_of", "sentence_candidate", "sharing_sketch", "split_sentences"]
 
 CANONICAL = "canonical"
+
+H = TypeVar("H", bound=Hashable)  # a sentence hash: an int, or its hex string (Elasticsearch)
 
 MIN_SHARED_SKETCH = 2
 """How many shingle-sketch hashes a stored document must share with a query (besides boilerplate) to be its
@@ -63,7 +65,7 @@ def sharing_sketch(holders: Sequence[int]) -> list[int]:
     return [d for d, n in Counter(holders).items() if n >= MIN_SHARED_SKETCH]
 
 
-def sentence_candidate(sentences: set[int], sketch: set[int], theirs: Iterable[int]) -> bool:
+def sentence_candidate(sentences: AbstractSet[H], sketch: AbstractSet[H], theirs: Iterable[H]) -> bool:
     """Whether a stored document whose fingerprint holds the hashes ``theirs`` is a candidate of a query through
     the sentence channel: it holds one of the query's (non-boilerplate) long-sentence hashes ``sentences``, or
     at least :data:`MIN_SHARED_SKETCH` of its (non-boilerplate) sketch hashes ``sketch``."""
@@ -141,8 +143,10 @@ class SegmentIndex(Protocol):
     max_sentence_df: int
     """Sentences held by more documents than this are boilerplate: they bring no candidates."""
 
-    lookup_keys: LookupKeys
-    """Which keys bring SimHash candidates (the engine's in-batch index uses the same, so both agree)."""
+    @property
+    def lookup_keys(self) -> LookupKeys:
+        """Which keys bring SimHash candidates (the engine's in-batch index uses the same, so both agree)."""
+        ...
 
     def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
         """Candidates for each query, in query order.

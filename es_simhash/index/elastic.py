@@ -25,6 +25,7 @@ next lookup, so a duplicate of a document written one batch earlier is found wha
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -36,13 +37,14 @@ from datetime import datetime, timezone
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
-from typing import Any, Collection, Iterator, Sequence
+from typing import Any, Collection, Iterator, Literal, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
 from .. import hamming
-from ..fingerprint import SKETCH_BIT, Fingerprint
+from ..fingerprint import SKETCH_BIT, Fingerprint, _hex
+from ..sources import record_meta
 from ..keys import DEFAULT as DEFAULT_KEYS
 from ..keys import LookupKeys
 from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, sentence_candidate, sharing_sketch
@@ -85,14 +87,18 @@ _MSEARCH_FILTER = (
     "responses.hits.hits._id,responses.hits.hits.fields,responses.hits.hits.sort,"
     "responses.aggregations,responses.error,responses.status"
 )
-_TITLE_FIELDS = ("title", "headline")
-_URL_FIELDS = ("url", "link", "uri")
-_TIME_FIELDS = ("crawl_time", "crawled_at", "fetch_time", "fetched_at", "timestamp", "date", "published_at")
 _INVALID_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:A-Z]')
 
 
 class ElasticError(Exception):
-    """Elasticsearch could not be reached or refused a request; the message is one line and has no secrets."""
+    """Elasticsearch could not be reached or refused a request; the message is one line and has no secrets.
+
+    ``setting`` names the :class:`ConnectionSettings` field to look at (``"url"``, ``"ca_certs"``), if any; the
+    message then ends with the environment variable that sets it, and a command line adds its own option."""
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
 
 
 class IndexNotManaged(ElasticError):
@@ -128,6 +134,7 @@ class _Transient(Exception):
 
 
 _RETRY_STATUSES = (429, 502, 503, 504)
+"""HTTP statuses worth retrying: the client's transport, bulk items (``streaming_bulk``) and our own retries."""
 _RETRY_TYPES = (
     "es_rejected_execution_exception",
     "unavailable_shards_exception",
@@ -156,7 +163,7 @@ def validate_index_name(name: str) -> str:
 
 def index_template() -> dict[str, Any]:
     """The index template shipped in ``templates/index-template.json`` (a fresh copy)."""
-    data = resources.files("es_simhash").joinpath("templates", "index-template.json").read_text(encoding="utf-8")
+    data = resources.files("es_simhash").joinpath("templates").joinpath("index-template.json").read_text(encoding="utf-8")
     template = json.loads(data)
     template.pop("_comment", None)
     return template
@@ -184,6 +191,12 @@ class ConnectionSettings:
         else ``~/.config/es-simhash/config.toml`` if it exists; its ``[elasticsearch]`` table has ``url``,
         ``api_key``, ``username``, ``password``, ``ca_certs``), the environment (``ES_URL``, ``ES_API_KEY``,
         ``ES_USERNAME``, ``ES_PASSWORD``, ``ES_CA_CERTS``), then explicit arguments."""
+        return cls(**cls.values(config, **overrides))
+
+    @staticmethod
+    def values(config: str | os.PathLike[str] | None = None, **overrides: Any) -> dict[str, Any]:
+        """The settings :meth:`from_env` would use, as a dict of the keys found (not validated): e.g. Kibana's
+        import takes the credentials and CA from it (Kibana accepts Elasticsearch credentials)."""
         values: dict[str, Any] = {}
         path = config or os.environ.get("ES_SIMHASH_CONFIG")
         default = os.path.join(os.path.expanduser("~"), ".config", "es-simhash", "config.toml")
@@ -198,7 +211,7 @@ class ConnectionSettings:
         }
         values.update({k: v for k, v in env.items() if v})
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        return values
 
     @property
     def safe_url(self) -> str:
@@ -209,14 +222,14 @@ class ConnectionSettings:
             host = f"{host}:{parts.port}"
         return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
-    def client(self):
+    def client(self) -> Any:
         from elasticsearch import Elasticsearch
 
         kwargs: dict[str, Any] = {
             "request_timeout": self.request_timeout,
             "max_retries": self.max_retries,
             "retry_on_timeout": True,
-            "retry_on_status": (429, 502, 503, 504),
+            "retry_on_status": _RETRY_STATUSES,
         }
         if self.api_key:
             kwargs["api_key"] = self.api_key
@@ -296,7 +309,7 @@ class elastic_errors:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         if exc is None:
             return False
         from elasticsearch import (
@@ -311,12 +324,16 @@ class elastic_errors:
 
         if isinstance(exc, ElasticError):
             return False
+        setting = None
         if isinstance(exc, SSLError):
             msg = _tls_message(self.url, str(exc))
+            setting = "ca_certs" if "TLS verification failed" in msg else None
         elif isinstance(exc, ConnectionTimeout):
-            msg = f"Elasticsearch at {self.url} did not answer in time; check it is healthy or raise --timeout"
+            msg = (f"Elasticsearch at {self.url} did not answer in time; check it is healthy, or raise "
+                   "request_timeout (the config file's [elasticsearch] table)")
         elif isinstance(exc, ConnectionError):
             msg = _connection_message(self.url, str(exc))
+            setting = "url" if msg.startswith("cannot reach") else None
         elif isinstance(exc, AuthenticationException):
             msg = (
                 f"Elasticsearch at {self.url} rejected the credentials (401): "
@@ -332,7 +349,7 @@ class elastic_errors:
             msg = f"Elasticsearch transport error at {self.url}: {type(exc).__name__}"
         else:
             return False
-        raise ElasticError(msg) from None
+        raise ElasticError(msg, setting) from None
 
 
 def _api_reason(exc: Any) -> str:
@@ -363,7 +380,7 @@ def _tls_message(url: str, reason: str) -> str:
     found = re.search(r"\[SSL(?:: [A-Z_]+)?\] ([^()]+?)\s*(?:\(_ssl|\)|$)", reason)
     why = _one_line(found.group(1) if found else reason, 120)
     if any(k in reason.lower() for k in _TLS_VERIFY):
-        return f"TLS verification failed for {url} ({why}): pass the cluster's CA with --ca-certs or ES_CA_CERTS"
+        return f"TLS verification failed for {url} ({why}): pass the cluster's CA certificate with ES_CA_CERTS"
     return f"{url} does not answer TLS ({why}): if the node serves plain HTTP, use {_other_scheme(url)}"
 
 
@@ -378,8 +395,8 @@ def _connection_message(url: str, reason: str) -> str:
     low = reason.lower()
     if any(k in low for k in _REFUSED) or not any(k in low for k in ("reset", "aborted", "remotedisconnected",
                                                                       "closed", "badstatusline")):
-        return (f"cannot reach Elasticsearch at {url}: is it running? "
-                "Set ES_URL or --es-url (see README: docker compose, or scripts/es_node.py start)")
+        return (f"cannot reach Elasticsearch at {url}: is it running? (see README: docker compose, or "
+                "scripts/es_node.py start); set its URL with ES_URL")
     if urlsplit(url).scheme == "http":
         return (f"{url} closed the connection without an HTTP answer: an HTTPS node does that to plain HTTP; "
                 f"use {_other_scheme(url)}")
@@ -473,7 +490,7 @@ def switch_alias(client, alias: str, index: str, url: str = "") -> list[str]:
     validate_index_name(alias)
     with elastic_errors(url):
         if client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias):
-            raise ElasticError(f"{alias!r} is an index, not an alias: pick another --alias")
+            raise ElasticError(f"{alias!r} is an index, not an alias: pick another alias name")
         try:
             before = sorted(client.indices.get_alias(name=alias))
         except NotFoundError:
@@ -494,28 +511,24 @@ def check_index_config(client, index: str, fingerprint_config: dict[str, Any]) -
     mapping = client.indices.get_mapping(index=index)
     meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
     if meta.get("managed_by") != "es-simhash":
-        raise ElasticError(f"index {index!r} exists but was not created by es-simhash: pick another --index")
+        raise ElasticError(f"index {index!r} exists but was not created by es-simhash: pick another index name")
     stored = meta.get("fingerprint")
     if stored != fingerprint_config:
         diff = {k: (stored or {}).get(k) for k in fingerprint_config if (stored or {}).get(k) != fingerprint_config[k]}
-        how = (f"`es-simhash migrate --from {index} --to NEW` re-fingerprints it into a new index"
+        how = (f"migrate {index!r} into a new index (`es-simhash migrate`) to fingerprint it again"
                if (stored or {}).get("fingerprint_version") != fingerprint_config.get("fingerprint_version")
-               else "use the same --idf and options, or a new index")
+               else "use the same IDF table and options, or a new index")
         raise ElasticError(f"index {index!r} holds fingerprints made with other settings {diff}: {how}")
 
 
-def _hex(v: int) -> str:
-    return f"{v:016x}"
+def _bulk_retry_statuses() -> dict[str, Any]:
+    """``streaming_bulk``'s ``retry_on_status`` (retried items, with backoff, inside one bulk call): the same
+    statuses as everywhere else; clients before 8.16 take no such argument (they retry 429 only)."""
+    from elasticsearch import helpers
 
-
-def _first(record: dict[str, Any] | None, names: Sequence[str]) -> Any:
-    if not record:
-        return None
-    for n in names:
-        v = record.get(n)
-        if v not in (None, ""):
-            return v
-    return None
+    if "retry_on_status" in inspect.signature(helpers.streaming_bulk).parameters:
+        return {"retry_on_status": _RETRY_STATUSES}
+    return {}
 
 
 def _from_docvalues(fields: dict[str, list[Any]]) -> dict[str, Any]:
@@ -651,7 +664,6 @@ class ElasticIndex:
         self.max_retries = max_retries
         self.url = url
         self.retry_for = retry_for
-        self.retries = 0
         self.truncated_lookups = 0
         self.crowded_batches = 0
         """Documents whose own lookup search was full, so they were read to the end one page at a time."""
@@ -1067,8 +1079,7 @@ class ElasticIndex:
         record = doc.fields or {}
         if doc.text is not None:
             src["content"] = doc.text
-        for name, candidates in (("title", _TITLE_FIELDS), ("url", _URL_FIELDS), ("crawl_time", _TIME_FIELDS)):
-            value = _first(record, candidates)
+        for name, value in zip(("title", "url", "crawl_time"), record_meta(record)):
             if value is not None and not isinstance(value, (dict, list)):
                 src[name] = value if name == "crawl_time" else str(value)
         rest = {k: v for k, v in record.items() if doc.text is None or v is not doc.text}
@@ -1124,6 +1135,7 @@ class ElasticIndex:
                 max_backoff=30,
                 raise_on_error=False,
                 yield_ok=True,
+                **_bulk_retry_statuses(),
             ):
                 op_type, op = next(iter(item.items()))
                 doc_id = str(op.get("_id"))
@@ -1293,7 +1305,6 @@ class ElasticIndex:
                     raise ElasticError(
                         f"gave up on {what} after retrying for {self.retry_for:.0f}s: {exc}"
                     ) from None
-                self.retries += 1
                 log.warning("%s failed (%s); retrying in %.1fs", what, exc, delay)
                 time.sleep(delay)
                 delay = min(delay * 2, 30.0)

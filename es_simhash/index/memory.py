@@ -334,7 +334,7 @@ class MemoryIndex:
             sentence_df: dict[int, int] = {}
             sketch_rows: list[int] = []
             for h in fp.sentences:
-                bucket = sentences.get(h)
+                bucket = sentences.get(h) or []
                 # document frequency = live documents holding the hash (replaced documents leave dead rows behind)
                 df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
                 sentence_df[h] = df

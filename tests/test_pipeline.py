@@ -1,0 +1,127 @@
+"""run_dedup, Checkpoint and Summary in-process (the CLI tests run them end to end): an interrupted checkpointed
+run resumed gives exactly the report, output and dead letters of an uninterrupted one, with counts and times
+carried over; the report of a resumed run is cut back to what the checkpoint accounts for, then appended to."""
+
+import io
+import json
+
+import pytest
+
+from es_simhash.dedup import DedupEngine
+from es_simhash.index.memory import MemoryIndex
+from es_simhash.pipeline import Checkpoint, NoCheckpoint, Summary, run_dedup
+from es_simhash.sources import InputError, check_inputs, record_meta
+from support import english_articles
+
+
+@pytest.fixture(scope="module")
+def articles():
+    return [a for a in english_articles() if 1500 <= len(a) <= 4000][:40]
+
+
+@pytest.fixture
+def crawl(tmp_path, articles):
+    lines = [json.dumps({"id": f"a{i}", "content": a, "title": f"t{i}"}) for i, a in enumerate(articles)]
+    lines += [json.dumps({"id": f"copy{i}", "content": articles[i] + " (reprint)"}) for i in range(0, 40, 5)]
+    lines.insert(7, '{"id": "broken", ')
+    lines.insert(30, "[1, 2]")
+    path = tmp_path / "crawl.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _engine(batch_size=6):
+    return DedupEngine(MemoryIndex(), batch_size=batch_size)
+
+
+def test_run_dedup_writes_report_output_and_dead_letters(crawl, tmp_path):
+    report, output = io.StringIO(), io.BytesIO()
+    s = run_dedup([str(crawl)], _engine(), report=report, output=output, dead_letters=tmp_path / "dead.jsonl")
+    assert (s.read, s.kept, s.duplicates, s.dead_letters) == (50, 40, 8, 2) and s.reconciles
+    rows = [json.loads(x) for x in report.getvalue().splitlines()]
+    assert [r["id"] for r in rows] == [f"a{i}" for i in range(40)] + [f"copy{i}" for i in range(0, 40, 5)]
+    assert all(r["duplicate"] and r["duplicate_of"] == r["id"].replace("copy", "a") for r in rows[40:])
+    assert output.getvalue().count(b"\n") == 40 and b"reprint" not in output.getvalue()
+    dead = [json.loads(x) for x in (tmp_path / "dead.jsonl").read_text().splitlines()]
+    assert [d["line"] for d in dead] == [8, 31] and s.dead_letter_path == str(tmp_path / "dead.jsonl")
+    assert s.indexed == 48 and s.indexed_this_run == 48 and s.elapsed > 0
+
+
+def test_an_interrupted_checkpointed_run_resumes_to_the_same_result(crawl, tmp_path):
+    whole = io.StringIO()
+    run_dedup([str(crawl)], _engine(), report=whole, dead_letters=tmp_path / "whole-dead.jsonl")
+
+    cp_path, rep_path, dead = tmp_path / "cp.json", tmp_path / "rep.jsonl", tmp_path / "dead.jsonl"
+    calls = []
+
+    def stop_after_three(_bytes, summary):
+        calls.append(summary.read)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    index = MemoryIndex()  # the index survives (it is Elasticsearch in real life); the process does not
+    cp = Checkpoint(cp_path, [str(crawl)])
+    with pytest.raises(KeyboardInterrupt), cp.open_report(rep_path) as rep:
+        run_dedup([str(crawl)], DedupEngine(index, batch_size=6), report=rep, dead_letters=dead,
+                  on_progress=stop_after_three, checkpoint=cp)
+    with open(rep_path, "a", encoding="utf-8") as fh:
+        fh.write('{"id": "written after the last save"}\n')  # a batch whose checkpoint was never saved
+
+    saved = Checkpoint.load(cp_path, [str(crawl)])
+    assert saved.summary.read == calls[-1] and saved.summary.elapsed > 0  # counts and seconds are carried over
+    assert saved.summary.resumed_indexed == saved.summary.indexed and saved.summary.resumed_elapsed > 0
+    with saved.open_report(rep_path) as rep:  # cut back to the saved lines, then appended to
+        s = run_dedup([str(crawl)], DedupEngine(index, batch_size=6), report=rep, dead_letters=dead,
+                      checkpoint=saved)
+    assert rep_path.read_text(encoding="utf-8") == whole.getvalue()
+    assert dead.read_text() == (tmp_path / "whole-dead.jsonl").read_text()
+    assert (s.read, s.kept, s.duplicates, s.dead_letters) == (50, 40, 8, 2)
+    assert s.indexed == 48 and s.indexed_this_run == 48 - saved.summary.resumed_indexed > 0
+    assert s.elapsed_this_run < s.elapsed and s.rate_this_run == pytest.approx(s.indexed_this_run / s.elapsed_this_run)
+    assert not cp_path.exists()  # a finished run leaves no checkpoint
+    with pytest.raises(NoCheckpoint):
+        Checkpoint.load(cp_path, [str(crawl)])
+
+
+def test_a_checkpoint_is_for_its_own_inputs_only(crawl, tmp_path):
+    cp = Checkpoint(tmp_path / "cp.json", [str(crawl)])
+    cp.done = {str(crawl): 5}
+    cp.save(Summary(read=5, kept=5, elapsed=1.5))
+    with pytest.raises(ValueError, match="is for other inputs"):
+        Checkpoint.load(tmp_path / "cp.json", [str(tmp_path / "other.jsonl")])
+    loaded = Checkpoint.load(tmp_path / "cp.json", [str(crawl)])
+    assert loaded.done == {str(crawl): 5} and loaded.summary.elapsed == 1.5 and loaded.summary.resumed_indexed == 5
+
+
+def test_a_new_run_truncates_its_report(tmp_path):
+    rep = tmp_path / "rep.jsonl"
+    rep.write_text("old line\n")
+    with Checkpoint(tmp_path / "cp.json", ["x"]).open_report(rep) as fh:
+        fh.write("new\n")
+    assert rep.read_text() == "new\n"
+
+
+def test_inputs_are_checked_before_anything_is_read(tmp_path):
+    check_inputs(["-"])
+    with pytest.raises(InputError, match="input not found"):
+        check_inputs([str(tmp_path / "missing.jsonl")])
+    with pytest.raises(InputError, match="is a directory"):
+        check_inputs([str(tmp_path)])
+
+
+def test_record_meta_takes_the_first_usable_field():
+    assert record_meta({"headline": "h", "link": "http://x", "date": "2026-01-01", "title": ""}) == \
+        ("h", "http://x", "2026-01-01")
+    assert record_meta(None) == (None, None, None)
+
+
+def test_the_dedup_command_is_run_dedup(crawl, tmp_path, cli):
+    """End to end: `es-simhash dedup` writes what run_dedup returns and reports its counts."""
+    report = io.StringIO()
+    s = run_dedup([str(crawl)], _engine(1000), report=report, dead_letters=tmp_path / "lib-dead.jsonl")
+    res = cli("dedup", crawl, "--report", "r.jsonl", "--dead-letters", "dead.jsonl", "--no-progress", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    assert (tmp_path / "r.jsonl").read_text(encoding="utf-8") == report.getvalue()
+    assert (tmp_path / "dead.jsonl").read_text() == (tmp_path / "lib-dead.jsonl").read_text()
+    assert f"read {s.read:,}  kept {s.kept:,}  duplicates {s.duplicates:,}  dead letters {s.dead_letters:,}" \
+        in res.stderr.decode()
