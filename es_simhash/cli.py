@@ -79,8 +79,9 @@ LookupOption = typer.Option(
 )
 WorkersOption = typer.Option(
     0, "--workers", min=0, max=64,
-    help="Processes that fingerprint batches ahead on other cores (0: a thread in this process). For big inputs "
-         "on a machine with N cores, N-1; each costs a second or two to start. Results are the same.")
+    help="Workers that fingerprint batches ahead on other cores (0: one thread in this process): threads with "
+         "the native core, processes (a second or two each to start) with the pure-Python engine. For big inputs "
+         "on a machine with N cores, N-1. Results are the same.")
 
 
 def _fingerprinter(idf: Optional[Path]) -> Fingerprinter:
