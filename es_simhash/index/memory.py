@@ -11,6 +11,12 @@ A second channel maps sentence hashes to rows (a candidate holds one of the quer
 ``MIN_SHARED_SKETCH`` of its shingle-sketch hashes) and a third content hashes to the first row holding them.
 Candidates are re-ranked by exact Hamming distance over a numpy array of all SimHashes. Replaced documents stay
 in the runs until the next merge that covers them, but are dropped from every answer.
+
+When the native core is installed (``native/``, module ``es_simhash_native``, function ``memory_lookup``), a batch's
+SimHash channel (the runs' key probes, the tail scan, the distance and liveness tests) runs there, on the index's
+own numpy buffers and without the GIL; :meth:`MemoryIndex._key_pairs` (numpy) is the reference and the fallback.
+Both give each query the same rows, ascending (``tests/test_memory_native.py``). ``ES_SIMHASH_MEMORY_NATIVE=0``
+turns the native lookup off.
 """
 
 from __future__ import annotations
@@ -31,6 +37,20 @@ __all__ = ["MemoryIndex", "IndexFileError"]
 
 _FORMAT = "es-simhash-memory-index/2"
 _FORMAT_V1 = "es-simhash-memory-index/1"  # before lookup keys: the four 16-bit segments
+
+
+def _native_lookup():
+    """``es_simhash_native.memory_lookup`` when the native core is installed (and not turned off), else ``None``."""
+    if os.environ.get("ES_SIMHASH_MEMORY_NATIVE", "").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    try:
+        import es_simhash_native  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return getattr(es_simhash_native, "memory_lookup", None)
+
+
+_NATIVE_LOOKUP = _native_lookup()
 
 
 class IndexFileError(ValueError):
@@ -125,6 +145,8 @@ class MemoryIndex:
     """
 
     tail_rows = 4096  # rows scanned by brute force before they are sorted into a run
+    native = _NATIVE_LOOKUP is not None
+    """Batched SimHash lookups in the native core (same answers as numpy; set False for the numpy reference)."""
     shared_writers = False
     """Only this process writes into it: batches need no settling after their write (:mod:`es_simhash.maintenance`)."""
 
@@ -279,6 +301,15 @@ class MemoryIndex:
             pair = pair[np.concatenate(([True], pair[1:] != pair[:-1]))]
         return pair // n, pair % n
 
+    def _native_rows(self, q_sims: np.ndarray, q_rows: np.ndarray, n_q: int, max_distance: int) -> list[list[int]]:
+        """What :meth:`_key_pairs` gives, per query (``n_q`` lists of rows, ascending), from the native core."""
+        lk = self.lookup_keys
+        n = len(self._docs)
+        return _NATIVE_LOOKUP(
+            [(run.keys, run.rows, run.offsets, run.bits) for run in self._runs],
+            self._simhash, self._alive if self._any_dead else None, self._has_keys, self._run_rows, n,
+            lk.masks, lk.k, lk.blocks, lk.tables, q_sims, q_rows.astype(np.int64, copy=False), n_q, max_distance)
+
     def _tail_rows(self, fp: Fingerprint, max_distance: int) -> list[int]:
         """Rows of the tail (all rows: there are no runs) sharing a key with ``fp`` within ``max_distance``."""
         n = len(self._docs)
@@ -317,11 +348,14 @@ class MemoryIndex:
         else:
             with_keys = np.flatnonzero(np.fromiter((fp.n_features > 0 for fp in fps), dtype=bool, count=n_q))
             q_sims = np.fromiter((fps[i].simhash for i in with_keys.tolist()), dtype=np.uint64, count=len(with_keys))
-            pq, pr = self._key_pairs(q_sims, with_keys, max_distance) if len(with_keys) and len(self._docs) else (
-                np.zeros(0, np.intp), np.zeros(0, np.intp))
-            bounds = np.searchsorted(pq, np.arange(n_q + 1)).tolist()
-            pr_list = pr.tolist()
-            rows_of = [pr_list[bounds[i]:bounds[i + 1]] for i in range(n_q)]
+            if self.native and _NATIVE_LOOKUP is not None and len(self._docs):
+                rows_of = self._native_rows(q_sims, with_keys, n_q, max_distance)
+            else:
+                pq, pr = self._key_pairs(q_sims, with_keys, max_distance) if len(with_keys) and len(self._docs) else (
+                    np.zeros(0, np.intp), np.zeros(0, np.intp))
+                bounds = np.searchsorted(pq, np.arange(n_q + 1)).tolist()
+                pr_list = pr.tolist()
+                rows_of = [pr_list[bounds[i]:bounds[i + 1]] for i in range(n_q)]
         docs, alive, any_dead, row_of = self._docs, self._alive, self._any_dead, self._row_of
         content, sentences, cap = self._content, self._sentences, self.max_sentence_df
         out = []
