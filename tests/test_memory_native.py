@@ -50,11 +50,23 @@ def _flip(rng, x: int, d: int) -> int:
 
 
 def _answers(index: MemoryIndex, queries, k: int, native: bool, exclude=()):
+    calls = []
+    real = M._NATIVE_LOOKUP
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
     index.native = native
+    M._NATIVE_LOOKUP = counted
     try:
         res = index.lookup(queries, max_distance=k, exclude=exclude)
     finally:
         del index.native  # back to the class default
+        M._NATIVE_LOOKUP = real
+    # the native path is taken for every lookup that needs the SimHash channel beyond the one-query tail fast path
+    fast_path = len(queries) == 1 and not index._runs
+    assert len(calls) == (1 if native and len(index._docs) and not fast_path else 0)
     return [([c.id for c in r.candidates], r.existing.id if r.existing else None, r.sentence_df) for r in res]
 
 

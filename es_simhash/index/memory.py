@@ -358,7 +358,9 @@ class MemoryIndex:
                 rows_of = [pr_list[bounds[i]:bounds[i + 1]] for i in range(n_q)]
         docs, alive, any_dead, row_of = self._docs, self._alive, self._any_dead, self._row_of
         content, sentences, cap = self._content, self._sentences, self.max_sentence_df
+        doc_at, own_row, result = docs.__getitem__, row_of.get, LookupResult
         out = []
+        append = out.append
         for q, fp, rows in zip(queries, fps, rows_of):
             extra = None
             if fp.n_chars:
@@ -366,36 +368,37 @@ class MemoryIndex:
                 if row is not None:
                     extra = {row}
             sentence_df: dict[int, int] = {}
-            sketch_rows: list[int] = []
-            for h in fp.sentences:
-                bucket = sentences.get(h)
-                # document frequency = live documents holding the hash (replaced documents leave dead rows behind)
-                df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
-                sentence_df[h] = df
-                if df and df <= cap:
-                    if h >= SKETCH_BIT:  # a sketch hash: candidates hold MIN_SHARED_SKETCH of the query's
-                        sketch_rows += bucket
-                    elif extra is None:
-                        extra = set(bucket)
+            if fp.sentences:
+                sketch_rows: list[int] = []
+                for h in fp.sentences:
+                    bucket = sentences.get(h)
+                    # document frequency = live documents holding the hash (replaced documents leave dead rows)
+                    df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
+                    sentence_df[h] = df
+                    if df and df <= cap:
+                        if h >= SKETCH_BIT:  # a sketch hash: candidates hold MIN_SHARED_SKETCH of the query's
+                            sketch_rows += bucket
+                        elif extra is None:
+                            extra = set(bucket)
+                        else:
+                            extra.update(bucket)
+                shared = sharing_sketch(sketch_rows) if sketch_rows else None
+                if shared:
+                    if extra is None:
+                        extra = set(shared)
                     else:
-                        extra.update(bucket)
-            shared = sharing_sketch(sketch_rows)
-            if shared:
-                if extra is None:
-                    extra = set(shared)
-                else:
-                    extra.update(shared)
+                        extra.update(shared)
             if extra is not None:
                 extra.update(rows)
                 rows = sorted(extra)
-            own = row_of.get(q.id, -1)
+            own = own_row(q.id, -1)
             if any_dead or extra is not None:
                 candidates = [docs[r] for r in rows if r != own and alive[r]]
             elif own >= 0:
                 candidates = [docs[r] for r in rows if r != own]
             else:
-                candidates = [docs[r] for r in rows]
-            out.append(LookupResult(docs[own] if own >= 0 and alive[own] else None, candidates, False, sentence_df))
+                candidates = list(map(doc_at, rows)) if rows else []
+            append(result(docs[own] if own >= 0 and alive[own] else None, candidates, False, sentence_df))
         return out
 
     # -- maintenance (es_simhash.maintenance) ---------------------------------------------------------------
