@@ -200,3 +200,24 @@ def test_bad_arrays_are_refused(native):
         call(simhash=index._simhash[::2])
     with pytest.raises(ValueError):
         call(q_sims=[1, 2])
+
+
+def test_sentence_and_sketch_channels_merge_with_native_rows():
+    """Candidates from sentence hashes, sketch hashes and the content hash are merged with the native SimHash rows
+    (then sorted), and dead rows are left out, as with numpy."""
+    from es_simhash.fingerprint import SKETCH_BIT
+
+    rng = np.random.default_rng(11)
+    pool = [int(h) for h in rng.integers(1, 2**60, size=60)] + [SKETCH_BIT | int(h) for h in rng.integers(1, 2**60, size=40)]
+
+    def fp(s, content, i):
+        sent = tuple(sorted({pool[j] for j in rng.integers(0, len(pool), size=int(rng.integers(0, 6))).tolist()}))
+        return Fingerprint(int(s), content, sent, 10, 500 if i % 7 else 0, False)
+
+    sims, queries = _planted(rng, DEFAULT, 6000, 60)
+    index = MemoryIndex(max_sentence_df=40)
+    index.add([StoredDoc(f"d{i}", fp(s, i % 500 + 1, i), cluster=f"d{i}") for i, s in enumerate(sims)])
+    lookups = [Lookup(f"q{i}", fp(q, i % 700 + 1, i)) for i, q in enumerate(queries)]
+    assert _same(index, lookups, range(7)) > 0
+    index.add([StoredDoc(f"d{i}", fp(s, 10**6 + i, i), cluster=f"d{i}") for i, s in enumerate(sims[:300])])
+    assert _same(index, lookups, range(7)) > 0
