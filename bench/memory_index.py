@@ -174,6 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "its queries) are cut (default 3; only an index that does not scale as designed reaches it)")
     ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
     ap.add_argument("--no-io", action="store_true", help="skip save()/load()")
+    ap.add_argument("--gc-freeze", action="store_true",
+                    help="gc.freeze() after the builds: the indexes' millions of objects leave the garbage collector's "
+                    "generations, so no full collection (about 1 s here) lands in a timed round")
     ap.add_argument("--tracemalloc", action="store_true", help="also measure Python allocations (slows the build)")
     ap.add_argument("--quick", action="store_true",
                     help="small run (<30 s on an idle machine): --n 100,000 --queries 400, 3 repeats, fewer passes, "
@@ -273,6 +276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         traced = build_info["tables"]["traced"]
         print(f"tracemalloc (tables, docs + index): {traced / 2**20:,.0f} MiB ({traced / total:,.0f} B/doc)")
     print(f"(process RSS with both indexes: {rss_bytes() / 2**30:.2f} GiB)")
+    if args.gc_freeze:
+        gc.collect()
+        gc.freeze()
+        print(f"gc.freeze(): {gc.get_freeze_count():,} objects moved to the permanent generation")
 
     # ---- brute force truth ---------------------------------------------------------------------------------
     t0 = time.perf_counter()

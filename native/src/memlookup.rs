@@ -137,6 +137,7 @@ pub fn validate(ix: &Index<'_>, n_tables: usize) -> Result<(), String> {
 }
 
 const BLOCK: usize = 16; // queries whose probes are in flight together (memory-level parallelism)
+const SHORT: usize = 16; // candidate lists up to this long are kept free of repeats as they grow
 
 /// Candidate rows of each query: `(bounds, rows)`, query `i`'s rows being `rows[bounds[i]..bounds[i + 1]]`,
 /// ascending and distinct. `qkeys`: `scrambled_keys(q_sims, ..)`. The caller has run `validate`.
@@ -199,7 +200,12 @@ pub fn lookup(ix: &Index<'_>, q_sims: &[u64], qkeys: &[u32], n_tables: usize, ma
             for &(qb, pos) in &hits {
                 let row = run.rows[pos] as usize;
                 if keep(row, q_sims[b0 + qb]) {
-                    cand[qb].push(row as u32);
+                    // a neighbour shares many tables' keys: skip repeats while the list is short (no sort of
+                    // dozens of copies), keep everything once it is long (sorted and deduplicated at the end)
+                    let c = &mut cand[qb];
+                    if c.len() > SHORT || !c.contains(&(row as u32)) {
+                        c.push(row as u32);
+                    }
                 }
             }
         }
