@@ -221,3 +221,17 @@ def test_sentence_and_sketch_channels_merge_with_native_rows():
     assert _same(index, lookups, range(7)) > 0
     index.add([StoredDoc(f"d{i}", fp(s, 10**6 + i, i), cluster=f"d{i}") for i, s in enumerate(sims[:300])])
     assert _same(index, lookups, range(7)) > 0
+
+
+def test_crowded_bucket_in_runs_and_tail():
+    """Hundreds of identical SimHashes and near copies (boilerplate): every one comes back, once, ascending."""
+    rng = np.random.default_rng(5)
+    s = int(rng.integers(0, 2**63))
+    sims = [s] * 300 + [_flip(rng, s, int(rng.integers(1, 6))) for _ in range(300)]
+    sims += rng.integers(0, 2**64, size=5000, dtype=np.uint64).tolist()
+    index = MemoryIndex()
+    index.add([StoredDoc(f"d{i}", _fp(x, i + 1), cluster=f"d{i}") for i, x in enumerate(sims)])
+    index.lookup([], max_distance=0)
+    index.add([StoredDoc(f"t{i}", _fp(s if i % 2 else _flip(rng, s, 2), 10**6 + i), cluster=f"t{i}") for i in range(100)])
+    queries = [Lookup("q0", _fp(s, 10**9)), Lookup("q1", _fp(_flip(rng, s, 1), 10**9 + 1))]
+    assert _same(index, queries, range(8)) > 2 * 400
