@@ -12,6 +12,7 @@ installed: these tests then fail instead of skipping.
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -29,8 +30,10 @@ def _in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def native():
+@pytest.fixture(autouse=True)
+def native(request):
+    if request.node.name.startswith("test_fallback"):  # the fallback is tested whatever is installed
+        return None
     if M._NATIVE_LOOKUP is None:
         reason = "es_simhash_native.memory_lookup is not available (pip install ./native)"
         if _in_ci():
@@ -235,3 +238,21 @@ def test_crowded_bucket_in_runs_and_tail():
     index.add([StoredDoc(f"t{i}", _fp(s if i % 2 else _flip(rng, s, 2), 10**6 + i), cluster=f"t{i}") for i in range(100)])
     queries = [Lookup("q0", _fp(s, 10**9)), Lookup("q1", _fp(_flip(rng, s, 1), 10**9 + 1))]
     assert _same(index, queries, range(8)) > 2 * 400
+
+
+def test_fallback_without_the_native_module(monkeypatch):
+    """Without the module (or with ES_SIMHASH_MEMORY_NATIVE=0) lookups take the numpy path, with the same answers."""
+    monkeypatch.setitem(sys.modules, "es_simhash_native", None)  # import fails
+    assert M._native_lookup() is None
+    monkeypatch.undo()
+    monkeypatch.setenv("ES_SIMHASH_MEMORY_NATIVE", "0")
+    assert M._native_lookup() is None
+    rng = np.random.default_rng(2)
+    sims, queries = _planted(rng, DEFAULT, 3000, 20)
+    index = MemoryIndex()
+    index.add([StoredDoc(f"d{i}", _fp(s, i + 1), cluster=f"d{i}") for i, s in enumerate(sims)])
+    lookups = [Lookup(f"q{i}", _fp(q, 10**9 + i)) for i, q in enumerate(queries)]
+    want = [[c.id for c in r.candidates] for r in index.lookup(lookups, max_distance=3)]
+    monkeypatch.setattr(M, "_NATIVE_LOOKUP", None)
+    assert [[c.id for c in r.candidates] for r in index.lookup(lookups, max_distance=3)] == want
+    assert sum(map(len, want)) == 4 * len(queries)
