@@ -462,7 +462,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             str(k), f"{rate:,.0f}", f"{np_rate:,.0f}" if np_rate else "-", f"{rate / np_rate:.2f}x" if np_rate else "-",
             f"{timed[('tables', 'single', k)].rate:,.0f}",
             f"{qk['recall']:.6f}", f"{qk['precision']:.6f}", f"{qk['found']:,}/{qk['want']:,}", qk["planted"],
-            str(qk["beyond"]), "yes" if qk["same"] else "NO", "yes" if qk["same_numpy"] else "NO",
+            str(qk["beyond"]), "yes" if qk["same"] else "NO",
+            ("yes" if qk["same_numpy"] else "NO") if native else "-",
         ))
     pt = plans["tables"]
     print(f"\n== lookups, default keys (tables; batched: {pt['passes']} x {pt['queries']:,} queries per round, "
