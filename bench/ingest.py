@@ -388,7 +388,7 @@ def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size
             setattr(write_cls, attr, fn)
     count = int(client.count(index=base)["count"])
     counters = {"searches": index.searches, "hits_read": index.hits_read, "crowded_batches": index.crowded_batches,
-                "split_batches": getattr(index, "split_batches", 0), "retries": index.retries, "count": count}
+                "split_batches": getattr(index, "split_batches", 0), "count": count}
     return usage, results, clock, counters
 
 
@@ -664,11 +664,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows.append(("", "dedup ingest total (wall)", f"{dm:.2f}", "100.0%", "", f"{1000 * dm / n_batches:.1f}"))
     print(_es.fmt_table(rows))
     mc = {k: _es.median([c[k] for c in run_counters])
-          for k in ("searches", "hits_read", "crowded_batches", "split_batches", "retries")}
+          for k in ("searches", "hits_read", "crowded_batches", "split_batches")}
     print(f"lookups per dedup run (median): {mc['searches']:,.0f} searches for {n_batches} batches, "
           f"{mc['hits_read']:,.0f} hits read ({mc['hits_read'] / n:,.1f} per document); ElasticIndex counters: "
           f"crowded_batches {mc['crowded_batches']:,.0f}, split_batches {mc['split_batches']:,.0f} (a batched search "
-          f"that came back full), {mc['retries']:,.0f} retries")
+          f"that came back full)")
 
     ratio = rm / dm
     ceiling = rm / _es.median([u.wall for u in free_runs])

@@ -22,7 +22,10 @@ build time and the memory figure include the sorted key tables.
 Measured:
 
 * batched lookups/s, ``index.lookup(queries[j:j + batch], max_distance=k)`` with ``--batch`` (default 1,000)
-  queries per call, for k = 0..K, for both indexes; one-at-a-time lookups/s (one query per call) for the
+  queries per call, for k = 0..K, for both indexes (the default path: the native core's ``memory_lookup`` when
+  ``es_simhash_native`` is installed, else numpy); for the default keys also through the numpy reference path
+  (``index.native = False``) on the same index, in the same interleaved rounds, with the ratio native/numpy and a
+  check that both paths give identical answers; one-at-a-time lookups/s (one query per call) for the
   default keys only. One warm-up, then ``--repeats`` rounds, every (index, mode, k) timed once per round,
   interleaved; the median round counts. A batched round is ``--batch-passes`` passes over all queries, a
   one-at-a-time round ``--passes`` passes. Before timing, a probe lookup of 64 queries (k = K) measures each
@@ -49,7 +52,8 @@ recall 1.0 vs brute force for k = 0..3 with nothing beyond k returned. One-at-a-
 (each call pays a fixed numpy overhead), as is everything about the segments index.
 
 The last line is machine-readable: ``RESULT size=N lookups_per_s=X recall=Z``, N the number of stored
-documents, X the batched lookups/s of the default keys at the slowest k (an integer), Z the minimum recall of
+documents, X the batched lookups/s of the default keys through the default path (native when installed) at the
+slowest k (an integer), Z the minimum recall of
 the default keys over k = 0..min(K, 3).
 
 Run ``python bench/memory_index.py --help`` for options; ``--quick`` is a small run (100,000 documents).
@@ -170,6 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "its queries) are cut (default 3; only an index that does not scale as designed reaches it)")
     ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
     ap.add_argument("--no-io", action="store_true", help="skip save()/load()")
+    ap.add_argument("--gc-freeze", action="store_true",
+                    help="gc.freeze() after the builds: the indexes' millions of objects leave the garbage collector's "
+                    "generations, so no full collection (about 1 s here) lands in a timed round")
     ap.add_argument("--tracemalloc", action="store_true", help="also measure Python allocations (slows the build)")
     ap.add_argument("--quick", action="store_true",
                     help="small run (<30 s on an idle machine): --n 100,000 --queries 400, 3 repeats, fewer passes, "
@@ -197,6 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"load average at start {load_average()} (other processes competing for the cpus slow every figure)")
     print("keys: " + "; ".join(f"{name} = {describe(keys)}" for name, keys in DESIGNS))
+    native = MemoryIndex.native
+    print("default lookup path: " + ("native (es_simhash_native.memory_lookup), numpy timed beside it" if native
+                                     else "numpy (es_simhash_native.memory_lookup not available: no native figures)"))
 
     # ---- data ----------------------------------------------------------------------------------------------
     base_sim = random_u64(rng, args.n)
@@ -266,6 +276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         traced = build_info["tables"]["traced"]
         print(f"tracemalloc (tables, docs + index): {traced / 2**20:,.0f} MiB ({traced / total:,.0f} B/doc)")
     print(f"(process RSS with both indexes: {rss_bytes() / 2**30:.2f} GiB)")
+    if args.gc_freeze:
+        gc.collect()
+        gc.freeze()
+        print(f"gc.freeze(): {gc.get_freeze_count():,} objects moved to the permanent generation")
 
     # ---- brute force truth ---------------------------------------------------------------------------------
     t0 = time.perf_counter()
@@ -288,6 +302,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return lambda: [
             r for j in range(0, len(queries), batch) for r in index.lookup(queries[j : j + batch], max_distance=k)
         ]
+
+    def batched_numpy(index: MemoryIndex, k: int, batch: int, queries: list[Lookup]) -> Callable[[], list]:
+        """The same batched lookups through the numpy reference path (``MemoryIndex._key_pairs``)."""
+        fn = batched(index, k, batch, queries)
+
+        def run() -> list:
+            index.native = False
+            try:
+                return fn()
+            finally:
+                del index.native  # back to the class default
+
+        return run
 
     def gathers_alone(index: MemoryIndex, k: int, batch: int, queries: list[Lookup]) -> Callable[[], None]:
         """Only the random memory reads a batched lookup makes (directory slots, keys, row numbers, SimHashes),
@@ -374,6 +401,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[(name, "batched", k)] = batched(indexes[name], k, batch, lookups)()  # warm-up, checked below
             fn = batched(indexes[name], k, batch, lookups[:n_queries])
             timed[(name, "batched", k)] = Timed(f"{name} batched k={k}", passes(fn, n_passes), n_queries * n_passes)
+            if name == "tables" and native:
+                results[(name, "numpy", k)] = batched_numpy(indexes[name], k, batch, lookups)()
+                fn = batched_numpy(indexes[name], k, batch, lookups[:n_queries])
+                timed[(name, "numpy", k)] = Timed(f"{name} numpy batched k={k}", passes(fn, n_passes),
+                                                  n_queries * n_passes)
     pt = plans["tables"]
     timed[("tables", "gathers", K)] = Timed(
         f"tables memory reads alone k={K}",
@@ -413,17 +445,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             quality[(name, k)] = assess(results[(name, "batched", k)], k)
         quality[("tables", k)]["same"] = (
             answer_ids(results[("tables", "batched", k)]) == answer_ids(results[("tables", "single", k)]))
+        quality[("tables", k)]["same_numpy"] = (not native or [
+            (r.existing, [c.id for c in r.candidates], r.sentence_df) for r in results[("tables", "batched", k)]] == [
+            (r.existing, [c.id for c in r.candidates], r.sentence_df) for r in results[("tables", "numpy", k)]])
         quality[("segments", k)]["same_as_tables"] = (
             answer_ids(results[("segments", "batched", k)]) == answer_ids(results[("tables", "batched", k)]))
 
-    rows = [("k", "batched lookups/s", "one-at-a-time lookups/s (info)", "recall", "precision", "found/expected",
-             "planted found", "returned > k", "single==batched")]
+    rows = [("k", "batched lookups/s", "numpy path batched/s", "native/numpy", "one-at-a-time lookups/s (info)",
+             "recall", "precision", "found/expected", "planted found", "returned > k", "single==batched",
+             "native==numpy")]
     for k in range(K + 1):
         qk = quality[("tables", k)]
+        rate = timed[("tables", "batched", k)].rate
+        np_rate = timed[("tables", "numpy", k)].rate if native else None
         rows.append((
-            str(k), f"{timed[('tables', 'batched', k)].rate:,.0f}", f"{timed[('tables', 'single', k)].rate:,.0f}",
+            str(k), f"{rate:,.0f}", f"{np_rate:,.0f}" if np_rate else "-", f"{rate / np_rate:.2f}x" if np_rate else "-",
+            f"{timed[('tables', 'single', k)].rate:,.0f}",
             f"{qk['recall']:.6f}", f"{qk['precision']:.6f}", f"{qk['found']:,}/{qk['want']:,}", qk["planted"],
             str(qk["beyond"]), "yes" if qk["same"] else "NO",
+            ("yes" if qk["same_numpy"] else "NO") if native else "-",
         ))
     pt = plans["tables"]
     print(f"\n== lookups, default keys (tables; batched: {pt['passes']} x {pt['queries']:,} queries per round, "
@@ -491,6 +531,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     recall_ok = min_recall == 1.0
     precision_ok = all(quality[("tables", k)]["beyond"] == 0 for k in range(K + 1))
     consistent = all(quality[("tables", k)]["same"] for k in range(K + 1)) and all(io_ok)
+    native_same = all(quality[("tables", k)]["same_numpy"] for k in range(K + 1))
     seg_recall_ok = all(seg_quality[k]["recall"] == 1.0 for k in exact_ks)
     seg_beyond = sum(seg_quality[k]["beyond"] for k in range(K + 1))
     same_designs = all(seg_quality[k]["same_as_tables"] for k in exact_ks)
@@ -506,6 +547,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"INFO the random memory reads alone (directory, keys, rows, SimHashes; positions worked out beforehand): "
           f"{cpu_rates[('tables', 'gathers', K)]:,.0f} lookups/s per CPU-second at k={K}, "
           f"{timed_rates[('tables', 'gathers', K)]:,.0f}/s wall: the ceiling of this layout in numpy on this machine")
+    if native:
+        np_rates = {k: timed_rates[("tables", "numpy", k)] for k in range(K + 1)}
+        np_slow = min(np_rates.values())
+        print(f"INFO batched, default keys, numpy reference path on the same index, same rounds: {np_slow:,.0f} "
+              f"lookups/s at its slowest k ({cpu_rates[('tables', 'numpy', min(np_rates, key=np_rates.__getitem__))]:,.0f} "
+              f"per CPU-second); native/numpy "
+              + ", ".join(f"{batched_rates[k] / np_rates[k]:.2f}x (k={k})" for k in range(K + 1))
+              + f"; at the slowest k: {worst_batched / np_slow:.2f}x")
     print(f"INFO one query per lookup() call (tables): {worst_single:,.0f} lookups/s at the slowest k "
           f"(no target: each call has a fixed numpy overhead)")
     print(f"INFO legacy segments, batched ({min(int(ps['batch']), int(ps['queries'])):,} per call): "
@@ -517,7 +566,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           + f"; at the slowest k: {worst_batched / seg_rates[worst_seg_k]:.2f}x")
     results_lines = [
         (worst_batched >= TARGET_BATCHED_LOOKUPS_PER_S,
-         f"batched ({min(int(pt['batch']), int(pt['queries'])):,} per call), default keys: "
+         f"batched ({min(int(pt['batch']), int(pt['queries'])):,} per call), default keys, "
+         f"{'native' if native else 'numpy'} path: "
          f"{worst_batched:,.0f} lookups/s at the slowest k (k={slow_k}) with {total:,} documents "
          f"(target >= {TARGET_BATCHED_LOOKUPS_PER_S:,} at 1M)"),
         (recall_ok,
@@ -528,6 +578,9 @@ def main(argv: Sequence[str] | None = None) -> int:
          + ", ".join(f"{quality[('tables', k)]['beyond']} (k={k})" for k in range(K + 1))),
         (consistent, "one-at-a-time == batched answers" + ("" if args.no_io else ", and the same after save()/load()")),
     ]
+    if native:
+        results_lines.append((native_same, "native == numpy answers (candidates in order, existing, sentence_df), "
+                              f"k = 0..{K}"))
     code = verdicts(results_lines, t_start, args.strict)
     print(f"RESULT size={total} lookups_per_s={round(worst_batched)} recall={min_recall}")
     return code

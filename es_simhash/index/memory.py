@@ -11,6 +11,12 @@ A second channel maps sentence hashes to rows (a candidate holds one of the quer
 ``MIN_SHARED_SKETCH`` of its shingle-sketch hashes) and a third content hashes to the first row holding them.
 Candidates are re-ranked by exact Hamming distance over a numpy array of all SimHashes. Replaced documents stay
 in the runs until the next merge that covers them, but are dropped from every answer.
+
+When the native core is installed (``native/``, module ``es_simhash_native``, function ``memory_lookup``), a batch's
+SimHash channel (the runs' key probes, the tail scan, the distance and liveness tests) runs there, on the index's
+own numpy buffers and without the GIL; :meth:`MemoryIndex._key_pairs` (numpy) is the reference and the fallback.
+Both give each query the same rows, ascending (``tests/test_memory_native.py``). ``ES_SIMHASH_MEMORY_NATIVE=0``
+turns the native lookup off.
 """
 
 from __future__ import annotations
@@ -31,6 +37,20 @@ __all__ = ["MemoryIndex", "IndexFileError"]
 
 _FORMAT = "es-simhash-memory-index/2"
 _FORMAT_V1 = "es-simhash-memory-index/1"  # before lookup keys: the four 16-bit segments
+
+
+def _native_lookup():
+    """``es_simhash_native.memory_lookup`` when the native core is installed (and not turned off), else ``None``."""
+    if os.environ.get("ES_SIMHASH_MEMORY_NATIVE", "").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    try:
+        import es_simhash_native  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return getattr(es_simhash_native, "memory_lookup", None)
+
+
+_NATIVE_LOOKUP = _native_lookup()
 
 
 class IndexFileError(ValueError):
@@ -125,6 +145,8 @@ class MemoryIndex:
     """
 
     tail_rows = 4096  # rows scanned by brute force before they are sorted into a run
+    native = _NATIVE_LOOKUP is not None
+    """Batched SimHash lookups in the native core (same answers as numpy; set False for the numpy reference)."""
     shared_writers = False
     """Only this process writes into it: batches need no settling after their write (:mod:`es_simhash.maintenance`)."""
 
@@ -279,6 +301,15 @@ class MemoryIndex:
             pair = pair[np.concatenate(([True], pair[1:] != pair[:-1]))]
         return pair // n, pair % n
 
+    def _native_rows(self, q_sims: np.ndarray, q_rows: np.ndarray, n_q: int, max_distance: int) -> list[list[int]]:
+        """What :meth:`_key_pairs` gives, per query (``n_q`` lists of rows, ascending), from the native core."""
+        lk = self.lookup_keys
+        n = len(self._docs)
+        return _NATIVE_LOOKUP(
+            [(run.keys, run.rows, run.offsets, run.bits) for run in self._runs],
+            self._simhash, self._alive if self._any_dead else None, self._has_keys, self._run_rows, n,
+            lk.masks, lk.k, lk.blocks, lk.tables, q_sims, q_rows.astype(np.int64, copy=False), n_q, max_distance)
+
     def _tail_rows(self, fp: Fingerprint, max_distance: int) -> list[int]:
         """Rows of the tail (all rows: there are no runs) sharing a key with ``fp`` within ``max_distance``."""
         n = len(self._docs)
@@ -308,23 +339,30 @@ class MemoryIndex:
                 self._any_dead = was_dead
         return self._lookup(queries, max_distance)
 
+    def _simhash_rows(self, fps: Sequence[Fingerprint], max_distance: int) -> list[list[int]]:
+        """For each fingerprint, the rows sharing a lookup key with it within ``max_distance`` bits."""
+        n_q = len(fps)
+        if n_q == 1 and not self._runs:  # one query, tail only (the engine's in-batch index): no pair bookkeeping
+            return [self._tail_rows(fps[0], max_distance) if fps[0].n_features else []]
+        with_keys = np.flatnonzero(np.fromiter((fp.n_features > 0 for fp in fps), dtype=bool, count=n_q))
+        q_sims = np.fromiter((fps[i].simhash for i in with_keys.tolist()), dtype=np.uint64, count=len(with_keys))
+        if self.native and _NATIVE_LOOKUP is not None and len(self._docs):
+            return self._native_rows(q_sims, with_keys, n_q, max_distance)
+        pq, pr = self._key_pairs(q_sims, with_keys, max_distance) if len(with_keys) and len(self._docs) else (
+            np.zeros(0, np.intp), np.zeros(0, np.intp))
+        bounds = np.searchsorted(pq, np.arange(n_q + 1)).tolist()
+        pr_list = pr.tolist()
+        return [pr_list[bounds[i]:bounds[i + 1]] for i in range(n_q)]
+
     def _lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
         self._sync()
         fps = [q.fingerprint for q in queries]
-        n_q = len(fps)
-        if n_q == 1 and not self._runs:  # one query, tail only (the engine's in-batch index): no pair bookkeeping
-            rows_of = [self._tail_rows(fps[0], max_distance) if fps[0].n_features else []]
-        else:
-            with_keys = np.flatnonzero(np.fromiter((fp.n_features > 0 for fp in fps), dtype=bool, count=n_q))
-            q_sims = np.fromiter((fps[i].simhash for i in with_keys.tolist()), dtype=np.uint64, count=len(with_keys))
-            pq, pr = self._key_pairs(q_sims, with_keys, max_distance) if len(with_keys) and len(self._docs) else (
-                np.zeros(0, np.intp), np.zeros(0, np.intp))
-            bounds = np.searchsorted(pq, np.arange(n_q + 1)).tolist()
-            pr_list = pr.tolist()
-            rows_of = [pr_list[bounds[i]:bounds[i + 1]] for i in range(n_q)]
+        rows_of = self._simhash_rows(fps, max_distance)
         docs, alive, any_dead, row_of = self._docs, self._alive, self._any_dead, self._row_of
         content, sentences, cap = self._content, self._sentences, self.max_sentence_df
-        out = []
+        doc_at, own_row, result = docs.__getitem__, row_of.get, LookupResult
+        out: list[LookupResult] = []
+        append = out.append
         for q, fp, rows in zip(queries, fps, rows_of):
             extra = None
             if fp.n_chars:
@@ -332,36 +370,37 @@ class MemoryIndex:
                 if row is not None:
                     extra = {row}
             sentence_df: dict[int, int] = {}
-            sketch_rows: list[int] = []
-            for h in fp.sentences:
-                bucket = sentences.get(h) or []
-                # document frequency = live documents holding the hash (replaced documents leave dead rows behind)
-                df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
-                sentence_df[h] = df
-                if df and df <= cap:
-                    if h >= SKETCH_BIT:  # a sketch hash: candidates hold MIN_SHARED_SKETCH of the query's
-                        sketch_rows += bucket
-                    elif extra is None:
-                        extra = set(bucket)
+            if fp.sentences:
+                sketch_rows: list[int] = []
+                for h in fp.sentences:
+                    bucket = sentences.get(h) or []
+                    # document frequency = live documents holding the hash (replaced documents leave dead rows)
+                    df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
+                    sentence_df[h] = df
+                    if df and df <= cap:
+                        if h >= SKETCH_BIT:  # a sketch hash: candidates hold MIN_SHARED_SKETCH of the query's
+                            sketch_rows += bucket
+                        elif extra is None:
+                            extra = set(bucket)
+                        else:
+                            extra.update(bucket)
+                shared = sharing_sketch(sketch_rows) if sketch_rows else None
+                if shared:
+                    if extra is None:
+                        extra = set(shared)
                     else:
-                        extra.update(bucket)
-            shared = sharing_sketch(sketch_rows)
-            if shared:
-                if extra is None:
-                    extra = set(shared)
-                else:
-                    extra.update(shared)
+                        extra.update(shared)
             if extra is not None:
                 extra.update(rows)
                 rows = sorted(extra)
-            own = row_of.get(q.id, -1)
+            own = own_row(q.id, -1)
             if any_dead or extra is not None:
                 candidates = [docs[r] for r in rows if r != own and alive[r]]
             elif own >= 0:
                 candidates = [docs[r] for r in rows if r != own]
             else:
-                candidates = [docs[r] for r in rows]
-            out.append(LookupResult(docs[own] if own >= 0 and alive[own] else None, candidates, False, sentence_df))
+                candidates = list(map(doc_at, rows)) if rows else []
+            append(result(docs[own] if own >= 0 and alive[own] else None, candidates, False, sentence_df))
         return out
 
     # -- maintenance (es_simhash.maintenance) ---------------------------------------------------------------

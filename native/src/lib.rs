@@ -2,16 +2,18 @@
 //! it is installed (`es_simhash.fingerprint.Fingerprinter(engine="auto")`) and stays the reference.
 
 pub mod core;
+pub mod memlookup;
 pub mod tables;
 
 #[cfg(feature = "python")]
 mod python {
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
-    use pyo3::types::{PyDict, PyString, PyTuple};
+    use pyo3::types::{PyDict, PyList, PyString, PyTuple};
     use rustc_hash::{FxHashMap, FxHashSet};
 
     use crate::core::{self, Config, Core, Tf};
+    use crate::memlookup;
 
     /// The fingerprint pipeline for one configuration of ``Fingerprinter`` (IDF table, stop words, parameters).
     #[pyclass(frozen, module = "es_simhash_native")]
@@ -154,12 +156,134 @@ mod python {
         }))
     }
 
+    /// A read-only view of a numpy array's buffer, through ``__array_interface__`` (no copy): C-contiguous, of one
+    /// of the ``typestrs``. The slice is valid while ``obj`` lives and is not resized (the caller keeps it).
+    unsafe fn view<'a, T>(obj: &Bound<'_, PyAny>, typestrs: &[&str], what: &str) -> PyResult<&'a [T]> {
+        let bad = |why: &str| PyValueError::new_err(format!("{what}: {why}"));
+        let ai = obj.getattr("__array_interface__").map_err(|_| bad("not a numpy array"))?;
+        let ai = ai.cast_into::<PyDict>().map_err(|_| bad("bad __array_interface__"))?;
+        let get = |k: &str| ai.get_item(k).ok().flatten().ok_or_else(|| bad("bad __array_interface__"));
+        let typestr: String = get("typestr")?.extract()?;
+        if !typestrs.contains(&typestr.as_str()) {
+            return Err(bad(&format!("dtype {typestr}, expected {typestrs:?}")));
+        }
+        let shape: Vec<usize> = get("shape")?.extract()?;
+        let len: usize = shape.iter().product();
+        let strides = get("strides")?;
+        if !strides.is_none() {
+            let s: Vec<isize> = strides.extract()?;
+            if !(shape.len() == 1 && s == [std::mem::size_of::<T>() as isize]) && len > 1 {
+                return Err(bad("not contiguous"));
+            }
+        }
+        if ai.get_item("mask").ok().flatten().is_some_and(|m| !m.is_none()) {
+            return Err(bad("masked"));
+        }
+        let (ptr, _readonly): (usize, bool) = get("data")?.extract()?;
+        if len == 0 {
+            return Ok(&[]);
+        }
+        if ptr == 0 || ptr % std::mem::align_of::<T>() != 0 {
+            return Err(bad("unaligned buffer"));
+        }
+        Ok(std::slice::from_raw_parts(ptr as *const T, len))
+    }
+
+    /// The SimHash channel of ``MemoryIndex._lookup`` (``memory.py``; ``MemoryIndex._key_pairs`` is the numpy
+    /// reference): for each query, the rows sharing a lookup key with it (or in the tail) within
+    /// ``max_distance`` bits and alive, ascending and distinct. ``runs``: ``(keys, rows, offsets, bits)`` of each
+    /// ``_Run``; ``alive``: ``None`` when every row is alive; ``blocks``/``tables``: the ``LookupKeys``'
+    /// (shift, width) of each block and blocks of each table; ``q_sims``: the SimHashes of the queries with keys,
+    /// ``q_rows`` their positions among ``n_q`` queries. Returns ``n_q`` lists of rows (empty for the others).
+    /// The GIL is released while looking up.
+    #[pyfunction]
+    #[pyo3(signature = (runs, simhash, alive, has_keys, tail_start, tail_stop, masks, k, blocks, tables, q_sims, q_rows, n_q, max_distance))]
+    #[allow(clippy::too_many_arguments)]
+    fn memory_lookup<'py>(
+        py: Python<'py>,
+        runs: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>, u32)>,
+        simhash: Bound<'py, PyAny>,
+        alive: Option<Bound<'py, PyAny>>,
+        has_keys: Bound<'py, PyAny>,
+        tail_start: usize,
+        tail_stop: usize,
+        masks: Bound<'py, PyAny>,
+        k: u32,
+        blocks: Vec<(u32, u32)>,
+        tables: Vec<Vec<usize>>,
+        q_sims: Bound<'py, PyAny>,
+        q_rows: Bound<'py, PyAny>,
+        n_q: usize,
+        max_distance: u32,
+    ) -> PyResult<Bound<'py, PyList>> {
+        // SAFETY: every array is kept alive by the Bound references held for the whole call; memory.py does not
+        // write them during a lookup (MemoryIndex is not thread-safe anyway).
+        let (index, q_sims, q_rows) = unsafe {
+            let mut rv = Vec::with_capacity(runs.len());
+            for (keys, rows, offsets, bits) in &runs {
+                let offsets = match view::<i32>(offsets, &["<i4"], "offsets") {
+                    Ok(o) => memlookup::Offsets::I32(o),
+                    Err(_) => memlookup::Offsets::I64(view::<i64>(offsets, &["<i8"], "offsets")?),
+                };
+                rv.push(memlookup::Run { keys: view(keys, &["<u4"], "keys")?, rows: view(rows, &["<i4"], "rows")?, offsets, bits: *bits });
+            }
+            let alive = match &alive {
+                Some(a) => Some(view::<bool>(a, &["|b1"], "alive")?),
+                None => None,
+            };
+            let index = memlookup::Index {
+                runs: rv,
+                simhash: view(&simhash, &["<u8"], "simhash")?,
+                alive,
+                has_keys: view(&has_keys, &["|b1"], "has_keys")?,
+                tail_start,
+                tail_stop,
+                masks: view(&masks, &["<u8"], "masks")?,
+                k,
+            };
+            (index, view::<u64>(&q_sims, &["<u8"], "q_sims")?, view::<i64>(&q_rows, &["<i8"], "q_rows")?)
+        };
+        let n_tables = tables.len();
+        if q_rows.len() != q_sims.len() || q_rows.iter().any(|&r| r < 0 || r as usize >= n_q)
+            || q_rows.windows(2).any(|w| w[0] >= w[1])
+        {
+            return Err(PyValueError::new_err("q_rows: ascending positions below n_q, one per query"));
+        }
+        if index.simhash.len() > u32::MAX as usize {
+            return Err(PyValueError::new_err("more than 2**32 rows"));
+        }
+        if blocks.iter().any(|&(s, w)| s >= 64 || w == 0 || w > 64) || tables.iter().flatten().any(|&b| b >= blocks.len()) {
+            return Err(PyValueError::new_err("bad blocks/tables"));
+        }
+        memlookup::validate(&index, n_tables).map_err(PyValueError::new_err)?;
+        let (bounds, rows) = py.detach(|| {
+            let qkeys = memlookup::scrambled_keys(q_sims, &blocks, &tables);
+            memlookup::lookup(&index, q_sims, &qkeys, n_tables, max_distance)
+        });
+        let out = PyList::empty(py);
+        let mut next = 0usize;
+        for (i, &qr) in q_rows.iter().enumerate() {
+            while next < qr as usize {
+                out.append(PyList::empty(py))?;
+                next += 1;
+            }
+            out.append(PyList::new(py, &rows[bounds[i]..bounds[i + 1]])?)?;
+            next += 1;
+        }
+        while next < n_q {
+            out.append(PyList::empty(py))?;
+            next += 1;
+        }
+        Ok(out)
+    }
+
     #[pymodule]
     fn es_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<NativeFingerprinter>()?;
         m.add_function(wrap_pyfunction!(normalize_many, m)?)?;
         m.add_function(wrap_pyfunction!(segment_many, m)?)?;
         m.add_function(wrap_pyfunction!(keys_many, m)?)?;
+        m.add_function(wrap_pyfunction!(memory_lookup, m)?)?;
         m.add("UNIDATA_VERSION", crate::tables::UNIDATA_VERSION)?;
         m.add("JIEBA_RS_VERSION", "0.11.0")?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
