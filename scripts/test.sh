@@ -22,4 +22,12 @@ if [ ! -f /usr/share/games/fortunes/chinese ] && command -v apt-get >/dev/null 2
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fortunes-zh) >/dev/null \
         || echo "warning: could not install fortunes-zh (apt-get install fortunes-zh)" >&2
 fi
-exec python3 -m pytest "$@"
+status=0
+python3 -m pytest "$@" || status=$?
+
+# Elasticsearch 8.x: the Elasticsearch tests again against an 8.19 node with the 8.x client in its own virtualenv
+# (scripts/test_es8.sh), on a full run only (no pytest arguments); ES_SIMHASH_ES8=0 leaves it out.
+if [ $# -eq 0 ] && [ "${ES_SIMHASH_ES8:-1}" != 0 ]; then
+    bash scripts/test_es8.sh || status=$?
+fi
+exit $status
