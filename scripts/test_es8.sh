@@ -19,7 +19,8 @@ VENV="$CACHE/venv-es8"
 in_ci() { case "${CI:-}" in [Tt][Rr][Uu][Ee]|1|[Yy][Ee][Ss]) return 0;; *) return 1;; esac; }
 start=$(date +%s)
 
-if [ ! -x "$VENV/bin/python" ]; then
+if ! "$VENV/bin/python" -c "" 2>/dev/null; then   # missing, or its Python is gone: make it (again)
+    rm -rf "$VENV"
     mkdir -p "$CACHE"
     python3 -m venv "$VENV"
 fi
