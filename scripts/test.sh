@@ -25,4 +25,12 @@ fi
 # Lint (pyflakes, pycodestyle errors, complexity <= 15) and types, as configured in pyproject.toml.
 python3 -m ruff check es_simhash
 python3 -m mypy es_simhash
-exec python3 -m pytest "$@"
+status=0
+python3 -m pytest "$@" || status=$?
+
+# Elasticsearch 8.x: the Elasticsearch tests again against an 8.19 node with the 8.x client in its own virtualenv
+# (scripts/test_es8.sh), on a full run only (no pytest arguments); ES_SIMHASH_ES8=0 leaves it out.
+if [ $# -eq 0 ] && [ "${ES_SIMHASH_ES8:-1}" != 0 ]; then
+    bash scripts/test_es8.sh || status=$?
+fi
+exit $status

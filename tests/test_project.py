@@ -47,3 +47,12 @@ def test_the_wheel_ships_the_top_level_templates_unchanged(tmp_path):
         shipped = {n[len("es_simhash/templates/"):]: zf.read(n) for n in zf.namelist()
                    if n.startswith("es_simhash/templates/") and not n.endswith("/")}
     assert shipped == {p.relative_to(ROOT / "templates").as_posix(): p.read_bytes() for p in sources}
+
+
+def test_the_8x_run_is_part_of_the_test_command_and_runs_the_8x_version_the_readme_names():
+    script = (ROOT / "scripts/test_es8.sh").read_text()
+    version = re.search(r'ES8_VERSION="\$\{ES_SIMHASH_ES8_VERSION:-(8\.\d+\.\d+)\}"', script).group(1)
+    assert '"elasticsearch>=8.12,<9"' in script
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"\b8\.\d+\.\d+\b", readme)) == {version}
+    assert "bash scripts/test_es8.sh" in (ROOT / "scripts/test.sh").read_text()
