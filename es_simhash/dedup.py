@@ -105,11 +105,23 @@ class DecisionRule(Protocol):
         ...
 
 
+def _has_sketch(fp: Fingerprint) -> bool:
+    """Whether the fingerprint carries a shingle sketch (backends may reorder the hashes: look at the largest)."""
+    return bool(fp.sentences) and max(fp.sentences) >= SKETCH_BIT
+
+
 def _sketch_support(a: Fingerprint, b: Fingerprint, boilerplate: frozenset[int]) -> int:
-    """Sketch hashes two fingerprints share, boilerplate left out (a large number when either has no sketch)."""
-    if not a.sentences or not b.sentences or max(a.sentences) < SKETCH_BIT or max(b.sentences) < SKETCH_BIT:
-        return 1 << 30
+    """Sketch hashes two fingerprints share, boilerplate left out."""
     return len({h for h in a.sentences if h >= SKETCH_BIT and h not in boilerplate}.intersection(b.sentences))
+
+
+def _opposite(a: Fingerprint, b: Fingerprint) -> bool:
+    """Whether two texts say opposite things: by their whole texts, or by a pair of their signature sentences
+    (:func:`~es_simhash.fingerprint.text_contradicts`, :func:`~es_simhash.fingerprint.contradicts`)."""
+    if text_contradicts(a, b):
+        return True
+    theirs = [y for y in b.sentences if y < SKETCH_BIT]
+    return any(contradicts(x, y) for x in a.sentences if x < SKETCH_BIT for y in theirs)
 
 
 def _same_content(a: Fingerprint, b: Fingerprint) -> bool:
@@ -212,17 +224,14 @@ class DefaultRule:
     def _contradicted(fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
         """Clusters with a sketched candidate that contradicts ``fp`` (sketched too): by their whole texts, or by a
         pair of their signature sentences."""
-        if not fp.sentences or max(fp.sentences) < SKETCH_BIT:  # no sketch (backends may reorder the hashes)
+        if not _has_sketch(fp):
             return frozenset()
-        mine = [h for h in fp.sentences if h < SKETCH_BIT]
         out: set[str] = set()
         for cand in candidates:
             other = cand.fingerprint
-            theirs = other.sentences
-            if cand.cluster in out or not theirs or max(theirs) < SKETCH_BIT or other.content_hash == fp.content_hash:
+            if cand.cluster in out or not _has_sketch(other) or other.content_hash == fp.content_hash:
                 continue
-            if text_contradicts(fp, other) or any(
-                    contradicts(a, b) for b in theirs if b < SKETCH_BIT for a in mine if a != b):
+            if _opposite(fp, other):
                 out.add(cand.cluster)
         return frozenset(out)
 
@@ -268,12 +277,8 @@ class DefaultRule:
         if a.cluster == b.cluster and (self.crowd_k is None or fa.content_hash == fb.content_hash
                                        or fa.distance(fb) <= self.crowd_k):
             return True
-        if not (self.meaning_guard and self.crowd_sketch and fa.sentences and fb.sentences):
-            return False
-        if text_contradicts(fa, fb):
-            return True
-        theirs = [y for y in fb.sentences if y < SKETCH_BIT]
-        return any(contradicts(x, y) for x in fa.sentences if x < SKETCH_BIT for y in theirs)
+        return self.meaning_guard and self.crowd_sketch and bool(fa.sentences) and bool(fb.sentences) \
+            and _opposite(fa, fb)
 
     def _match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int],
                why: list[str] | None = None) -> Decision | None:
@@ -332,7 +337,9 @@ class DefaultRule:
             why.append(f"both short: SimHash {distance} bits apart, the rule takes up to short_k = {self.short_k}")
         if distance > self.short_k:
             return False
-        support = _sketch_support(fp, other, boilerplate) if self.short_sketch_support else 0
+        if not (self.short_sketch_support and _has_sketch(fp) and _has_sketch(other)):
+            return True
+        support = _sketch_support(fp, other, boilerplate)
         if support < self.short_sketch_support:
             if why is not None:
                 why.append(f"but they share {support} sketch hash(es) besides boilerplate, short_sketch_support = "
@@ -359,7 +366,7 @@ class DefaultRule:
         if not (near or fraction or contained):
             return False
         if self.sentence_sketch_support and n_sketch < self.sentence_sketch_support \
-                and max(fp.sentences) >= SKETCH_BIT and max(other.sentences) >= SKETCH_BIT:
+                and _has_sketch(fp) and _has_sketch(other):
             if why is not None:
                 why.append(f"both texts carry a sketch: a sentence match also needs "
                            f"{self.sentence_sketch_support} shared sketch hash(es) besides boilerplate, "
