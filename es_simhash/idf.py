@@ -153,11 +153,11 @@ def _read_cached(key: str) -> tuple[dict[str, float], float, str] | None:
 
     import numpy as np
 
-    base = _cache_dir() / key
+    folder = _cache_dir()
     try:
-        meta = json.loads((base.parent / f"{key}.json").read_text(encoding="utf-8"))
-        words = (base.parent / f"{key}.words").read_text(encoding="utf-8").split("\n")
-        values = np.load(base.parent / f"{key}.npy", allow_pickle=False)
+        meta = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
+        words = (folder / f"{key}.words").read_text(encoding="utf-8").split("\n")
+        values = np.load(folder / f"{key}.npy", allow_pickle=False)
     except (OSError, ValueError):
         return None
     if len(words) != meta.get("n") or values.shape != (len(words),):
