@@ -15,7 +15,7 @@ import unicodedata
 from collections import Counter
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from . import text as _text
 
@@ -62,6 +62,10 @@ class IDFTable:
 
     def get(self, word: str) -> float:
         return self._idf.get(word, self.default)
+
+    def items(self) -> Iterator[tuple[str, float]]:
+        """The table's words and their IDF (the default is :attr:`default`)."""
+        return iter(self._idf.items())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> "IDFTable":
