@@ -470,9 +470,9 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
         *[(dict(), dict(max_sentence_clusters=m)) for m in (0, 2)],
         *[(dict(), dict(short_k=sk)) for sk in (0, 3)],
         # the template-aware rule (crawl phenomena): crowded sketch hashes, holders split by crowd_k, sketch support
-        (dict(), dict(crowd_k=None, crowd_sketch=False, sentence_sketch_support=0, short_sketch_support=0)),
+        (dict(), dict(crowd_k=None, crowd_sketch=False, sentence_sketch_support=0, simhash_sketch_support=0)),
         (dict(), dict(crowd_k=None)),
-        *[(dict(), dict(crowd_k=ck, short_sketch_support=0)) for ck in (8, 12, 16, 20, 24)],
+        *[(dict(), dict(crowd_k=ck, simhash_sketch_support=0)) for ck in (8, 12, 16, 20, 24)],
         *[(dict(), dict(sentence_sketch_support=n)) for n in (0, 2, 3)],
     ]
     from es_simhash.idf import IDFTable

@@ -134,9 +134,9 @@ class DefaultRule:
     """The default decision rule (tuned on the dev split of ``bench/accuracy.py``; see ``docs/accuracy.md``).
 
     * **exact**: same content (letters, digits and ideographs equal after normalisation), distance 0;
-    * **simhash**: SimHash within ``k`` bits when both texts are long, within ``short_k`` bits when both are short
-      (and then, when both carry a shingle sketch, sharing ``short_sketch_support`` sketch hashes that are not
-      boilerplate: a short post of a template weighs mostly the template's words);
+    * **simhash**: SimHash within ``k`` bits when both texts are long, within ``short_k`` bits when both are short;
+      when both carry a shingle sketch, also sharing ``simhash_sketch_support`` sketch hashes that are not
+      boilerplate (a short post of a template weighs mostly the template's words);
     * **sentences**: the texts share long sentences that are not boilerplate, and either their SimHashes are
       within ``sentence_near_k`` bits and they share one, or within ``sentence_k`` bits and they share at least
       ``min_shared_sentences`` of the smaller signature, or all of one text's signature sentences (at least
@@ -188,7 +188,7 @@ class DefaultRule:
     crowd_k: int | None = 20
     crowd_sketch: bool = True
     sentence_sketch_support: int = 1
-    short_sketch_support: int = 1
+    simhash_sketch_support: int = 1
 
     @property
     def candidate_distance(self) -> int:
@@ -324,26 +324,29 @@ class DefaultRule:
 
     def _by_simhash(self, fp: Fingerprint, other: Fingerprint, distance: int, boilerplate: frozenset[int],
                     why: list[str] | None) -> bool:
-        """The simhash branch: within ``k`` bits (both long) or ``short_k`` bits with sketch support (both short)."""
+        """The simhash branch: within ``k`` bits (both long) or ``short_k`` bits (both short), with sketch support
+        when both carry a sketch."""
         if not fp.short and not other.short:
             if why is not None:
                 why.append(f"both long: SimHash {distance} bits apart, the rule takes up to k = {self.k}")
-            return distance <= self.k
-        if not (fp.short and other.short):
+            if distance > self.k:
+                return False
+        elif not (fp.short and other.short):
             if why is not None:
                 why.append(f"one short, one long: SimHash ({distance} bits) is not enough on its own")
             return False
-        if why is not None:
-            why.append(f"both short: SimHash {distance} bits apart, the rule takes up to short_k = {self.short_k}")
-        if distance > self.short_k:
-            return False
-        if not (self.short_sketch_support and _has_sketch(fp) and _has_sketch(other)):
+        else:
+            if why is not None:
+                why.append(f"both short: SimHash {distance} bits apart, the rule takes up to short_k = {self.short_k}")
+            if distance > self.short_k:
+                return False
+        if not (self.simhash_sketch_support and _has_sketch(fp) and _has_sketch(other)):
             return True
         support = _sketch_support(fp, other, boilerplate)
-        if support < self.short_sketch_support:
+        if support < self.simhash_sketch_support:
             if why is not None:
-                why.append(f"but they share {support} sketch hash(es) besides boilerplate, short_sketch_support = "
-                           f"{self.short_sketch_support} needed (the words of a template, not of the texts)")
+                why.append(f"but they share {support} sketch hash(es) besides boilerplate, simhash_sketch_support = "
+                           f"{self.simhash_sketch_support} needed (the words of a template, not of the texts)")
             return False
         return True
 

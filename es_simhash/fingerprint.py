@@ -26,6 +26,11 @@ How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 4):
    ``sketch`` (12) smallest hashes of the content key's character shingles (3 characters for text with Chinese,
    5 otherwise), top bit set, appended to the sentence hashes. Sharing half of the sketch estimates a shingle
    Jaccard similarity of about one half: what survives a prefix, a typo or a cut tail of a short text.
+   Since version 5 the sketch is stratified by line: when such a text has at least two lines of at least
+   ``min_sentence_chars`` letters/ideographs (twice that without Chinese), each of them adds the
+   ``line_sketch`` (8) smallest hashes of its own shingles (same shingles, same hash), so a short body between a
+   site's header and a long disclaimer is in the sketch too, not drowned by the template's shingles; once the
+   template's lines are boilerplate, the body's hashes decide.
 
 The hot path (:meth:`Fingerprinter.fingerprint_many`) is vectorised with numpy over a whole batch of documents:
 one dict lookup per token, then gathers and two ``bincount``s (see :meth:`Fingerprinter._simhash_chunk`); the
@@ -58,7 +63,7 @@ from .idf import IDFTable
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_sketch", "WEIGHT_SCALE", "SKETCH_BIT",
            "sentence_hashes", "content_hashes", "contradicts", "text_contradicts", "NEGATIONS"]
 
-FINGERPRINT_VERSION = 4
+FINGERPRINT_VERSION = 5
 WEIGHT_SCALE = 1024
 N_SEGMENTS = 4
 SEGMENT_BITS = 16
@@ -223,6 +228,10 @@ def _native_module() -> tuple[Any, str | None]:
         import es_simhash_native  # type: ignore[import-not-found]
     except ImportError as e:
         return None, f"es_simhash_native is not installed ({e})"
+    native_version = getattr(es_simhash_native, "FINGERPRINT_VERSION", 4)
+    if native_version != FINGERPRINT_VERSION:
+        return None, (f"es_simhash_native computes fingerprint version {native_version}, this es-simhash "
+                      f"{FINGERPRINT_VERSION} (reinstall it: pip install ./native)")
     if es_simhash_native.UNIDATA_VERSION != unicodedata.unidata_version:
         return None, (f"es_simhash_native has the character tables of Unicode {es_simhash_native.UNIDATA_VERSION}, "
                       f"this Python {unicodedata.unidata_version} (rebuild it with this Python)")
@@ -280,6 +289,12 @@ class Fingerprinter:
     sketch_shingle:
         shingle length in characters of the content key for the sketch: ``(cjk, other)``, default ``(3, 5)``:
         3 characters for texts with Chinese characters, 5 letters/digits for the rest (spaces removed).
+    line_sketch:
+        in a text with a sketch and at least two lines of at least ``min_sentence_chars`` letters/ideographs
+        (twice that for text without Chinese: a Latin letter carries about half an ideograph's meaning), each such
+        line adds its ``line_sketch`` smallest shingle hashes to the sketch (default 8; 0: the whole text's only,
+        as version 4). A templated post (a header line, a short body, a long disclaimer) keeps its body's
+        shingles in the sketch (``docs/accuracy.md``).
     tf:
         how a token's count in the text scales its weight: ``"cap:N"`` (``min(tf, N)``; default ``"cap:5"``),
         ``"sublinear"`` (``1 + ln tf``) or ``"raw"`` (``tf``: version 3). On the dev split of
@@ -311,6 +326,7 @@ class Fingerprinter:
         sketch: int = 12,
         sketch_chars: int = 300,
         sketch_shingle: tuple[int, int] = (3, 5),
+        line_sketch: int = 8,
         segmenter: str = "auto",
         stopwords: frozenset[str] | None = None,
         tf: str = "cap:5",
@@ -323,9 +339,9 @@ class Fingerprinter:
         else:
             self.idf = IDFTable.load(idf)
         if sentences < 0 or min_token_len < 1 or min_sentence_chars < 1 or short_chars < 0 or sketch < 0 \
-                or sketch_chars < 0:
+                or sketch_chars < 0 or line_sketch < 0:
             raise ValueError("sentences >= 0, min_token_len >= 1, min_sentence_chars >= 1, short_chars >= 0, "
-                             "sketch >= 0, sketch_chars >= 0")
+                             "sketch >= 0, sketch_chars >= 0, line_sketch >= 0")
         if len(sketch_shingle) != 2 or min(sketch_shingle) < 1:
             raise ValueError("sketch_shingle is (cjk, other), both >= 1")
         if tf != "raw" and tf != "sublinear" and not (tf.startswith("cap:") and tf[4:].isdigit() and int(tf[4:]) > 0):
@@ -334,6 +350,7 @@ class Fingerprinter:
         self.sketch = sketch
         self.sketch_chars = sketch_chars
         self.sketch_shingle = (int(sketch_shingle[0]), int(sketch_shingle[1]))
+        self.line_sketch = line_sketch
         self.min_token_len = min_token_len
         self.n_sentences = sentences
         self.min_sentence_chars = min_sentence_chars
@@ -409,7 +426,8 @@ class Fingerprinter:
     def _settings(self) -> tuple:
         """What the native core was made from (compared before each batch: a setting changed since remakes it)."""
         return (self.idf, self.stopwords, self.min_token_len, self.n_sentences, self.min_sentence_chars,
-                self.short_chars, self.sketch, self.sketch_chars, self.sketch_shingle, self.tf, self.segmenter)
+                self.short_chars, self.sketch, self.sketch_chars, self.sketch_shingle, self.line_sketch, self.tf,
+                self.segmenter)
 
     def _make_native(self) -> Any:
         """The native core for these settings: made once per process for each IDF table, stop-word set and
@@ -425,8 +443,8 @@ class Fingerprinter:
         native = module.NativeFingerprinter(
             self.idf._idf, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
             sentences=self.n_sentences, min_sentence_chars=self.min_sentence_chars, short_chars=self.short_chars,
-            sketch=self.sketch, sketch_chars=self.sketch_chars, sketch_shingle=self.sketch_shingle, tf=self.tf,
-            ln_table=ln_table)
+            sketch=self.sketch, sketch_chars=self.sketch_chars, sketch_shingle=self.sketch_shingle,
+            line_sketch=self.line_sketch, tf=self.tf, ln_table=ln_table)
         while len(_NATIVE_CORES) >= 8:  # a few configurations per process at most, in practice one
             _NATIVE_CORES.pop(next(iter(_NATIVE_CORES)))
         _NATIVE_CORES[key] = (self.idf._idf, self.stopwords, native)  # (holding the objects keeps their ids theirs)
@@ -456,6 +474,7 @@ class Fingerprinter:
             "sketch": self.sketch,
             "sketch_chars": self.sketch_chars,
             "sketch_shingle": list(self.sketch_shingle),
+            "line_sketch": self.line_sketch,
             "tf": self.tf,
         }
 
@@ -560,7 +579,8 @@ class Fingerprinter:
         return out
 
     def _sketches(self, normalized: Sequence[str], keys: list[tuple[str, list[str]]]) -> list[tuple[int, ...]]:
-        """Bottom-``sketch`` shingle hashes of each shorter text's content key (``()`` for longer texts)."""
+        """Bottom-``sketch`` shingle hashes of each shorter text's content key (``()`` for longer texts), with the
+        bottom-``line_sketch`` hashes of each of its long enough lines when it has two or more (ascending)."""
         out: list[tuple[int, ...]] = [()] * len(keys)
         if not self.sketch or not self.sketch_chars:
             return out
@@ -572,7 +592,28 @@ class Fingerprinter:
         for n, docs in by_n.items():
             for i, sketch in zip(docs, _bottom_k([keys[i][0] for i in docs], n, self.sketch)):
                 out[i] = sketch
+            if self.line_sketch:
+                self._add_line_sketches(out, normalized, keys, docs, n)
         return out
+
+    def _add_line_sketches(self, out: list[tuple[int, ...]], normalized: Sequence[str],
+                           keys: list[tuple[str, list[str]]], docs: list[int], n: int) -> None:
+        """Version 5: the bottom-``line_sketch`` hashes of each line (of at least ``min_sentence_chars``
+        letters/ideographs, twice that without Chinese) of the texts ``docs`` that have two such lines or more,
+        merged into their sketches in ``out``."""
+        owner: list[int] = []
+        line_keys: list[str] = []
+        for i in docs:
+            least = self.min_sentence_chars if _text.has_cjk(keys[i][0]) else 2 * self.min_sentence_chars
+            lines = [k for k in map(_text.content_key, normalized[i].split("\n")) if len(k) >= least]
+            if len(lines) >= 2:
+                owner += [i] * len(lines)
+                line_keys += lines
+        merged: dict[int, set[int]] = {}
+        for i, sketch in zip(owner, _bottom_k(line_keys, n, self.line_sketch) if line_keys else ()):
+            merged.setdefault(i, set(out[i])).update(sketch)
+        for i, hashes in merged.items():
+            out[i] = tuple(sorted(hashes))
 
     def _signature_keys(self, keys: list[str]) -> list[str]:
         """The ``sentences`` longest distinct sentence keys (of at least ``min_sentence_chars`` characters)."""

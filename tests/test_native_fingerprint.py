@@ -109,8 +109,9 @@ def test_identical_with_other_parameters(native, corpus):
     # long texts get a sketch and a word bag too; single characters carry weight; other shingles and bounds
     texts = _corpus(corpus)
     _assert_identical(*_pair(min_token_len=1, sentences=3, min_sentence_chars=3, short_chars=400, sketch=7,
-                             sketch_chars=5000, sketch_shingle=(2, 4), tf="sublinear"), texts)
+                             sketch_chars=5000, sketch_shingle=(2, 4), line_sketch=3, tf="sublinear"), texts)
     _assert_identical(*_pair(min_token_len=3, sentences=0, sketch=0, short_chars=0), texts)
+    _assert_identical(*_pair(line_sketch=0), texts)
     _assert_identical(*_pair(sentences=50, min_sentence_chars=1, sketch=100, sketch_chars=100_000,
                              sketch_shingle=(1, 1)), texts[:300])
 
@@ -169,6 +170,22 @@ def engines(native):
 def test_identical_on_generated_unicode(engines, texts):
     for nat, py in engines.values():
         _assert_identical(nat, py, texts)
+
+
+# Lines around the line sketch's bounds (8 letters/ideographs with Chinese, 16 without), every kind of line break
+_line = st.one_of(_texts, st.text(st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), min_size=5, max_size=12),
+                  st.text(st.sampled_from(list("abcdefghij xyz.,_-ß")), min_size=12, max_size=24),
+                  st.integers(14, 18).map(lambda n: " ".join("Abcdefgh1jklmnopqr"[i:min(i + 4, n)]
+                                                            for i in range(0, n, 4))),  # 14..18 letters/digits
+                  st.integers(6, 9).map(lambda n: "中文的是了国家经济发展"[:n] + "，"))
+_multiline = st.lists(_line, min_size=1, max_size=6).flatmap(
+    lambda lines: st.sampled_from(["\n", "\r\n", " \n ", "\n\n", "\u2028", "\x85", "\r"]).map(lambda br: br.join(lines)))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_multiline, min_size=1, max_size=5), st.integers(0, 9))
+def test_identical_on_generated_lines(native, texts, line_sketch):
+    _assert_identical(*_pair(line_sketch=line_sketch), texts)
 
 
 # ASCII runs with symbols inside Chinese text: the re-split rule (jieba's ``re_skip``) and its gate

@@ -1,4 +1,4 @@
-//! The fingerprint pipeline of `es_simhash.fingerprint.Fingerprinter.fingerprint_many` (version 4), in Rust.
+//! The fingerprint pipeline of `es_simhash.fingerprint.Fingerprinter.fingerprint_many` (version 5), in Rust.
 //!
 //! Every step mirrors the Python reference (which stays the definition; `tests/test_native_fingerprint.py`
 //! compares the two bit for bit): `text._normalize_many`, `text.segment` (jieba-rs 0.11.0 = rjieba 0.2.2, plus
@@ -20,6 +20,8 @@ use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
+/// The fingerprint version this core computes (`es_simhash.fingerprint.FINGERPRINT_VERSION` must equal it).
+pub const FINGERPRINT_VERSION: u32 = 5;
 const SKETCH_BIT: u64 = 1 << 63;
 const CJK_SENTENCE_BIT: u64 = 1 << 62;
 const GOLDEN: u64 = 0x9E3779B97F4A7C15;
@@ -634,6 +636,26 @@ fn bottom_k(key: &str, n: usize, k: usize) -> Vec<u64> {
     z
 }
 
+/// `Fingerprinter._add_line_sketches` for one text (`normalized`, with a sketch): when it has two or more lines whose
+/// content keys hold at least `min_sentence_chars` characters (twice that without an ideograph), each such line's
+/// bottom-`line_sketch` shingle hashes are merged into `sketch` (kept ascending, distinct).
+fn add_line_sketches(sketch: &mut Vec<u64>, normalized: &str, cjk: bool, n: usize, cfg: &Config) {
+    let least = if cjk { cfg.min_sentence_chars } else { 2 * cfg.min_sentence_chars };
+    let lines: Vec<String> = normalized
+        .split('\n')
+        .map(|line| line.chars().filter(|&c| is_alnum(c)).collect::<String>())
+        .filter(|k| k.chars().count() >= least)
+        .collect();
+    if lines.len() < 2 {
+        return;
+    }
+    for line in &lines {
+        sketch.extend(bottom_k(line, n, cfg.line_sketch));
+    }
+    sketch.sort_unstable();
+    sketch.dedup();
+}
+
 // -- the fingerprinter ---------------------------------------------------------------------------------------
 #[derive(Clone, Debug)]
 pub enum Tf {
@@ -652,6 +674,8 @@ pub struct Config {
     pub sketch: usize,
     pub sketch_chars: usize,
     pub sketch_shingle: (usize, usize),
+    /// version 5: hashes each long enough line adds to the sketch (0: none)
+    pub line_sketch: usize,
     pub tf: Tf,
 }
 
@@ -919,10 +943,14 @@ impl Core {
         let Keys { content: key, n_chars, sentences: sentence_spans, bag, cjk, .. } = keys;
         let cfg = &self.cfg;
 
-        // shingle sketch of a shorter text (and then its word bag)
+        // shingle sketch of a shorter text (and then its word bag), stratified by line (version 5)
         let sketch = if cfg.sketch > 0 && n_chars > 0 && n_chars < cfg.sketch_chars {
             let n = if cjk { cfg.sketch_shingle.0 } else { cfg.sketch_shingle.1 };
-            bottom_k(&key, n, cfg.sketch)
+            let mut sketch = bottom_k(&key, n, cfg.sketch);
+            if cfg.line_sketch > 0 {
+                add_line_sketches(&mut sketch, &padded[..padded.len() - PADDING.len()], cjk, n, cfg);
+            }
+            sketch
         } else {
             Vec::new()
         };

@@ -36,7 +36,7 @@ mod python {
         /// ``numpy.log(k)`` for k = 1, 2, ...: the logarithms exactly as numpy computes them).
         #[new]
         #[pyo3(signature = (idf, default_idf, stopwords, *, min_token_len, sentences, min_sentence_chars,
-                            short_chars, sketch, sketch_chars, sketch_shingle, tf, ln_table=None))]
+                            short_chars, sketch, sketch_chars, sketch_shingle, line_sketch, tf, ln_table=None))]
         #[allow(clippy::too_many_arguments)]
         fn new(
             idf: &Bound<'_, PyDict>,
@@ -49,6 +49,7 @@ mod python {
             sketch: usize,
             sketch_chars: usize,
             sketch_shingle: (usize, usize),
+            line_sketch: usize,
             tf: &str,
             ln_table: Option<Vec<f64>>,
         ) -> PyResult<Self> {
@@ -86,6 +87,7 @@ mod python {
                 sketch,
                 sketch_chars,
                 sketch_shingle,
+                line_sketch,
                 tf,
             };
             Ok(NativeFingerprinter { core: Core::new(table, default_idf, stop, cfg) })
@@ -286,6 +288,7 @@ mod python {
         m.add_function(wrap_pyfunction!(memory_lookup, m)?)?;
         m.add("UNIDATA_VERSION", crate::tables::UNIDATA_VERSION)?;
         m.add("JIEBA_RS_VERSION", "0.11.0")?;
+        m.add("FINGERPRINT_VERSION", core::FINGERPRINT_VERSION)?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         Ok(())
     }

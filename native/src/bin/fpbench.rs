@@ -50,6 +50,7 @@ fn main() {
         sketch: 12,
         sketch_chars: 300,
         sketch_shingle: (3, 5),
+        line_sketch: 8,
         tf: Tf::Cap(5),
     };
     let core = Core::new(idf, default_idf, stop, cfg);
