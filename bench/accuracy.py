@@ -474,6 +474,9 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
         (dict(), dict(crowd_k=None)),
         *[(dict(), dict(crowd_k=ck, simhash_sketch_support=0)) for ck in (8, 12, 16, 20, 24)],
         *[(dict(), dict(sentence_sketch_support=n)) for n in (0, 2, 3)],
+        # version 5: the sketch stratified by line, and holders with parts of their own
+        *[(dict(line_sketch=n), dict()) for n in (0, 4, 6)],
+        *[(dict(), dict(crowd_own=n)) for n in (0, 4, 12)],
     ]
     from es_simhash.idf import IDFTable
 

@@ -57,15 +57,27 @@ def peer_text(doc: Doc) -> str:
     return json.loads(doc.raw.decode("utf-8", "replace"))["text"]
 
 
+def _shingles(text: str, n: int = 3) -> set[str]:
+    key = _key(text)
+    return {key[i : i + n] for i in range(max(1, len(key) - n + 1))}
+
+
 def _originals(split: str, seed: int, lang: str, name: str, pool: list[str], n: int):
-    """``(i, text, cluster id, rng)`` of ``n`` originals drawn from ``pool`` (each text once by content)."""
+    """``(i, text, cluster id, rng)`` of ``n`` originals drawn from ``pool``: each text once, near copies included
+    (an original whose character 3-shingles overlap an earlier one's by 0.8 Jaccard or more is left out: the pool
+    holds a few sayings twice, with other punctuation or attribution, and the truth would call them two texts)."""
     rng = _rng(seed, split, lang, name)
     seen: set[str] = set()
+    kept: list[set[str]] = []
     for i in sorted(rng.sample(range(len(pool)), min(n, len(pool)))):
         text = pool[i]
         if _key(text) in seen:
             continue
         seen.add(_key(text))
+        mine = _shingles(text)
+        if any(len(mine & other) >= 0.8 * len(mine | other) for other in kept):
+            continue
+        kept.append(mine)
         cid = f"{split}-{lang}-{name}-{i:05d}"
         yield i, text, cid, _rng(seed, cid)
 

@@ -162,8 +162,14 @@ class DefaultRule:
     text). ``crowd_k`` keeps one false merge from hiding a template for good: two candidates of one cluster count
     as one holder only when their SimHashes are within ``crowd_k`` bits (or their content is the same), so the
     posts of a template that were wrongly put in one cluster, whose bodies differ, still count as several holders
-    (None: count clusters only). It only looks at the candidates, so every backend
-    decides alike.
+    (None: count clusters only). ``crowd_own`` tells a template's posts apart when its template is most of each post,
+    so their SimHashes are all within ``crowd_k`` bits: two members of one cluster count as two holders too when,
+    besides the hashes the query shares with them, each has at least ``crowd_own`` sketch hashes of its own, none of
+    them shared with the other, and the query has as many that neither has (three texts that share the hash and
+    differ, each in a part of its own: a template's posts, each with its own body; a reprint's copies differ from
+    each other in their own wrappers, but the reprint being decided then brings no part of its own; 0: off; 8, the
+    hashes one line adds to a sketch, ``Fingerprinter.line_sketch``). It only looks at the candidates, so every
+    backend decides alike.
 
     ``meaning_guard``: between two texts that both carry a shingle sketch (short texts, where one sentence is
     much of the meaning), a pair of signature sentences that :func:`~es_simhash.fingerprint.contradicts` (a
@@ -186,6 +192,7 @@ class DefaultRule:
     max_sentence_clusters: int = 1
     meaning_guard: bool = True
     crowd_k: int | None = 20
+    crowd_own: int = 8
     crowd_sketch: bool = True
     sentence_sketch_support: int = 1
     simhash_sketch_support: int = 1
@@ -251,7 +258,7 @@ class DefaultRule:
         def one_holder(a: StoredDoc, b: StoredDoc) -> bool:
             same = known.get((a.id, b.id))
             if same is None:
-                same = known[(a.id, b.id)] = self._one_holder(a, b)
+                same = known[(a.id, b.id)] = self._one_holder(a, b, fp)
             return same
 
         for h, held in holders.items():
@@ -269,16 +276,33 @@ class DefaultRule:
                     break
         return frozenset(out)
 
-    def _one_holder(self, a: StoredDoc, b: StoredDoc) -> bool:
-        """Whether two candidates hold their shared hashes as one text: members of one cluster (within
-        ``crowd_k`` bits of each other, or with the same content), or a text and its contradicting twin (the
-        same words with a negation inserted or swapped: the meaning guard keeps them in two clusters)."""
+    def _one_holder(self, a: StoredDoc, b: StoredDoc, query: Fingerprint) -> bool:
+        """Whether two candidates hold the hashes they share with ``query`` as one text: members of one cluster
+        (within ``crowd_k`` bits of each other, or with the same content) that do not each differ from the other and
+        from the query in a part of their own (``crowd_own``), or a text and its contradicting twin (the same words
+        with a negation inserted or swapped: the meaning guard keeps them in two clusters)."""
         fa, fb = a.fingerprint, b.fingerprint
-        if a.cluster == b.cluster and (self.crowd_k is None or fa.content_hash == fb.content_hash
-                                       or fa.distance(fb) <= self.crowd_k):
+        if fa.content_hash == fb.content_hash and a.cluster == b.cluster:
+            return True
+        if a.cluster == b.cluster and (self.crowd_k is None or fa.distance(fb) <= self.crowd_k) \
+                and not self._three_own_parts(fa, fb, query):
             return True
         return self.meaning_guard and self.crowd_sketch and bool(fa.sentences) and bool(fb.sentences) \
             and _opposite(fa, fb)
+
+    def _three_own_parts(self, a: Fingerprint, b: Fingerprint, query: Fingerprint) -> bool:
+        """Whether ``a``, ``b`` and ``query`` (all sketched) each have ``crowd_own`` sketch hashes that the other two
+        lack (``a``'s and ``b``'s counted outside the query's hashes, and disjoint): three texts around one
+        template rather than copies of one text (``crowd_own``)."""
+        n = self.crowd_own
+        if not (n and _has_sketch(a) and _has_sketch(b) and _has_sketch(query)):
+            return False
+        theirs = set(query.sentences)
+        own_a = {h for h in a.sentences if h >= SKETCH_BIT and h not in theirs}
+        own_b = {h for h in b.sentences if h >= SKETCH_BIT and h not in theirs}
+        if len(own_a) < n or len(own_b) < n or not own_a.isdisjoint(own_b):
+            return False
+        return len({h for h in query.sentences if h >= SKETCH_BIT}.difference(a.sentences, b.sentences)) >= n
 
     def _match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int],
                why: list[str] | None = None) -> Decision | None:
