@@ -864,9 +864,65 @@ struct Prepared {
 /// Per-thread scratch reused from document to document: token counts and the distinct tokens.
 #[derive(Default)]
 struct Scratch {
-    counts: FxHashMap<u128, (u32, u32)>, // packed token -> (count, index of an occurrence)
+    counts: Counts,
     long_counts: FxHashMap<Box<str>, u64>,
     distinct: Vec<(u128, u32, u32)>,
+}
+
+/// The counts of one text's packed tokens: open addressing, at least twice as many slots as the text has tokens
+/// (the table only grows), and the slots used are listed so that emptying it costs a store per distinct token.
+#[derive(Default)]
+struct Counts {
+    slots: Vec<CountSlot>,
+    used: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct CountSlot {
+    key: [u64; 2], // the packed token (low, high half; 0: empty), 8-byte aligned so a slot is 24 bytes
+    count: u32,
+    first: u32, // index of an occurrence
+}
+
+impl Counts {
+    /// Empty, with room for `n` tokens.
+    fn reset(&mut self, n: usize) {
+        for &j in &self.used {
+            self.slots[j as usize].key = [0, 0];
+        }
+        self.used.clear();
+        if self.slots.len() < 2 * n {
+            self.slots = vec![CountSlot::default(); (2 * n).next_power_of_two()];
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, key: u128, at: u32) {
+        let mask = self.slots.len() - 1;
+        let mut j = slot_hash(key) & mask;
+        let key = [key as u64, (key >> 64) as u64];
+        loop {
+            let s = &mut self.slots[j];
+            if s.key == key {
+                s.count += 1;
+                return;
+            }
+            if s.key == [0, 0] {
+                *s = CountSlot { key, count: 1, first: at };
+                self.used.push(j as u32);
+                return;
+            }
+            j = (j + 1) & mask;
+        }
+    }
+
+    /// (packed token, count, index of an occurrence) of each distinct token, in order of first occurrence.
+    fn distinct(&self) -> impl Iterator<Item = (u128, u32, u32)> + '_ {
+        self.used.iter().map(|&j| {
+            let s = &self.slots[j as usize];
+            (s.key[0] as u128 | (s.key[1] as u128) << 64, s.count, s.first)
+        })
+    }
 }
 
 thread_local! {
@@ -1041,16 +1097,16 @@ impl Core {
         // token counts, then one cache look-up per distinct token
         let need_words = !sketch.is_empty();
         let Scratch { counts, long_counts, distinct } = scratch;
-        counts.clear();
+        counts.reset(tokens.len());
         long_counts.clear();
         distinct.clear();
         for (i, t) in tokens.iter().enumerate() {
             match packed(t) {
-                Some(k) => counts.entry(k).or_insert((0, i as u32)).0 += 1,
+                Some(k) => counts.add(k, i as u32),
                 None => *long_counts.entry(token(t).into()).or_insert(0) += 1,
             }
         }
-        distinct.extend(counts.iter().map(|(&k, &(cnt, i))| (k, cnt, i)));
+        distinct.extend(counts.distinct());
         #[cfg(feature = "bench")]
         let t_counted = std::time::Instant::now();
         // weight per (nibble position, nibble value): 16 additions per token instead of 64, bits summed at the end
