@@ -312,29 +312,59 @@ pub fn normalize_with_keys(text: &str, min_sentence_chars: usize) -> Option<(Str
 /// The common case in one pass: ASCII, full-width forms, U+3000, U+2026, spaces and [`SIMPLE`] characters only
 /// (then the text after the fold is already NFKC). `None`: any other character (use [`normalize_full`]).
 fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>)> {
+    const IDEOGRAPH: u8 = SIMPLE | CJK | ALNUM;
     let table = bmp_flags();
+    let bytes = text.as_bytes();
     let mut w = Collapse::new(text.len() + 8, keys);
-    for c in text.chars() {
-        let cp = c as u32;
-        if cp < 0x80 {
-            w.ascii(cp as u8);
+    let mut i = 0;
+    while i < bytes.len() {
+        if w.pending == 0 {
+            // a run of ideographs right after a non-space (most characters of Chinese text): what `emit` does for
+            // each, shortly, and their bytes copied as they are, once for the run (every ideograph is 3 bytes in
+            // UTF-8, lead byte 0xE3..0xEF)
+            let (start, mut bag, mut last) = (i, 0u64, 0u32);
+            while (0xE3..=0xEF).contains(&bytes[i]) {
+                let cp = (bytes[i] as u32 & 0x0F) << 12 | (bytes[i + 1] as u32 & 0x3F) << 6 | (bytes[i + 2] as u32 & 0x3F);
+                if table[cp as usize] & IDEOGRAPH != IDEOGRAPH {
+                    break;
+                }
+                bag = bag.wrapping_add(splitmix64(cp as u64) >> 32);
+                last = cp;
+                i += 3;
+                if i == bytes.len() {
+                    break;
+                }
+            }
+            if i > start {
+                let run = &text[start..i];
+                if let Some(k) = &mut w.keys {
+                    k.dot = false;
+                    k.rs = 0;
+                    k.cjk = true;
+                    k.content.push_str(run);
+                    k.count += run.len() / 3;
+                    k.n_chars += run.len() / 3;
+                    k.bag = k.bag.wrapping_add(bag);
+                }
+                w.out.push_str(run);
+                w.last = char::from_u32(last).unwrap();
+                continue;
+            }
+        }
+        let b = bytes[i];
+        if b < 0x80 {
+            w.ascii(b);
+            i += 1;
             continue;
         }
+        let c = text[i..].chars().next().unwrap();
+        i += c.len_utf8();
+        let cp = c as u32;
         if cp >= 0x10000 {
             return None;
         }
         let f = table[cp as usize];
-        if f & (SIMPLE | CJK | ALNUM) == SIMPLE | CJK | ALNUM && w.pending == 0 {
-            // an ideograph right after a non-space (most characters of Chinese text): what `emit` does, shortly
-            if let Some(k) = &mut w.keys {
-                k.dot = false;
-                k.rs = 0;
-                k.cjk = true;
-                k.push(c);
-            }
-            w.out.push(c);
-            w.last = c;
-        } else if f & SIMPLE != 0 {
+        if f & SIMPLE != 0 {
             w.emit(c);
         } else if (0xFF01..=0xFF5E).contains(&cp) {
             w.ascii((cp - 0xFEE0) as u8);
@@ -505,14 +535,16 @@ fn latin_tokens<'a>(s: &'a str, out: &mut Vec<&'a str>) {
 
 /// `text.segment(normalized)` with rjieba: jieba-rs `cut(text, hmm=True)` plus the re-split rule, or words.
 pub fn segment<'a>(normalized: &'a str, out: &mut Vec<&'a str>) {
-    segment_known(normalized, has_cjk(normalized), || needs_resplit(normalized), out)
+    segment_known(normalized, has_cjk(normalized), || needs_resplit(normalized), |w, _| out.push(w))
 }
 
-/// [`segment`] when whether the text has an ideograph and needs the re-split rule is known already.
-fn segment_known<'a>(normalized: &'a str, cjk: bool, needs: impl FnOnce() -> bool, out: &mut Vec<&'a str>) {
+/// [`segment`] when whether the text has an ideograph and needs the re-split rule is known already: each token
+/// goes to `emit` with its length in characters (jieba-rs counts them anyway).
+fn segment_known<'a>(normalized: &'a str, cjk: bool, needs: impl FnOnce() -> bool, mut emit: impl FnMut(&'a str, usize)) {
     if cjk {
         let tokens = jieba().cut(normalized, true);
         if needs() {
+            let mut pieces = Vec::new();
             for tok in tokens {
                 let w = tok.word;
                 let b = w.as_bytes();
@@ -521,16 +553,25 @@ fn segment_known<'a>(normalized: &'a str, cjk: bool, needs: impl FnOnce() -> boo
                     && !b.iter().all(|x| x.is_ascii_alphanumeric())
                     && !b.iter().all(|&x| ascii_space(x))
                 {
-                    resplit(w, out);
+                    resplit(w, &mut pieces);
+                    for p in pieces.drain(..) {
+                        emit(p, p.len()); // (ASCII)
+                    }
                 } else {
-                    out.push(w);
+                    emit(w, tok.end - tok.start);
                 }
             }
         } else {
-            out.extend(tokens.into_iter().map(|t| t.word));
+            for tok in tokens {
+                emit(tok.word, tok.end - tok.start);
+            }
         }
     } else {
-        latin_tokens(normalized, out);
+        let mut words = Vec::new();
+        latin_tokens(normalized, &mut words);
+        for w in words {
+            emit(w, w.chars().count());
+        }
     }
 }
 
@@ -598,21 +639,37 @@ fn bag(key: &str) -> u64 {
     key.chars().fold(0u64, |acc, c| acc.wrapping_add(splitmix64(c as u64) >> 32)) & 0xFFFF_FFFF
 }
 
+/// [`hash64`] of each input, several at a time (`hash_many`: same parameters, same hashes).
+fn hash64_many(inputs: &[&[u8]]) -> Vec<u64> {
+    let mut params = blake2b_simd::Params::new();
+    params.hash_length(8);
+    let mut jobs: Vec<blake2b_simd::many::HashManyJob> =
+        inputs.iter().map(|i| blake2b_simd::many::HashManyJob::new(&params, i)).collect();
+    blake2b_simd::many::hash_many(jobs.iter_mut());
+    jobs.iter().map(|j| u64::from_le_bytes(j.to_hash().as_bytes().try_into().unwrap())).collect()
+}
+
 pub fn sentence_hash(key: &str) -> u64 {
+    sentence_hash_of(key, hash64(key))
+}
+
+/// [`sentence_hash`] with `hash64(key)` known.
+fn sentence_hash_of(key: &str, h64: u64) -> u64 {
     let cjk = if has_cjk(key) { CJK_SENTENCE_BIT } else { 0 };
-    cjk | (bag(key) << 30) | (hash64(key) & ((1 << 30) - 1))
+    cjk | (bag(key) << 30) | (h64 & ((1 << 30) - 1))
 }
 
 pub fn content_hash(key: &str) -> u64 {
-    content_hash_of(key, bag(key), has_cjk(key))
+    content_hash_of(key, bag(key), has_cjk(key), hash64(key))
 }
 
-fn content_hash_of(key: &str, bag: u64, cjk: bool) -> u64 {
+/// [`content_hash`] with the key's bag, ideograph flag and `hash64` known.
+fn content_hash_of(key: &str, bag: u64, cjk: bool, h64: u64) -> u64 {
     if key.is_empty() {
         return 0;
     }
     let cjk = if cjk { 1u64 << 63 } else { 0 };
-    cjk | ((bag & ((1 << 31) - 1)) << 32) | (hash64(key) & 0xFFFF_FFFF)
+    cjk | ((bag & ((1 << 31) - 1)) << 32) | (h64 & 0xFFFF_FFFF)
 }
 
 /// `_bottom_k` for one key: the `k` smallest distinct hashes of its `n`-character shingles, ascending.
@@ -819,19 +876,77 @@ impl Cache {
 }
 
 /// A text normalised, with its keys, and segmented: tokens as (byte offset, byte length) in `padded` (the
-/// normalised text and 16 NUL bytes).
+/// normalised text and 16 NUL bytes); `chosen`: the spans in `keys.content` of the sentence keys the signature
+/// hashes (see [`Core::chosen_sentences`]).
 struct Prepared {
     padded: String,
     keys: Keys,
     tokens: Vec<(u32, u32)>,
+    chosen: Vec<(usize, usize)>,
 }
 
 /// Per-thread scratch reused from document to document: token counts and the distinct tokens.
 #[derive(Default)]
 struct Scratch {
-    counts: FxHashMap<u128, (u32, u32)>, // packed token -> (count, index of an occurrence)
+    counts: Counts,
     long_counts: FxHashMap<Box<str>, u64>,
     distinct: Vec<(u128, u32, u32)>,
+}
+
+/// The counts of one text's packed tokens: open addressing, at least twice as many slots as the text has tokens
+/// (the table only grows), and the slots used are listed so that emptying it costs a store per distinct token.
+#[derive(Default)]
+struct Counts {
+    slots: Vec<CountSlot>,
+    used: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct CountSlot {
+    key: [u64; 2], // the packed token (low, high half; 0: empty), 8-byte aligned so a slot is 24 bytes
+    count: u32,
+    first: u32, // index of an occurrence
+}
+
+impl Counts {
+    /// Empty, with room for `n` tokens.
+    fn reset(&mut self, n: usize) {
+        for &j in &self.used {
+            self.slots[j as usize].key = [0, 0];
+        }
+        self.used.clear();
+        if self.slots.len() < 2 * n {
+            self.slots = vec![CountSlot::default(); (2 * n).next_power_of_two()];
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, key: u128, at: u32) {
+        let mask = self.slots.len() - 1;
+        let mut j = slot_hash(key) & mask;
+        let key = [key as u64, (key >> 64) as u64];
+        loop {
+            let s = &mut self.slots[j];
+            if s.key == key {
+                s.count += 1;
+                return;
+            }
+            if s.key == [0, 0] {
+                *s = CountSlot { key, count: 1, first: at };
+                self.used.push(j as u32);
+                return;
+            }
+            j = (j + 1) & mask;
+        }
+    }
+
+    /// (packed token, count, index of an occurrence) of each distinct token, in order of first occurrence.
+    fn distinct(&self) -> impl Iterator<Item = (u128, u32, u32)> + '_ {
+        self.used.iter().map(|&j| {
+            let s = &self.slots[j as usize];
+            (s.key[0] as u128 | (s.key[1] as u128) << 64, s.count, s.first)
+        })
+    }
 }
 
 thread_local! {
@@ -868,13 +983,13 @@ impl Core {
 
     /// The fingerprint of one text, or `None` when Python must compute it.
     pub fn fingerprint(&self, text: &str) -> Option<Fp> {
-        let prepared = self.prepare(text)?;
-        SCRATCH.with(|scratch| self.finish(prepared, &mut scratch.borrow_mut()))
+        self.fingerprint_many(&[Some(text)]).pop().flatten()
     }
 
     /// [`Core::fingerprint`] of each text (`None` in: `None` out). Texts go by groups: a group is normalised and
     /// segmented, then its tokens are counted and looked up, so the segmenter's tables and the token cache are not
-    /// fighting over the CPU caches at every text.
+    /// fighting over the CPU caches at every text. The group's BLAKE2b hashes (content keys, chosen sentence keys)
+    /// are computed together, several at a time (`hash_many`: 4 inputs in parallel with AVX2).
     pub fn fingerprint_many(&self, texts: &[Option<&str>]) -> Vec<Option<Fp>> {
         const GROUP: usize = 32;
         let mut out = Vec::with_capacity(texts.len());
@@ -886,7 +1001,25 @@ impl Core {
                 let prepared: Vec<Option<Prepared>> = group.iter().map(|t| t.and_then(|t| self.prepare(t))).collect();
                 #[cfg(feature = "bench")]
                 let t1 = std::time::Instant::now();
-                out.extend(prepared.into_iter().map(|p| p.and_then(|p| self.finish(p, &mut scratch))));
+                // hash64 of each text's content key (if not empty) then of its chosen sentence keys, in text order
+                let inputs: Vec<&[u8]> = prepared
+                    .iter()
+                    .flatten()
+                    .flat_map(|p| {
+                        let key = &p.keys.content;
+                        let content = (!key.is_empty()).then_some(key.as_bytes());
+                        content.into_iter().chain(p.chosen.iter().map(|&(s, e)| &key.as_bytes()[s..e]))
+                    })
+                    .collect();
+                let mut hashes = hash64_many(&inputs).into_iter();
+                drop(inputs);
+                for p in prepared {
+                    out.push(p.and_then(|p| {
+                        let content = if p.keys.content.is_empty() { 0 } else { hashes.next().unwrap() };
+                        let sentences: Vec<u64> = hashes.by_ref().take(p.chosen.len()).collect();
+                        self.finish(p, content, &sentences, &mut scratch)
+                    }));
+                }
                 #[cfg(feature = "bench")]
                 {
                     PREPARE_NANOS.fetch_add((t1 - t0).as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
@@ -906,23 +1039,57 @@ impl Core {
         }
         padded.push_str(PADDING); // so that 16 bytes can be read from where any token starts (see `finish`)
         let normalized = &padded[..n];
-        let mut words: Vec<&str> = Vec::with_capacity(normalized.len() / 3 + 1);
+        let base = normalized.as_ptr() as usize;
+        // a token shorter than min_token_len has weight 0: it is kept only for a word bag
+        let (keep_all, min_len) = (self.sketched(keys.n_chars), self.cfg.min_token_len);
+        let mut tokens: Vec<(u32, u32)> = Vec::with_capacity(n / 3 + 1);
         #[cfg(feature = "bench")]
         let t0 = std::time::Instant::now();
         // (an ideograph is a letter: the text has one exactly when its content key has one)
-        segment_known(normalized, keys.cjk, || keys.resplit, &mut words);
+        segment_known(normalized, keys.cjk, || keys.resplit, |w, chars| {
+            if keep_all || chars >= min_len {
+                tokens.push(((w.as_ptr() as usize - base) as u32, w.len() as u32));
+            }
+        });
         #[cfg(feature = "bench")]
         SEGMENT_NANOS.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
-        let base = padded.as_ptr() as usize;
-        let tokens = words.iter().map(|t| ((t.as_ptr() as usize - base) as u32, t.len() as u32)).collect();
-        Some(Prepared { padded, keys, tokens })
+        let chosen = self.chosen_sentences(&keys);
+        Some(Prepared { padded, keys, tokens, chosen })
     }
 
-    /// The second half: token counts, weights, SimHash, hashes, sketch, word bag.
-    fn finish(&self, prepared: Prepared, scratch: &mut Scratch) -> Option<Fp> {
+    /// Whether a text of `n_chars` (content key characters) gets a shingle sketch (and then a word bag).
+    fn sketched(&self, n_chars: usize) -> bool {
+        self.cfg.sketch > 0 && n_chars > 0 && n_chars < self.cfg.sketch_chars
+    }
+
+    /// The long-sentence signature's keys: the `sentences` longest distinct sentence keys (stable: text order on
+    /// ties), as spans in the content key.
+    fn chosen_sentences(&self, keys: &Keys) -> Vec<(usize, usize)> {
+        let spans = &keys.sentences;
+        let mut chosen: Vec<(usize, usize)> = Vec::new();
+        if self.cfg.sentences > 0 && !spans.is_empty() {
+            let mut order: Vec<usize> = (0..spans.len()).collect();
+            order.sort_by(|&a, &b| spans[b].2.cmp(&spans[a].2));
+            let key = &keys.content;
+            for i in order {
+                let (s, e, _) = spans[i];
+                if !chosen.iter().any(|&(cs, ce)| key[cs..ce] == key[s..e]) {
+                    chosen.push((s, e));
+                    if chosen.len() == self.cfg.sentences {
+                        break;
+                    }
+                }
+            }
+        }
+        chosen
+    }
+
+    /// The second half: token counts, weights, SimHash, hashes, sketch, word bag. `content_h` and `sentence_h`:
+    /// [`hash64`] of the content key (0 if empty) and of each chosen sentence key.
+    fn finish(&self, prepared: Prepared, content_h: u64, sentence_h: &[u64], scratch: &mut Scratch) -> Option<Fp> {
         #[cfg(feature = "bench")]
         let t_start = std::time::Instant::now();
-        let Prepared { padded, keys, tokens } = prepared;
+        let Prepared { padded, keys, tokens, chosen } = prepared;
         let bytes = padded.as_bytes();
         let token = |&(at, len): &(u32, u32)| -> &str {
             debug_assert!(padded.is_char_boundary(at as usize) && padded.is_char_boundary((at + len) as usize));
@@ -940,11 +1107,11 @@ impl Core {
             debug_assert_eq!(Some(key), pack(token(&(at, len))));
             Some(key)
         };
-        let Keys { content: key, n_chars, sentences: sentence_spans, bag, cjk, .. } = keys;
+        let Keys { content: key, n_chars, bag, cjk, .. } = keys;
         let cfg = &self.cfg;
 
         // shingle sketch of a shorter text (and then its word bag), stratified by line (version 5)
-        let sketch = if cfg.sketch > 0 && n_chars > 0 && n_chars < cfg.sketch_chars {
+        let sketch = if self.sketched(n_chars) {
             let n = if cjk { cfg.sketch_shingle.0 } else { cfg.sketch_shingle.1 };
             let mut sketch = bottom_k(&key, n, cfg.sketch);
             if cfg.line_sketch > 0 {
@@ -956,26 +1123,18 @@ impl Core {
         };
 
         // token counts, then one cache look-up per distinct token
-        // (a token shorter than min_token_len has weight 0: it only counts in a word bag)
         let need_words = !sketch.is_empty();
-        let min_len = cfg.min_token_len;
         let Scratch { counts, long_counts, distinct } = scratch;
-        counts.clear();
+        counts.reset(tokens.len());
         long_counts.clear();
         distinct.clear();
         for (i, t) in tokens.iter().enumerate() {
-            if !need_words
-                && (t.1 as usize) < 4 * min_len
-                && bytes[t.0 as usize..(t.0 + t.1) as usize].iter().filter(|&&b| b & 0xC0 != 0x80).count() < min_len
-            {
-                continue;
-            }
             match packed(t) {
-                Some(k) => counts.entry(k).or_insert((0, i as u32)).0 += 1,
+                Some(k) => counts.add(k, i as u32),
                 None => *long_counts.entry(token(t).into()).or_insert(0) += 1,
             }
         }
-        distinct.extend(counts.iter().map(|(&k, &(cnt, i))| (k, cnt, i)));
+        distinct.extend(counts.distinct());
         #[cfg(feature = "bench")]
         let t_counted = std::time::Instant::now();
         // weight per (nibble position, nibble value): 16 additions per token instead of 64, bits summed at the end
@@ -1077,27 +1236,12 @@ impl Core {
             }
         }
 
-        // long-sentence signature: the `sentences` longest distinct keys (stable: text order on ties), hashed
+        // long-sentence signature: the chosen keys' hashes (distinct)
         let mut sentences: Vec<u64> = Vec::new();
-        if cfg.sentences > 0 && !sentence_spans.is_empty() {
-            let mut order: Vec<usize> = (0..sentence_spans.len()).collect();
-            order.sort_by(|&a, &b| sentence_spans[b].2.cmp(&sentence_spans[a].2));
-            let mut chosen: Vec<&str> = Vec::new();
-            for i in order {
-                let (s, e, _) = sentence_spans[i];
-                let k = &key[s..e];
-                if !chosen.contains(&k) {
-                    chosen.push(k);
-                    if chosen.len() == cfg.sentences {
-                        break;
-                    }
-                }
-            }
-            for k in chosen {
-                let h = sentence_hash(k);
-                if !sentences.contains(&h) {
-                    sentences.push(h);
-                }
+        for (&(s, e), &h64) in chosen.iter().zip(sentence_h) {
+            let h = sentence_hash_of(&key[s..e], h64);
+            if !sentences.contains(&h) {
+                sentences.push(h);
             }
         }
         sentences.extend_from_slice(&sketch);
@@ -1112,7 +1256,7 @@ impl Core {
         }
         Some(Fp {
             simhash,
-            content_hash: content_hash_of(&key, bag & 0xFFFF_FFFF, cjk),
+            content_hash: content_hash_of(&key, bag & 0xFFFF_FFFF, cjk, content_h),
             sentences,
             n_features,
             n_chars: n_chars as u64,
