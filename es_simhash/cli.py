@@ -912,8 +912,17 @@ def version() -> None:
     typer.echo(__version__)
 
 
+# Commands that fingerprint texts: they start building the native segmenter before parsing their options
+_SEGMENTING_COMMANDS = frozenset({"fingerprint", "dedup", "index", "check", "explain", "evaluate", "migrate"})
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: runs the app, turning known errors into one line and an exit code."""
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in _SEGMENTING_COMMANDS and "--help" not in args and "-h" not in args:
+        from .fingerprint import start_native_segmenter
+
+        start_native_segmenter()  # on another core while the options, the IDF table and the input are read
     try:
         app(args=argv, prog_name="es-simhash")  # standalone: click prints usage errors itself (exit 2)
     except SystemExit as exc:

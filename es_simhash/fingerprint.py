@@ -242,6 +242,24 @@ _NATIVE_CORES: dict[tuple, tuple[Any, Any, Any]] = {}  # see Fingerprinter._make
 _RJIEBA_VERSION = "0.2.2"  # its jieba-rs is the native core's (native/Cargo.toml)
 
 
+def start_native_segmenter() -> bool:
+    """Start building the native core's segmenter (jieba-rs's dictionary: ~0.2 s of CPU that the first text would
+    otherwise wait for) on a background thread, so it overlaps what the caller does next: reading the IDF table
+    and the input, on another core. ``True`` when this call started it; ``False`` when it had been started, when
+    the native core is not installed, or when ``ES_SIMHASH_ENGINE=python`` forces the reference. Fingerprints do not
+    change: the same dictionary, built earlier. A fork (``os.fork``, multiprocessing's "fork") waits for the build
+    first, so a child never inherits a half-built one."""
+    if os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python":
+        return False
+    module = _native_module()[0]
+    start = getattr(module, "start_segmenter", None)  # (a native core built before it existed: nothing to do)
+    if start is None or not start():
+        return False
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=module.wait_segmenter)
+    return True
+
+
 def _notice_once(reason: str) -> None:
     """One line, once per process: the native core is missing, the pure-Python engine is used."""
     if not _NOTICED:
@@ -316,6 +334,8 @@ class Fingerprinter:
         tf: str = "cap:5",
         engine: str = "auto",
     ) -> None:
+        if engine != "python" and segmenter in ("auto", "rjieba"):
+            start_native_segmenter()  # (in the background while the IDF table is read)
         if isinstance(idf, IDFTable):
             self.idf = idf
         elif idf is None:

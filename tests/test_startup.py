@@ -1,0 +1,128 @@
+"""Start-up: the native segmenter's dictionary is built on a background thread ahead of the first text
+(``es_simhash_native.start_segmenter``, ``fingerprint.start_native_segmenter``), and that changes nothing.
+
+Each check runs in a fresh interpreter: the dictionary is built once per process, so only a new process shows
+the build racing the first texts (or a fork).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from es_simhash import fingerprint as F
+
+
+@pytest.fixture(scope="module")
+def native():
+    module, reason = F._native_module()
+    if module is None:
+        pytest.skip(f"native fingerprint core unavailable: {reason}")
+    if not hasattr(module, "start_segmenter"):
+        pytest.skip("this native core predates start_segmenter (rebuild: pip install ./native)")
+    return module
+
+
+def _run(code: str, **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != "ES_SIMHASH_ENGINE"}
+    environ.update(env)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
+                          env=environ)
+
+
+TEXTS = repr([
+    "人民日报评论员：坚持以人民为中心的发展思想，推动高质量发展取得新成效。",
+    "来源：人民网\n人民日报评论员: 坚持以人民为中心的发展思想, 推动高质量发展取得新成效。\n（责任编辑：王敏）",
+    "The quick brown fox jumps over the lazy dog, version 2.0 of the test.",
+    "今天天气很好",
+    "",
+] * 40)  # (one line, pasted into the scripts below)
+
+
+def test_background_build_gives_the_reference_fingerprints(native):
+    """Fingerprints taken while the dictionary is still being built (the first batch races it) equal the
+    pure-Python engine's, and the build starts once per process."""
+    res = _run(f"""
+        import es_simhash_native
+        from es_simhash.fingerprint import Fingerprinter, start_native_segmenter
+        texts = {TEXTS}
+        assert start_native_segmenter() is True
+        assert start_native_segmenter() is False and es_simhash_native.start_segmenter() is False
+        nat = Fingerprinter(engine="native")
+        got = nat.fingerprint_many(texts)  # (at once: the build may well be under way)
+        assert nat.engine == "native"
+        assert got == Fingerprinter(engine="python").fingerprint_many(texts)
+        print("ok")
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "ok"
+
+
+def test_fingerprinter_starts_the_build_and_python_engine_does_not(native):
+    res = _run("""
+        import es_simhash_native
+        from es_simhash.fingerprint import Fingerprinter
+        Fingerprinter(engine="python")
+        first = es_simhash_native.start_segmenter()  # True: the Python engine did not start it
+        Fingerprinter()
+        print(first, es_simhash_native.start_segmenter())
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["True", "False"]
+
+
+def test_engine_python_in_the_environment_starts_nothing(native):
+    res = _run("""
+        import es_simhash_native
+        from es_simhash.fingerprint import Fingerprinter, start_native_segmenter
+        Fingerprinter()
+        print(start_native_segmenter(), es_simhash_native.start_segmenter())
+    """, ES_SIMHASH_ENGINE="python")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+def test_fork_during_the_build_does_not_hang_the_child(native):
+    """A child forked right after the build started has a built dictionary (the fork waited for it), not a
+    half-built one it would wait on forever."""
+    res = _run(f"""
+        import os
+        import time
+        from es_simhash.fingerprint import Fingerprinter, start_native_segmenter
+        texts = {TEXTS}
+        assert start_native_segmenter()
+        time.sleep(0.02)  # (the build is under way: without the wait at fork, the child would hang)
+        pid = os.fork()
+        if pid == 0:
+            fps = Fingerprinter(engine="native").fingerprint_many(texts)
+            os._exit(0 if fps == Fingerprinter(engine="python").fingerprint_many(texts) else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "0"
+
+
+def test_cli_starts_the_build_for_commands_that_segment_only(native, tmp_path):
+    """``es-simhash dedup`` starts the build before parsing its options; ``--help`` and ``version`` do not."""
+    probe = """
+        import sys
+        import es_simhash_native
+        from es_simhash import cli
+        code = cli.main(sys.argv[1:])
+        print("started-before" if not es_simhash_native.start_segmenter() else "not-started", code)
+    """
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"id": "a", "text": "今天天气很好"}\n', encoding="utf-8")
+    for args, expected in (([ "dedup", str(data), "--no-progress"], "started-before"),
+                           (["dedup", "--help"], "not-started"), (["version"], "not-started")):
+        res = subprocess.run([sys.executable, "-c", textwrap.dedent(probe), *args], capture_output=True, text=True,
+                             timeout=120, cwd=tmp_path,
+                             env={k: v for k, v in os.environ.items() if k != "ES_SIMHASH_ENGINE"})
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.split()[-2:] == [expected, "0"], (args, res.stdout)
