@@ -389,7 +389,7 @@ class Fingerprinter:
                 return f"{type(self).__name__} overrides {name}"
         if self._requested_segmenter not in ("auto", "rjieba") or self.segmenter != "rjieba":
             return f"segmenter {self.segmenter!r}: the native core segments as rjieba does"
-        if type(self.idf).get is not IDFTable.get or not isinstance(getattr(self.idf, "_idf", None), dict):
+        if type(self.idf).get is not IDFTable.get or not isinstance(self.idf._native_idf(), (dict, tuple)):
             return "a custom IDFTable class"
         if not isinstance(self.stopwords, (set, frozenset)):
             return "stop words that are not a set"
@@ -401,7 +401,9 @@ class Fingerprinter:
         return None
 
     def _idf_extremes(self) -> tuple[float, ...]:
-        values = np.fromiter(self.idf._idf.values(), dtype=np.float64, count=len(self.idf._idf))
+        source = self.idf._native_idf()
+        values = (source[1] if isinstance(source, tuple)
+                  else np.fromiter(source.values(), dtype=np.float64, count=len(source)))
         return (float(values.min()), float(values.max())) if values.size else ()
 
     @property
@@ -433,23 +435,26 @@ class Fingerprinter:
 
     def _make_native(self) -> Any:
         """The native core for these settings: made once per process for each IDF table, stop-word set and
-        parameters (handing jieba's 350,000-word table to Rust costs ~0.05 s, as much as fingerprinting a few
-        hundred texts), shared by every Fingerprinter with the same ones (it is thread-safe)."""
+        parameters (handing jieba's 350,000-word table to Rust as a dict costs ~0.05 s, as much as fingerprinting a
+        few hundred texts; a table read from the IDF cache goes as the cache's words and values and the core builds
+        its table on a thread of its own), shared by every Fingerprinter with the same ones (it is thread-safe)."""
         module = _native_module()[0]
         self._native_config = settings = self._settings()
-        key = (id(self.idf._idf), self.idf.default, id(self.stopwords)) + settings[2:]
+        source = self.idf._native_idf()  # (the dict, or the IDF cache's words and values: see IDFTable)
+        key = (id(source), self.idf.default, id(self.stopwords)) + settings[2:]
         cached = _NATIVE_CORES.get(key)
-        if cached is not None and cached[0] is self.idf._idf and cached[1] is self.stopwords:
+        if cached is not None and cached[0] is source and cached[1] is self.stopwords:
             return cached[2]
+        idf = source if isinstance(source, dict) else (source[0], np.asarray(source[1], dtype="<f8").tobytes())
         ln_table = np.log(np.arange(1, _LN_TABLE_SIZE + 1, dtype=np.int64)).tolist() if self.tf == "sublinear" else None
         native = module.NativeFingerprinter(
-            self.idf._idf, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
+            idf, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
             sentences=self.n_sentences, min_sentence_chars=self.min_sentence_chars, short_chars=self.short_chars,
             sketch=self.sketch, sketch_chars=self.sketch_chars, sketch_shingle=self.sketch_shingle, tf=self.tf,
             ln_table=ln_table)
         while len(_NATIVE_CORES) >= 8:  # a few configurations per process at most, in practice one
             _NATIVE_CORES.pop(next(iter(_NATIVE_CORES)))
-        _NATIVE_CORES[key] = (self.idf._idf, self.stopwords, native)  # (holding the objects keeps their ids theirs)
+        _NATIVE_CORES[key] = (source, self.stopwords, native)  # (holding the objects keeps their ids theirs)
         return native
 
     def __getstate__(self) -> dict[str, Any]:

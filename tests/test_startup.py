@@ -7,7 +7,9 @@ the build racing the first texts (or a fork).
 
 from __future__ import annotations
 
+import ast
 import os
+import struct
 import subprocess
 import sys
 import textwrap
@@ -126,3 +128,44 @@ def test_cli_starts_the_build_for_commands_that_segment_only(native, tmp_path):
                              env={k: v for k, v in os.environ.items() if k != "ES_SIMHASH_ENGINE"})
         assert res.returncode == 0, res.stderr
         assert res.stdout.split()[-2:] == [expected, "0"], (args, res.stdout)
+
+
+def test_a_table_read_from_the_cache_goes_to_the_native_core_without_its_dict(native, tmp_path, monkeypatch):
+    """The IDF cache's words and values go to the native core as they are (its table is built on its own thread);
+    the dict is made only when Python asks for it, equal to the parsed one, and the fingerprints are the
+    reference's either way."""
+    import pickle
+
+    from es_simhash.fingerprint import Fingerprinter
+    from es_simhash.idf import IDFTable
+
+    monkeypatch.setenv("ES_SIMHASH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ES_SIMHASH_ENGINE", raising=False)
+    src = tmp_path / "idf.txt"
+    src.write_text("天气 5.5\n今天 2.25\n人民日报 9\n评论员 7.75\nＦＯＸ 3.0\nbrown 4.5\n", encoding="utf-8")
+    parsed = IDFTable.load(src)  # (parsed, and cached)
+    table = IDFTable.load(src)  # from the cache
+    assert isinstance(table._native_idf(), tuple) and "_idf" not in table.__dict__
+    assert table.checksum == parsed.checksum and table.default == parsed.default
+    texts = ast.literal_eval(TEXTS)
+    nat = Fingerprinter(table, engine="native")
+    got = nat.fingerprint_many(texts)
+    assert "_idf" not in table.__dict__  # the native core did not need the dict
+    assert got == Fingerprinter(parsed, engine="python").fingerprint_many(texts)
+    assert table._idf == parsed._idf == {"天气": 5.5, "今天": 2.25, "人民日报": 9.0, "评论员": 7.75, "fox": 3.0,
+                                         "brown": 4.5}
+    assert isinstance(table._native_idf(), dict)  # (the dict, once made, is what a new core reads)
+    assert Fingerprinter(table, engine="native", sentences=4).fingerprint_many(texts) == \
+        Fingerprinter(parsed, engine="python", sentences=4).fingerprint_many(texts)
+    again = pickle.loads(pickle.dumps(IDFTable.load(src)))
+    assert again._idf == parsed._idf and again.checksum == parsed.checksum
+
+
+def test_the_native_core_refuses_words_and_values_that_do_not_pair(native):
+    kw = dict(min_token_len=2, sentences=5, min_sentence_chars=8, short_chars=100, sketch=12, sketch_chars=300,
+              sketch_shingle=(3, 5), tf="cap:5")
+    one = struct.pack("<d", 1.5)
+    native.NativeFingerprinter((b"a\nb", one * 2), 1.0, (), **kw)
+    for bad in ((b"a\nb", one), (b"a", one + b"\0"), (b"\xff", one), ("a", one)):
+        with pytest.raises((ValueError, TypeError)):
+            native.NativeFingerprinter(bad, 1.0, (), **kw)

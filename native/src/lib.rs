@@ -9,8 +9,10 @@ pub mod tables;
 mod python {
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
-    use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+    use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
     use rustc_hash::{FxHashMap, FxHashSet};
+    use std::sync::{Mutex, OnceLock};
+    use std::thread::JoinHandle;
 
     use crate::core::{self, Config, Core, Tf};
     use crate::memlookup;
@@ -18,7 +20,33 @@ mod python {
     /// The fingerprint pipeline for one configuration of ``Fingerprinter`` (IDF table, stop words, parameters).
     #[pyclass(frozen, module = "es_simhash_native")]
     struct NativeFingerprinter {
-        core: Core,
+        core: OnceLock<Core>,
+        /// The core being built on another thread (an IDF table given as the cache's words and values)
+        pending: Mutex<Option<JoinHandle<Core>>>,
+    }
+
+    impl NativeFingerprinter {
+        /// The core, once built (waiting for the thread building it, if any).
+        fn core(&self) -> &Core {
+            self.core.get_or_init(|| {
+                let handle = self.pending.lock().unwrap_or_else(|e| e.into_inner()).take();
+                match handle.expect("NativeFingerprinter: no core and no thread building one").join() {
+                    Ok(core) => core,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            })
+        }
+    }
+
+    /// The IDF table from the cache's words file (UTF-8 words separated by ``\n``) and values (little-endian
+    /// float64, one per word): the same word -> IDF pairs the Python dict holds (a later word wins, as in ``dict``).
+    fn table_of(words: &str, values: &[u8]) -> FxHashMap<Box<str>, f64> {
+        let mut table: FxHashMap<Box<str>, f64> = FxHashMap::default();
+        table.reserve(values.len() / 8);
+        for (word, v) in words.split('\n').zip(values.chunks_exact(8)) {
+            table.insert(word.into(), f64::from_le_bytes(v.try_into().unwrap()));
+        }
+        table
     }
 
     fn texts_of<'py>(texts: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
@@ -31,15 +59,17 @@ mod python {
 
     #[pymethods]
     impl NativeFingerprinter {
-        /// ``idf``: a dict word -> IDF (words that are not valid UTF-8 are skipped: no token can equal them);
-        /// ``stopwords``: an iterable of str; ``tf``: "raw", "cap:N" or "sublinear" (then ``ln_table`` holds
+        /// ``idf``: a dict word -> IDF (words that are not valid UTF-8 are skipped: no token can equal them), or
+        /// ``(words, values)``: the IDF cache's words file (bytes: UTF-8 words joined by ``\n``) and the IDF of each
+        /// word (bytes: little-endian float64); the table is then built on a background thread (the first
+        /// ``fingerprint_many`` waits for it) so the caller goes on at once; ``stopwords``: an iterable of str; ``tf``: "raw", "cap:N" or "sublinear" (then ``ln_table`` holds
         /// ``numpy.log(k)`` for k = 1, 2, ...: the logarithms exactly as numpy computes them).
         #[new]
         #[pyo3(signature = (idf, default_idf, stopwords, *, min_token_len, sentences, min_sentence_chars,
                             short_chars, sketch, sketch_chars, sketch_shingle, tf, ln_table=None))]
         #[allow(clippy::too_many_arguments)]
         fn new(
-            idf: &Bound<'_, PyDict>,
+            idf: &Bound<'_, PyAny>,
             default_idf: f64,
             stopwords: &Bound<'_, PyAny>,
             min_token_len: usize,
@@ -64,12 +94,25 @@ mod python {
                 return Err(PyValueError::new_err("min_token_len, min_sentence_chars, sketch_shingle must be >= 1"));
             }
             let mut table: FxHashMap<Box<str>, f64> = FxHashMap::default();
-            table.reserve(idf.len());
-            for (k, v) in idf.iter() {
-                let k = k.cast_into::<PyString>()?;
-                if let Ok(s) = k.to_str() {
-                    table.insert(s.into(), v.extract::<f64>()?);
+            let mut cached: Option<(String, Vec<u8>)> = None;
+            if let Ok(idf) = idf.cast::<PyDict>() {
+                table.reserve(idf.len());
+                for (k, v) in idf.iter() {
+                    let k = k.cast_into::<PyString>()?;
+                    if let Ok(s) = k.to_str() {
+                        table.insert(s.into(), v.extract::<f64>()?);
+                    }
                 }
+            } else {
+                let (words, values): (Bound<'_, PyBytes>, Bound<'_, PyBytes>) = idf.extract()
+                    .map_err(|_| PyValueError::new_err("idf is a dict or (words, values) bytes"))?;
+                let words = std::str::from_utf8(words.as_bytes())
+                    .map_err(|_| PyValueError::new_err("idf words are not UTF-8"))?;
+                let values = values.as_bytes();
+                if values.len() % 8 != 0 || words.split('\n').count() != values.len() / 8 {
+                    return Err(PyValueError::new_err("idf: one float64 per word"));
+                }
+                cached = Some((words.to_owned(), values.to_vec()));
             }
             let mut stop: FxHashSet<Box<str>> = FxHashSet::default();
             for w in stopwords.try_iter()? {
@@ -88,7 +131,14 @@ mod python {
                 sketch_shingle,
                 tf,
             };
-            Ok(NativeFingerprinter { core: Core::new(table, default_idf, stop, cfg) })
+            let Some((words, values)) = cached else {
+                return Ok(NativeFingerprinter { core: OnceLock::from(Core::new(table, default_idf, stop, cfg)), pending: Mutex::new(None) });
+            };
+            let handle = std::thread::Builder::new()
+                .name("idf-table".into())
+                .spawn(move || Core::new(table_of(&words, &values), default_idf, stop, cfg))
+                .map_err(|e| PyValueError::new_err(format!("cannot start a thread: {e}")))?;
+            Ok(NativeFingerprinter { core: OnceLock::new(), pending: Mutex::new(Some(handle)) })
         }
 
         /// For each text: ``(simhash, content_hash, sentences, n_features, n_chars, short, 4, word_bag)`` (the
@@ -97,8 +147,7 @@ mod python {
         fn fingerprint_many<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<Vec<Option<Bound<'py, PyTuple>>>> {
             let owned = texts_of(texts)?;
             let strs: Vec<Option<&str>> = owned.iter().map(|s| s.to_str().ok()).collect();
-            let core = &self.core;
-            let fps: Vec<Option<core::Fp>> = py.detach(|| core.fingerprint_many(&strs));
+            let fps: Vec<Option<core::Fp>> = py.detach(|| self.core().fingerprint_many(&strs));
             fps.into_iter()
                 .map(|fp| {
                     fp.map(|fp| {
