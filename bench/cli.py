@@ -38,6 +38,7 @@ import corpora  # noqa: E402
 from _common import fmt_table, verdicts  # noqa: E402
 
 TARGET_RATIO = 15.0
+ENV = dict(os.environ)  # the timed processes' environment (see main)
 
 PEER = r'''
 import json, sys
@@ -112,7 +113,7 @@ def build_file(path: Path, n_docs: int) -> int:
 
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> float:
     t0 = time.perf_counter()
-    res = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    res = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or ENV)
     secs = time.perf_counter() - t0
     if res.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.decode()[-500:]}")
@@ -142,12 +143,18 @@ def main(argv: list[str] | None = None) -> int:
         floor_cmd = [sys.executable, str(floor), str(crawl)]
         es_cmd = exe + ["dedup", str(crawl), "--report", str(tmp_path / "r.jsonl"), "--no-progress"]
         peer_cmd = [sys.executable, str(peer), str(crawl), str(tmp_path / "p.jsonl")]
-        py_env = dict(os.environ, ES_SIMHASH_ENGINE="python")
+        # Every command runs with Python's bytecode cached (__pycache__), as ``pip install`` leaves a package: a
+        # checkout installed with -e under PYTHONDONTWRITEBYTECODE=1 would compile es-simhash's modules from source
+        # at every start (~0.05 s); the warm-up runs write them.
+        ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+        py_env = dict(ENV, ES_SIMHASH_ENGINE="python")
         print(f"es-simhash whole-process benchmark: {n} documents ({crawl.stat().st_size / 1e6:.1f} MB), "
               f"python {sys.version.split()[0]}, cpus {os.cpu_count()}")
         timed(es_cmd)  # warm-up: caches (the IDF table, the OS's file cache)
         timed(exe + ["dedup", str(three), "--report", str(tmp_path / "r3.jsonl"), "--no-progress"])
         timed(floor_cmd)
+        timed(exe + ["--help"])
+        timed(es_cmd, py_env)
         es, peers, python, dedup3, helps, floors = [], [], [], [], [], []
         for r in range(args.rounds):
             es.append(timed(es_cmd))
