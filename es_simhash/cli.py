@@ -127,6 +127,10 @@ def _check_inputs(inputs: List[str]) -> None:
 def _progress(total: int | None, enabled: bool, label: str, unit: str = "bytes"):
     """A rich progress bar over input bytes (``unit="docs"``: documents) on stderr (disabled when stderr is not a
     terminal)."""
+    if not enabled or not err.is_terminal:  # (no bar: rich.progress is not even imported)
+        from contextlib import nullcontext
+
+        return nullcontext(), lambda bytes_read, s: None
     from rich.progress import (
         BarColumn,
         DownloadColumn,
