@@ -169,3 +169,22 @@ def test_the_native_core_refuses_words_and_values_that_do_not_pair(native):
     for bad in ((b"a\nb", one), (b"a", one + b"\0"), (b"\xff", one), ("a", one)):
         with pytest.raises((ValueError, TypeError)):
             native.NativeFingerprinter(bad, 1.0, (), **kw)
+
+
+def test_dedup_without_a_bar_imports_neither_the_bar_nor_worker_processes(tmp_path):
+    """``dedup --no-progress`` with the default workers needs no rich.progress and no multiprocessing."""
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"id": "a", "text": "今天天气很好"}\n{"id": "b", "text": "今天天气很好！"}\n', encoding="utf-8")
+    probe = """
+        import sys
+        from es_simhash import cli
+        code = cli.main(sys.argv[1:])
+        print(code, *sorted(m for m in ("rich.progress", "multiprocessing", "concurrent.futures.process")
+                            if m in sys.modules))
+    """
+    res = subprocess.run([sys.executable, "-c", textwrap.dedent(probe), "dedup", str(data), "--no-progress",
+                          "--report", str(tmp_path / "r.jsonl")], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0"]
+    assert (tmp_path / "r.jsonl").read_text(encoding="utf-8").count('"duplicate": true') == 1
