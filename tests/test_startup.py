@@ -188,3 +188,31 @@ def test_dedup_without_a_bar_imports_neither_the_bar_nor_worker_processes(tmp_pa
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["0"]
     assert (tmp_path / "r.jsonl").read_text(encoding="utf-8").count('"duplicate": true') == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+def test_fork_while_the_core_builds_its_idf_table(native):
+    """A fork right after a native core was made from the IDF cache (its table still being built on its own
+    thread) waits for it: the child fingerprints as the parent does."""
+    res = _run(f"""
+        import os
+        from es_simhash.fingerprint import Fingerprinter
+        from es_simhash.idf import IDFTable
+        texts = {TEXTS}
+        IDFTable.jieba_default()  # (cached now, if it was not)
+        from es_simhash import idf as I
+        I._jieba_default.cache_clear()
+        table = IDFTable.jieba_default()
+        assert isinstance(table._native_idf(), tuple)
+        fp = Fingerprinter(table, engine="native")
+        assert fp.engine == "native"
+        pid = os.fork()  # (at once: the table is most likely still being built)
+        if pid == 0:
+            got = fp.fingerprint_many(texts)
+            os._exit(0 if got == Fingerprinter(table, engine="python").fingerprint_many(texts) else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), fp.fingerprint_many(texts[:3]) == Fingerprinter(
+            table, engine="python").fingerprint_many(texts[:3]))
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0", "True"]

@@ -144,6 +144,14 @@ mod python {
         /// For each text: ``(simhash, content_hash, sentences, n_features, n_chars, short, 4, word_bag)`` (the
         /// fields of ``Fingerprint`` in order), or ``None`` when Python must compute that text. The GIL is
         /// released while computing.
+        /// Wait until the core is built (a table given as words and values is built on a thread of its own).
+        /// ``os.fork`` calls it first: a child cannot wait for a thread of its parent.
+        fn wait(&self, py: Python<'_>) {
+            py.detach(|| {
+                self.core();
+            });
+        }
+
         fn fingerprint_many<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<Vec<Option<Bound<'py, PyTuple>>>> {
             let owned = texts_of(texts)?;
             let strs: Vec<Option<&str>> = owned.iter().map(|s| s.to_str().ok()).collect();
