@@ -127,6 +127,10 @@ def _check_inputs(inputs: List[str]) -> None:
 def _progress(total: int | None, enabled: bool, label: str, unit: str = "bytes"):
     """A rich progress bar over input bytes (``unit="docs"``: documents) on stderr (disabled when stderr is not a
     terminal)."""
+    if not enabled or not err.is_terminal:  # (no bar: rich.progress is not even imported)
+        from contextlib import nullcontext
+
+        return nullcontext(), lambda bytes_read, s: None
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -912,8 +916,17 @@ def version() -> None:
     typer.echo(__version__)
 
 
+# Commands that fingerprint texts: they start building the native segmenter before parsing their options
+_SEGMENTING_COMMANDS = frozenset({"fingerprint", "dedup", "index", "check", "explain", "evaluate", "migrate"})
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: runs the app, turning known errors into one line and an exit code."""
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in _SEGMENTING_COMMANDS and "--help" not in args and "-h" not in args:
+        from .fingerprint import start_native_segmenter
+
+        start_native_segmenter()  # on another core while the options, the IDF table and the input are read
     try:
         app(args=argv, prog_name="es-simhash")  # standalone: click prints usage errors itself (exit 2)
     except SystemExit as exc:

@@ -9,10 +9,9 @@ already decided in the same batch (so duplicates inside one batch are caught), t
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import time
 from collections import Counter, deque
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
@@ -605,6 +604,9 @@ class DedupEngine:
             pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="fingerprint")
             fingerprint, depth = self.fingerprinter.fingerprint_many, self.workers + 1
         elif self.workers:
+            import multiprocessing  # (only here: worker processes are for the pure-Python engine)
+            from concurrent.futures import ProcessPoolExecutor
+
             pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
                                        initializer=_start_fingerprint_worker, initargs=(self.fingerprinter,))
             fingerprint, depth = _fingerprint_in_worker, self.workers + 1

@@ -248,7 +248,33 @@ def _native_module() -> tuple[Any, str | None]:
 
 
 _NATIVE_CORES: dict[tuple, tuple[Any, Any, Any]] = {}  # see Fingerprinter._make_native
+_AT_FORK: list[bool] = []
+
+
+def _wait_for_native_cores() -> None:
+    """Before a fork: every native core is built (one whose IDF table is still being built on its own thread would
+    wait for a thread the child does not have). A core leaves ``_NATIVE_CORES`` built, so these are all."""
+    for _, _, native in list(_NATIVE_CORES.values()):
+        native.wait()
 _RJIEBA_VERSION = "0.2.2"  # its jieba-rs is the native core's (native/Cargo.toml)
+
+
+def start_native_segmenter() -> bool:
+    """Start building the native core's segmenter (jieba-rs's dictionary: ~0.2 s of CPU that the first text would
+    otherwise wait for) on a background thread, so it overlaps what the caller does next: reading the IDF table
+    and the input, on another core. ``True`` when this call started it; ``False`` when it had been started, when
+    the native core is not installed, or when ``ES_SIMHASH_ENGINE=python`` forces the reference. Fingerprints do not
+    change: the same dictionary, built earlier. A fork (``os.fork``, multiprocessing's "fork") waits for the build
+    first, so a child never inherits a half-built one."""
+    if os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python":
+        return False
+    module = _native_module()[0]
+    start = getattr(module, "start_segmenter", None)  # (a native core built before it existed: nothing to do)
+    if start is None or not start():
+        return False
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=module.wait_segmenter)
+    return True
 
 
 def _notice_once(reason: str) -> None:
@@ -332,6 +358,8 @@ class Fingerprinter:
         tf: str = "cap:5",
         engine: str = "auto",
     ) -> None:
+        if engine != "python" and segmenter in ("auto", "rjieba"):
+            start_native_segmenter()  # (in the background while the IDF table is read)
         if isinstance(idf, IDFTable):
             self.idf = idf
         elif idf is None:
@@ -386,7 +414,7 @@ class Fingerprinter:
                 return f"{type(self).__name__} overrides {name}"
         if self._requested_segmenter not in ("auto", "rjieba") or self.segmenter != "rjieba":
             return f"segmenter {self.segmenter!r}: the native core segments as rjieba does"
-        if type(self.idf).get is not IDFTable.get or not isinstance(getattr(self.idf, "_idf", None), dict):
+        if type(self.idf).get is not IDFTable.get or not isinstance(self.idf._native_idf(), (dict, tuple)):
             return "a custom IDFTable class"
         if not isinstance(self.stopwords, (set, frozenset)):
             return "stop words that are not a set"
@@ -398,7 +426,9 @@ class Fingerprinter:
         return None
 
     def _idf_extremes(self) -> tuple[float, ...]:
-        values = np.fromiter(self.idf._idf.values(), dtype=np.float64, count=len(self.idf._idf))
+        source = self.idf._native_idf()
+        values = (source[1] if isinstance(source, tuple)
+                  else np.fromiter(source.values(), dtype=np.float64, count=len(source)))
         return (float(values.min()), float(values.max())) if values.size else ()
 
     @property
@@ -431,23 +461,29 @@ class Fingerprinter:
 
     def _make_native(self) -> Any:
         """The native core for these settings: made once per process for each IDF table, stop-word set and
-        parameters (handing jieba's 350,000-word table to Rust costs ~0.05 s, as much as fingerprinting a few
-        hundred texts), shared by every Fingerprinter with the same ones (it is thread-safe)."""
+        parameters (handing jieba's 350,000-word table to Rust as a dict costs ~0.05 s, as much as fingerprinting a
+        few hundred texts; a table read from the IDF cache goes as the cache's words and values and the core builds
+        its table on a thread of its own), shared by every Fingerprinter with the same ones (it is thread-safe)."""
         module = _native_module()[0]
         self._native_config = settings = self._settings()
-        key = (id(self.idf._idf), self.idf.default, id(self.stopwords)) + settings[2:]
+        source = self.idf._native_idf()  # (the dict, or the IDF cache's words and values: see IDFTable)
+        key = (id(source), self.idf.default, id(self.stopwords)) + settings[2:]
         cached = _NATIVE_CORES.get(key)
-        if cached is not None and cached[0] is self.idf._idf and cached[1] is self.stopwords:
+        if cached is not None and cached[0] is source and cached[1] is self.stopwords:
             return cached[2]
+        idf = source if isinstance(source, dict) else (source[0], np.asarray(source[1], dtype="<f8").tobytes())
         ln_table = np.log(np.arange(1, _LN_TABLE_SIZE + 1, dtype=np.int64)).tolist() if self.tf == "sublinear" else None
         native = module.NativeFingerprinter(
-            self.idf._idf, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
+            idf, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
             sentences=self.n_sentences, min_sentence_chars=self.min_sentence_chars, short_chars=self.short_chars,
             sketch=self.sketch, sketch_chars=self.sketch_chars, sketch_shingle=self.sketch_shingle,
             line_sketch=self.line_sketch, tf=self.tf, ln_table=ln_table)
         while len(_NATIVE_CORES) >= 8:  # a few configurations per process at most, in practice one
-            _NATIVE_CORES.pop(next(iter(_NATIVE_CORES)))
-        _NATIVE_CORES[key] = (self.idf._idf, self.stopwords, native)  # (holding the objects keeps their ids theirs)
+            _NATIVE_CORES.pop(next(iter(_NATIVE_CORES)))[2].wait()  # (built: see _wait_for_native_cores)
+        if not _AT_FORK and hasattr(os, "register_at_fork"):
+            _AT_FORK.append(True)
+            os.register_at_fork(before=_wait_for_native_cores)
+        _NATIVE_CORES[key] = (source, self.stopwords, native)  # (holding the objects keeps their ids theirs)
         return native
 
     def __getstate__(self) -> dict[str, Any]:

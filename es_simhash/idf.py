@@ -15,7 +15,7 @@ import unicodedata
 from collections import Counter
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from . import text as _text
 
@@ -36,6 +36,8 @@ class IDFTable:
     so the fingerprint configuration records it.
     """
 
+    _idf: dict[str, float]
+
     def __init__(self, idf: dict[str, float], default: float | None = None, source: str = "custom") -> None:
         if not idf and default is None:
             raise ValueError("an empty IDF table needs an explicit default")
@@ -53,6 +55,23 @@ class IDFTable:
             digest.update(f"{word}\t{self._idf[word]!r}\n".encode("utf-8"))
         digest.update(f"default\t{self.default!r}".encode())
         return digest.hexdigest()[:12]
+
+    def __getattr__(self, name: str) -> Any:
+        # A table read from the cache keeps the cache's words and values (``_cached``) and makes its dict on first
+        # use: the native core reads them directly, so a run with it never pays for the dict (~0.05 s).
+        cached = self.__dict__.get("_cached") if name == "_idf" else None
+        if cached is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        words, values = cached
+        idf = self.__dict__["_idf"] = dict(zip(words.decode("utf-8").split("\n"), values.tolist()))
+        return idf
+
+    def _native_idf(self) -> dict[str, float] | tuple[bytes, Any]:
+        """What the native core reads the table from: the cache's ``(words, values)`` while the dict has not been
+        made (then the core builds its table on its own thread), else the dict."""
+        if "_idf" not in self.__dict__ and "_cached" in self.__dict__:
+            return self.__dict__["_cached"]
+        return self._idf
 
     def __len__(self) -> int:
         return len(self._idf)
@@ -78,8 +97,10 @@ class IDFTable:
         key = f"{hashlib.blake2b(raw, digest_size=16).hexdigest()}-{_CACHE_FORMAT}"
         cached = _read_cached(key)
         if cached is not None:
-            idf, default, checksum = cached
-            table = cls(idf, default, source=str(path))
+            words, values, default, checksum = cached
+            table = cls({}, default, source=str(path))
+            del table.__dict__["_idf"]  # (made from _cached on first use)
+            table.__dict__["_cached"] = (words, values)
             table.__dict__["checksum"] = checksum  # (the cached_property's value, computed when it was cached)
             return table
         table = cls._parse(raw.decode("utf-8"), path)
@@ -151,8 +172,9 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("ES_SIMHASH_CACHE") or Path.home() / ".cache" / "es-simhash") / "idf"
 
 
-def _read_cached(key: str) -> tuple[dict[str, float], float, str] | None:
-    """(table, default, checksum) from the cache, or None (missing, unreadable, or not matching itself)."""
+def _read_cached(key: str) -> tuple[bytes, Any, float, str] | None:
+    """(words, values, default, checksum) from the cache (words: the UTF-8 words joined by ``\\n``; values: their
+    IDF, a float64 array), or None (missing, unreadable, or not matching itself)."""
     import json
 
     import numpy as np
@@ -160,13 +182,15 @@ def _read_cached(key: str) -> tuple[dict[str, float], float, str] | None:
     folder = _cache_dir()
     try:
         meta = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
-        words = (folder / f"{key}.words").read_text(encoding="utf-8").split("\n")
+        words = (folder / f"{key}.words").read_bytes()
+        words.decode("utf-8")  # (checked here: a broken file is not used)
         values = np.load(folder / f"{key}.npy", allow_pickle=False)
     except (OSError, ValueError):
         return None
-    if len(words) != meta.get("n") or values.shape != (len(words),):
+    n = words.count(b"\n") + 1
+    if n != meta.get("n") or values.shape != (n,) or values.dtype != np.float64:
         return None
-    return dict(zip(words, values.tolist())), float(meta["default"]), str(meta["checksum"])
+    return words, values, float(meta["default"]), str(meta["checksum"])
 
 
 def _write_cached(key: str, table: IDFTable) -> None:

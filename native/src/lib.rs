@@ -9,8 +9,10 @@ pub mod tables;
 mod python {
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
-    use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+    use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
     use rustc_hash::{FxHashMap, FxHashSet};
+    use std::sync::{Mutex, OnceLock};
+    use std::thread::JoinHandle;
 
     use crate::core::{self, Config, Core, Tf};
     use crate::memlookup;
@@ -18,7 +20,33 @@ mod python {
     /// The fingerprint pipeline for one configuration of ``Fingerprinter`` (IDF table, stop words, parameters).
     #[pyclass(frozen, module = "es_simhash_native")]
     struct NativeFingerprinter {
-        core: Core,
+        core: OnceLock<Core>,
+        /// The core being built on another thread (an IDF table given as the cache's words and values)
+        pending: Mutex<Option<JoinHandle<Core>>>,
+    }
+
+    impl NativeFingerprinter {
+        /// The core, once built (waiting for the thread building it, if any).
+        fn core(&self) -> &Core {
+            self.core.get_or_init(|| {
+                let handle = self.pending.lock().unwrap_or_else(|e| e.into_inner()).take();
+                match handle.expect("NativeFingerprinter: no core and no thread building one").join() {
+                    Ok(core) => core,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            })
+        }
+    }
+
+    /// The IDF table from the cache's words file (UTF-8 words separated by ``\n``) and values (little-endian
+    /// float64, one per word): the same word -> IDF pairs the Python dict holds (a later word wins, as in ``dict``).
+    fn table_of(words: &str, values: &[u8]) -> FxHashMap<Box<str>, f64> {
+        let mut table: FxHashMap<Box<str>, f64> = FxHashMap::default();
+        table.reserve(values.len() / 8);
+        for (word, v) in words.split('\n').zip(values.chunks_exact(8)) {
+            table.insert(word.into(), f64::from_le_bytes(v.try_into().unwrap()));
+        }
+        table
     }
 
     fn texts_of<'py>(texts: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
@@ -31,15 +59,17 @@ mod python {
 
     #[pymethods]
     impl NativeFingerprinter {
-        /// ``idf``: a dict word -> IDF (words that are not valid UTF-8 are skipped: no token can equal them);
-        /// ``stopwords``: an iterable of str; ``tf``: "raw", "cap:N" or "sublinear" (then ``ln_table`` holds
+        /// ``idf``: a dict word -> IDF (words that are not valid UTF-8 are skipped: no token can equal them), or
+        /// ``(words, values)``: the IDF cache's words file (bytes: UTF-8 words joined by ``\n``) and the IDF of each
+        /// word (bytes: little-endian float64); the table is then built on a background thread (the first
+        /// ``fingerprint_many`` waits for it) so the caller goes on at once; ``stopwords``: an iterable of str; ``tf``: "raw", "cap:N" or "sublinear" (then ``ln_table`` holds
         /// ``numpy.log(k)`` for k = 1, 2, ...: the logarithms exactly as numpy computes them).
         #[new]
         #[pyo3(signature = (idf, default_idf, stopwords, *, min_token_len, sentences, min_sentence_chars,
                             short_chars, sketch, sketch_chars, sketch_shingle, line_sketch, tf, ln_table=None))]
         #[allow(clippy::too_many_arguments)]
         fn new(
-            idf: &Bound<'_, PyDict>,
+            idf: &Bound<'_, PyAny>,
             default_idf: f64,
             stopwords: &Bound<'_, PyAny>,
             min_token_len: usize,
@@ -65,12 +95,25 @@ mod python {
                 return Err(PyValueError::new_err("min_token_len, min_sentence_chars, sketch_shingle must be >= 1"));
             }
             let mut table: FxHashMap<Box<str>, f64> = FxHashMap::default();
-            table.reserve(idf.len());
-            for (k, v) in idf.iter() {
-                let k = k.cast_into::<PyString>()?;
-                if let Ok(s) = k.to_str() {
-                    table.insert(s.into(), v.extract::<f64>()?);
+            let mut cached: Option<(String, Vec<u8>)> = None;
+            if let Ok(idf) = idf.cast::<PyDict>() {
+                table.reserve(idf.len());
+                for (k, v) in idf.iter() {
+                    let k = k.cast_into::<PyString>()?;
+                    if let Ok(s) = k.to_str() {
+                        table.insert(s.into(), v.extract::<f64>()?);
+                    }
                 }
+            } else {
+                let (words, values): (Bound<'_, PyBytes>, Bound<'_, PyBytes>) = idf.extract()
+                    .map_err(|_| PyValueError::new_err("idf is a dict or (words, values) bytes"))?;
+                let words = std::str::from_utf8(words.as_bytes())
+                    .map_err(|_| PyValueError::new_err("idf words are not UTF-8"))?;
+                let values = values.as_bytes();
+                if values.len() % 8 != 0 || words.split('\n').count() != values.len() / 8 {
+                    return Err(PyValueError::new_err("idf: one float64 per word"));
+                }
+                cached = Some((words.to_owned(), values.to_vec()));
             }
             let mut stop: FxHashSet<Box<str>> = FxHashSet::default();
             for w in stopwords.try_iter()? {
@@ -90,17 +133,31 @@ mod python {
                 line_sketch,
                 tf,
             };
-            Ok(NativeFingerprinter { core: Core::new(table, default_idf, stop, cfg) })
+            let Some((words, values)) = cached else {
+                return Ok(NativeFingerprinter { core: OnceLock::from(Core::new(table, default_idf, stop, cfg)), pending: Mutex::new(None) });
+            };
+            let handle = std::thread::Builder::new()
+                .name("idf-table".into())
+                .spawn(move || Core::new(table_of(&words, &values), default_idf, stop, cfg))
+                .map_err(|e| PyValueError::new_err(format!("cannot start a thread: {e}")))?;
+            Ok(NativeFingerprinter { core: OnceLock::new(), pending: Mutex::new(Some(handle)) })
         }
 
         /// For each text: ``(simhash, content_hash, sentences, n_features, n_chars, short, 4, word_bag)`` (the
         /// fields of ``Fingerprint`` in order), or ``None`` when Python must compute that text. The GIL is
         /// released while computing.
+        /// Wait until the core is built (a table given as words and values is built on a thread of its own).
+        /// ``os.fork`` calls it first: a child cannot wait for a thread of its parent.
+        fn wait(&self, py: Python<'_>) {
+            py.detach(|| {
+                self.core();
+            });
+        }
+
         fn fingerprint_many<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<Vec<Option<Bound<'py, PyTuple>>>> {
             let owned = texts_of(texts)?;
             let strs: Vec<Option<&str>> = owned.iter().map(|s| s.to_str().ok()).collect();
-            let core = &self.core;
-            let fps: Vec<Option<core::Fp>> = py.detach(|| core.fingerprint_many(&strs));
+            let fps: Vec<Option<core::Fp>> = py.detach(|| self.core().fingerprint_many(&strs));
             fps.into_iter()
                 .map(|fp| {
                     fp.map(|fp| {
@@ -112,6 +169,32 @@ mod python {
                 })
                 .collect()
         }
+    }
+
+    /// Start building jieba-rs's dictionary (~0.2 s of CPU, otherwise paid by the first text segmented) on a
+    /// background thread, so it overlaps whatever the caller does next (imports, reading the IDF table and the
+    /// input). Returns ``True`` when this call started it, ``False`` when it was already started (or built).
+    /// Segmenting before it is done waits for it (it is built once per process, whoever asks first). The build
+    /// cannot change a token: it is the same ``Jieba::new()``, only earlier.
+    #[pyfunction]
+    fn start_segmenter() -> bool {
+        static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if STARTED.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return false;
+        }
+        let spawned = std::thread::Builder::new().name("jieba-dict".into()).spawn(|| {
+            core::jieba();
+        });
+        spawned.is_ok() // (no thread: the first text builds it, as before)
+    }
+
+    /// Wait until jieba-rs's dictionary is built (building it here if nobody has started it). ``os.fork`` calls
+    /// it first: a child forked while another thread builds the dictionary would wait for it forever.
+    #[pyfunction]
+    fn wait_segmenter(py: Python<'_>) {
+        py.detach(|| {
+            core::jieba();
+        });
     }
 
     /// ``text.normalize`` of each text (``None``: left to Python).
@@ -282,6 +365,8 @@ mod python {
     #[pymodule]
     fn es_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<NativeFingerprinter>()?;
+        m.add_function(wrap_pyfunction!(start_segmenter, m)?)?;
+        m.add_function(wrap_pyfunction!(wait_segmenter, m)?)?;
         m.add_function(wrap_pyfunction!(normalize_many, m)?)?;
         m.add_function(wrap_pyfunction!(segment_many, m)?)?;
         m.add_function(wrap_pyfunction!(keys_many, m)?)?;

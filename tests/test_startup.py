@@ -1,0 +1,218 @@
+"""Start-up: the native segmenter's dictionary is built on a background thread ahead of the first text
+(``es_simhash_native.start_segmenter``, ``fingerprint.start_native_segmenter``), and that changes nothing.
+
+Each check runs in a fresh interpreter: the dictionary is built once per process, so only a new process shows
+the build racing the first texts (or a fork).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from es_simhash import fingerprint as F
+
+
+@pytest.fixture(scope="module")
+def native():
+    module, reason = F._native_module()
+    if module is None:
+        pytest.skip(f"native fingerprint core unavailable: {reason}")
+    if not hasattr(module, "start_segmenter"):
+        pytest.skip("this native core predates start_segmenter (rebuild: pip install ./native)")
+    return module
+
+
+def _run(code: str, **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != "ES_SIMHASH_ENGINE"}
+    environ.update(env)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
+                          env=environ)
+
+
+TEXTS = repr([
+    "人民日报评论员：坚持以人民为中心的发展思想，推动高质量发展取得新成效。",
+    "来源：人民网\n人民日报评论员: 坚持以人民为中心的发展思想, 推动高质量发展取得新成效。\n（责任编辑：王敏）",
+    "The quick brown fox jumps over the lazy dog, version 2.0 of the test.",
+    "今天天气很好",
+    "",
+] * 40)  # (one line, pasted into the scripts below)
+
+
+def test_background_build_gives_the_reference_fingerprints(native):
+    """Fingerprints taken while the dictionary is still being built (the first batch races it) equal the
+    pure-Python engine's, and the build starts once per process."""
+    res = _run(f"""
+        import es_simhash_native
+        from es_simhash.fingerprint import Fingerprinter, start_native_segmenter
+        texts = {TEXTS}
+        assert start_native_segmenter() is True
+        assert start_native_segmenter() is False and es_simhash_native.start_segmenter() is False
+        nat = Fingerprinter(engine="native")
+        got = nat.fingerprint_many(texts)  # (at once: the build may well be under way)
+        assert nat.engine == "native"
+        assert got == Fingerprinter(engine="python").fingerprint_many(texts)
+        print("ok")
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "ok"
+
+
+def test_fingerprinter_starts_the_build_and_python_engine_does_not(native):
+    res = _run("""
+        import es_simhash_native
+        from es_simhash.fingerprint import Fingerprinter
+        Fingerprinter(engine="python")
+        first = es_simhash_native.start_segmenter()  # True: the Python engine did not start it
+        Fingerprinter()
+        print(first, es_simhash_native.start_segmenter())
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["True", "False"]
+
+
+def test_engine_python_in_the_environment_starts_nothing(native):
+    res = _run("""
+        import es_simhash_native
+        from es_simhash.fingerprint import Fingerprinter, start_native_segmenter
+        Fingerprinter()
+        print(start_native_segmenter(), es_simhash_native.start_segmenter())
+    """, ES_SIMHASH_ENGINE="python")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+def test_fork_during_the_build_does_not_hang_the_child(native):
+    """A child forked right after the build started has a built dictionary (the fork waited for it), not a
+    half-built one it would wait on forever."""
+    res = _run(f"""
+        import os
+        import time
+        from es_simhash.fingerprint import Fingerprinter, start_native_segmenter
+        texts = {TEXTS}
+        assert start_native_segmenter()
+        time.sleep(0.02)  # (the build is under way: without the wait at fork, the child would hang)
+        pid = os.fork()
+        if pid == 0:
+            fps = Fingerprinter(engine="native").fingerprint_many(texts)
+            os._exit(0 if fps == Fingerprinter(engine="python").fingerprint_many(texts) else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "0"
+
+
+def test_cli_starts_the_build_for_commands_that_segment_only(native, tmp_path):
+    """``es-simhash dedup`` starts the build before parsing its options; ``--help`` and ``version`` do not."""
+    probe = """
+        import sys
+        import es_simhash_native
+        from es_simhash import cli
+        code = cli.main(sys.argv[1:])
+        print("started-before" if not es_simhash_native.start_segmenter() else "not-started", code)
+    """
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"id": "a", "text": "今天天气很好"}\n', encoding="utf-8")
+    for args, expected in (([ "dedup", str(data), "--no-progress"], "started-before"),
+                           (["dedup", "--help"], "not-started"), (["version"], "not-started")):
+        res = subprocess.run([sys.executable, "-c", textwrap.dedent(probe), *args], capture_output=True, text=True,
+                             timeout=120, cwd=tmp_path,
+                             env={k: v for k, v in os.environ.items() if k != "ES_SIMHASH_ENGINE"})
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.split()[-2:] == [expected, "0"], (args, res.stdout)
+
+
+def test_a_table_read_from_the_cache_goes_to_the_native_core_without_its_dict(native, tmp_path, monkeypatch):
+    """The IDF cache's words and values go to the native core as they are (its table is built on its own thread);
+    the dict is made only when Python asks for it, equal to the parsed one, and the fingerprints are the
+    reference's either way."""
+    import pickle
+
+    from es_simhash.fingerprint import Fingerprinter
+    from es_simhash.idf import IDFTable
+
+    monkeypatch.setenv("ES_SIMHASH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ES_SIMHASH_ENGINE", raising=False)
+    src = tmp_path / "idf.txt"
+    src.write_text("天气 5.5\n今天 2.25\n人民日报 9\n评论员 7.75\nＦＯＸ 3.0\nbrown 4.5\n", encoding="utf-8")
+    parsed = IDFTable.load(src)  # (parsed, and cached)
+    table = IDFTable.load(src)  # from the cache
+    assert isinstance(table._native_idf(), tuple) and "_idf" not in table.__dict__
+    assert table.checksum == parsed.checksum and table.default == parsed.default
+    texts = ast.literal_eval(TEXTS)
+    nat = Fingerprinter(table, engine="native")
+    got = nat.fingerprint_many(texts)
+    assert "_idf" not in table.__dict__  # the native core did not need the dict
+    assert got == Fingerprinter(parsed, engine="python").fingerprint_many(texts)
+    assert table._idf == parsed._idf == {"天气": 5.5, "今天": 2.25, "人民日报": 9.0, "评论员": 7.75, "fox": 3.0,
+                                         "brown": 4.5}
+    assert isinstance(table._native_idf(), dict)  # (the dict, once made, is what a new core reads)
+    assert Fingerprinter(table, engine="native", sentences=4).fingerprint_many(texts) == \
+        Fingerprinter(parsed, engine="python", sentences=4).fingerprint_many(texts)
+    again = pickle.loads(pickle.dumps(IDFTable.load(src)))
+    assert again._idf == parsed._idf and again.checksum == parsed.checksum
+
+
+def test_the_native_core_refuses_words_and_values_that_do_not_pair(native):
+    kw = dict(min_token_len=2, sentences=5, min_sentence_chars=8, short_chars=100, sketch=12, sketch_chars=300,
+              sketch_shingle=(3, 5), tf="cap:5")
+    one = struct.pack("<d", 1.5)
+    native.NativeFingerprinter((b"a\nb", one * 2), 1.0, (), **kw)
+    for bad in ((b"a\nb", one), (b"a", one + b"\0"), (b"\xff", one), ("a", one)):
+        with pytest.raises((ValueError, TypeError)):
+            native.NativeFingerprinter(bad, 1.0, (), **kw)
+
+
+def test_dedup_without_a_bar_imports_neither_the_bar_nor_worker_processes(tmp_path):
+    """``dedup --no-progress`` with the default workers needs no rich.progress and no multiprocessing."""
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"id": "a", "text": "今天天气很好"}\n{"id": "b", "text": "今天天气很好！"}\n', encoding="utf-8")
+    probe = """
+        import sys
+        from es_simhash import cli
+        code = cli.main(sys.argv[1:])
+        print(code, *sorted(m for m in ("rich.progress", "multiprocessing", "concurrent.futures.process")
+                            if m in sys.modules))
+    """
+    res = subprocess.run([sys.executable, "-c", textwrap.dedent(probe), "dedup", str(data), "--no-progress",
+                          "--report", str(tmp_path / "r.jsonl")], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0"]
+    assert (tmp_path / "r.jsonl").read_text(encoding="utf-8").count('"duplicate": true') == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+def test_fork_while_the_core_builds_its_idf_table(native):
+    """A fork right after a native core was made from the IDF cache (its table still being built on its own
+    thread) waits for it: the child fingerprints as the parent does."""
+    res = _run(f"""
+        import os
+        from es_simhash.fingerprint import Fingerprinter
+        from es_simhash.idf import IDFTable
+        texts = {TEXTS}
+        IDFTable.jieba_default()  # (cached now, if it was not)
+        from es_simhash import idf as I
+        I._jieba_default.cache_clear()
+        table = IDFTable.jieba_default()
+        assert isinstance(table._native_idf(), tuple)
+        fp = Fingerprinter(table, engine="native")
+        assert fp.engine == "native"
+        pid = os.fork()  # (at once: the table is most likely still being built)
+        if pid == 0:
+            got = fp.fingerprint_many(texts)
+            os._exit(0 if got == Fingerprinter(table, engine="python").fingerprint_many(texts) else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), fp.fingerprint_many(texts[:3]) == Fingerprinter(
+            table, engine="python").fingerprint_many(texts[:3]))
+    """)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0", "True"]
