@@ -163,7 +163,7 @@ def test_a_table_read_from_the_cache_goes_to_the_native_core_without_its_dict(na
 
 def test_the_native_core_refuses_words_and_values_that_do_not_pair(native):
     kw = dict(min_token_len=2, sentences=5, min_sentence_chars=8, short_chars=100, sketch=12, sketch_chars=300,
-              sketch_shingle=(3, 5), tf="cap:5")
+              sketch_shingle=(3, 5), line_sketch=8, tf="cap:5")
     one = struct.pack("<d", 1.5)
     native.NativeFingerprinter((b"a\nb", one * 2), 1.0, (), **kw)
     for bad in ((b"a\nb", one), (b"a", one + b"\0"), (b"\xff", one), ("a", one)):
