@@ -9,8 +9,8 @@ Labels are JSON Lines, one of two kinds per file:
   puts in one cluster are compared with the labelled pairs.
 
 Scores are pairwise precision, recall and F1. :func:`sweep` varies one setting of :class:`DefaultRule` at a time
-(``k``, ``short_k``, ``sentence_k``, ``sentence_near_k``, ``min_shared_fraction``, ``crowd_k``), the others at their current
-values, and then scores the best value of each together: the setting to try on that data. Texts are fingerprinted
+(``k``, ``short_k``, ``sentence_k``, ``sentence_near_k``, ``min_shared_fraction``, ``crowd_k``, ``crowd_own``), the
+others at their current values, and then scores the best value of each together: the setting to try on that data. Texts are fingerprinted
 once.
 """
 
@@ -35,6 +35,7 @@ SWEEP: dict[str, Sequence[Any]] = {
     "sentence_k": range(8, 25, 4),
     "min_shared_fraction": (0.3, 0.4, 0.5, 0.6, 0.7),
     "crowd_k": (8, 12, 16, 20, 24, 32),
+    "crowd_own": (0, 4, 8, 12),
 }
 """The values :func:`sweep` tries for each setting of :class:`DefaultRule`."""
 
