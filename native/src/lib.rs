@@ -143,9 +143,6 @@ mod python {
             Ok(NativeFingerprinter { core: OnceLock::new(), pending: Mutex::new(Some(handle)) })
         }
 
-        /// For each text: ``(simhash, content_hash, sentences, n_features, n_chars, short, 4, word_bag)`` (the
-        /// fields of ``Fingerprint`` in order), or ``None`` when Python must compute that text. The GIL is
-        /// released while computing.
         /// Wait until the core is built (a table given as words and values is built on a thread of its own).
         /// ``os.fork`` calls it first: a child cannot wait for a thread of its parent.
         fn wait(&self, py: Python<'_>) {
@@ -154,6 +151,9 @@ mod python {
             });
         }
 
+        /// For each text: ``(simhash, content_hash, sentences, n_features, n_chars, short, version, word_bag)``
+        /// (the fields of ``Fingerprint`` in order; the version is ``FINGERPRINT_VERSION``), or ``None`` when
+        /// Python must compute that text. The GIL is released while computing.
         fn fingerprint_many<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<Vec<Option<Bound<'py, PyTuple>>>> {
             let owned = texts_of(texts)?;
             let strs: Vec<Option<&str>> = owned.iter().map(|s| s.to_str().ok()).collect();
@@ -162,7 +162,7 @@ mod python {
                 .map(|fp| {
                     fp.map(|fp| {
                         let sentences = PyTuple::new(py, &fp.sentences)?;
-                        (fp.simhash, fp.content_hash, sentences, fp.n_features, fp.n_chars, fp.short, 4u32, fp.word_bag)
+                        (fp.simhash, fp.content_hash, sentences, fp.n_features, fp.n_chars, fp.short, core::FINGERPRINT_VERSION, fp.word_bag)
                             .into_pyobject(py)
                     })
                     .transpose()
