@@ -248,7 +248,6 @@ def _native_module() -> tuple[Any, str | None]:
 
 
 _NATIVE_CORES: dict[tuple, tuple[Any, Any, Any]] = {}  # see Fingerprinter._make_native
-_AT_FORK: list[bool] = []
 
 
 def _wait_for_native_cores() -> None:
@@ -256,6 +255,11 @@ def _wait_for_native_cores() -> None:
     wait for a thread the child does not have). A core leaves ``_NATIVE_CORES`` built, so these are all."""
     for _, _, native in list(_NATIVE_CORES.values()):
         native.wait()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_wait_for_native_cores)  # (nothing to wait for while no core was made)
+
 _RJIEBA_VERSION = "0.2.2"  # its jieba-rs is the native core's (native/Cargo.toml)
 
 
@@ -480,9 +484,6 @@ class Fingerprinter:
             line_sketch=self.line_sketch, tf=self.tf, ln_table=ln_table)
         while len(_NATIVE_CORES) >= 8:  # a few configurations per process at most, in practice one
             _NATIVE_CORES.pop(next(iter(_NATIVE_CORES)))[2].wait()  # (built: see _wait_for_native_cores)
-        if not _AT_FORK and hasattr(os, "register_at_fork"):
-            _AT_FORK.append(True)
-            os.register_at_fork(before=_wait_for_native_cores)
         _NATIVE_CORES[key] = (source, self.stopwords, native)  # (holding the objects keeps their ids theirs)
         return native
 
