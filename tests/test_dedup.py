@@ -298,8 +298,8 @@ BODIES = [
 ]
 
 
-def _header(body: str, site: str = "江南都市网", author: str = "王建国") -> str:
-    return f"来源：{site}　作者：{author}\n{body}\n{NOTICE}"
+def _header(body: str, site: str = "江南都市网", author: str = "王建国", notice: str = NOTICE) -> str:
+    return f"来源：{site}　作者：{author}\n{body}\n{notice}"
 
 
 def test_short_posts_in_one_site_template_are_not_one_cluster():
@@ -322,7 +322,8 @@ SAYINGS = ["久旱逢甘雨，他乡遇故知。", "千里之行，始于足下�
 
 
 def _site_post(body: str, site: str, author: str) -> str:
-    return f"来源：{site}　作者：{author}\n{body}\n{DISCLAIMER}"
+    """A post of the site template whose disclaimer is most of the post."""
+    return _header(body, site, author, DISCLAIMER)
 
 
 @pytest.mark.parametrize("line_sketch", [8, 0])
