@@ -716,40 +716,48 @@ class DedupEngine:
         else:
             found = self.index.lookup(queries, d_max)
             in_writing = None
-        pending = MemoryIndex(self.index.max_sentence_df, self.index.lookup_keys)  # this batch's decided documents
-        pending_df: Counter[int] = Counter()  # sentence document frequency within the batch
-        cap = self.index.max_sentence_df
+        results: list[Result | DuplicateIdError | IndexingError | None] = [None] * len(docs)
+        todo: list[int] = []  # the documents this batch decides, in input order
         for i, (doc, fp, res) in enumerate(zip(docs, fps, found)):
             if doc.id in self._seen:
-                decided.results.append(DuplicateIdError(f"duplicate id {doc.id!r}: already seen earlier in this input"))
+                results[i] = DuplicateIdError(f"duplicate id {doc.id!r}: already seen earlier in this input")
                 continue
             self._seen[doc.id] = None
             decided.new_ids.append(doc.id)
             if res.existing is not None and _same(res.existing.fingerprint, fp):
-                decided.results.append(Result.from_stored(res.existing, already_indexed=True))
+                results[i] = Result.from_stored(res.existing, already_indexed=True)
                 decided.found.append(res.existing)
                 continue
             if res.existing is not None:  # re-indexed with other content: its former cluster is decided again
                 decided.departed.append(res.existing)
+            todo.append(i)
+        # Each document is decided against the index and the documents this batch decided before it: one lookup in
+        # an index of the batch, where each sees only the documents before it (their candidates and sentence counts)
+        batch = MemoryIndex(self.index.max_sentence_df, self.index.lookup_keys)
+        batch.add([StoredDoc(docs[i].id, fps[i], docs[i].id) for i in todo])
+        earlier = batch.lookup([queries[i] for i in todo], d_max, before=range(len(todo)))
+        batch_decided: dict[str, StoredDoc] = {}  # the documents this batch decided so far
+        cap = self.index.max_sentence_df
+        for i, before in zip(todo, earlier):
+            doc, fp, res = docs[i], fps[i], found[i]
             # never a duplicate of a document decided relative to this one (possible after an interrupted write)
             candidates = [c for c in res.candidates
-                          if c.id not in pending and c.cluster != doc.id and c.duplicate_of != doc.id]
+                          if c.id not in batch_decided and c.cluster != doc.id and c.duplicate_of != doc.id]
             df = res.sentence_df
             if in_writing is not None:
                 other = in_writing[i]
                 candidates += [c for c in other.candidates
-                               if c.id not in pending and c.cluster != doc.id and c.duplicate_of != doc.id]
+                               if c.id not in batch_decided and c.cluster != doc.id and c.duplicate_of != doc.id]
                 df = Counter(df)
                 df.update(other.sentence_df)
                 if any(df[h] > cap for h in fp.sentences):  # boilerplate only when both counts are added up
                     candidates = self._found_by_lookup(fp, candidates, {h for h in fp.sentences if df[h] > cap})
-            candidates += pending.lookup([Lookup(doc.id, fp)], d_max)[0].candidates
-            boilerplate = boilerplate_of(fp, df, cap, pending_df)
-            stored = self._decide(doc, fp, candidates, boilerplate)
-            pending.add([stored])
-            pending_df.update(fp.sentences)
+            candidates += [batch_decided[c.id] for c in before.candidates]
+            stored = self._decide(doc, fp, candidates, boilerplate_of(fp, df, cap, before.sentence_df))
+            batch_decided[doc.id] = stored
             decided.to_store.append(stored)
-            decided.results.append(Result.from_stored(stored))
+            results[i] = Result.from_stored(stored)
+        decided.results = results  # type: ignore[assignment]  # (every slot is filled)
         return decided
 
     def _found_by_lookup(self, fp: Fingerprint, candidates: list[StoredDoc], boilerplate: set[int]) -> list[StoredDoc]:

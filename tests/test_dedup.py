@@ -358,3 +358,41 @@ def test_posts_of_a_template_with_a_long_disclaimer_stay_apart_from_a_cold_start
     assert c["repost"] == "p5"  # the same saying under another site's header is still a duplicate
     old = _clusters(docs, DefaultRule(crowd_own=0))
     assert len({old[f"p{i}"] for i in range(len(sayings))}) < len(sayings) - 2
+
+
+@pytest.mark.parametrize("crowding", [1, 0])  # 0: the sentence counts alone decide what is boilerplate
+def test_the_batch_size_never_changes_a_decision(crowding, fingerprinter, articles):
+    """A batch is decided in one lookup, each document against the batch's earlier ones (``MemoryIndex.lookup``'s
+    ``before``): whatever the batch size, every document gets the decision it gets when decided alone, after all
+    the documents before it (a batch of one). The stream has reprints inside one batch and across batches, short
+    posts of one template whose header becomes boilerplate part-way (the index's cap is 3), an id given twice and
+    a document whose text is empty."""
+    header = "来源：城市论坛 作者：网友 特别声明：本文仅代表作者观点，转载请注明出处。\n"
+    sayings = ["今天下午三点小区停水，请大家提前储水。", "周末图书馆开放时间调整为早九点到晚五点。",
+               "明天早上地铁二号线部分站点临时封闭。", "本周六社区组织义务植树，欢迎报名参加。",
+               "下周一起菜市场搬到新址营业，地址在东门。", "今晚八点社区广场有露天电影，请自带座椅。"]
+    docs = []
+    for i, a in enumerate(articles[:24]):
+        docs.append(Document(f"a{i}", a))
+        if i % 3 == 0:
+            docs.append(Document(f"a{i}-reprint", reprint(a)))
+        if i % 4 == 1:
+            docs.append(Document(f"post{i}", header + sayings[i % len(sayings)]))
+        if i % 5 == 2:
+            docs.append(Document(f"a{i - 2}-again", reprint(articles[i - 2]) + "（完）"))
+    docs += [Document("a3", "同一个编号又出现了一次"), Document("empty", "")]
+
+    def decide(batch_size):
+        engine = DedupEngine(MemoryIndex(max_sentence_df=3), fingerprinter=fingerprinter, batch_size=batch_size,
+                             rule=DefaultRule(max_sentence_clusters=crowding))
+        return [(type(r).__name__,) if isinstance(r, Exception) else
+                (r.id, r.cluster, r.duplicate_of, r.reason, r.distance)
+                for _, results in engine.process_batches(((docs[i:i + batch_size], None)
+                                                          for i in range(0, len(docs), batch_size)))
+                for r in results]
+
+    one_by_one = decide(1)
+    assert sum(1 for r in one_by_one if len(r) > 1 and r[2] is not None) >= 10  # duplicates were found
+    assert ("DuplicateIdError",) in one_by_one
+    for size in (7, 1000):
+        assert decide(size) == one_by_one

@@ -196,3 +196,37 @@ def test_an_index_file_from_the_release_before_lookup_keys_keeps_its_segments(tm
     assert MemoryIndex.load(tmp_path / "old.npz").lookup_keys == SEGMENTS
     index.save(tmp_path / "new.npz")
     assert MemoryIndex.load(tmp_path / "new.npz").lookup_keys == DEFAULT
+
+
+@pytest.mark.parametrize("tail_rows", [4096, 16])  # all rows in the unsorted tail, or most of them in sorted runs
+def test_a_lookup_before_row_n_answers_as_an_index_of_the_first_n_documents(tail_rows, monkeypatch):
+    """``before``: the engine decides a batch in one lookup, each document against the documents before it. Each
+    answer must be the one an index holding only those documents gives: the same candidates, in the same order,
+    and the same sentence counts (a sentence becomes boilerplate at the cap part-way through the batch)."""
+    from es_simhash.fingerprint import SKETCH_BIT
+
+    monkeypatch.setattr(MemoryIndex, "tail_rows", tail_rows)
+    rng = np.random.default_rng(7)
+    base = [int(x) for x in rng.integers(0, 2**63, size=6)]
+    docs = []
+    for i in range(120):
+        sim = base[i % 6] ^ (1 << int(rng.integers(0, 64)))  # six families of near SimHashes
+        sentences = [int(rng.integers(1, 2**40)), 5000 + i % 9]  # an own sentence, one shared by every ninth
+        if i % 4 == 0:
+            sentences.append(777)  # held by every fourth document: over the cap of 5 after the sixth holder
+        sentences += [SKETCH_BIT | (100 + (i + j) % 11) for j in range(3)]  # sketch hashes, shared in runs
+        docs.append(_doc(i, sim, sentences, content_hash=1 + i % 40))  # every 40th repeats a content hash
+    # (the engine looks up each document by its own id; a lookup by another id must not see later rows either)
+    queries = [Lookup(d.id if i % 2 else f"q{i}", d.fingerprint) for i, d in enumerate(docs)]
+    index = MemoryIndex(max_sentence_df=5)
+    index.add(docs)
+    got = index.lookup(queries, 7, before=range(len(docs)))
+    for n, (query, res) in enumerate(zip(queries, got)):
+        alone = MemoryIndex(max_sentence_df=5)
+        alone.add(docs[:n])
+        want = alone.lookup([query], 7)[0] if n else None
+        assert [c.id for c in res.candidates] == ([c.id for c in want.candidates] if want else [])
+        assert res.sentence_df == (want.sentence_df if want else {h: 0 for h in query.fingerprint.sentences})
+        assert res.existing is None  # (a document is not yet stored when it is decided)
+    assert sum(len(r.candidates) for r in got) > 200  # every channel brought candidates
+    assert any(r.sentence_df.get(777, 0) > 5 for r in got) and any(0 < r.sentence_df.get(777, 0) <= 5 for r in got)

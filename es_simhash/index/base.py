@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, Collection, Hashable, Iterable, Iterator, Protocol, Sequence, TypeVar, runtime_checkable
+from typing import (AbstractSet, Any, Collection, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar,
+                    runtime_checkable)
 
 from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import LookupKeys
@@ -48,10 +49,11 @@ def split_sentences(hashes: Iterable[int], boilerplate: Collection[int] = ()) ->
     return sentences, sketch
 
 
-def boilerplate_of(fp: Fingerprint, sentence_df: dict[int, int], cap: int,
-                   extra: Counter | None = None) -> frozenset[int]:
+def boilerplate_of(fp: Fingerprint, sentence_df: Mapping[int, int], cap: int,
+                   extra: Mapping[int, int] | None = None) -> frozenset[int]:
     """The sentence hashes of ``fp`` held by more than ``cap`` documents: ``sentence_df`` (a lookup's counts)
-    plus ``extra`` (documents not in the index yet, e.g. the batch being decided)."""
+    plus ``extra``, the counts of every hash of ``fp`` among documents not in the index yet (the batch being
+    decided)."""
     if extra:
         return frozenset(h for h in fp.sentences if sentence_df.get(h, 0) + extra[h] > cap)
     return frozenset(h for h in fp.sentences if sentence_df.get(h, 0) > cap)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from bisect import bisect_left
 from dataclasses import dataclass, replace
 from typing import Collection, Iterator, Sequence
 
@@ -324,20 +325,26 @@ class MemoryIndex:
             rows = rows[((x[rows][:, None] & masks[None, :]) == 0).any(axis=1)]
         return rows.tolist()
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
+    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = (),
+               before: Sequence[int] | None = None) -> list[LookupResult]:
         """Candidates for a batch of queries: key pairs for all of them at once, then the content and sentence
-        channels per query. ``exclude``: ids left out of every answer (as if they were not stored)."""
+        channels per query. ``exclude``: ids left out of every answer (as if they were not stored).
+
+        ``before``: for each query, how many documents it sees: query ``i`` is answered from the first
+        ``before[i]`` documents added (candidates and sentence document frequencies alike), the documents added
+        after them left out. The engine decides each document of a batch against the batch's earlier ones this
+        way, all in one lookup (a batch added here holds no document twice, so no row was replaced since)."""
         hidden = np.array([r for r in (self._row_of.get(i) for i in exclude) if r is not None], dtype=np.intp)
         if len(hidden):  # looked up as if they were not stored: dead for the duration
             was_dead = self._any_dead
             self._alive[hidden] = False
             self._any_dead = True
             try:
-                return self._lookup(queries, max_distance)
+                return self._lookup(queries, max_distance, before)
             finally:
                 self._alive[hidden] = True
                 self._any_dead = was_dead
-        return self._lookup(queries, max_distance)
+        return self._lookup(queries, max_distance, before)
 
     def _simhash_rows(self, fps: Sequence[Fingerprint], max_distance: int) -> list[list[int]]:
         """For each fingerprint, the rows sharing a lookup key with it within ``max_distance`` bits."""
@@ -354,42 +361,29 @@ class MemoryIndex:
         pr_list = pr.tolist()
         return [pr_list[bounds[i]:bounds[i + 1]] for i in range(n_q)]
 
-    def _lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
+    def _lookup(self, queries: Sequence[Lookup], max_distance: int,
+                before: Sequence[int] | None = None) -> list[LookupResult]:
         self._sync()
         fps = [q.fingerprint for q in queries]
         rows_of = self._simhash_rows(fps, max_distance)
+        n = len(self._docs)
+        ends = [n] * len(queries) if before is None else before
         docs, alive, any_dead, row_of = self._docs, self._alive, self._any_dead, self._row_of
-        content, sentences, cap = self._content, self._sentences, self.max_sentence_df
+        content, sentence_rows = self._content, self._sentence_rows
         doc_at, own_row, result = docs.__getitem__, row_of.get, LookupResult
         out: list[LookupResult] = []
         append = out.append
-        for q, fp, rows in zip(queries, fps, rows_of):
+        for q, fp, rows, end in zip(queries, fps, rows_of, ends):
+            if rows and rows[-1] >= end:  # (rows are in ascending order)
+                rows = rows[:bisect_left(rows, end)]
             extra = None
             if fp.n_chars:
-                row = content.get(fp.content_hash)
-                if row is not None:
+                row = content.get(fp.content_hash)  # (the first row with that content)
+                if row is not None and row < end:
                     extra = {row}
             sentence_df: dict[int, int] = {}
             if fp.sentences:
-                sketch_rows: list[int] = []
-                for h in fp.sentences:
-                    bucket = sentences.get(h) or []
-                    # document frequency = live documents holding the hash (replaced documents leave dead rows)
-                    df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
-                    sentence_df[h] = df
-                    if df and df <= cap:
-                        if h >= SKETCH_BIT:  # a sketch hash: candidates hold MIN_SHARED_SKETCH of the query's
-                            sketch_rows += bucket
-                        elif extra is None:
-                            extra = set(bucket)
-                        else:
-                            extra.update(bucket)
-                shared = sharing_sketch(sketch_rows) if sketch_rows else None
-                if shared:
-                    if extra is None:
-                        extra = set(shared)
-                    else:
-                        extra.update(shared)
+                extra = sentence_rows(fp.sentences, end, sentence_df, extra)
             if extra is not None:
                 extra.update(rows)
                 rows = sorted(extra)
@@ -400,8 +394,37 @@ class MemoryIndex:
                 candidates = [docs[r] for r in rows if r != own]
             else:
                 candidates = list(map(doc_at, rows)) if rows else []
-            append(result(docs[own] if own >= 0 and alive[own] else None, candidates, False, sentence_df))
+            append(result(docs[own] if 0 <= own < end and alive[own] else None, candidates, False, sentence_df))
         return out
+
+    def _sentence_rows(self, hashes: Sequence[int], end: int, sentence_df: dict[int, int],
+                       extra: set[int] | None) -> set[int] | None:
+        """The sentence channel of a lookup among rows ``[0, end)``: ``extra`` (rows found so far, or None) with the
+        rows holding one of the long-sentence ``hashes``, or ``MIN_SHARED_SKETCH`` of its sketch hashes, that are
+        not boilerplate; ``sentence_df`` gets the document frequency of every hash."""
+        sentences, alive, any_dead, cap = self._sentences, self._alive, self._any_dead, self.max_sentence_df
+        sketch_rows: list[int] = []
+        for h in hashes:
+            bucket = sentences.get(h) or []
+            if bucket and bucket[-1] >= end:  # (buckets are in ascending row order)
+                bucket = bucket[:bisect_left(bucket, end)]
+            # document frequency = live documents holding the hash (replaced documents leave dead rows)
+            df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
+            sentence_df[h] = df
+            if df and df <= cap:
+                if h >= SKETCH_BIT:  # a sketch hash: candidates hold MIN_SHARED_SKETCH of the query's
+                    sketch_rows += bucket
+                elif extra is None:
+                    extra = set(bucket)
+                else:
+                    extra.update(bucket)
+        shared = sharing_sketch(sketch_rows) if sketch_rows else None
+        if shared:
+            if extra is None:
+                extra = set(shared)
+            else:
+                extra.update(shared)
+        return extra
 
     # -- maintenance (es_simhash.maintenance) ---------------------------------------------------------------
     def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
