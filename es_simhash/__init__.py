@@ -1,6 +1,25 @@
 """es-simhash: near-duplicate detection for crawled Chinese and English text."""
-from .fingerprint import FINGERPRINT_VERSION, Fingerprint, Fingerprinter, hash64
-from .idf import IDFTable
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "IDFTable", "hash64", "__version__"]
+
+if TYPE_CHECKING:
+    from .fingerprint import FINGERPRINT_VERSION, Fingerprint, Fingerprinter, hash64
+    from .idf import IDFTable
+
+_HOME = {"FINGERPRINT_VERSION": "fingerprint", "Fingerprint": "fingerprint", "Fingerprinter": "fingerprint",
+         "hash64": "fingerprint", "IDFTable": "idf"}
+
+
+def __getattr__(name: str) -> Any:
+    """The package's names, imported on first use: ``import es_simhash.early_start`` loads no numpy, so the
+    ``es-simhash`` command starts its background work before the heavy imports (:mod:`es_simhash.__main__`)."""
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -57,6 +57,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from . import early_start
 from . import text as _text
 from .idf import IDFTable
 
@@ -267,18 +268,12 @@ def start_native_segmenter() -> bool:
     """Start building the native core's segmenter (jieba-rs's dictionary: ~0.2 s of CPU that the first text would
     otherwise wait for) on a background thread, so it overlaps what the caller does next: reading the IDF table
     and the input, on another core. ``True`` when this call started it; ``False`` when it had been started, when
-    the native core is not installed, or when ``ES_SIMHASH_ENGINE=python`` forces the reference. Fingerprints do not
-    change: the same dictionary, built earlier. A fork (``os.fork``, multiprocessing's "fork") waits for the build
-    first, so a child never inherits a half-built one."""
-    if os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python":
+    the native core is not installed or not usable here, or when ``ES_SIMHASH_ENGINE=python`` forces the reference.
+    Fingerprints do not change: the same dictionary, built earlier. A fork waits for the build first
+    (:func:`es_simhash.early_start.start_segmenter`, which the command line calls before its imports)."""
+    if os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python" or _native_module()[0] is None:
         return False
-    module = _native_module()[0]
-    start = getattr(module, "start_segmenter", None)  # (a native core built before it existed: nothing to do)
-    if start is None or not start():
-        return False
-    if hasattr(os, "register_at_fork"):
-        os.register_at_fork(before=module.wait_segmenter)
-    return True
+    return early_start.start_segmenter()
 
 
 def _notice_once(reason: str) -> None:

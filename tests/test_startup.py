@@ -130,6 +130,33 @@ def test_cli_starts_the_build_for_commands_that_segment_only(native, tmp_path):
         assert res.stdout.split()[-2:] == [expected, "0"], (args, res.stdout)
 
 
+def test_the_command_starts_the_build_before_it_imports_numpy_or_the_engine(native, tmp_path):
+    """``es-simhash dedup`` (the console script and ``python -m es_simhash``: ``es_simhash.__main__.main``) starts
+    the dictionary before any heavy import, so the build overlaps them; the run gives the usual result."""
+    probe = """
+        import sys
+        import es_simhash_native
+        start = es_simhash_native.start_segmenter
+        def probe():
+            print("heavy modules at the start:", sorted(m for m in ("numpy", "click", "typer", "es_simhash.cli",
+                                                                     "es_simhash.fingerprint") if m in sys.modules))
+            return start()
+        es_simhash_native.start_segmenter = probe
+        from es_simhash.__main__ import main
+        print("exit", main(sys.argv[1:]))
+    """
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"id": "a", "text": "今天天气很好"}\n{"id": "b", "text": "今天天气很好！"}\n', encoding="utf-8")
+    res = subprocess.run([sys.executable, "-c", textwrap.dedent(probe), "dedup", str(data), "--no-progress",
+                          "--report", str(tmp_path / "r.jsonl")], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "ES_SIMHASH_ENGINE"})
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == "heavy modules at the start: []", res.stdout
+    assert lines[-1] == "exit 0"
+    assert (tmp_path / "r.jsonl").read_text(encoding="utf-8").count('"duplicate": true') == 1
+
+
 def test_a_table_read_from_the_cache_goes_to_the_native_core_without_its_dict(native, tmp_path, monkeypatch):
     """The IDF cache's words and values go to the native core as they are (its table is built on its own thread);
     the dict is made only when Python asks for it, equal to the parsed one, and the fingerprints are the

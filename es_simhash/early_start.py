@@ -1,0 +1,29 @@
+"""Building the native core's segmenter (jieba-rs's dictionary, ~0.1-0.2 s of CPU) on a background thread, started
+as early as possible: this module imports nothing but the standard library, so the ``es-simhash`` command
+(:mod:`es_simhash.__main__`) starts the build before it imports the command line's modules (numpy, click, the
+engine), and the build overlaps those imports on another core instead of delaying the first fingerprints."""
+
+from __future__ import annotations
+
+import os
+
+
+def start_segmenter() -> bool:
+    """Start building the native segmenter in the background. ``True`` when this call started it; ``False`` when it
+    had been started, when the native core is not installed (or predates background builds), or when
+    ``ES_SIMHASH_ENGINE=python`` forces the reference. Fingerprints do not change: the same dictionary, built
+    earlier. A fork (``os.fork``, multiprocessing's "fork") waits for the build first, so a child never inherits a
+    half-built one. (Whether the installed core is usable is checked when a fingerprinter is made: an unusable
+    one only built a dictionary nobody uses.)"""
+    if os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python":
+        return False
+    try:
+        import es_simhash_native  # type: ignore[import-not-found]
+    except ImportError:
+        return False
+    start = getattr(es_simhash_native, "start_segmenter", None)
+    if start is None or not start():
+        return False
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=es_simhash_native.wait_segmenter)
+    return True
