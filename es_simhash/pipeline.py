@@ -314,6 +314,10 @@ def run_dedup(
     return summary
 
 
+FIRST_BATCH = 100
+"""Records in the first batch :func:`run_dedup` reads (see :meth:`_Run.batches`)."""
+
+
 class _Run:
     """The state of one :func:`run_dedup`: where each batch's outcome goes."""
 
@@ -367,11 +371,16 @@ class _Run:
     def batches(self, inputs: Sequence[str], size: int
                 ) -> Iterator[tuple[list[Record], list[DeadLetter], dict[str, int]]]:
         """Full batches of records, with the dead letters read since the previous batch and a snapshot of the
-        lines read per input (batches are fingerprinted one ahead, so the snapshot must not move)."""
+        lines read per input (batches are fingerprinted one ahead, so the snapshot must not move).
+
+        The first batches are smaller (:data:`FIRST_BATCH` records, then twice as many each time, up to ``size``):
+        the engine decides a batch while the next one is fingerprinted, and nothing overlaps the first batch's
+        fingerprints, so a small one starts the pipeline sooner. Decisions do not depend on batch sizes."""
         checkpoint = self.checkpoint
         batch: list[Record] = []
         letters: list[DeadLetter] = []
         position: dict[str, int] = {}
+        target = min(size, FIRST_BATCH)
         for path, src in zip(inputs, checkpoint.inputs if checkpoint else inputs):
             skip = checkpoint.done.get(src, 0) if checkpoint is not None else 0
             for item in self.reader.read_one(path, skip_lines=skip):
@@ -380,9 +389,10 @@ class _Run:
                     letters.append(item)
                 else:
                     batch.append(item)
-                if len(batch) >= size:
+                if len(batch) >= target:
                     yield batch, letters, dict(position)
                     batch, letters = [], []
+                    target = min(size, 2 * target)
         yield batch, letters, dict(position)
 
 
