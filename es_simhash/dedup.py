@@ -15,7 +15,7 @@ from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
-from .fingerprint import SKETCH_BIT, Fingerprint, Fingerprinter, contradicts, is_sketch, text_contradicts
+from .fingerprint import SKETCH_BIT, Fingerprint, Fingerprinter, contradicting_pair, is_sketch, text_contradicts
 from .index.base import (CANONICAL, MIN_SHARED_SKETCH, Lookup, SegmentIndex, StoredDoc, boilerplate_of,
                          sentence_candidate, split_sentences)
 from .index.memory import MemoryIndex
@@ -117,10 +117,7 @@ def _sketch_support(a: Fingerprint, b: Fingerprint, boilerplate: frozenset[int])
 def _opposite(a: Fingerprint, b: Fingerprint) -> bool:
     """Whether two texts say opposite things: by their whole texts, or by a pair of their signature sentences
     (:func:`~es_simhash.fingerprint.text_contradicts`, :func:`~es_simhash.fingerprint.contradicts`)."""
-    if text_contradicts(a, b):
-        return True
-    theirs = [y for y in b.sentences if y < SKETCH_BIT]
-    return any(contradicts(x, y) for x in a.sentences if x < SKETCH_BIT for y in theirs)
+    return text_contradicts(a, b) or contradicting_pair(a.sentences, b.sentences)
 
 
 def _same_content(a: Fingerprint, b: Fingerprint) -> bool:

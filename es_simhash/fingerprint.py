@@ -53,7 +53,7 @@ import unicodedata
 from functools import lru_cache
 from dataclasses import dataclass, field
 from itertools import chain, compress
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -62,7 +62,7 @@ from . import text as _text
 from .idf import IDFTable
 
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_sketch", "WEIGHT_SCALE", "SKETCH_BIT",
-           "sentence_hashes", "content_hashes", "contradicts", "text_contradicts", "NEGATIONS"]
+           "sentence_hashes", "content_hashes", "contradicts", "contradicting_pair", "text_contradicts", "NEGATIONS"]
 
 FINGERPRINT_VERSION = 5
 WEIGHT_SCALE = 1024
@@ -894,12 +894,28 @@ def contradicts(a: int, b: int) -> bool:
     other with a negation word inserted (any language), or with its characters reordered (two words swapped:
     only for sentences with CJK ideographs, where a character is a word or part of one; an English letter swap
     is a typo). Sketch hashes never contradict."""
-    if a == b or (a | b) & SKETCH_BIT:
+    return contradicting_pair((a,), (b,))
+
+
+def contradicting_pair(a: Iterable[int], b: Iterable[int]) -> bool:
+    """Whether a sentence hash of ``a`` and one of ``b`` :func:`contradict <contradicts>` each other (the meaning
+    guard compares every pair of two texts' signature sentences: one pass, no call per pair)."""
+    theirs = [y for y in b if y < SKETCH_BIT]
+    if not theirs:
         return False
-    delta = ((a >> _BAG_SHIFT) - (b >> _BAG_SHIFT)) & _BAG_MASK
-    if delta == 0:
-        return bool(a & b & CJK_SENTENCE_BIT) and (a & _KEY_MASK) != (b & _KEY_MASK)
-    return delta in _NEGATION_DELTAS
+    negations, cjk = _NEGATION_DELTAS, CJK_SENTENCE_BIT
+    for x in a:
+        if x >= SKETCH_BIT:
+            continue
+        bag = x >> _BAG_SHIFT
+        for y in theirs:
+            delta = (bag - (y >> _BAG_SHIFT)) & _BAG_MASK
+            if delta == 0:  # the same characters: reordered (CJK only), unless the same sentence
+                if x & y & cjk and (x ^ y) & _KEY_MASK:
+                    return True
+            elif delta in negations:
+                return True
+    return False
 
 
 # (16 x 4) float64 table: row v holds the bits of the nibble v, least significant first.

@@ -128,6 +128,27 @@ def test_sentence_hashes_tell_a_negation_or_a_swap_from_a_typo():
     assert h("Rates will rise") != h("Rates will fall")
 
 
+def test_two_texts_contradict_when_any_pair_of_their_sentences_does():
+    """``contradicting_pair`` (the meaning guard's test of two texts' signatures) is true exactly when some pair of
+    long-sentence hashes contradicts; sketch hashes never count, and neither does a sentence both texts hold."""
+    from es_simhash.fingerprint import SKETCH_BIT, contradicting_pair, contradicts, sentence_hashes
+    from es_simhash.text import normalize, sentence_key
+
+    def h(s):
+        return sentence_hashes([sentence_key(normalize(s))])[0]
+
+    plain = [h("我们支持这项改革方案"), h("北京队战胜了上海队"), h("Rates will rise"), h("今天的天气很好")]
+    opposite = {h("我们不支持这项改革方案"): 0, h("上海队战胜了北京队"): 1, h("Rates will not rise"): 2}
+    unrelated = [h("明天下午开会讨论预算"), h("The market rose sharply"), SKETCH_BIT | plain[0], SKETCH_BIT | 12345]
+    assert not contradicting_pair(plain, plain + unrelated)  # the same sentences, other sentences, sketch hashes
+    assert not contradicting_pair(plain, [])
+    for o, i in opposite.items():
+        assert contradicting_pair(plain, unrelated + [o]) and contradicting_pair([o] + unrelated, plain)
+        assert contradicts(plain[i], o) and contradicts(o, plain[i])
+        assert not contradicting_pair([p for j, p in enumerate(plain) if j != i], [o] + unrelated)
+        assert not contradicting_pair([SKETCH_BIT | plain[i]], [o])  # (a sketch hash of the same bits)
+
+
 def test_a_line_break_ends_a_sentence(fingerprinter):
     body = "Music and film fans will be able to control their digital media players by speaking to them."
     titled = fingerprinter.fingerprint("Speak easy plan for media players\n" + body)
