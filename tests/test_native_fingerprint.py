@@ -375,3 +375,27 @@ def test_a_text_that_is_not_a_string_fails_as_in_python(native):
 def test_engine_argument_is_checked():
     with pytest.raises(ValueError, match="engine"):
         Fingerprinter(engine="rust")
+
+
+def test_another_rjieba_version_keeps_the_native_core_out(native, monkeypatch, tmp_path):
+    """The native core segments as rjieba 0.2.2 does: with another rjieba installed, the Python engine (which uses
+    it) and the native one would differ, so the native core is refused with the reason. The version comes from the
+    ``rjieba-VERSION.dist-info`` folder beside the package (as ``importlib.metadata`` reads it, without its imports)."""
+    from importlib.metadata import version
+
+    assert F._installed_version("rjieba") == version("rjieba")
+    assert F._installed_version("numpy") == version("numpy")
+    assert F._installed_version("no-such-distribution-here") is None
+    site = tmp_path / "site"
+    (site / "rjieba").mkdir(parents=True)
+    (site / "rjieba" / "__init__.py").write_text("raise ImportError('never imported: only found')\n")
+    (site / "rjieba-0.3.0.dist-info").mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "rjieba", raising=False)
+    F._native_module.cache_clear()
+    try:
+        assert F._installed_version("rjieba") == "0.3.0"
+        module, reason = F._native_module()
+        assert module is None and "rjieba 0.3.0 is installed" in reason
+    finally:
+        F._native_module.cache_clear()
