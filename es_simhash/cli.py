@@ -80,7 +80,7 @@ class _Group(click.Group):
         try:
             return super().resolve_command(ctx, args)
         except click.UsageError as exc:
-            if args and self.commands and "Did you mean" not in exc.message:  # (click >= 8.2 says it itself)
+            if args and self.commands and not hasattr(exc, "possibilities"):  # (newer clicks suggest themselves)
                 from difflib import get_close_matches
 
                 matches = get_close_matches(args[0], list(self.commands))

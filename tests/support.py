@@ -134,12 +134,15 @@ def run_cli(*args, stdin: bytes | str | None = b"", env: dict | None = None, cwd
     try:
         if cwd is not None:
             os.chdir(cwd)
-        with CliRunner().isolation(input=stdin, env=env) as (out, err, _):
+        runner = CliRunner()
+        if hasattr(runner, "mix_stderr"):  # click < 8.2: stderr apart from stdout
+            runner.mix_stderr = False
+        with runner.isolation(input=stdin, env=env) as streams:
             # help as wide as in a real process (the terminal's width, 80 columns without one), not the runner's
             # fixed 80 (it restores its setting on the way out)
             click.formatting.FORCED_WIDTH = None
             code = main(argv)
-            stdout, stderr = out.getvalue(), err.getvalue()
+            stdout, stderr = streams[0].getvalue(), streams[1].getvalue()
     finally:
         os.chdir(before)
     return subprocess.CompletedProcess(["es-simhash", *argv], code, stdout, stderr)
