@@ -17,8 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import List, Literal, Optional
 
-import typer
-from rich.console import Console
+import click
 
 from . import __version__
 from .dedup import DedupEngine, DefaultRule
@@ -28,18 +27,118 @@ from .index.memory import MemoryIndex
 from .pipeline import Summary, iter_texts, run_dedup
 from .sources import RecordReader
 
-app = typer.Typer(
-    name="es-simhash",
-    help=(
-        "Find near-duplicate documents in crawled Chinese and English text with SimHash fingerprints.\n\n"
-        "Runs embedded (no server) with `dedup`; the same engine indexes into Elasticsearch with `index`."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+
+class _Argument(click.Argument):
+    """A positional argument with a help text (click's have none): its command's help lists it."""
+
+    def __init__(self, *args, help: str | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = help
+
+
+def _short_help(self: click.Command, limit: int = 45) -> str:
+    """The first paragraph of the help in full (the list of commands wraps it), not cut at ``limit``."""
+    return self.short_help or " ".join((self.help or "").split("\n\n")[0].split())
+
+
+class _Command(click.Command):
+    """A command whose help lists its arguments (name, help, [required]) before its options."""
+
+    get_short_help_str = _short_help
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for param in self.get_params(ctx):
+            if isinstance(param, _Argument):
+                name = param.human_readable_name + ("..." if param.nargs == -1 else "")
+                rows.append((name, (param.help or "") + ("  [required]" if param.required else "")))
+        if rows:
+            with formatter.section("Arguments"):
+                formatter.write_dl(rows)
+        super().format_options(ctx, formatter)
+
+
+class _Group(click.Group):
+    """Commands listed in the order they were added (subgroups last); no arguments: the help and exit 2; an unknown
+    command suggests the nearest; Ctrl-C is exit 130 (``main`` says so), not click's "Aborted!"."""
+
+    command_class = _Command
+    group_class = type  # (its subgroup, kibana, is one too)
+    get_short_help_str = _short_help
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:  # the help, on stdout, and exit 2
+            click.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(2)
+        return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """The commands in the order they were added, and then the subgroups."""
+        return sorted(self.commands, key=lambda name: isinstance(self.commands[name], click.Group))
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            if args and self.commands and not hasattr(exc, "possibilities"):  # (newer clicks suggest themselves)
+                from difflib import get_close_matches
+
+                matches = get_close_matches(args[0], list(self.commands))
+                if matches:
+                    exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(map(repr, matches))}?"
+            raise
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(130) from None
+
+
+@click.group(
+    "es-simhash",
+    cls=_Group,
+    context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
 )
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+def app() -> None:
+    """Find near-duplicate documents in crawled Chinese and English text with SimHash fingerprints.
+
+    Runs embedded (no server) with `dedup`; the same engine indexes into Elasticsearch with `index`.
+    """
+
+
+def err(message: str) -> None:
+    """A line on stderr (messages, summaries, warnings; the progress bars draw there too)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def _stderr_is_terminal() -> bool:
+    """Whether stderr takes a progress bar: a terminal, or one by the environment's say (TTY_COMPATIBLE,
+    FORCE_COLOR), as rich decides."""
+    tty_compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if tty_compatible in ("0", "1"):
+        return tty_compatible == "1"
+    force_color = os.environ.get("FORCE_COLOR")
+    if force_color is not None:
+        return force_color != ""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # (no stream, or a closed one)
+        return False
+
+
+def _err_console():
+    """The rich console on stderr that progress bars draw on (rich is imported only when a bar is drawn)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _print_table(table) -> None:
+    """A rich table on stdout (rich is imported only by the commands that print one)."""
+    from rich.console import Console
+
+    Console(soft_wrap=True).print(table)
 
 
 class UserError(Exception):
@@ -50,36 +149,51 @@ class UserError(Exception):
         self.code = code
 
 
+def _options(*decorators):
+    """One decorator applying several (the first given is the first listed)."""
+
+    def apply(f):
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return apply
+
+
 # -- shared options ----------------------------------------------------------------------------------------
-TextField = typer.Option(None, "--text-field", help="JSON field holding the text (default: content, text, body).")
-IdField = typer.Option(None, "--id-field", help="JSON field holding the id (default: id, _id, doc_id, url).")
-IdfOption = typer.Option(None, "--idf", help="IDF table in jieba format (from `fit-idf`) (default: jieba's).")
-KOption = typer.Option(3, "-k", "--max-distance", min=0, max=16, help="Hamming distance for long texts.")
-InputsArg = typer.Argument(..., help="JSON Lines files (.gz too), or - for stdin.")
-ReportOption = typer.Option(
-    None, "--report", "-r", help="Write one JSON line per record: id, cluster, duplicate, distance, reason."
+PATH = click.Path(path_type=Path)
+TextField = click.option("--text-field", help="JSON field holding the text (default: content, text, body).")
+IdField = click.option("--id-field", help="JSON field holding the id (default: id, _id, doc_id, url).")
+IdfOption = click.option("--idf", type=PATH, help="IDF table in jieba format (from `fit-idf`) (default: jieba's).")
+KOption = click.option("-k", "--max-distance", "k", type=click.IntRange(0, 16), default=3,
+                       help="Hamming distance for long texts.")
+InputsArg = click.argument("inputs", nargs=-1, required=True, cls=_Argument, callback=lambda ctx, param, v: list(v),
+                           help="JSON Lines files (.gz too), or - for stdin.")
+ReportOption = click.option(
+    "--report", "-r", type=PATH, help="Write one JSON line per record: id, cluster, duplicate, distance, reason."
 )
-DeadLettersOption = typer.Option(
-    Path("dead-letters.jsonl"), "--dead-letters", help="Where malformed records go (created only if needed)."
+DeadLettersOption = click.option(
+    "--dead-letters", type=PATH, default=Path("dead-letters.jsonl"),
+    help="Where malformed records go (created only if needed).",
 )
-EncodingOption = typer.Option(
-    "utf-8", "--encoding",
+EncodingOption = click.option(
+    "--encoding", default="utf-8",
     help="Encoding of the input lines: utf-8, auto (UTF-8, and GB18030 for a line that is not: each such line is "
          "counted in the summary), gb18030, big5, or any Python codec name.")
-HtmlOption = typer.Option(
-    "auto", "--html",
+HtmlOption = click.option(
+    "--html", default="auto",
     help="Markup in the text: auto (a text that carries HTML tags is replaced by the text of that markup, read with "
          "an HTML parser: tags, attributes, scripts and styles dropped, entities decoded; counted in the summary), "
          "strip (every text), keep (as it is).")
-ProgressOption = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr.")
-LookupOption = typer.Option(
-    "tables", "--lookup",
+ProgressOption = click.option("--progress/--no-progress", default=True, help="Progress bar on stderr.")
+LookupOption = click.option(
+    "--lookup", default="tables",
     help="Lookup keys of a new index: 'tables' (20 permutation-table keys; every neighbour within 3 bits is "
     "found and lookups stay fast as the index grows), 'tables:K:R' (K+R blocks, R per key), or 'segments' (the "
     "four 16-bit segments of earlier releases). An existing index keeps the keys it was made with.",
 )
-WorkersOption = typer.Option(
-    0, "--workers", min=0, max=64,
+WorkersOption = click.option(
+    "--workers", type=click.IntRange(0, 64), default=0,
     help="Workers that fingerprint batches ahead on other cores (0: one thread in this process): threads with "
          "the native core, processes (a second or two each to start) with the pure-Python engine. For big inputs "
          "on a machine with N cores, N-1. Results are the same.")
@@ -128,7 +242,7 @@ def _check_inputs(inputs: List[str]) -> None:
 def _progress(total: int | None, enabled: bool, label: str, unit: str = "bytes"):
     """A rich progress bar over input bytes (``unit="docs"``: documents) on stderr (disabled when stderr is not a
     terminal)."""
-    if not enabled or not err.is_terminal:  # (no bar: rich.progress is not even imported)
+    if not enabled or not _stderr_is_terminal():  # (no bar: rich is not even imported)
         from contextlib import nullcontext
 
         return nullcontext(), lambda bytes_read, s: None
@@ -150,8 +264,8 @@ def _progress(total: int | None, enabled: bool, label: str, unit: str = "bytes")
         TextColumn("{task.fields[docs]} docs, {task.fields[dups]} dups, {task.fields[dead]} dead"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=err,
-        disable=not enabled or not err.is_terminal,
+        console=_err_console(),
+        disable=not enabled or not _stderr_is_terminal(),
         transient=False,
     )
     task = progress.add_task(label, total=total, docs=0, dups=0, dead=0)
@@ -168,54 +282,54 @@ def _print_summary(summary: Summary, extra: str = "") -> None:
         f"read {s.read:,}  kept {s.kept:,}  duplicates {s.duplicates:,}  dead letters {s.dead_letters:,}"
         f"  ({s.elapsed:.1f}s{', ' + extra if extra else ''})"
     )
-    err.print(line)
+    err(line)
     if s.already_indexed:
-        err.print(f"{s.already_indexed:,} were already indexed with the same content (left as they were)")
+        err(f"{s.already_indexed:,} were already indexed with the same content (left as they were)")
     if s.html_stripped:
-        err.print(f"{s.html_stripped:,} records carried HTML: their text was read from the markup (--html)")
+        err(f"{s.html_stripped:,} records carried HTML: their text was read from the markup (--html)")
     if s.encoding_fallbacks:
-        err.print(f"{s.encoding_fallbacks:,} records were not UTF-8 and were read as GB18030 (--encoding auto)")
+        err(f"{s.encoding_fallbacks:,} records were not UTF-8 and were read as GB18030 (--encoding auto)")
     if s.dead_letter_path:
-        err.print(f"dead letters written to {s.dead_letter_path}")
+        err(f"dead letters written to {s.dead_letter_path}")
     if not s.reconciles:  # pragma: no cover - an internal invariant; say so loudly if it ever breaks
         raise UserError("internal error: read != kept + duplicates + dead letters", code=1)
 
 
 # -- commands ----------------------------------------------------------------------------------------------
 @app.command()
-def fingerprint(
-    text: Optional[str] = typer.Argument(None, help="The text, or - to read it from stdin."),
-    file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read the text from this file (UTF-8)."),
-    idf: Optional[Path] = IdfOption,
-) -> None:
+@click.argument("text", required=False, cls=_Argument, help="The text, or - to read it from stdin.")
+@click.option("--file", "-f", type=PATH, help="Read the text from this file (UTF-8).")
+@IdfOption
+def fingerprint(text: Optional[str], file: Optional[Path], idf: Optional[Path]) -> None:
     """Print the fingerprint of a text as JSON (SimHash, segments, sentence signature, flags)."""
     fp = _fingerprinter(idf).fingerprint(_read_text_arg(text, file))
-    typer.echo(json.dumps(fp.to_dict(), ensure_ascii=False, indent=2))
+    click.echo(json.dumps(fp.to_dict(), ensure_ascii=False, indent=2))
 
 
 @app.command()
+@InputsArg
+@ReportOption
+@click.option("--output", "-o", type=PATH,
+              help="Write the records that are not duplicates (original lines, input order).")
+@DeadLettersOption
+@TextField
+@IdField
+@KOption
+@IdfOption
+@click.option("--batch-size", type=click.IntRange(min=1), default=1000, help="Documents fingerprinted per batch.")
+@WorkersOption
+@click.option("--save-index", type=PATH, help="Save the in-memory index (.npz).")
+@click.option("--load-index", type=PATH,
+              help="Start from a saved index, e.g. yesterday's crawl (it keeps its lookup keys).")
+@click.option("--lookup", default="tables", help="Lookup keys of the in-memory index: 'tables' (20 permutation "
+              "tables for k <= 3), 'tables:K:R', or 'segments' (earlier releases).")
+@EncodingOption
+@HtmlOption
+@ProgressOption
 def dedup(
-    inputs: List[str] = InputsArg,
-    report: Optional[Path] = ReportOption,
-    output: Optional[Path] = typer.Option(
-        None, "--output", "-o", help="Write the records that are not duplicates (original lines, input order)."
-    ),
-    dead_letters: Path = DeadLettersOption,
-    text_field: Optional[str] = TextField,
-    id_field: Optional[str] = IdField,
-    k: int = KOption,
-    idf: Optional[Path] = IdfOption,
-    batch_size: int = typer.Option(1000, "--batch-size", min=1, help="Documents fingerprinted per batch."),
-    workers: int = WorkersOption,
-    save_index: Optional[Path] = typer.Option(None, "--save-index", help="Save the in-memory index (.npz)."),
-    load_index: Optional[Path] = typer.Option(
-        None, "--load-index", help="Start from a saved index, e.g. yesterday's crawl (it keeps its lookup keys)."
-    ),
-    lookup: str = typer.Option("tables", "--lookup", help="Lookup keys of the in-memory index: 'tables' (20 "
-                               "permutation tables for k <= 3), 'tables:K:R', or 'segments' (earlier releases)."),
-    encoding: str = EncodingOption,
-    html: str = HtmlOption,
-    progress: bool = ProgressOption,
+    inputs: List[str], report: Optional[Path], output: Optional[Path], dead_letters: Path,
+    text_field: Optional[str], id_field: Optional[str], k: int, idf: Optional[Path], batch_size: int, workers: int,
+    save_index: Optional[Path], load_index: Optional[Path], lookup: str, encoding: str, html: str, progress: bool,
 ) -> None:
     """Find near duplicates in crawl output with no server (embedded in-memory index).
 
@@ -257,13 +371,13 @@ def dedup(
 
 
 @app.command("fit-idf")
-def fit_idf(
-    inputs: List[str] = InputsArg,
-    output: Path = typer.Option(..., "--output", "-o", help="Where to write the IDF table (jieba format)."),
-    min_df: int = typer.Option(2, "--min-df", min=1, help="Keep words found in at least this many documents."),
-    text_field: Optional[str] = TextField,
-    encoding: str = EncodingOption,
-) -> None:
+@InputsArg
+@click.option("--output", "-o", type=PATH, required=True, help="Where to write the IDF table (jieba format).")
+@click.option("--min-df", type=click.IntRange(min=1), default=2,
+              help="Keep words found in at least this many documents.")
+@TextField
+@EncodingOption
+def fit_idf(inputs: List[str], output: Path, min_df: int, text_field: Optional[str], encoding: str) -> None:
     """Learn an IDF table from your own crawl (use it with --idf)."""
     _check_inputs(inputs)
     reader = _reader(text_field, None, encoding)
@@ -272,20 +386,21 @@ def fit_idf(
     except ValueError as exc:
         raise UserError(str(exc)) from None
     table.save(output)
-    err.print(f"wrote {len(table):,} words to {output} (unknown words get {table.default:.3f})")
+    err(f"wrote {len(table):,} words to {output} (unknown words get {table.default:.3f})")
 
 
 # -- Elasticsearch -----------------------------------------------------------------------------------------
-EsUrl = typer.Option(None, "--es-url", envvar="ES_URL", show_envvar=True,
+EsUrl = click.option("--es-url", envvar="ES_URL", show_envvar=True,
                      help="Elasticsearch URL (default: http://localhost:9200).")
-ApiKey = typer.Option(None, "--api-key", envvar="ES_API_KEY", show_envvar=True, help="API key (base64 'id:key').")
-Username = typer.Option(None, "--username", envvar="ES_USERNAME", show_envvar=True, help="Basic-auth user.")
-Password = typer.Option(None, "--password", envvar="ES_PASSWORD", show_envvar=True,
+ApiKey = click.option("--api-key", envvar="ES_API_KEY", show_envvar=True, help="API key (base64 'id:key').")
+Username = click.option("--username", envvar="ES_USERNAME", show_envvar=True, help="Basic-auth user.")
+Password = click.option("--password", envvar="ES_PASSWORD", show_envvar=True,
                         help="Basic-auth password (prefer the environment variable).")
-CaCerts = typer.Option(None, "--ca-certs", envvar="ES_CA_CERTS", show_envvar=True,
+CaCerts = click.option("--ca-certs", envvar="ES_CA_CERTS", show_envvar=True,
                        help="CA certificate (PEM) to verify the cluster's TLS certificate.")
-IndexName = typer.Option("es-simhash", "--index", "-i", envvar="ES_SIMHASH_INDEX", show_envvar=True,
+IndexName = click.option("--index", "-i", default="es-simhash", envvar="ES_SIMHASH_INDEX", show_envvar=True,
                          help="Index name.")
+ElasticOptions = _options(EsUrl, ApiKey, Username, Password, CaCerts)  # (es_url, api_key, username, password, ca_certs)
 
 
 class _Elastic:
@@ -348,17 +463,18 @@ def _lookup_keys(spec: str):
 
 def _warn_beyond_keys(k: int, keys) -> None:
     if k > keys.k:
-        err.print(f"warning: -k {k} is beyond the {keys.k} bits the lookup keys guarantee: a neighbour farther "
-                  f"than {keys.k} bits is found only when it shares a lookup key (or a sentence); for a guarantee "
-                  f"use a new index with --lookup tables:{k}:3")
+        err(f"warning: -k {k} is beyond the {keys.k} bits the lookup keys guarantee: a neighbour farther "
+            f"than {keys.k} bits is found only when it shares a lookup key (or a sentence); for a guarantee "
+            f"use a new index with --lookup tables:{k}:3")
 
 
-IndexBatchOption = typer.Option(500, "--batch-size", min=1, help="Documents per lookup + bulk round trip.")
-CheckpointOption = typer.Option(
-    None, "--checkpoint",
+IndexBatchOption = click.option("--batch-size", type=click.IntRange(min=1), default=500,
+                                help="Documents per lookup + bulk round trip.")
+CheckpointOption = click.option(
+    "--checkpoint", "checkpoint_file", type=PATH,
     help="Progress file, saved after every batch (default: es-simhash-INDEX-DIGEST.checkpoint.json in this folder, "
          "DIGEST from the inputs' paths: concurrent runs on other inputs never share one).")
-ResumeOption = typer.Option(False, "--resume", help="Continue an interrupted run from its checkpoint.")
+ResumeOption = click.option("--resume", is_flag=True, help="Continue an interrupted run from its checkpoint.")
 
 
 def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: bool):
@@ -373,8 +489,8 @@ def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: boo
     try:
         return Checkpoint.load(path, inputs)
     except NoCheckpoint:
-        err.print(f"note: no checkpoint at {path} (the earlier run stopped before its first batch was saved, or "
-                  "finished): starting from the top; documents already indexed are left as they are", markup=False)
+        err(f"note: no checkpoint at {path} (the earlier run stopped before its first batch was saved, or "
+            "finished): starting from the top; documents already indexed are left as they are")
         return Checkpoint(path, inputs)
     except ValueError as exc:
         raise UserError(str(exc)) from None
@@ -415,13 +531,15 @@ def _describe_keys(keys) -> str:
 
 
 @app.command()
+@IndexName
+@click.option("--replicas", type=click.IntRange(min=0), help="Replicas (default: cluster default).")
+@IdfOption
+@LookupOption
+@ElasticOptions
 def init(
-    index: str = IndexName,
-    replicas: Optional[int] = typer.Option(None, "--replicas", min=0, help="Replicas (default: cluster default)."),
-    idf: Optional[Path] = IdfOption,
-    lookup: str = LookupOption,
-    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
-    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+    index: str, replicas: Optional[int], idf: Optional[Path], lookup: str,
+    es_url: Optional[str], api_key: Optional[str], username: Optional[str], password: Optional[str],
+    ca_certs: Optional[str],
 ) -> None:
     """Install the index template and create the index (safe to run again)."""
     from .index.elastic import ensure_index, read_lookup_keys
@@ -431,33 +549,36 @@ def init(
         created = ensure_index(es.client, index, _fingerprinter(idf).config, replicas=replicas, lookup_keys=keys)
         recorded = read_lookup_keys(es.client, index, es.settings.safe_url)
     kept = "" if created or recorded == keys else f"; it keeps them: --lookup {lookup} applies to new indexes"
-    err.print(f"index {index!r} {'created' if created else 'already exists'} at {es.settings.safe_url} "
-              f"(lookup keys: {_describe_keys(recorded)}{kept})")
+    err(f"index {index!r} {'created' if created else 'already exists'} at {es.settings.safe_url} "
+        f"(lookup keys: {_describe_keys(recorded)}{kept})")
 
 
 @app.command("index")
+@InputsArg
+@IndexName
+@ReportOption
+@DeadLettersOption
+@TextField
+@IdField
+@KOption
+@IdfOption
+@IndexBatchOption
+@WorkersOption
+@LookupOption
+@EncodingOption
+@HtmlOption
+@ProgressOption
+@click.option("--retry-for", type=click.FloatRange(min=0), default=300.0,
+              help="Seconds to keep retrying when the cluster is down or overloaded.")
+@CheckpointOption
+@ResumeOption
+@ElasticOptions
 def index_cmd(
-    inputs: List[str] = InputsArg,
-    index: str = IndexName,
-    report: Optional[Path] = ReportOption,
-    dead_letters: Path = DeadLettersOption,
-    text_field: Optional[str] = TextField,
-    id_field: Optional[str] = IdField,
-    k: int = KOption,
-    idf: Optional[Path] = IdfOption,
-    batch_size: int = IndexBatchOption,
-    workers: int = WorkersOption,
-    lookup: str = LookupOption,
-    encoding: str = EncodingOption,
-    html: str = HtmlOption,
-    progress: bool = ProgressOption,
-    retry_for: float = typer.Option(
-        300.0, "--retry-for", min=0, help="Seconds to keep retrying when the cluster is down or overloaded."
-    ),
-    checkpoint_file: Optional[Path] = CheckpointOption,
-    resume: bool = ResumeOption,
-    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
-    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+    inputs: List[str], index: str, report: Optional[Path], dead_letters: Path, text_field: Optional[str],
+    id_field: Optional[str], k: int, idf: Optional[Path], batch_size: int, workers: int, lookup: str, encoding: str,
+    html: str, progress: bool, retry_for: float, checkpoint_file: Optional[Path], resume: bool,
+    es_url: Optional[str], api_key: Optional[str], username: Optional[str], password: Optional[str],
+    ca_certs: Optional[str],
 ) -> None:
     """Index crawl output into Elasticsearch, detecting duplicates on ingest.
 
@@ -496,8 +617,8 @@ def index_cmd(
                 ) from None
     _print_summary(summary, _indexed_line(summary, index))
     if backend.truncated_lookups:
-        err.print(f"warning: {backend.truncated_lookups:,} lookups hit a bucket larger than "
-                  f"{backend.max_candidates:,} documents and compared only that many candidates")
+        err(f"warning: {backend.truncated_lookups:,} lookups hit a bucket larger than "
+            f"{backend.max_candidates:,} documents and compared only that many candidates")
 
 
 def _indexed_line(summary: Summary, index: str) -> str:
@@ -508,15 +629,17 @@ def _indexed_line(summary: Summary, index: str) -> str:
 
 
 @app.command()
+@click.argument("text", required=False, cls=_Argument, help="The text, or - for stdin.")
+@click.option("--file", "-f", type=PATH, help="Read the text from this file.")
+@IndexName
+@KOption
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=10, help="At most this many matches.")
+@IdfOption
+@ElasticOptions
 def check(
-    text: Optional[str] = typer.Argument(None, help="The text, or - for stdin."),
-    file: Optional[Path] = typer.Option(None, "--file", "-f", help="Read the text from this file."),
-    index: str = IndexName,
-    k: int = KOption,
-    limit: int = typer.Option(10, "--limit", "-n", min=1, help="At most this many matches."),
-    idf: Optional[Path] = IdfOption,
-    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
-    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+    text: Optional[str], file: Optional[Path], index: str, k: int, limit: int, idf: Optional[Path],
+    es_url: Optional[str], api_key: Optional[str], username: Optional[str], password: Optional[str],
+    ca_certs: Optional[str],
 ) -> None:
     """List indexed near duplicates of a text (JSON lines: id, cluster, distance, reason). Exit 0 either way."""
     if text is None and file is None:
@@ -527,48 +650,52 @@ def check(
         engine = DedupEngine(backend, _fingerprinter(idf), DefaultRule(k=k))
         found = engine.check(text, limit=limit)
     for d in found:
-        typer.echo(json.dumps(d.to_dict(), ensure_ascii=False))
-    err.print(f"{len(found)} near duplicate{'s' if len(found) != 1 else ''} in {index!r}")
+        click.echo(json.dumps(d.to_dict(), ensure_ascii=False))
+    err(f"{len(found)} near duplicate{'s' if len(found) != 1 else ''} in {index!r}")
 
 
 @app.command("search")
+@click.argument("query", cls=_Argument, help="Words to search for in title and content.")
+@IndexName
+@click.option("--size", "-n", type=click.IntRange(1, 10_000), default=10, help="Number of hits.")
+@click.option("--all", "show_all", is_flag=True, help="Show duplicates too (no collapsing).")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
+@ElasticOptions
 def search_cmd(
-    query: str = typer.Argument(..., help="Words to search for in title and content."),
-    index: str = IndexName,
-    size: int = typer.Option(10, "--size", "-n", min=1, max=10_000, help="Number of hits."),
-    show_all: bool = typer.Option(False, "--all", help="Show duplicates too (no collapsing)."),
-    as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table."),
-    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
-    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+    query: str, index: str, size: int, show_all: bool, as_json: bool,
+    es_url: Optional[str], api_key: Optional[str], username: Optional[str], password: Optional[str],
+    ca_certs: Optional[str],
 ) -> None:
     """Full-text search with one hit per duplicate cluster (and each cluster's size)."""
     from .search import MAX_QUERY_CHARS, search
 
     if len(query) > MAX_QUERY_CHARS:
-        err.print(f"note: the query is {len(query):,} characters long; "
-                  f"searching with its first {MAX_QUERY_CHARS:,}")
+        err(f"note: the query is {len(query):,} characters long; "
+            f"searching with its first {MAX_QUERY_CHARS:,}")
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         _require(es, index)
         hits = search(es.client, index, query, size=size, collapse=not show_all, url=es.settings.safe_url)
     if as_json:
         for h in hits:
-            typer.echo(json.dumps(h.to_dict(), ensure_ascii=False))
+            click.echo(json.dumps(h.to_dict(), ensure_ascii=False))
         return
     from rich.table import Table
 
     table = Table("score", "id", "title", "cluster size", "duplicate of")
     for h in hits:
         table.add_row(f"{h.score or 0:.2f}", h.id, (h.title or "")[:60], str(h.cluster_size), h.duplicate_of or "")
-    Console(soft_wrap=True).print(table)
+    _print_table(table)
 
 
 @app.command()
+@IndexName
+@click.option("--top", "-n", type=click.IntRange(1, 10_000), default=10, help="How many clusters.")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines instead of a table.")
+@ElasticOptions
 def clusters(
-    index: str = IndexName,
-    top: int = typer.Option(10, "--top", "-n", min=1, max=10_000, help="How many clusters."),
-    as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table."),
-    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
-    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+    index: str, top: int, as_json: bool,
+    es_url: Optional[str], api_key: Optional[str], username: Optional[str], password: Optional[str],
+    ca_certs: Optional[str],
 ) -> None:
     """The largest duplicate clusters, with their canonical document's title and url."""
     from .search import top_clusters
@@ -578,30 +705,34 @@ def clusters(
         rows = top_clusters(es.client, index, top=top, url=es.settings.safe_url)
     if as_json:
         for r in rows:
-            typer.echo(json.dumps(r.to_dict(), ensure_ascii=False))
+            click.echo(json.dumps(r.to_dict(), ensure_ascii=False))
         return
     from rich.table import Table
 
     table = Table("size", "cluster", "title", "url")
     for r in rows:
         table.add_row(str(r.size), r.cluster, (r.title or "")[:60], r.url or "")
-    Console(soft_wrap=True).print(table)
+    _print_table(table)
 
 
 @app.command("report")
+@click.option("--output", "-o", type=PATH, default=Path("report.html"), help="Where to write the HTML page.")
+@IndexName
+@click.option("--from-dedup", type=PATH,
+              help="Report on a `dedup --report` file instead of an index (no server).")
+@click.option("--input", "inputs", multiple=True, callback=lambda ctx, param, v: list(v),
+              help="With --from-dedup: the crawl input it read, for titles, urls and crawl times.")
+@IdField
+@click.option("--top", "-n", type=click.IntRange(0, 1000), default=20,
+              help="How many of the largest clusters to list.")
+@click.option("-k", "--max-distance", "k", type=click.IntRange(0, 16), default=3,
+              help="The -k the documents were decided with (the page states the rule's limits).")
+@ElasticOptions
 def report_cmd(
-    output: Path = typer.Option(Path("report.html"), "--output", "-o", help="Where to write the HTML page."),
-    index: str = IndexName,
-    from_dedup: Optional[Path] = typer.Option(
-        None, "--from-dedup", help="Report on a `dedup --report` file instead of an index (no server)."),
-    inputs: List[str] = typer.Option(
-        [], "--input", help="With --from-dedup: the crawl input it read, for titles, urls and crawl times."),
-    id_field: Optional[str] = IdField,
-    top: int = typer.Option(20, "--top", "-n", min=0, max=1000, help="How many of the largest clusters to list."),
-    k: int = typer.Option(3, "-k", "--max-distance", min=0, max=16,
-                          help="The -k the documents were decided with (the page states the rule's limits)."),
-    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
-    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+    output: Path, index: str, from_dedup: Optional[Path], inputs: List[str], id_field: Optional[str], top: int,
+    k: int,
+    es_url: Optional[str], api_key: Optional[str], username: Optional[str], password: Optional[str],
+    ca_certs: Optional[str],
 ) -> None:
     """Write a self-contained HTML report: cluster sizes, top clusters, duplicate rate over time, distances."""
     from . import report
@@ -616,24 +747,28 @@ def report_cmd(
         size = report.write_report(data, str(output), rule=DefaultRule(k=k))
     except report.ReportError as exc:
         raise UserError(str(exc)) from None
-    err.print(f"report written to {output} ({size / 1024:,.0f} KiB): {data.documents:,} documents, "
-              f"{data.duplicates:,} duplicates in {data.clusters_with_duplicates:,} clusters")
+    err(f"report written to {output} ({size / 1024:,.0f} KiB): {data.documents:,} documents, "
+        f"{data.duplicates:,} duplicates in {data.clusters_with_duplicates:,} clusters")
 
 
-kibana_app = typer.Typer(help="Kibana saved objects: a data view, saved searches and a dashboard.",
-                         no_args_is_help=True)
-app.add_typer(kibana_app, name="kibana")
+@app.group("kibana")
+def kibana_app() -> None:
+    """Kibana saved objects: a data view, saved searches and a dashboard."""
 
 
 @kibana_app.command("import")
+@click.option("--kibana-url", envvar="KIBANA_URL", show_envvar=True,
+              help="Kibana URL (default: http://localhost:5601).")
+@click.option("--index", "-i", default="es-simhash*", envvar="ES_SIMHASH_INDEX", show_envvar=True,
+              help="Index name or pattern the data view covers.")
+@click.option("--space", help="Kibana space id (default: the default space).")
+@ApiKey
+@Username
+@Password
+@CaCerts
 def kibana_import(
-    kibana_url: Optional[str] = typer.Option(None, "--kibana-url", envvar="KIBANA_URL", show_envvar=True,
-                                             help="Kibana URL (default: http://localhost:5601)."),
-    index: str = typer.Option("es-simhash*", "--index", "-i", envvar="ES_SIMHASH_INDEX", show_envvar=True,
-                              help="Index name or pattern the data view covers."),
-    space: Optional[str] = typer.Option(None, "--space", help="Kibana space id (default: the default space)."),
-    api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
-    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+    kibana_url: Optional[str], index: str, space: Optional[str], api_key: Optional[str], username: Optional[str],
+    password: Optional[str], ca_certs: Optional[str],
 ) -> None:
     """Load the data view, saved searches and dashboard into Kibana (overwrites earlier imports)."""
     from .kibana import InvalidKibanaURL, KibanaError, import_saved_objects
@@ -645,20 +780,21 @@ def kibana_import(
         raise UserError(str(exc)) from None
     except KibanaError as exc:
         raise UserError(str(exc), code=3) from None
-    err.print(result)
+    err(result)
 
 
 @app.command()
+@click.argument("a", cls=_Argument, help="A text, a file holding one, or (with --index) a document id.")
+@click.argument("b", cls=_Argument, help="The same, for the document A is compared with.")
+@click.option("--index", "-i", help="Read A and B as ids of documents stored in this Elasticsearch index.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of words.")
+@KOption
+@IdfOption
+@ElasticOptions
 def explain(
-    a: str = typer.Argument(..., help="A text, a file holding one, or (with --index) a document id."),
-    b: str = typer.Argument(..., help="The same, for the document A is compared with."),
-    index: Optional[str] = typer.Option(None, "--index", "-i", help="Read A and B as ids of documents stored in "
-                                                                    "this Elasticsearch index."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object instead of words."),
-    k: int = KOption,
-    idf: Optional[Path] = IdfOption,
-    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
-    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+    a: str, b: str, index: Optional[str], as_json: bool, k: int, idf: Optional[Path],
+    es_url: Optional[str], api_key: Optional[str], username: Optional[str], password: Optional[str],
+    ca_certs: Optional[str],
 ) -> None:
     """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
     meaning guard's veto. Exit 0 either way."""
@@ -674,7 +810,7 @@ def explain(
         texts = [_read_text_arg(None, Path(x)) if os.path.isfile(x) else x for x in (a, b)]
     out = engine.explain(texts[0], texts[1])
     if as_json:
-        typer.echo(json.dumps(out, ensure_ascii=False))
+        click.echo(json.dumps(out, ensure_ascii=False))
         return
 
     def side(name: str, s: dict) -> str:
@@ -683,26 +819,25 @@ def explain(
                 f"{s['long_sentences']} long sentences, {s['sketch']} sketch hashes")
 
     verdict = f"yes ({out['reason']})" if out["duplicate"] else "no"
-    typer.echo(f"A duplicates B: {verdict}; SimHash distance {out['distance']} bits")
+    click.echo(f"A duplicates B: {verdict}; SimHash distance {out['distance']} bits")
     if "a" in out:
-        typer.echo(side("A", out["a"]))
-        typer.echo(side("B", out["b"]))
-        typer.echo(f"shared: {out['shared_segments']} of 4 segments, {out['shared_sentences']} long sentences, "
+        click.echo(side("A", out["a"]))
+        click.echo(side("B", out["b"]))
+        click.echo(f"shared: {out['shared_segments']} of 4 segments, {out['shared_sentences']} long sentences, "
                    f"{out['shared_sketch']} sketch hashes{', same content' if out['exact'] else ''}")
     for line in out["why"]:
-        typer.echo(f"- {line}")
+        click.echo(f"- {line}")
 
 
 @app.command()
-def evaluate(
-    labels_file: Path = typer.Argument(..., metavar="LABELS", help="JSON Lines of labelled pairs ({\"a\", \"b\", "
-                                       "\"duplicate\"}) or of documents with a cluster label ({\"id\", \"content\", "
-                                       "\"cluster\"})."),
-    no_sweep: bool = typer.Option(False, "--no-sweep", help="Only score the current settings."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object instead of tables."),
-    k: int = KOption,
-    idf: Optional[Path] = IdfOption,
-) -> None:
+@click.argument("labels_file", metavar="LABELS", type=PATH, cls=_Argument,
+                help="JSON Lines of labelled pairs ({\"a\", \"b\", \"duplicate\"}) or of documents with a cluster "
+                "label ({\"id\", \"content\", \"cluster\"}).")
+@click.option("--no-sweep", is_flag=True, help="Only score the current settings.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of tables.")
+@KOption
+@IdfOption
+def evaluate(labels_file: Path, no_sweep: bool, as_json: bool, k: int, idf: Optional[Path]) -> None:
     """Precision, recall and F1 of the current settings on your own labelled data, and a sweep over k and the
     rule's bounds with the setting that maximises F1 (then use it: -k, or DefaultRule(...) in Python)."""
     from .evaluate import LabelError, load_labels, score, sweep
@@ -718,17 +853,17 @@ def evaluate(
     if no_sweep:
         sc = score(labels, fingerprinter, rule)
         if as_json:
-            typer.echo(json.dumps({"current": sc.to_dict()}))
+            click.echo(json.dumps({"current": sc.to_dict()}))
         else:
-            typer.echo(f"precision {sc.precision:.3f}  recall {sc.recall:.3f}  F1 {sc.f1:.3f}  "
+            click.echo(f"precision {sc.precision:.3f}  recall {sc.recall:.3f}  F1 {sc.f1:.3f}  "
                        f"({sc.true_pairs:,} labelled duplicate pairs, {sc.predicted_pairs:,} predicted)")
         return
     res = sweep(labels, fingerprinter, rule)
     if as_json:
-        typer.echo(json.dumps(res.to_dict()))
+        click.echo(json.dumps(res.to_dict()))
         return
     c = res.current
-    typer.echo(f"{labels.kind}: current settings: precision {c.precision:.3f}  recall {c.recall:.3f}  F1 {c.f1:.3f}"
+    click.echo(f"{labels.kind}: current settings: precision {c.precision:.3f}  recall {c.recall:.3f}  F1 {c.f1:.3f}"
                f"  ({c.true_pairs:,} labelled duplicate pairs, {c.predicted_pairs:,} predicted)")
     from rich.table import Table
 
@@ -736,10 +871,10 @@ def evaluate(
     for setting, value, sc in res.rows:
         mark = " *" if value == res.best[setting] else ""
         table.add_row(setting, f"{value}{mark}", f"{sc.precision:.3f}", f"{sc.recall:.3f}", f"{sc.f1:.3f}")
-    Console(soft_wrap=True).print(table)
+    _print_table(table)
     b = res.best_score
     settings = ", ".join(f"{k_}={v}" for k_, v in res.best.items())
-    typer.echo(f"best of each together ({settings}): precision {b.precision:.3f}  recall {b.recall:.3f}  "
+    click.echo(f"best of each together ({settings}): precision {b.precision:.3f}  recall {b.recall:.3f}  "
                f"F1 {b.f1:.3f}")
 
 
@@ -761,17 +896,20 @@ def _maintained(es: "_Elastic", index: str):
 
 def _print_changes(changes) -> None:
     for c in changes:
-        typer.echo(json.dumps(c.to_dict(), ensure_ascii=False))
+        click.echo(json.dumps(c.to_dict(), ensure_ascii=False))
 
 
 @app.command()
+@click.argument("ids", nargs=-1, cls=_Argument, callback=lambda ctx, param, v: list(v),
+                help="Ids of the documents to delete.")
+@click.option("--ids", "ids_file", type=PATH, help="A file of ids, one per line (- for stdin).")
+@IndexName
+@KOption
+@ElasticOptions
 def delete(
-    ids: Optional[List[str]] = typer.Argument(None, help="Ids of the documents to delete."),
-    ids_file: Optional[Path] = typer.Option(None, "--ids", help="A file of ids, one per line (- for stdin)."),
-    index: str = IndexName,
-    k: int = KOption,
-    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
-    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+    ids: Optional[List[str]], ids_file: Optional[Path], index: str, k: int,
+    es_url: Optional[str], api_key: Optional[str], username: Optional[str], password: Optional[str],
+    ca_certs: Optional[str],
 ) -> None:
     """Delete documents and keep their clusters whole.
 
@@ -800,20 +938,21 @@ def delete(
             raise UserError(str(exc)) from None
     _print_changes(settled.changes)
     moved = len({c.id for c in settled.changes if c.why != "deleted"})
-    err.print(f"deleted {len(deleted):,} of {len(wanted):,} documents from {index!r}"
-              f"{f' ({len(missing):,} not found)' if missing else ''}; {moved:,} other documents changed cluster")
+    err(f"deleted {len(deleted):,} of {len(wanted):,} documents from {index!r}"
+        f"{f' ({len(missing):,} not found)' if missing else ''}; {moved:,} other documents changed cluster")
 
 
 @app.command()
+@IndexName
+@KOption
+@click.option("--dry-run", is_flag=True, help="Only print what would change (first-order changes).")
+@click.option("--after", help="Start after this id (go on with an interrupted repair: it prints the id).")
+@ProgressOption
+@ElasticOptions
 def repair(
-    index: str = IndexName,
-    k: int = KOption,
-    dry_run: bool = typer.Option(False, "--dry-run", help="Only print what would change (first-order changes)."),
-    after: Optional[str] = typer.Option(None, "--after", help="Start after this id (go on with an interrupted "
-                                                               "repair: it prints the id)."),
-    progress: bool = ProgressOption,
-    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
-    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+    index: str, k: int, dry_run: bool, after: Optional[str], progress: bool,
+    es_url: Optional[str], api_key: Optional[str], username: Optional[str], password: Optional[str],
+    ca_certs: Optional[str],
 ) -> None:
     """Find and fix inconsistent clusters that older runs or other tools left.
 
@@ -830,7 +969,7 @@ def repair(
         backend = _maintained(es, index)
         total = len(backend)
         bar = Progress(TextColumn("[bold]repair"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       console=err, disable=not progress or not err.is_terminal)
+                       console=_err_console(), disable=not progress or not _stderr_is_terminal())
         task = bar.add_task("repair", total=total)
         state = {"checked": 0, "last": after, "printed": 0}
 
@@ -850,27 +989,31 @@ def repair(
             raise UserError(str(exc)) from None
     counts = ", ".join(f"{n:,} {why}" for why, n in sorted(report.counts().items()))
     verb = "would change" if dry_run else "changed"
-    err.print(f"checked {report.checked:,} documents in {index!r}: " + (f"{verb} {counts}" if counts else "nothing to fix"))
+    err(f"checked {report.checked:,} documents in {index!r}: " + (f"{verb} {counts}" if counts else "nothing to fix"))
 
 
 @app.command()
+@click.option("--from", "source", required=True, help="The index to read (it is left as it is).")
+@click.option("--to", "target", required=True, help="The new index (created if needed).")
+@click.option("--alias", help="When done, point this alias at the new index alone (atomically), so readers switch "
+              "over.")
+@ReportOption
+@DeadLettersOption
+@KOption
+@IdfOption
+@IndexBatchOption
+@WorkersOption
+@LookupOption
+@ProgressOption
+@CheckpointOption
+@ResumeOption
+@ElasticOptions
 def migrate(
-    source: str = typer.Option(..., "--from", help="The index to read (it is left as it is)."),
-    target: str = typer.Option(..., "--to", help="The new index (created if needed)."),
-    alias: Optional[str] = typer.Option(None, "--alias", help="When done, point this alias at the new index alone "
-                                                              "(atomically), so readers switch over."),
-    report: Optional[Path] = ReportOption,
-    dead_letters: Path = DeadLettersOption,
-    k: int = KOption,
-    idf: Optional[Path] = IdfOption,
-    batch_size: int = IndexBatchOption,
-    workers: int = WorkersOption,
-    lookup: str = LookupOption,
-    progress: bool = ProgressOption,
-    checkpoint_file: Optional[Path] = CheckpointOption,
-    resume: bool = ResumeOption,
-    es_url: Optional[str] = EsUrl, api_key: Optional[str] = ApiKey, username: Optional[str] = Username,
-    password: Optional[str] = Password, ca_certs: Optional[str] = CaCerts,
+    source: str, target: str, alias: Optional[str], report: Optional[Path], dead_letters: Path, k: int,
+    idf: Optional[Path], batch_size: int, workers: int, lookup: str, progress: bool, checkpoint_file: Optional[Path],
+    resume: bool,
+    es_url: Optional[str], api_key: Optional[str], username: Optional[str], password: Optional[str],
+    ca_certs: Optional[str],
 ) -> None:
     """Copy an index into a new one with the current fingerprint and lookup keys (e.g. after an upgrade).
 
@@ -914,7 +1057,7 @@ def migrate(
 @app.command()
 def version() -> None:
     """Print the version."""
-    typer.echo(__version__)
+    click.echo(__version__)
 
 
 # Commands that fingerprint texts: they start building the native segmenter before parsing their options
@@ -936,28 +1079,25 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app(args=argv, prog_name="es-simhash")  # standalone: click prints usage errors itself (exit 2)
     except SystemExit as exc:
-        if exc.code == 130:  # typer turns Ctrl-C into a silent exit 130: say so
-            err.print("es-simhash: interrupted")
+        if exc.code == 130:  # Ctrl-C is a silent exit 130 (_Group.invoke): say so
+            err("es-simhash: interrupted")
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except UserError as exc:
-        err.print(f"es-simhash: error: {exc}", markup=False)
+        err(f"es-simhash: error: {exc}")
         return exc.code
     except KeyboardInterrupt:
-        err.print("es-simhash: interrupted")
+        err("es-simhash: interrupted")
         return 130
     except BrokenPipeError:
         return 0
     except OSError as exc:
         where = f": {exc.filename}" if exc.filename else ""
-        err.print(f"es-simhash: error: {exc.strerror or exc}{where}", markup=False)
+        err(f"es-simhash: error: {exc.strerror or exc}{where}")
         return 1
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
         if os.environ.get("ES_SIMHASH_DEBUG"):
             raise
-        err.print(
-            f"es-simhash: unexpected error: {type(exc).__name__}: {exc} (set ES_SIMHASH_DEBUG=1 for a traceback)",
-            markup=False,
-        )
+        err(f"es-simhash: unexpected error: {type(exc).__name__}: {exc} (set ES_SIMHASH_DEBUG=1 for a traceback)")
         return 1
     return 0
 

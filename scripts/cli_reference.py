@@ -19,14 +19,14 @@ WIDTH = 100
 def _commands(group, path: tuple[str, ...] = ()):
     """``(path, command)`` of every command under a click group, depth first, in the order ``--help`` lists."""
     yield path, group
-    if hasattr(group, "list_commands"):  # a group (typer vendors its own click: no isinstance check)
+    if hasattr(group, "list_commands"):  # a group
         ctx = group.make_context(" ".join(("es-simhash", *path)), ["--help"], resilient_parsing=True)
         for name in group.list_commands(ctx):
             yield from _commands(group.get_command(ctx, name), (*path, name))
 
 
 def _help(app, path: tuple[str, ...]) -> str:
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     env = {"COLUMNS": str(WIDTH), "LINES": "50", "NO_COLOR": "1", "TERM": "dumb", "FORCE_COLOR": None,
            "ES_URL": None, "ES_API_KEY": None, "ES_USERNAME": None, "ES_PASSWORD": None, "ES_CA_CERTS": None,
@@ -39,14 +39,12 @@ def _help(app, path: tuple[str, ...]) -> str:
 
 def render() -> str:
     """The reference as Markdown: one section per command, its ``--help`` verbatim."""
-    import typer
-
     from es_simhash.cli import app
 
     parts = ["# Command-line reference", "",
              "Generated from `--help` by `python scripts/cli_reference.py`; do not edit by hand "
              "(`tests/test_cli_reference.py` fails when this file and the commands disagree).", ""]
-    for path, _ in _commands(typer.main.get_command(app)):
+    for path, _ in _commands(app):
         title = " ".join(("es-simhash", *path))
         parts += [f"## `{title}`" if path else f"## `{title}` (overview)", "", "```text", _help(app, path), "```", ""]
     return "\n".join(parts)

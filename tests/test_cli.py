@@ -214,3 +214,15 @@ def test_explain_says_why_in_words_and_json(tmp_path):
     other = chinese_articles()[8]
     got = json.loads(run("explain", article, other, "--json", cwd=tmp_path).stdout)
     assert got["duplicate"] is False and got["distance"] > 3 and got["shared_sentences"] == 0
+
+
+def test_the_command_line_starts_without_rich_or_pydantic(tmp_path):
+    """Start-up: `--help` and a `dedup --no-progress` run import click, not rich (only progress bars and tables
+    need it, when drawn) nor pydantic (typer's option adapters cost ~0.08 s a run), in a fresh process."""
+    (tmp_path / "in.jsonl").write_text('{"id": "a", "text": "今天天气很好"}\n', encoding="utf-8")
+    probe = ("import sys\nfrom es_simhash import cli\ncode = cli.main(sys.argv[1:])\n"
+             "print(code, *sorted({m.split('.')[0] for m in sys.modules} & {'rich', 'pydantic', 'typer', 'click'}),"
+             " file=sys.stderr)")
+    for args in (["--help"], ["dedup", "in.jsonl", "--no-progress"]):
+        res = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, timeout=120, cwd=tmp_path)
+        assert res.stderr.decode().splitlines()[-1] == "0 click", (args, res.stderr.decode())
