@@ -1060,17 +1060,9 @@ def version() -> None:
     click.echo(__version__)
 
 
-# Commands that fingerprint texts: they start building the native segmenter before parsing their options
-_SEGMENTING_COMMANDS = frozenset({"fingerprint", "dedup", "index", "check", "explain", "evaluate", "migrate"})
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point: runs the app, turning known errors into one line and an exit code."""
-    args = sys.argv[1:] if argv is None else argv
-    if args and args[0] in _SEGMENTING_COMMANDS and "--help" not in args and "-h" not in args:
-        from .fingerprint import start_native_segmenter
-
-        start_native_segmenter()  # on another core while the options, the IDF table and the input are read
+    """Runs the app, turning known errors into one line and an exit code (the ``es-simhash`` command is
+    :func:`es_simhash.__main__.main`, which starts the native segmenter first for the commands that segment)."""
     # The objects of the imports (modules, classes, functions) live as long as the process: out of the garbage
     # collector's scans (a full collection walks every object), and young collections every 10,000 allocations
     # rather than 700: a run allocates a few objects per document, and almost none of them form cycles.

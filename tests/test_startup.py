@@ -115,8 +115,8 @@ def test_cli_starts_the_build_for_commands_that_segment_only(native, tmp_path):
     probe = """
         import sys
         import es_simhash_native
-        from es_simhash import cli
-        code = cli.main(sys.argv[1:])
+        from es_simhash.__main__ import main
+        code = main(sys.argv[1:])
         print("started-before" if not es_simhash_native.start_segmenter() else "not-started", code)
     """
     data = tmp_path / "in.jsonl"
