@@ -17,6 +17,7 @@ use jieba_rs::Jieba;
 use rustc_hash::{FxHashMap, FxHashSet};
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
+use crate::idf::IdfTable;
 use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
@@ -755,7 +756,7 @@ struct TokInfo {
 }
 
 pub struct Core {
-    idf: FxHashMap<Box<str>, f64>,
+    idf: IdfTable,
     default_idf: f64,
     stopwords: FxHashSet<Box<str>>,
     cfg: Config,
@@ -954,8 +955,8 @@ thread_local! {
 }
 
 impl Core {
-    pub fn new(idf: FxHashMap<Box<str>, f64>, default_idf: f64, stopwords: FxHashSet<Box<str>>, cfg: Config) -> Self {
-        Core { idf, default_idf, stopwords, cfg, cache: RwLock::new(Cache::new()) }
+    pub fn new(idf: impl Into<IdfTable>, default_idf: f64, stopwords: FxHashSet<Box<str>>, cfg: Config) -> Self {
+        Core { idf: idf.into(), default_idf, stopwords, cfg, cache: RwLock::new(Cache::new()) }
     }
 
     fn token_info(&self, tok: &str) -> TokInfo {
@@ -972,7 +973,7 @@ impl Core {
         }
         let mut weight = 0u64;
         if n > 0 && all && n >= self.cfg.min_token_len && !self.stopwords.contains(tok) {
-            let idf = self.idf.get(tok).copied().unwrap_or(self.default_idf);
+            let idf = self.idf.get(tok).unwrap_or(self.default_idf);
             let w = (idf * WEIGHT_SCALE).round_ties_even();
             if w > 0.0 {
                 weight = w as u64;

@@ -2,6 +2,7 @@
 //! it is installed (`es_simhash.fingerprint.Fingerprinter(engine="auto")`) and stays the reference.
 
 pub mod core;
+pub mod idf;
 pub mod memlookup;
 pub mod tables;
 
@@ -15,6 +16,7 @@ mod python {
     use std::thread::JoinHandle;
 
     use crate::core::{self, Config, Core, Tf};
+    use crate::idf::IdfTable;
     use crate::memlookup;
 
     /// The fingerprint pipeline for one configuration of ``Fingerprinter`` (IDF table, stop words, parameters).
@@ -40,15 +42,6 @@ mod python {
 
     /// The IDF table from the cache's words file (UTF-8 words separated by ``\n``) and values (little-endian
     /// float64, one per word): the same word -> IDF pairs the Python dict holds (a later word wins, as in ``dict``).
-    fn table_of(words: &str, values: &[u8]) -> FxHashMap<Box<str>, f64> {
-        let mut table: FxHashMap<Box<str>, f64> = FxHashMap::default();
-        table.reserve(values.len() / 8);
-        for (word, v) in words.split('\n').zip(values.chunks_exact(8)) {
-            table.insert(word.into(), f64::from_le_bytes(v.try_into().unwrap()));
-        }
-        table
-    }
-
     fn texts_of<'py>(texts: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
         let mut out = Vec::new();
         for item in texts.try_iter()? {
@@ -138,7 +131,7 @@ mod python {
             };
             let handle = std::thread::Builder::new()
                 .name("idf-table".into())
-                .spawn(move || Core::new(table_of(&words, &values), default_idf, stop, cfg))
+                .spawn(move || Core::new(IdfTable::from_cache(words, &values), default_idf, stop, cfg))
                 .map_err(|e| PyValueError::new_err(format!("cannot start a thread: {e}")))?;
             Ok(NativeFingerprinter { core: OnceLock::new(), pending: Mutex::new(Some(handle)) })
         }
