@@ -45,10 +45,11 @@ const SENT_END: u8 = 64;
 /// characters folded before NFKC (U+2026, U+3000, U+FF01..U+FF5E).
 const SIMPLE: u8 = 128;
 
-fn bmp_flags() -> &'static [u8] {
-    static FLAGS: OnceLock<Vec<u8>> = OnceLock::new();
+/// (an array, not a slice: indexing it with a code point below 0x10000 needs no bounds check)
+fn bmp_flags() -> &'static [u8; 0x10000] {
+    static FLAGS: OnceLock<Box<[u8; 0x10000]>> = OnceLock::new();
     FLAGS.get_or_init(|| {
-        let mut f = vec![0u8; 0x10000];
+        let mut f: Box<[u8; 0x10000]> = vec![0u8; 0x10000].into_boxed_slice().try_into().unwrap();
         for &(a, b) in tables::ALNUM.iter() {
             for c in a..=b.min(0xFFFF) {
                 f[c as usize] |= ALNUM;
@@ -324,17 +325,16 @@ fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Key
             // each, shortly, and their bytes copied as they are, once for the run (every ideograph is 3 bytes in
             // UTF-8, lead byte 0xE3..0xEF)
             let (start, mut bag, mut last) = (i, 0u64, 0u32);
-            while (0xE3..=0xEF).contains(&bytes[i]) {
-                let cp = (bytes[i] as u32 & 0x0F) << 12 | (bytes[i + 1] as u32 & 0x3F) << 6 | (bytes[i + 2] as u32 & 0x3F);
+            // (one length test per character: a lead byte 0xE3..0xEF is followed by its two continuation bytes in
+            // valid UTF-8, and the code point decoded is below 0x10000, inside `table`)
+            while let [b0 @ 0xE3..=0xEF, b1, b2, ..] = bytes[i..] {
+                let cp = (b0 as u32 & 0x0F) << 12 | (b1 as u32 & 0x3F) << 6 | (b2 as u32 & 0x3F);
                 if table[cp as usize] & IDEOGRAPH != IDEOGRAPH {
                     break;
                 }
                 bag = bag.wrapping_add(splitmix64(cp as u64) >> 32);
                 last = cp;
                 i += 3;
-                if i == bytes.len() {
-                    break;
-                }
             }
             if i > start {
                 let run = &text[start..i];

@@ -5,7 +5,10 @@
 //!     cargo run --release --no-default-features --features bench --bin fpbench -- DIR [ROUNDS]
 //!
 //! (`bench/fingerprint.py --rust` does both.) Prints `RESULT fingerprint_vs_segment=<seg time / fp time>`.
-//! `FPBENCH_STAGES=1` also times the stages one by one (normalise, segment, keys).
+//! `FPBENCH_STAGES=1` also times the stages one by one (normalise, segment, keys). `FPBENCH_FLOOR=1` also times,
+//! in interleaved rounds of their own, the work no fingerprint can skip: normalising the raw text (with its keys)
+//! and cutting it, then that and BLAKE2b of every content key; `cut` over each is the best ratio a fingerprint
+//! that also counts, weighs and hashes its tokens could approach.
 
 use std::time::Instant;
 
@@ -137,6 +140,47 @@ fn main() {
             std::hint::black_box(jieba.cut(t, true));
         }
         println!("  cut again              {:8.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+    }
+    if std::env::var_os("FPBENCH_FLOOR").is_some() {
+        let mut params = blake2b_simd::Params::new();
+        params.hash_length(8);
+        let (mut seg, mut floor, mut floor_hash, mut full) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            let t0 = Instant::now();
+            for t in &normalized {
+                std::hint::black_box(jieba.cut(t, true).len());
+            }
+            seg.push(t0.elapsed().as_secs_f64());
+            let t0 = Instant::now();
+            for t in &texts {
+                let (n, k) = core::normalize_with_keys(t, 8).unwrap();
+                std::hint::black_box((jieba.cut(&n, true).len(), k.n_chars));
+            }
+            floor.push(t0.elapsed().as_secs_f64());
+            let t0 = Instant::now();
+            for group in texts.chunks(32) {
+                let keys: Vec<core::Keys> = group
+                    .iter()
+                    .map(|t| {
+                        let (n, k) = core::normalize_with_keys(t, 8).unwrap();
+                        std::hint::black_box(jieba.cut(&n, true).len());
+                        k
+                    })
+                    .collect();
+                let mut jobs: Vec<_> =
+                    keys.iter().map(|k| blake2b_simd::many::HashManyJob::new(&params, k.content.as_bytes())).collect();
+                blake2b_simd::many::hash_many(jobs.iter_mut());
+                std::hint::black_box(&jobs);
+            }
+            floor_hash.push(t0.elapsed().as_secs_f64());
+            let t0 = Instant::now();
+            std::hint::black_box(core.fingerprint_many(&batch));
+            full.push(t0.elapsed().as_secs_f64());
+        }
+        let (seg, floor, floor_hash, full) = (median(&mut seg), median(&mut floor), median(&mut floor_hash), median(&mut full));
+        println!("  floor (interleaved rounds of their own, medians): cut {:.1} ms; normalise + cut {:.1} ms ({:.3}); \
+                  + BLAKE2b of the content keys {:.1} ms ({:.3}); full fingerprint {:.1} ms ({:.3})",
+                 seg * 1e3, floor * 1e3, seg / floor, floor_hash * 1e3, seg / floor_hash, full * 1e3, seg / full);
     }
     println!("RESULT fingerprint_vs_segment={:.3}", seg_m / fp_m);
 }
