@@ -47,7 +47,7 @@ fn main() {
         .collect();
     let cfg = Config {
         min_token_len: 2,
-        sentences: 10,
+        sentences: 5,
         min_sentence_chars: 8,
         short_chars: 100,
         sketch: 12,
