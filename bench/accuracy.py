@@ -477,8 +477,6 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
         # version 5: the sketch stratified by line, and holders with parts of their own
         *[(dict(line_sketch=n), dict()) for n in (0, 4, 6)],
         *[(dict(), dict(crowd_own=n)) for n in (0, 4, 12)],
-        # version 6: ten signature sentences (five before)
-        *[(dict(sentences=n), dict()) for n in (5, 7, 8, 12)],
     ]
     from es_simhash.idf import IDFTable
 

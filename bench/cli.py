@@ -66,7 +66,7 @@ if hasattr(native, "start_segmenter"):
     native.start_segmenter()  # jieba-rs's dictionary, built while the file is read
 with open(sys.argv[1], encoding="utf-8") as fh:
     texts = [json.loads(line)["text"] for line in fh]
-core = native.NativeFingerprinter({}, 1.0, (), min_token_len=2, sentences=10, min_sentence_chars=8, short_chars=100,
+core = native.NativeFingerprinter({}, 1.0, (), min_token_len=2, sentences=5, min_sentence_chars=8, short_chars=100,
                                   sketch=12, sketch_chars=300, sketch_shingle=(3, 5), line_sketch=8, tf="cap:5")
 half = len(texts) // 2
 out = [None, None]

@@ -1,6 +1,6 @@
 """Fingerprints: TF-IDF weighted 64-bit SimHash, its four 16-bit segments, and the long-sentence signature.
 
-How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 6):
+How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 4):
 
 1. ``text.normalize``: NFKC (full/half width), casefold, collapsed whitespace (a run with a line break becomes
    one line break: since version 3 a title or heading line is a sentence of its own); since version 4 a space
@@ -16,11 +16,9 @@ How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 6):
    (a tie gives 0).
 5. The SimHash splits into four 16-bit segments (segment ``i`` = bits ``16i .. 16i+15``): by the pigeonhole
    principle two fingerprints within Hamming distance 3 agree on at least one segment.
-6. The long-sentence signature: BLAKE2b hashes of the ``sentences`` (10; 5 before version 6) longest sentences of
-   at least ``min_sentence_chars`` letters/ideographs, each sentence reduced to its letters, digits and ideographs.
-   A few longest sentences identify a reprinted article even when wrappers and edits move its SimHash; ten rather
-   than five keep the article's own sentences in the signature when a site wraps a short article in lines longer
-   than them (a header, a sponsor line, a disclaimer). Sentence hashes
+6. The long-sentence signature: BLAKE2b hashes of the ``sentences`` longest sentences of at least
+   ``min_sentence_chars`` letters/ideographs, each sentence reduced to its letters, digits and ideographs. A few
+   longest sentences identify a reprinted article even when wrappers and edits move its SimHash. Sentence hashes
    have the top bit cleared. Since version 3 a sentence hash (and the content hash) carries a hash of the
    key's character multiset next to the hash of the key (:func:`sentence_hashes`), so two hashes tell whether
    their sentences differ by a negation word or by reordered words (:func:`contradicts`), with no text.
@@ -67,7 +65,7 @@ from .idf import IDFTable
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_sketch", "WEIGHT_SCALE", "SKETCH_BIT",
            "sentence_hashes", "content_hashes", "contradicts", "contradicting_pair", "text_contradicts", "NEGATIONS"]
 
-FINGERPRINT_VERSION = 6
+FINGERPRINT_VERSION = 5
 WEIGHT_SCALE = 1024
 N_SEGMENTS = 4
 SEGMENT_BITS = 16
@@ -317,8 +315,8 @@ class Fingerprinter:
         tokens shorter than this (in characters) carry no weight (default 2: single characters are mostly
         function words in Chinese and noise in English).
     sentences:
-        how many longest sentences make the sentence signature (default 10 since version 6, 5 before; chosen on
-        the dev split of ``bench/accuracy.py``: see ``docs/accuracy.md``).
+        how many longest sentences make the sentence signature (default 5, chosen on the dev split of
+        ``bench/accuracy.py``: see ``docs/accuracy.md``).
     min_sentence_chars:
         a sentence needs at least this many letters/ideographs to enter the signature.
     short_chars:
@@ -367,7 +365,7 @@ class Fingerprinter:
         idf: IDFTable | str | None = None,
         *,
         min_token_len: int = 2,
-        sentences: int = 10,
+        sentences: int = 5,
         min_sentence_chars: int = 8,
         short_chars: int = 100,
         sketch: int = 12,
