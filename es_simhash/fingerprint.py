@@ -1,6 +1,6 @@
 """Fingerprints: TF-IDF weighted 64-bit SimHash, its four 16-bit segments, and the long-sentence signature.
 
-How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 4):
+How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 5):
 
 1. ``text.normalize``: NFKC (full/half width), casefold, collapsed whitespace (a run with a line break becomes
    one line break: since version 3 a title or heading line is a sentence of its own); since version 4 a space
