@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from .fingerprint import SKETCH_BIT, Fingerprint, Fingerprinter, contradicting_pair, is_sketch, text_contradicts
 from .index.base import (CANONICAL, MIN_SHARED_SKETCH, Lookup, SegmentIndex, StoredDoc, boilerplate_of,
-                         sentence_candidate, split_sentences)
+                         sentence_candidate, split_sentences, without_payload)
 from .index.memory import MemoryIndex
 
 __all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "DuplicateIdError",
@@ -728,32 +728,38 @@ class DedupEngine:
             if res.existing is not None:  # re-indexed with other content: its former cluster is decided again
                 decided.departed.append(res.existing)
             todo.append(i)
-        # Each document is decided against the index and the documents this batch decided before it: one lookup in
-        # an index of the batch, where each sees only the documents before it (their candidates and sentence counts)
-        batch = MemoryIndex(self.index.max_sentence_df, self.index.lookup_keys)
-        batch.add([StoredDoc(docs[i].id, fps[i], docs[i].id) for i in todo])
-        earlier = batch.lookup([queries[i] for i in todo], d_max, before=range(len(todo)))
-        batch_decided: dict[str, StoredDoc] = {}  # the documents this batch decided so far
-        cap = self.index.max_sentence_df
-        for i, before in zip(todo, earlier):
-            doc, fp, res = docs[i], fps[i], found[i]
-            # never a duplicate of a document decided relative to this one (possible after an interrupted write)
-            candidates = [c for c in res.candidates
-                          if c.id not in batch_decided and c.cluster != doc.id and c.duplicate_of != doc.id]
-            df = res.sentence_df
-            if in_writing is not None:
-                other = in_writing[i]
-                candidates += [c for c in other.candidates
-                               if c.id not in batch_decided and c.cluster != doc.id and c.duplicate_of != doc.id]
-                df = Counter(df)
-                df.update(other.sentence_df)
-                if any(df[h] > cap for h in fp.sentences):  # boilerplate only when both counts are added up
-                    candidates = self._found_by_lookup(fp, candidates, {h for h in fp.sentences if df[h] > cap})
-            candidates += [batch_decided[c.id] for c in before.candidates]
-            stored = self._decide(doc, fp, candidates, boilerplate_of(fp, df, cap, before.sentence_df))
-            batch_decided[doc.id] = stored
-            decided.to_store.append(stored)
-            results[i] = Result.from_stored(stored)
+        try:
+            # Each document is decided against the index and the documents this batch decided before it: one
+            # lookup in an index of the batch, where each sees only the documents before it (their candidates and
+            # sentence counts)
+            batch = MemoryIndex(self.index.max_sentence_df, self.index.lookup_keys)
+            batch.add([StoredDoc(docs[i].id, fps[i], docs[i].id) for i in todo])
+            earlier = batch.lookup([queries[i] for i in todo], d_max, before=range(len(todo)))
+            batch_decided: dict[str, StoredDoc] = {}  # the documents this batch decided so far
+            cap = self.index.max_sentence_df
+            for i, before in zip(todo, earlier):
+                doc, fp, res = docs[i], fps[i], found[i]
+                # never a duplicate of a document decided relative to this one (possible after an interrupted write)
+                candidates = [c for c in res.candidates
+                              if c.id not in batch_decided and c.cluster != doc.id and c.duplicate_of != doc.id]
+                df = res.sentence_df
+                if in_writing is not None:
+                    other = in_writing[i]
+                    candidates += [c for c in other.candidates if c.id not in batch_decided
+                                   and c.cluster != doc.id and c.duplicate_of != doc.id]
+                    df = Counter(df)
+                    df.update(other.sentence_df)
+                    if any(df[h] > cap for h in fp.sentences):  # boilerplate only when both counts are added up
+                        crowded = {h for h in fp.sentences if df[h] > cap}
+                        candidates = self._found_by_lookup(fp, candidates, crowded)
+                candidates += [batch_decided[c.id] for c in before.candidates]
+                stored = self._decide(doc, fp, candidates, boilerplate_of(fp, df, cap, before.sentence_df))
+                batch_decided[doc.id] = without_payload(stored)  # (as an index keeps it: no text, no record)
+                decided.to_store.append(stored)
+                results[i] = Result.from_stored(stored)
+        except BaseException:  # (a rule that raised, Ctrl-C: nothing of this batch was decided, so nothing seen)
+            decided.forget(self._seen)
+            raise
         decided.results = results  # type: ignore[assignment]  # (every slot is filled)
         return decided
 

@@ -396,3 +396,35 @@ def test_the_batch_size_never_changes_a_decision(crowding, fingerprinter, articl
     assert ("DuplicateIdError",) in one_by_one
     for size in (7, 1000):
         assert decide(size) == one_by_one
+
+
+def test_in_batch_candidates_look_like_stored_ones_and_a_failed_batch_is_not_seen(fingerprinter, articles):
+    """A rule gets every candidate as an index keeps it (no text, no record), whether it came from the index or
+    from earlier in the batch; and when a batch fails while being decided (a rule that raises, Ctrl-C) its ids are
+    not remembered as seen, so the same documents can be given again."""
+    seen_texts = []
+
+    class Recording(DefaultRule):
+        fail = False
+
+        def decide(self, fp, candidates, boilerplate=frozenset()):
+            seen_texts.extend((c.text, c.fields) for c in candidates)
+            if self.fail:
+                raise RuntimeError("rule failed")
+            return super().decide(fp, candidates, boilerplate)
+
+    docs = [Document("a", articles[0], {"url": "u-a"}), Document("b", reprint(articles[0]), {"url": "u-b"}),
+            Document("c", articles[0] + "（完）", {"url": "u-c"})]
+    for size in (1, 1000):
+        seen_texts.clear()
+        res = list(DedupEngine(fingerprinter=fingerprinter, rule=Recording(), batch_size=size).process(docs))
+        assert [r.cluster for r in res] == ["a", "a", "a"]
+        assert seen_texts and all(t == (None, None) for t in seen_texts), size
+    rule = Recording()
+    engine = DedupEngine(fingerprinter=fingerprinter, rule=rule)
+    list(engine.process(docs[:1]))
+    rule.fail = True
+    with pytest.raises(RuntimeError, match="rule failed"):
+        list(engine.process(docs[1:]))
+    rule.fail = False
+    assert [(r.id, r.cluster) for r in engine.process(docs[1:])] == [("b", "a"), ("c", "a")]

@@ -230,3 +230,15 @@ def test_a_lookup_before_row_n_answers_as_an_index_of_the_first_n_documents(tail
         assert res.existing is None  # (a document is not yet stored when it is decided)
     assert sum(len(r.candidates) for r in got) > 200  # every channel brought candidates
     assert any(r.sentence_df.get(777, 0) > 5 for r in got) and any(0 < r.sentence_df.get(777, 0) <= 5 for r in got)
+
+
+def test_a_lookup_before_row_n_is_refused_once_a_document_was_replaced():
+    """``before`` answers as the index of the first n documents only while no row was replaced (a replaced row is
+    dead for every query): the index says so instead of answering wrongly."""
+    index = MemoryIndex()
+    index.add([_doc(0, 0xFFFF), _doc(1, 0xFFFE)])
+    query = [Lookup("q", Fingerprint(0xFFFF, 99, (), 10, 500, False))]
+    assert [c.id for c in index.lookup(query, 3, before=[1])[0].candidates] == ["d0"]
+    index.add([StoredDoc("d0", Fingerprint(2**63, 5, (), 10, 500, False), cluster="d0")])
+    with pytest.raises(ValueError, match="replaced or removed"):
+        index.lookup(query, 3, before=[1])

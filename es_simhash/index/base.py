@@ -18,7 +18,7 @@ Deciding which candidate (if any) makes a document a duplicate is the engine's j
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import (AbstractSet, Any, Collection, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar,
                     runtime_checkable)
 
@@ -112,6 +112,17 @@ class StoredDoc:
     @property
     def is_canonical(self) -> bool:
         return self.duplicate_of is None
+
+
+def without_payload(doc: StoredDoc) -> StoredDoc:
+    """``doc`` without its record and text (the fingerprint and the cluster are all a lookup needs): what the
+    embedded index keeps, and what the engine's in-batch candidates are."""
+    if doc.fields is None and doc.text is None:
+        return doc
+    if type(doc) is StoredDoc:  # (the constructor is cheaper than dataclasses.replace)
+        return StoredDoc(doc.id, doc.fingerprint, doc.cluster, doc.duplicate_of, doc.distance, doc.reason,
+                         arrival=doc.arrival)
+    return replace(doc, fields=None, text=None)
 
 
 def arrival_key(doc: StoredDoc) -> tuple[int, str]:

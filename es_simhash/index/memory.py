@@ -32,7 +32,7 @@ import numpy as np
 from .. import hamming
 from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys
-from .base import Lookup, LookupResult, StoredDoc, sharing_sketch
+from .base import Lookup, LookupResult, StoredDoc, sharing_sketch, without_payload
 
 __all__ = ["MemoryIndex", "IndexFileError"]
 
@@ -195,9 +195,7 @@ class MemoryIndex:
         row_of, stored, content, sentences = self._row_of, self._docs, self._content, self._sentences
         for doc in docs:
             if doc.fields is not None or doc.text is not None:  # keep fingerprints, not payloads, in memory
-                doc = (StoredDoc(doc.id, doc.fingerprint, doc.cluster, doc.duplicate_of, doc.distance, doc.reason,
-                                 arrival=doc.arrival)
-                       if type(doc) is StoredDoc else replace(doc, fields=None, text=None))
+                doc = without_payload(doc)
             old = row_of.get(doc.id)
             if old is not None:  # replace: the old row stays in the runs but is no longer alive
                 dead.append(old)
@@ -333,7 +331,10 @@ class MemoryIndex:
         ``before``: for each query, how many documents it sees: query ``i`` is answered from the first
         ``before[i]`` documents added (candidates and sentence document frequencies alike), the documents added
         after them left out. The engine decides each document of a batch against the batch's earlier ones this
-        way, all in one lookup (a batch added here holds no document twice, so no row was replaced since)."""
+        way, all in one lookup. Only on an index where no document was replaced or removed (a replaced row would
+        be dead before ``before`` too): ``ValueError`` otherwise."""
+        if before is not None and self._any_dead:
+            raise ValueError("lookup(before=...) needs an index where no document was replaced or removed")
         hidden = np.array([r for r in (self._row_of.get(i) for i in exclude) if r is not None], dtype=np.intp)
         if len(hidden):  # looked up as if they were not stored: dead for the duration
             was_dead = self._any_dead
