@@ -1,10 +1,11 @@
 """es-simhash: near-duplicate detection for crawled Chinese and English text."""
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 __version__ = "0.1.0"
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "IDFTable", "hash64", "__version__"]
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from .fingerprint import FINGERPRINT_VERSION, Fingerprint, Fingerprinter, hash64
     from .idf import IDFTable
 
@@ -12,7 +13,7 @@ _HOME = {"FINGERPRINT_VERSION": "fingerprint", "Fingerprint": "fingerprint", "Fi
          "hash64": "fingerprint", "IDFTable": "idf"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     """The package's names, imported on first use: ``import es_simhash.early_start`` loads no numpy, so the
     ``es-simhash`` command starts its background work before the heavy imports (:mod:`es_simhash.__main__`)."""
     home = _HOME.get(name)
@@ -23,3 +24,7 @@ def __getattr__(name: str) -> Any:
     value = getattr(import_module(f"{__name__}.{home}"), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

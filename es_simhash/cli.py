@@ -316,7 +316,8 @@ def fingerprint(text: Optional[str], file: Optional[Path], idf: Optional[Path]) 
 @IdField
 @KOption
 @IdfOption
-@click.option("--batch-size", type=click.IntRange(min=1), default=1000, help="Documents fingerprinted per batch.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1000,
+              help="Documents fingerprinted per batch (the first batches are smaller: 100, then doubling).")
 @WorkersOption
 @click.option("--save-index", type=PATH, help="Save the in-memory index (.npz).")
 @click.option("--load-index", type=PATH,
@@ -469,7 +470,8 @@ def _warn_beyond_keys(k: int, keys) -> None:
 
 
 IndexBatchOption = click.option("--batch-size", type=click.IntRange(min=1), default=500,
-                                help="Documents per lookup + bulk round trip.")
+                                help="Documents per lookup + bulk round trip (the first batches are smaller: "
+                                     "100, then doubling).")
 CheckpointOption = click.option(
     "--checkpoint", "checkpoint_file", type=PATH,
     help="Progress file, saved after every batch (default: es-simhash-INDEX-DIGEST.checkpoint.json in this folder, "

@@ -256,8 +256,8 @@ def _installed_version(name: str) -> str | None:
         spec = None
     if spec is None:
         return None
-    if spec.origin:
-        found = list(Path(spec.origin).parent.parent.glob(f"{name}-*.dist-info"))
+    if spec.origin and os.path.isabs(spec.origin):  # (not "built-in" or "frozen")
+        found = list(Path(spec.origin).parent.parent.glob(f"{name}-[0-9]*.dist-info"))
         if len(found) == 1:
             return found[0].name[len(name) + 1:-len(".dist-info")]
     try:

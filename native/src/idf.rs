@@ -34,7 +34,8 @@ impl IdfTable {
             spans.push((start, end));
             start = end + 1;
         }
-        let values = values.chunks_exact(8).map(|v| f64::from_le_bytes(v.try_into().unwrap())).collect();
+        let values: Vec<f64> = values.chunks_exact(8).map(|v| f64::from_le_bytes(v.try_into().unwrap())).collect();
+        assert_eq!(spans.len(), values.len(), "IDF cache: one float64 per word");
         Self::indexed(words.into_boxed_str(), spans, values)
     }
 
