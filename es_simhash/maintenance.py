@@ -19,7 +19,9 @@ A writer decides a batch against what it can see, writes it, makes it visible, a
 that arrived before it, and one that now has a match (a document another writer wrote at the same time) joins
 that match's cluster with its members; a newer canonical that matches any document of the batch (canonical or
 duplicate) is settled the same way. Two writers that each decided one document of a pair both write before they
-look again, so at least one of them sees the other's document, and whichever sees it settles the pair. Only
+look again, so at least one of them sees the other's document, and whichever sees it settles the pair; a merge is
+a write too, so a writer that merged looks again from the merged documents (a canonical decided meanwhile by
+another writer, while the merged document was a cluster of its own, is found then). Only
 documents with a candidate among those written by others since the batch was looked up (the index's
 ``visible_mark``) can have missed one, so only they are looked up again. Every rewrite is conditional on the version it read (a writer
 that meets a newer version reads again and decides again), and after re-pointing documents a writer reads their
@@ -188,6 +190,7 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
                 if (c.cluster == c.id and c.id not in seen and arrival_key(c) > key and c.id != d.cluster
                         and rule.decide(c.fingerprint, [d]) is not None):
                     newer[c.id] = c
+        joined: list[StoredDoc] = []
         if joins:
             targets = _roots(index, {cluster for _, cluster in joins.values()})
 
@@ -198,8 +201,13 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
                 root = targets.get(cluster) or cluster
                 return _joined(doc, decision, root)
 
-            merged += [d.id for d in writer.rewrite(joins, join, "merged")]
-        todo = list(newer.values())
+            joined = writer.rewrite(joins, join, "merged")
+            merged += [d.id for d in joined]
+        # A merge is a write, and the look-up above came before it: a canonical that another writer wrote in between,
+        # decided while the merged document still had a cluster of its own (so the template rule counted two
+        # holders), is only found by looking again from the merged documents, now, after the write (each writer
+        # writes, then looks: one of the two sees the other's write).
+        todo = list(newer.values()) + [d for d in joined if d.id not in newer]
     return merged
 
 

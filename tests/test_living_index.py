@@ -221,6 +221,50 @@ def test_a_canonical_that_duplicates_an_older_member_written_at_the_same_time_jo
     assert clusters(index_a) == {"a": ("a", None), "x": ("a", "a"), "c": ("a", "x")}
 
 
+def test_a_canonical_decided_while_a_merge_was_pending_joins_once_the_merge_is_written(make_index, fingerprinter,
+                                                                                      monkeypatch):
+    """An article o and its copy d without one sentence (3 bits apart) were written at once by two writers, both
+    canonical. A third writer then decided w (o wrapped in a site's lines) while o and d were two clusters: both hold
+    the sentences w shares with them, so the template rule counts two holders and w stays canonical. The first
+    writer settles o: its look-up comes before w is written, its merge of o into d's cluster after the third
+    writer wrote w and settled it (seeing o still canonical). Only the first writer, looking again after its own
+    write, can see the pair: w must join d's cluster. (Seen once as two missed pairs in test_concurrent_writers.)"""
+    import re
+    from dataclasses import replace as changed
+
+    from es_simhash.index.base import StoredDoc
+
+    text = chinese_articles()[11]
+    sentences = re.findall(r"[^。！？!?.\n]+[。！？!?.]*\s*", text)
+    middle = len(sentences) // 2
+    drop = "".join(sentences[:middle] + sentences[middle + 1:])
+    wrap = f"【转载】第7号新闻网 8月8日\n{text}\n（责任编辑：编辑7号）"
+    fo, fd, fw = fingerprinter.fingerprint_many([text, drop, wrap])
+    rule = DefaultRule()
+    d, o, w = StoredDoc("d", fd, "d", arrival=1), StoredDoc("o", fo, "o", arrival=2), StoredDoc("w", fw, "w", arrival=3)
+    assert rule.decide(fo, [d]) is not None  # o duplicates d
+    assert rule.decide(fw, [d, o]) is None  # two clusters hold what w shares with them: w duplicates neither
+    assert rule.decide(fw, [d, changed(o, cluster="d", duplicate_of="d")]) is not None  # one cluster: w joins it
+    first, third = make_index("main"), make_index("main")
+    first.add([d, o])  # written at once: neither writer saw the other's document
+    real_replace = first.replace
+    done = []
+
+    def merge_after_the_third_writer(docs):
+        if not done:  # the third writer writes w and settles it before the first writer's merge is written
+            done.append(True)
+            third.add([w])
+            assert maintenance.settle(third, rule, [w]).changes == []  # (o is still a canonical of its own)
+        return real_replace(docs)
+
+    monkeypatch.setattr(first, "replace", merge_after_the_third_writer)
+    maintenance.settle(first, rule, [o])
+    assert done
+    state = clusters(first)
+    assert_consistent(state)
+    assert state["d"] == ("d", None) and state["o"] == ("d", "d") and state["w"][0] == "d", state
+
+
 def test_a_writer_killed_between_its_write_and_settling_settles_when_run_again(two_writers):
     """Writer A decides a, writer B decides its copy b; B writes and settles before a is visible, then A writes a
     and is killed before it settles. Only A's side can see the pair now: the re-run finds a already indexed and
