@@ -14,7 +14,10 @@ two threads), with no IDF table or stop words to read (empty ones), no dedup and
 ``floor_ratio`` = peer / floor is the best ratio this design could show on this machine; if it is under the
 target, the target is out of reach here whatever es-simhash does above the native core.
 
-    python bench/cli.py [--docs 5000] [--rounds 3]
+    python bench/cli.py [--docs 5000] [--rounds 3] [--phases]
+
+``--phases`` also runs one ``es-simhash dedup`` instrumented from outside (imports, ``Fingerprinter()``, deciding,
+waiting for fingerprints, parsing, writing the report, and the process's CPU time).
 
 Last line: ``RESULT docs=N es_simhash_docs_per_s=X peer_docs_per_s=Y ratio=R python_engine_ratio=P
 dedup3_s=S help_s=H floor_s=F floor_ratio=Q`` (medians over the rounds).
@@ -80,6 +83,56 @@ assert len(out[0]) + len(out[1]) == len(texts)
 '''
 
 
+# ``--phases``: one ``es-simhash dedup`` in a fresh process, instrumented from outside the package (wrapping a few of
+# its functions by name: a diagnostic, it says "n/a" for one that is gone): where the main thread's time goes.
+PHASES = r"""
+import collections, resource, sys, time
+T0 = time.perf_counter()
+spent = collections.Counter()
+
+def wrap(obj, name, label):
+    f = getattr(obj, name, None)
+    if f is None:
+        spent[label + " (n/a)"] += 0
+        return
+    def timed(*a, **k):
+        t = time.perf_counter()
+        try:
+            return f(*a, **k)
+        finally:
+            spent[label] += time.perf_counter() - t
+    setattr(obj, name, timed)
+
+import es_simhash.__main__ as entry
+import es_simhash.early_start as early
+start = early.start_segmenter
+def start_then_wrap():
+    started = start()
+    if "imports" not in spent:
+        t = time.perf_counter()
+        from es_simhash import cli, dedup, pipeline, sources
+        import concurrent.futures._base as futures
+        spent["imports"] = time.perf_counter() - t
+        for obj, name, label in ((cli, "_fingerprinter", "Fingerprinter()"),
+                                 (cli, "run_dedup", "the run (reading, deciding, writing)"),
+                                 (dedup.DedupEngine, "_decide_batch", "  deciding (engine)"),
+                                 (futures.Future, "result", "  waiting for fingerprints"),
+                                 (sources.RecordReader, "parse", "  parsing records"),
+                                 (pipeline._Run, "flush", "  writing the report")):
+            spent[label] = 0.0
+            wrap(obj, name, label)
+    return started
+early.start_segmenter = start_then_wrap
+spent["whole process (after Python's own start)"] = 0.0
+code = entry.main(sys.argv[1:])
+spent["whole process (after Python's own start)"] = time.perf_counter() - T0
+cpu = resource.getrusage(resource.RUSAGE_SELF)
+for label, secs in spent.items():  # (in the order they began: the whole, imports, the fingerprinter, the run, ...)
+    print(f"  {label:44s} {secs * 1000:7.0f} ms", file=sys.stderr)
+print(f"  {'CPU of all threads (user + system)':44s} {(cpu.ru_utime + cpu.ru_stime) * 1000:7.0f} ms", file=sys.stderr)
+sys.exit(code)
+"""
+
 def news_texts() -> list[str]:
     """People's Daily articles of 300..1,000 characters, and longer ones cut at paragraph ends into pieces of
     that size (a crawl of news pages: ~5,800 texts)."""
@@ -125,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--phases", action="store_true",
+                    help="also time one instrumented es-simhash dedup: where the main thread's time goes")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
     exe = [sys.executable, "-m", "es_simhash"]
@@ -167,6 +222,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  round {r + 1}: es-simhash {es[-1]:.2f} s, jieba+simhash {peers[-1]:.2f} s, es-simhash "
                   f"(Python engine) {python[-1]:.2f} s, dedup of 3 documents {dedup3[-1]:.2f} s, --help "
                   f"{helps[-1]:.2f} s, floor {floors[-1]:.2f} s", flush=True)
+        if args.phases:
+            script = tmp_path / "phases.py"
+            script.write_text(PHASES, encoding="utf-8")
+            res = subprocess.run([sys.executable, str(script), *es_cmd[3:]], env=ENV, capture_output=True, text=True)
+            if res.returncode != 0:
+                raise SystemExit(f"the instrumented run failed ({res.returncode}): {res.stderr[-500:]}")
+            print("one es-simhash dedup, instrumented (wall time on the main thread; indented: parts of the run):")
+            print("\n".join(line for line in res.stderr.splitlines() if line.startswith("  ")))
     med = {k: statistics.median(v) for k, v in
            (("es", es), ("peer", peers), ("python", python), ("dedup3", dedup3), ("help", helps),
             ("floor", floors))}
