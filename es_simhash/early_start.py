@@ -8,6 +8,11 @@ from __future__ import annotations
 import os
 
 
+def python_engine_forced() -> bool:
+    """Whether ``ES_SIMHASH_ENGINE=python`` in the environment forces the pure-Python reference engine."""
+    return os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python"
+
+
 def start_segmenter() -> bool:
     """Start building the native segmenter in the background. ``True`` when this call started it; ``False`` when it
     had been started, when the native core is not installed (or predates background builds), or when
@@ -15,7 +20,7 @@ def start_segmenter() -> bool:
     earlier. A fork (``os.fork``, multiprocessing's "fork") waits for the build first, so a child never inherits a
     half-built one. (Whether the installed core is usable is checked when a fingerprinter is made: an unusable
     one only built a dictionary nobody uses.)"""
-    if os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python":
+    if python_engine_forced():
         return False
     try:
         import es_simhash_native  # type: ignore[import-not-found]

@@ -291,7 +291,7 @@ def start_native_segmenter() -> bool:
     the native core is not installed or not usable here, or when ``ES_SIMHASH_ENGINE=python`` forces the reference.
     Fingerprints do not change: the same dictionary, built earlier. A fork waits for the build first
     (:func:`es_simhash.early_start.start_segmenter`, which the command line calls before its imports)."""
-    if os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python" or _native_module()[0] is None:
+    if early_start.python_engine_forced() or _native_module()[0] is None:
         return False
     return early_start.start_segmenter()
 
@@ -455,7 +455,7 @@ class Fingerprinter:
         """The engine in use: ``"native"`` or ``"python"`` (decided on first use; see the ``engine`` parameter)."""
         if self._engine is None:
             request = self._engine_request
-            if request == "auto" and os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python":
+            if request == "auto" and early_start.python_engine_forced():
                 request = "python"
             engine, reason = "python", None
             if request != "python":
