@@ -78,14 +78,6 @@ impl IdfTable {
     pub fn get(&self, word: &str) -> Option<f64> {
         self.index.find(hash(word), |&j| self.word(j) == word).map(|&j| self.values[j as usize])
     }
-
-    pub fn len(&self) -> usize {
-        self.index.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
-    }
 }
 
 impl From<FxHashMap<Box<str>, f64>> for IdfTable {

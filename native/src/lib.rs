@@ -40,8 +40,6 @@ mod python {
         }
     }
 
-    /// The IDF table from the cache's words file (UTF-8 words separated by ``\n``) and values (little-endian
-    /// float64, one per word): the same word -> IDF pairs the Python dict holds (a later word wins, as in ``dict``).
     fn texts_of<'py>(texts: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
         let mut out = Vec::new();
         for item in texts.try_iter()? {
