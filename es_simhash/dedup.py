@@ -109,6 +109,16 @@ def _has_sketch(fp: Fingerprint) -> bool:
     return bool(fp.sentences) and max(fp.sentences) >= SKETCH_BIT
 
 
+def _within(a: Fingerprint, b: Fingerprint, n: int) -> bool:
+    """Whether one of two sketched fingerprints has fewer than ``n`` sketch hashes the other lacks (a text and
+    the same text inside a template: all of it is in the other)."""
+    if not (n and _has_sketch(a) and _has_sketch(b)):
+        return False
+    sa = {h for h in a.sentences if h >= SKETCH_BIT}
+    sb = {h for h in b.sentences if h >= SKETCH_BIT}
+    return len(sa - sb) < n or len(sb - sa) < n
+
+
 def _sketch_support(a: Fingerprint, b: Fingerprint, boilerplate: frozenset[int]) -> int:
     """Sketch hashes two fingerprints share, boilerplate left out."""
     return len({h for h in a.sentences if h >= SKETCH_BIT and h not in boilerplate}.intersection(b.sentences))
@@ -156,9 +166,10 @@ class DefaultRule:
     held by its reprints, which sit in one cluster (0 turns this off). With ``crowd_sketch`` shingle-sketch hashes
     crowd the same way (a template's characters: a share line, a site's navigation and footer around a short
     text). ``crowd_k`` keeps one false merge from hiding a template for good: two candidates of one cluster count
-    as one holder only when their SimHashes are within ``crowd_k`` bits (or their content is the same), so the
-    posts of a template that were wrongly put in one cluster, whose bodies differ, still count as several holders
-    (None: count clusters only). ``crowd_own`` tells a template's posts apart when its template is most of each post,
+    as one holder only when their SimHashes are within ``crowd_k`` bits, their content is the same, or one's sketch
+    is inside the other's but for fewer than ``crowd_own`` hashes (a post and its bare repost: the template moves
+    the SimHash any distance), so the posts of a template that were wrongly put in one cluster, whose bodies
+    differ, still count as several holders (None: count clusters only). ``crowd_own`` tells a template's posts apart when its template is most of each post,
     so their SimHashes are all within ``crowd_k`` bits: two members of one cluster count as two holders too when,
     besides the hashes the query shares with them, each has at least ``crowd_own`` sketch hashes of its own, none of
     them shared with the other, and the query has as many that neither has (three texts that share the hash and
@@ -274,13 +285,15 @@ class DefaultRule:
 
     def _one_holder(self, a: StoredDoc, b: StoredDoc, query: Fingerprint) -> bool:
         """Whether two candidates hold the hashes they share with ``query`` as one text: members of one cluster
-        (within ``crowd_k`` bits of each other, or with the same content) that do not each differ from the other and
-        from the query in a part of their own (``crowd_own``), or a text and its contradicting twin (the same words
-        with a negation inserted or swapped: the meaning guard keeps them in two clusters)."""
+        (within ``crowd_k`` bits of each other, with the same content, or one inside the other) that do not each
+        differ from the other and from the query in a part of their own (``crowd_own``), or a text and its
+        contradicting twin (the same words with a negation inserted or swapped: the meaning guard keeps them in two
+        clusters)."""
         fa, fb = a.fingerprint, b.fingerprint
         if fa.content_hash == fb.content_hash and a.cluster == b.cluster:
             return True
-        if a.cluster == b.cluster and (self.crowd_k is None or fa.distance(fb) <= self.crowd_k) \
+        if a.cluster == b.cluster and (self.crowd_k is None or fa.distance(fb) <= self.crowd_k
+                                       or _within(fa, fb, self.crowd_own)) \
                 and not self._three_own_parts(fa, fb, query):
             return True
         return self.meaning_guard and self.crowd_sketch and bool(fa.sentences) and bool(fb.sentences) \

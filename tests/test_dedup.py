@@ -360,6 +360,24 @@ def test_posts_of_a_template_with_a_long_disclaimer_stay_apart_from_a_cold_start
     assert len({old[f"p{i}"] for i in range(len(sayings))}) < len(sayings) - 2
 
 
+def test_a_cluster_holding_a_post_and_its_bare_repost_does_not_make_the_body_boilerplate():
+    # the saying alone and the saying inside the template are far apart in SimHash (the template is most of the
+    # post), but one is inside the other: one holder of the saying, not two
+    saying = "书山有路勤为径，学海无涯苦作舟。"
+    sites, authors = ["江南都市网", "北方网", "中国网", "东方资讯"], ["王建国", "李晓明", "张华", "陈静"]
+    docs = [(f"p{i}", _site_post(s, sites[i], authors[i])) for i, s in enumerate(SAYINGS)]
+    docs += [("post", _site_post(saying, "华夏经纬网", "周强")), ("bare", saying),
+             ("again", _site_post(saying + " 说得真好！", "东方资讯", "刘洋"))]
+    fpr = Fingerprinter()
+    post, bare = (fpr.fingerprint(t) for i, t in docs if i in ("post", "bare"))
+    assert post.distance(bare) > DefaultRule().crowd_k  # what made the cluster count as two holders
+    c = _clusters(docs)
+    # (the second post of the template can look like a repost of the first: see the tests above)
+    assert [c[f"p{i}"] for i in range(2, len(SAYINGS))] == [f"p{i}" for i in range(2, len(SAYINGS))]
+    assert c["bare"] == "post"
+    assert c["again"] == "post"
+
+
 @pytest.mark.parametrize("crowding", [1, 0])  # 0: the sentence counts alone decide what is boilerplate
 def test_the_batch_size_never_changes_a_decision(crowding, fingerprinter, articles):
     """A batch is decided in one lookup, each document against the batch's earlier ones (``MemoryIndex.lookup``'s
