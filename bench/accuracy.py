@@ -370,6 +370,50 @@ def diagnostics(split: data.Split, res: dict, names: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def reach_diagnostics(split: data.Split, res: dict, groups: Sequence[tuple[str, str]]) -> str:
+    """es-simhash's missed variants (not in their original's cluster) by what their fingerprint still shares with
+    the nearest member of their true cluster: SimHash within the lookup's reach (``candidate_distance`` bits), or
+    else long sentences (two or more, one), or else shingle-sketch hashes, or nothing. A miss with nothing shared
+    cannot be found by any rule over these fingerprints."""
+    from es_simhash.dedup import DefaultRule
+    from es_simhash.fingerprint import SKETCH_BIT, Fingerprinter
+
+    reach = DefaultRule().candidate_distance
+    fpr = Fingerprinter()
+    cols = (f"<= {reach} bits", "2+ sentences", "1 sentence", "sketch only", "nothing")
+    rows = []
+    for g in groups:
+        docs = split.groups[g]
+        clusters = res["es-simhash"][g][3].clusters
+        originals = {d.cluster: i for i, d in enumerate(docs) if d.kind == "original"}
+        missed = [i for i, d in enumerate(docs) if d.kind == "variant" and d.cluster in originals
+                  and clusters[i] != clusters[originals[d.cluster]]]
+        if not missed:
+            continue
+        texts = list(_read(docs))
+        members = collections.defaultdict(list)
+        for i, d in enumerate(docs):
+            members[d.cluster].append(i)
+        wanted = sorted({j for i in missed for j in members[docs[i].cluster]})
+        fps = dict(zip(wanted, fpr.fingerprint_many([texts[j] or "" for j in wanted])))
+        counts = collections.Counter()
+        for i in missed:
+            others = [j for j in members[docs[i].cluster] if j != i]
+            if min(fps[i].distance(fps[j]) for j in others) <= reach:
+                counts[cols[0]] += 1
+                continue
+            own = {h for h in fps[i].sentences if h < SKETCH_BIT}
+            sketch = set(fps[i].sentences) - own
+            shared = max(len(own.intersection(fps[j].sentences)) for j in others)
+            counts[cols[1] if shared >= 2 else cols[2] if shared else cols[3]
+                   if any(sketch.intersection(fps[j].sentences) for j in others) else cols[4]] += 1
+        rows.append((f"{g[0]} {g[1]}", "", len(missed)) + tuple(counts[c] for c in cols))
+    lines = ["es-simhash's missed variants by what they still share with their cluster's members (SimHash within "
+             "the lookup's reach, or else long sentences, or else sketch hashes)"]
+    lines.append(fmt_table(rows, ("stream", "", "missed") + cols) if rows else "(none)")
+    return "\n".join(lines)
+
+
 def crawl_diagnostics(split, res: dict, names: Sequence[str], phenomena) -> str:
     """Crawl phenomena: recall per variant kind, and false merges per kind of negative pair (different clusters of
     one template or site; a mostly-markup page and any other; everything else)."""
@@ -543,6 +587,18 @@ def plot(curves_by_split: dict, path: str) -> None:
     plt.close(fig)
 
 
+def print_diagnostics(split: data.Split, res: dict, names: Sequence[str], phenomena) -> None:
+    """--diagnostics: recall per edit, false merges, es-simhash's misses by reach, the crawl phenomena."""
+    print()
+    print(diagnostics(split, res, names))
+    if "es-simhash" in res:
+        print()
+        print(reach_diagnostics(split, res, list(split.groups)))
+    if phenomena:
+        print()
+        print(crawl_diagnostics(split, res, names, phenomena))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="near-duplicate accuracy: es-simhash vs peers on real text")
     ap.add_argument("--split", choices=("dev", "test"), default="test", help="split to report (default test)")
@@ -614,11 +670,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(fmt_table(rows, ("stream", "", "MinHash docs/s", "segment only docs/s", "x", "es-simhash docs/s",
                                "x")))
     if args.diagnostics:
-        print()
-        print(diagnostics(split, res, names))
-        if phenomena:
-            print()
-            print(crawl_diagnostics(split, res, names, phenomena))
+        print_diagnostics(split, res, names, phenomena)
 
     curves = {}
     if not args.no_sweep:
