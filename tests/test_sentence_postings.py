@@ -305,6 +305,25 @@ def test_empty_and_no_sentences(calls):
     assert twins.nat._postings.rows(5) == [0]
 
 
+def test_pickle_and_copy(stream, calls):
+    """A pickled or copied index leaves its native postings behind and builds them again from its rows."""
+    import copy
+    import pickle
+
+    twins = Twins(5)
+    twins.add(_docs(stream))
+    twins.remove([i for i, _ in stream[::7]])
+    queries = [Lookup(i, fp) for i, fp in stream[::2]]
+    want = twins.same(queries, calls)
+    for clone in (pickle.loads(pickle.dumps(twins.nat)), copy.deepcopy(twins.nat)):
+        assert clone._postings is None
+        assert _answers(clone, queries, True) == want
+        assert clone._postings is not None and clone._postings is not twins.nat._postings
+        clone.add(_docs(stream[:20], "-more"))  # the clone's own postings move on, the original's do not
+        assert _answers(clone, queries, True) == _answers(clone, queries, False)
+    assert _answers(twins.nat, queries, True) == want
+
+
 def test_bad_arguments_are_refused():
     p = M._NATIVE_POSTINGS(SKETCH_BIT, MIN_SHARED_SKETCH)
     p.add(0, [(1, 2), (2,)])

@@ -188,6 +188,12 @@ class MemoryIndex:
     def __len__(self) -> int:
         return len(self._row_of)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle (and copy) without the native postings: they are built again from the rows when needed."""
+        state = self.__dict__.copy()
+        state["_postings"] = None
+        return state
+
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._row_of
 
