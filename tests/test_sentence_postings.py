@@ -341,3 +341,21 @@ def test_bad_arguments_are_refused():
         p.lookup([(2,)], 2, None, alive.astype(np.int8), 50)
     with pytest.raises(ValueError):
         p.lookup([(2,)], 2, None, alive[:1], 50)  # shorter than the rows
+
+
+def test_turned_off_like_the_native_lookup(monkeypatch):
+    """``ES_SIMHASH_MEMORY_NATIVE=0`` or no native module: the dict of lists (and the numpy SimHash channel)."""
+    import sys
+
+    monkeypatch.setenv("ES_SIMHASH_MEMORY_NATIVE", "0")
+    assert M._native_postings() is None and M._native_lookup() is None
+    monkeypatch.delenv("ES_SIMHASH_MEMORY_NATIVE")
+    assert M._native_postings() is not None
+    monkeypatch.setitem(sys.modules, "es_simhash_native", None)  # import fails
+    assert M._native_postings() is None
+    monkeypatch.setattr(M, "_NATIVE_POSTINGS", None)
+    index = MemoryIndex()
+    index.add([StoredDoc("x", Fingerprint(9, 4, (5,), 4, 9, False), cluster="x")])
+    res = index.lookup([Lookup("q", Fingerprint(2**63, 3, (5,), 4, 9, False))], 3)
+    assert [c.id for c in res[0].candidates] == ["x"] and res[0].sentence_df == {5: 1}
+    assert index._postings is None and index._sentences == {5: [0]}
