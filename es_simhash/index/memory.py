@@ -15,8 +15,10 @@ in the runs until the next merge that covers them, but are dropped from every an
 When the native core is installed (``native/``, module ``es_simhash_native``, function ``memory_lookup``), a batch's
 SimHash channel (the runs' key probes, the tail scan, the distance and liveness tests) runs there, on the index's
 own numpy buffers and without the GIL; :meth:`MemoryIndex._key_pairs` (numpy) is the reference and the fallback.
-Both give each query the same rows, ascending (``tests/test_memory_native.py``). ``ES_SIMHASH_MEMORY_NATIVE=0``
-turns the native lookup off.
+Both give each query the same rows, ascending (``tests/test_memory_native.py``). The sentence channel's postings
+(hash -> rows) live there too (``es_simhash_native.SentencePostings``: one call per ``add``, one per lookup batch);
+:meth:`MemoryIndex._sentence_rows` over a dict of lists is the reference, with the same rows and document
+frequencies (``tests/test_sentence_postings.py``). ``ES_SIMHASH_MEMORY_NATIVE=0`` turns both off.
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ import json
 import os
 from bisect import bisect_left
 from dataclasses import dataclass, replace
-from typing import Collection, Iterator, Sequence
+from typing import Any, Collection, Iterator, Sequence
 
 import numpy as np
 
 from .. import hamming
 from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys
-from .base import Lookup, LookupResult, StoredDoc, sharing_sketch, without_payload
+from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, sharing_sketch, without_payload
 
 __all__ = ["MemoryIndex", "IndexFileError"]
 
@@ -52,6 +54,18 @@ def _native_lookup():
 
 
 _NATIVE_LOOKUP = _native_lookup()
+
+
+def _native_postings():
+    """``es_simhash_native.SentencePostings`` when the native core is installed (and not turned off), else ``None``."""
+    if _native_lookup() is None:
+        return None
+    import es_simhash_native  # type: ignore[import-not-found]
+
+    return getattr(es_simhash_native, "SentencePostings", None)
+
+
+_NATIVE_POSTINGS = _native_postings()
 
 
 class IndexFileError(ValueError):
@@ -162,13 +176,23 @@ class MemoryIndex:
         self._has_keys = np.zeros(1024, dtype=bool)  # False for empty fingerprints: they have no keys
         self._runs: list[_Run] = []
         self._run_rows = 0  # rows [0, _run_rows) are in runs; rows from there on are the tail
-        self._sentences: dict[int, list[int]] = {}
+        # sentence hash -> rows holding it, ascending: in the native core (``_postings``) when this index looks up
+        # natively, else a dict of lists (the reference); either is built from the stored rows when first needed
+        # and kept up to date once built
+        self._sentences: dict[int, list[int]] | None = None
+        self._postings: Any = None  # es_simhash_native.SentencePostings
         self._content: dict[int, int] = {}
         self._versions: dict[str, int] = {}
         self._writes = 0
 
     def __len__(self) -> int:
         return len(self._row_of)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle (and copy) without the native postings: they are built again from the rows when needed."""
+        state = self.__dict__.copy()
+        state["_postings"] = None
+        return state
 
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._row_of
@@ -192,7 +216,9 @@ class MemoryIndex:
         sims: list[int] = []
         has_keys: list[bool] = []
         dead: list[int] = []
-        row_of, stored, content, sentences = self._row_of, self._docs, self._content, self._sentences
+        self._sentence_store()  # (built from the rows so far the first time)
+        row_of, stored, content = self._row_of, self._docs, self._content
+        hashes: list[tuple[int, ...]] = []
         for doc in docs:
             if doc.fields is not None or doc.text is not None:  # keep fingerprints, not payloads, in memory
                 doc = without_payload(doc)
@@ -210,12 +236,38 @@ class MemoryIndex:
             row_of[doc.id] = row
             sims.append(fp.simhash)
             has_keys.append(fp.n_features > 0)
-            for h in fp.sentences:
-                sentences.setdefault(h, []).append(row)
+            hashes.append(fp.sentences)
             if fp.n_chars and fp.content_hash not in content:
                 content[fp.content_hash] = row
         self._append_rows(start, sims, has_keys, dead)
+        if self._postings is not None:
+            self._postings.add(start, hashes)
+        sentences = self._sentences
+        if sentences is not None:
+            for row, hs in enumerate(hashes, start):
+                for h in hs:
+                    sentences.setdefault(h, []).append(row)
         return {}
+
+    def _sentence_store(self):
+        """The native postings when this index looks up natively (``native`` and the module installed), else the
+        dict of lists; built from the stored rows when first needed (``native`` can change between calls)."""
+        if self.native and _NATIVE_POSTINGS is not None:
+            if self._postings is None:
+                self._postings = _NATIVE_POSTINGS(SKETCH_BIT, MIN_SHARED_SKETCH)
+                self._postings.add(0, [d.fingerprint.sentences for d in self._docs])
+            return self._postings
+        return self._python_sentences()
+
+    def _python_sentences(self) -> dict[int, list[int]]:
+        """The dict of lists (the reference), built from the stored rows the first time."""
+        if self._sentences is None:
+            sentences: dict[int, list[int]] = {}
+            for row, doc in enumerate(self._docs):
+                for h in doc.fingerprint.sentences:
+                    sentences.setdefault(h, []).append(row)
+            self._sentences = sentences
+        return self._sentences
 
     def _append_rows(self, start: int, sims, has_keys, dead) -> None:
         """Store the SimHash/has-keys columns of rows ``start..`` and mark the replaced rows dead."""
@@ -372,9 +424,14 @@ class MemoryIndex:
         docs, alive, any_dead, row_of = self._docs, self._alive, self._any_dead, self._row_of
         content, sentence_rows = self._content, self._sentence_rows
         doc_at, own_row, result = docs.__getitem__, row_of.get, LookupResult
+        store = self._sentence_store()
+        # the native sentence channel: for every query at once, its rows (or None) and its document frequencies
+        native = None if isinstance(store, dict) or not fps else store.lookup(
+            [fp.sentences for fp in fps], n, None if before is None else list(before),
+            alive if any_dead else None, self.max_sentence_df)
         out: list[LookupResult] = []
         append = out.append
-        for q, fp, rows, end in zip(queries, fps, rows_of, ends):
+        for i, (q, fp, rows, end) in enumerate(zip(queries, fps, rows_of, ends)):
             if rows and rows[-1] >= end:  # (rows are in ascending order)
                 rows = rows[:bisect_left(rows, end)]
             extra = None
@@ -382,9 +439,17 @@ class MemoryIndex:
                 row = content.get(fp.content_hash)  # (the first row with that content)
                 if row is not None and row < end:
                     extra = {row}
-            sentence_df: dict[int, int] = {}
-            if fp.sentences:
-                extra = sentence_rows(fp.sentences, end, sentence_df, extra)
+            if native is not None:
+                found, sentence_df = native[i]
+                if found is not None:
+                    if extra is None:
+                        extra = set(found)
+                    else:
+                        extra.update(found)
+            else:
+                sentence_df = {}
+                if fp.sentences:
+                    extra = sentence_rows(fp.sentences, end, sentence_df, extra)
             if extra is not None:
                 extra.update(rows)
                 rows = sorted(extra)
@@ -403,7 +468,7 @@ class MemoryIndex:
         """The sentence channel of a lookup among rows ``[0, end)``: ``extra`` (rows found so far, or None) with the
         rows holding one of the long-sentence ``hashes``, or ``MIN_SHARED_SKETCH`` of its sketch hashes, that are
         not boilerplate; ``sentence_df`` gets the document frequency of every hash."""
-        sentences, alive, any_dead, cap = self._sentences, self._alive, self._any_dead, self.max_sentence_df
+        sentences, alive, any_dead, cap = self._python_sentences(), self._alive, self._any_dead, self.max_sentence_df
         sketch_rows: list[int] = []
         for h in hashes:
             bucket = sentences.get(h) or []
@@ -565,8 +630,9 @@ class MemoryIndex:
         has_content = np.flatnonzero(arrays["n_chars"] != 0)
         hashes, first = np.unique(arrays["content_hash"].astype(np.uint64)[has_content], return_index=True)
         index._content = dict(zip(hashes.tolist(), has_content[first].tolist()))
-        # sentence hash -> rows in row order (a stable sort by hash keeps rows ascending within a hash)
-        if flat.size:
+        # sentence hash -> rows in row order (a stable sort by hash keeps rows ascending within a hash); native
+        # postings are built from the rows when first needed
+        if flat.size and not (index.native and _NATIVE_POSTINGS is not None):
             sentence_rows = np.repeat(np.arange(n), counts)
             order = np.argsort(flat, kind="stable")
             keys_, starts = np.unique(flat[order], return_index=True)

@@ -4,6 +4,7 @@
 pub mod core;
 pub mod idf;
 pub mod memlookup;
+pub mod postings;
 pub mod tables;
 
 #[cfg(feature = "python")]
@@ -362,6 +363,7 @@ mod python {
         m.add_function(wrap_pyfunction!(segment_many, m)?)?;
         m.add_function(wrap_pyfunction!(keys_many, m)?)?;
         m.add_function(wrap_pyfunction!(memory_lookup, m)?)?;
+        m.add_class::<crate::postings::SentencePostings>()?;
         m.add("UNIDATA_VERSION", crate::tables::UNIDATA_VERSION)?;
         m.add("JIEBA_RS_VERSION", "0.11.0")?;
         m.add("FINGERPRINT_VERSION", core::FINGERPRINT_VERSION)?;
