@@ -767,7 +767,7 @@ pub struct Core {
 /// open-addressing table of 32-byte slots whose look-ups are prefetched a few tokens ahead (the table outgrows the
 /// CPU caches: the memory latency, not the work, is the cost); longer tokens go to a plain hash map.
 struct Cache {
-    slots: Vec<Slot>,
+    slots: Slots,
     len: usize,
     long: FxHashMap<Box<str>, TokInfo>,
 }
@@ -781,6 +781,74 @@ struct Slot {
 }
 
 const WORD_FLAG: u64 = 1 << 63;
+
+/// The cache's slots (all zero: empty). A table of 2 MB or more is 2 MB-aligned and, on Linux, advised into
+/// transparent huge pages before its first write: a look-up is then no TLB miss (a 4 MB table is 1,024 pages of
+/// 4 KB, more than the TLB holds beside the segmenter's tables, which every cache look-up would push out).
+struct Slots {
+    ptr: std::ptr::NonNull<Slot>,
+    len: usize,
+}
+
+// SAFETY: `Slots` owns its allocation, like a `Box<[Slot]>`.
+unsafe impl Send for Slots {}
+unsafe impl Sync for Slots {}
+
+const HUGE_PAGE: usize = 2 << 20;
+
+#[cfg(target_os = "linux")]
+extern "C" {
+    fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: std::ffi::c_int) -> std::ffi::c_int;
+}
+
+impl Slots {
+    fn layout(len: usize) -> std::alloc::Layout {
+        let size = len.checked_mul(std::mem::size_of::<Slot>()).expect("token cache size");
+        let align = if size >= HUGE_PAGE { HUGE_PAGE } else { std::mem::align_of::<Slot>() };
+        std::alloc::Layout::from_size_align(size, align).unwrap()
+    }
+
+    /// `len` empty slots (`len` > 0).
+    fn new(len: usize) -> Self {
+        let layout = Self::layout(len);
+        // SAFETY: `layout` has a non-zero size; all-zero bytes are a valid (empty) `Slot`
+        unsafe {
+            let p = std::alloc::alloc(layout);
+            if p.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            #[cfg(target_os = "linux")]
+            if layout.align() == HUGE_PAGE {
+                const MADV_HUGEPAGE: std::ffi::c_int = 14;
+                madvise(p.cast(), layout.size(), MADV_HUGEPAGE); // (only advice: its failure changes nothing)
+            }
+            std::ptr::write_bytes(p, 0, layout.size());
+            Slots { ptr: std::ptr::NonNull::new_unchecked(p.cast()), len }
+        }
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [Slot];
+    fn deref(&self) -> &[Slot] {
+        // SAFETY: `len` initialised slots at `ptr`, owned
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for Slots {
+    fn deref_mut(&mut self) -> &mut [Slot] {
+        // SAFETY: as in `deref`, borrowed mutably
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), Self::layout(self.len)) }
+    }
+}
 /// (fpbench: time spent segmenting inside `fingerprint`)
 #[cfg(feature = "bench")]
 pub static PREPARE_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -813,7 +881,7 @@ fn slot_hash(key: u128) -> usize {
 
 impl Cache {
     fn new() -> Self {
-        Cache { slots: vec![Slot::default(); 1 << 14], len: 0, long: FxHashMap::default() }
+        Cache { slots: Slots::new(1 << 14), len: 0, long: FxHashMap::default() }
     }
 
     #[inline]
@@ -846,9 +914,9 @@ impl Cache {
     fn insert_short(&mut self, key: u128, info: TokInfo) {
         if (self.len + 1) * 2 > self.slots.len() {
             let size = self.slots.len() * 2;
-            let old = std::mem::replace(&mut self.slots, vec![Slot::default(); size]);
+            let old = std::mem::replace(&mut self.slots, Slots::new(size));
             self.len = 0;
-            for s in old.into_iter().filter(|s| s.key != 0) {
+            for &s in old.iter().filter(|s| s.key != 0) {
                 self.put(s);
             }
         }
