@@ -93,6 +93,26 @@ fn bmp_flags() -> &'static [u8; 0x10000] {
     })
 }
 
+/// Code points U+3400..U+9FFF (the two main ideograph blocks): bit `cp - 0x3400` set when [`bmp_flags`] has
+/// `SIMPLE | CJK | ALNUM` for it. 3.4 KB where those flags take 27 KB of the table: the normalisation of a Chinese
+/// text reads this after each text's segmentation has pushed most of it out of the CPU's first-level cache.
+const IDEOGRAPH_BITS_FROM: u32 = 0x3400;
+const IDEOGRAPH_BITS_LEN: u32 = 0xA000 - IDEOGRAPH_BITS_FROM;
+
+fn ideograph_bits() -> &'static [u64; (IDEOGRAPH_BITS_LEN / 64) as usize] {
+    static BITS: OnceLock<[u64; (IDEOGRAPH_BITS_LEN / 64) as usize]> = OnceLock::new();
+    BITS.get_or_init(|| {
+        let f = bmp_flags();
+        let mut bits = [0u64; (IDEOGRAPH_BITS_LEN / 64) as usize];
+        for off in 0..IDEOGRAPH_BITS_LEN {
+            if f[(IDEOGRAPH_BITS_FROM + off) as usize] & (SIMPLE | CJK | ALNUM) == SIMPLE | CJK | ALNUM {
+                bits[(off / 64) as usize] |= 1 << (off % 64);
+            }
+        }
+        bits
+    })
+}
+
 fn in_ranges(ranges: &[(u32, u32)], c: u32) -> bool {
     match ranges.binary_search_by(|&(a, _)| a.cmp(&c)) {
         Ok(_) => true,
@@ -314,22 +334,24 @@ pub fn normalize_with_keys(text: &str, min_sentence_chars: usize) -> Option<(Str
 /// The common case in one pass: ASCII, full-width forms, U+3000, U+2026, spaces and [`SIMPLE`] characters only
 /// (then the text after the fold is already NFKC). `None`: any other character (use [`normalize_full`]).
 fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>)> {
-    const IDEOGRAPH: u8 = SIMPLE | CJK | ALNUM;
     let table = bmp_flags();
+    let ideographs = ideograph_bits();
     let bytes = text.as_bytes();
     let mut w = Collapse::new(text.len() + 8, keys);
     let mut i = 0;
     while i < bytes.len() {
         if w.pending == 0 {
-            // a run of ideographs right after a non-space (most characters of Chinese text): what `emit` does for
-            // each, shortly, and their bytes copied as they are, once for the run (every ideograph is 3 bytes in
-            // UTF-8, lead byte 0xE3..0xEF)
+            // a run of ideographs (of U+3400..U+9FFF, see `ideograph_bits`) right after a non-space (most characters
+            // of Chinese text): what `emit` does for each, shortly, and their bytes copied as they are, once for the
+            // run (each is 3 bytes in UTF-8, lead byte 0xE3..0xE9). Any other character, even one `emit` handles
+            // the same way (an ideograph of U+F900..U+FAFF), ends the run and goes through `emit`.
             let (start, mut bag, mut last) = (i, 0u64, 0u32);
-            // (one length test per character: a lead byte 0xE3..0xEF is followed by its two continuation bytes in
-            // valid UTF-8, and the code point decoded is below 0x10000, inside `table`)
-            while let [b0 @ 0xE3..=0xEF, b1, b2, ..] = bytes[i..] {
+            // (one length test per character: a lead byte 0xE3..0xE9 is followed by its two continuation bytes in
+            // valid UTF-8)
+            while let [b0 @ 0xE3..=0xE9, b1, b2, ..] = bytes[i..] {
                 let cp = (b0 as u32 & 0x0F) << 12 | (b1 as u32 & 0x3F) << 6 | (b2 as u32 & 0x3F);
-                if table[cp as usize] & IDEOGRAPH != IDEOGRAPH {
+                let off = cp.wrapping_sub(IDEOGRAPH_BITS_FROM);
+                if off >= IDEOGRAPH_BITS_LEN || ideographs[(off / 64) as usize] >> (off % 64) & 1 == 0 {
                     break;
                 }
                 bag = bag.wrapping_add(splitmix64(cp as u64) >> 32);
@@ -765,9 +787,10 @@ pub struct Core {
 
 /// Token -> [`TokInfo`]. Tokens of up to 15 bytes (nearly all) are keyed by their bytes packed in a `u128`, in an
 /// open-addressing table of 32-byte slots whose look-ups are prefetched a few tokens ahead (the table outgrows the
-/// CPU caches: the memory latency, not the work, is the cost); longer tokens go to a plain hash map.
+/// CPU caches: the memory latency, not the work, is the cost); longer tokens go to a plain hash map. A look-up
+/// starts at the first slot of a cache line (an even slot): the line prefetched holds the slot probed next too.
 struct Cache {
-    slots: Vec<Slot>,
+    slots: Slots,
     len: usize,
     long: FxHashMap<Box<str>, TokInfo>,
 }
@@ -781,6 +804,74 @@ struct Slot {
 }
 
 const WORD_FLAG: u64 = 1 << 63;
+
+/// The cache's slots (all zero: empty). A table of 2 MB or more is 2 MB-aligned and, on Linux, advised into
+/// transparent huge pages before its first write: a look-up is then no TLB miss (a 4 MB table is 1,024 pages of
+/// 4 KB, more than the TLB holds beside the segmenter's tables, which every cache look-up would push out).
+struct Slots {
+    ptr: std::ptr::NonNull<Slot>,
+    len: usize,
+}
+
+// SAFETY: `Slots` owns its allocation, like a `Box<[Slot]>`.
+unsafe impl Send for Slots {}
+unsafe impl Sync for Slots {}
+
+const HUGE_PAGE: usize = 2 << 20;
+
+#[cfg(target_os = "linux")]
+extern "C" {
+    fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: std::ffi::c_int) -> std::ffi::c_int;
+}
+
+impl Slots {
+    fn layout(len: usize) -> std::alloc::Layout {
+        let size = len.checked_mul(std::mem::size_of::<Slot>()).expect("token cache size");
+        let align = if size >= HUGE_PAGE { HUGE_PAGE } else { 64 }; // (a pair of slots is a cache line)
+        std::alloc::Layout::from_size_align(size, align).unwrap()
+    }
+
+    /// `len` empty slots (`len` > 0).
+    fn new(len: usize) -> Self {
+        let layout = Self::layout(len);
+        // SAFETY: `layout` has a non-zero size; all-zero bytes are a valid (empty) `Slot`
+        unsafe {
+            let p = std::alloc::alloc(layout);
+            if p.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            #[cfg(target_os = "linux")]
+            if layout.align() == HUGE_PAGE {
+                const MADV_HUGEPAGE: std::ffi::c_int = 14;
+                madvise(p.cast(), layout.size(), MADV_HUGEPAGE); // (only advice: its failure changes nothing)
+            }
+            std::ptr::write_bytes(p, 0, layout.size());
+            Slots { ptr: std::ptr::NonNull::new_unchecked(p.cast()), len }
+        }
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [Slot];
+    fn deref(&self) -> &[Slot] {
+        // SAFETY: `len` initialised slots at `ptr`, owned
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for Slots {
+    fn deref_mut(&mut self) -> &mut [Slot] {
+        // SAFETY: as in `deref`, borrowed mutably
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), Self::layout(self.len)) }
+    }
+}
 /// (fpbench: time spent segmenting inside `fingerprint`)
 #[cfg(feature = "bench")]
 pub static PREPARE_NANOS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -813,14 +904,14 @@ fn slot_hash(key: u128) -> usize {
 
 impl Cache {
     fn new() -> Self {
-        Cache { slots: vec![Slot::default(); 1 << 14], len: 0, long: FxHashMap::default() }
+        Cache { slots: Slots::new(1 << 14), len: 0, long: FxHashMap::default() }
     }
 
     #[inline]
     fn prefetch(&self, key: u128) {
         #[cfg(target_arch = "x86_64")]
         unsafe {
-            let i = slot_hash(key) & (self.slots.len() - 1);
+            let i = slot_hash(key) & (self.slots.len() - 2);
             core::arch::x86_64::_mm_prefetch(self.slots.as_ptr().add(i) as *const i8, core::arch::x86_64::_MM_HINT_T0);
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -830,7 +921,7 @@ impl Cache {
     #[inline]
     fn get_short(&self, key: u128) -> Option<TokInfo> {
         let mask = self.slots.len() - 1;
-        let mut i = slot_hash(key) & mask;
+        let mut i = slot_hash(key) & mask & !1;
         loop {
             let s = &self.slots[i];
             if s.key == key {
@@ -846,9 +937,9 @@ impl Cache {
     fn insert_short(&mut self, key: u128, info: TokInfo) {
         if (self.len + 1) * 2 > self.slots.len() {
             let size = self.slots.len() * 2;
-            let old = std::mem::replace(&mut self.slots, vec![Slot::default(); size]);
+            let old = std::mem::replace(&mut self.slots, Slots::new(size));
             self.len = 0;
-            for s in old.into_iter().filter(|s| s.key != 0) {
+            for &s in old.iter().filter(|s| s.key != 0) {
                 self.put(s);
             }
         }
@@ -857,7 +948,7 @@ impl Cache {
 
     fn put(&mut self, slot: Slot) {
         let mask = self.slots.len() - 1;
-        let mut i = slot_hash(slot.key) & mask;
+        let mut i = slot_hash(slot.key) & mask & !1;
         loop {
             if self.slots[i].key == 0 {
                 self.slots[i] = slot;
@@ -876,54 +967,65 @@ impl Cache {
     }
 }
 
-/// A text normalised, with its keys, and segmented: tokens as (byte offset, byte length) in `padded` (the
-/// normalised text and 16 NUL bytes); `chosen`: the spans in `keys.content` of the sentence keys the signature
-/// hashes (see [`Core::chosen_sentences`]).
+/// A text normalised, with its keys, segmented and its tokens counted while segmenting: `distinct`, each distinct
+/// token of up to 15 bytes (packed, see [`pack`]) with its count and the byte offset of an occurrence in `padded`
+/// (the normalised text and 16 NUL bytes); `long`, each occurrence of a longer token as (byte offset, byte length)
+/// in `padded`; `chosen`: the spans in `keys.content` of the sentence keys the signature hashes (see
+/// [`Core::chosen_sentences`]).
 struct Prepared {
     padded: String,
     keys: Keys,
-    tokens: Vec<(u32, u32)>,
+    distinct: Vec<(u128, u32, u32)>,
+    long: Vec<(u32, u32)>,
     chosen: Vec<(usize, usize)>,
 }
 
-/// Per-thread scratch reused from document to document: token counts and the distinct tokens.
+/// Per-thread scratch reused from document to document: token counts.
 #[derive(Default)]
 struct Scratch {
     counts: Counts,
     long_counts: FxHashMap<Box<str>, u64>,
-    distinct: Vec<(u128, u32, u32)>,
 }
 
-/// The counts of one text's packed tokens: open addressing, at least twice as many slots as the text has tokens
-/// (the table only grows), and the slots used are listed so that emptying it costs a store per distinct token.
+/// The counts of one text's packed tokens: open addressing, at least twice as many slots (of the table's first
+/// `mask + 1`) as the text has distinct tokens (it doubles when they reach half), and the slots used are listed so
+/// that emptying it costs a store per distinct token. A text uses only as much of the table as it needs: a short
+/// text after a long one does not scatter its few tokens over the long one's table.
 #[derive(Default)]
 struct Counts {
     slots: Vec<CountSlot>,
     used: Vec<u32>,
+    mask: usize,
 }
 
 #[derive(Clone, Copy, Default)]
 struct CountSlot {
     key: [u64; 2], // the packed token (low, high half; 0: empty), 8-byte aligned so a slot is 24 bytes
     count: u32,
-    first: u32, // index of an occurrence
+    first: u32, // byte offset of an occurrence
 }
 
 impl Counts {
-    /// Empty, with room for `n` tokens.
+    /// Empty, sized for about `n` distinct tokens.
     fn reset(&mut self, n: usize) {
         for &j in &self.used {
             self.slots[j as usize].key = [0, 0];
         }
         self.used.clear();
-        if self.slots.len() < 2 * n {
-            self.slots = vec![CountSlot::default(); (2 * n).next_power_of_two()];
+        self.resize((2 * n).max(64).next_power_of_two());
+    }
+
+    /// Uses the first `size` slots (a power of two; all are empty).
+    fn resize(&mut self, size: usize) {
+        if self.slots.len() < size {
+            self.slots = vec![CountSlot::default(); size];
         }
+        self.mask = size - 1;
     }
 
     #[inline]
     fn add(&mut self, key: u128, at: u32) {
-        let mask = self.slots.len() - 1;
+        let mask = self.mask;
         let mut j = slot_hash(key) & mask;
         let key = [key as u64, (key >> 64) as u64];
         loop {
@@ -935,18 +1037,82 @@ impl Counts {
             if s.key == [0, 0] {
                 *s = CountSlot { key, count: 1, first: at };
                 self.used.push(j as u32);
+                if 2 * self.used.len() > mask {
+                    self.grow();
+                }
                 return;
             }
             j = (j + 1) & mask;
         }
     }
 
-    /// (packed token, count, index of an occurrence) of each distinct token, in order of first occurrence.
+    /// Twice the slots, the counts moved (`used` keeps its order: first occurrence).
+    #[cold]
+    fn grow(&mut self) {
+        let old: Vec<CountSlot> = self.used.iter().map(|&j| self.slots[j as usize]).collect();
+        for &j in &self.used {
+            self.slots[j as usize].key = [0, 0];
+        }
+        self.used.clear();
+        self.resize(2 * (self.mask + 1));
+        let mask = self.mask;
+        for s in old {
+            let mut j = slot_hash(s.key[0] as u128 | (s.key[1] as u128) << 64) & mask;
+            while self.slots[j].key != [0, 0] {
+                j = (j + 1) & mask;
+            }
+            self.slots[j] = s;
+            self.used.push(j as u32);
+        }
+    }
+
+    /// (packed token, count, byte offset of an occurrence) of each distinct token, in order of first occurrence.
     fn distinct(&self) -> impl Iterator<Item = (u128, u32, u32)> + '_ {
         self.used.iter().map(|&j| {
             let s = &self.slots[j as usize];
             (s.key[0] as u128 | (s.key[1] as u128) << 64, s.count, s.first)
         })
+    }
+}
+
+/// A text's SimHash sums: the weight per (nibble position, nibble value) of the token hashes (16 additions per
+/// token instead of 64, bits summed at the end), their total, the features counted and the word bag.
+struct Acc {
+    hist: [[u64; 16]; 16],
+    total: u64,
+    n_features: u64,
+    word_bag: u64,
+}
+
+impl Acc {
+    /// A distinct token met `cnt` times; `None`: a sum Python could round (see the module's doc).
+    #[inline(always)]
+    fn add(&mut self, info: TokInfo, cnt: u64, tf: &Tf, need_words: bool) -> Option<()> {
+        if info.word && need_words {
+            self.word_bag = self.word_bag.wrapping_add(info.hash.wrapping_mul(cnt));
+        }
+        if info.weight == 0 {
+            return Some(());
+        }
+        self.n_features += cnt;
+        let w = match tf {
+            Tf::Raw => info.weight.checked_mul(cnt)?,
+            Tf::Cap(c) => info.weight.checked_mul(cnt.min(*c))?,
+            Tf::Sublinear(ln) => {
+                let l = *ln.get((cnt - 1) as usize)?;
+                let v = (info.weight as f64 * (1.0 + l)).round_ties_even();
+                if !(v >= 0.0 && v < EXACT_LIMIT as f64) {
+                    return None;
+                }
+                v as u64
+            }
+        };
+        self.total = self.total.checked_add(w)?;
+        let h = info.hash;
+        for (p, row) in self.hist.iter_mut().enumerate() {
+            row[((h >> (4 * p)) & 0xF) as usize] += w;
+        }
+        Some(())
     }
 }
 
@@ -987,19 +1153,22 @@ impl Core {
         self.fingerprint_many(&[Some(text)]).pop().flatten()
     }
 
-    /// [`Core::fingerprint`] of each text (`None` in: `None` out). Texts go by groups: a group is normalised and
-    /// segmented, then its tokens are counted and looked up, so the segmenter's tables and the token cache are not
-    /// fighting over the CPU caches at every text. The group's BLAKE2b hashes (content keys, chosen sentence keys)
-    /// are computed together, several at a time (`hash_many`: 4 inputs in parallel with AVX2).
+    /// [`Core::fingerprint`] of each text (`None` in: `None` out). Texts go by groups: a group is normalised,
+    /// segmented and its tokens counted, then its distinct tokens are looked up, so the segmenter's tables and the
+    /// token cache are not fighting over the CPU caches at every text. The group's BLAKE2b hashes (content keys,
+    /// chosen sentence keys) are computed together, several at a time (`hash_many`: 4 inputs in parallel with AVX2).
     pub fn fingerprint_many(&self, texts: &[Option<&str>]) -> Vec<Option<Fp>> {
-        const GROUP: usize = 32;
+        // (8: what a group holds between its two halves stays small; fpbench measured 8 a little faster than 32,
+        // with 1, 4 and 64 no better)
+        const GROUP: usize = 8;
         let mut out = Vec::with_capacity(texts.len());
         SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             for group in texts.chunks(GROUP) {
                 #[cfg(feature = "bench")]
                 let t0 = std::time::Instant::now();
-                let prepared: Vec<Option<Prepared>> = group.iter().map(|t| t.and_then(|t| self.prepare(t))).collect();
+                let prepared: Vec<Option<Prepared>> =
+                    group.iter().map(|t| t.and_then(|t| self.prepare(t, &mut scratch.counts))).collect();
                 #[cfg(feature = "bench")]
                 let t1 = std::time::Instant::now();
                 // hash64 of each text's content key (if not empty) then of its chosen sentence keys, in text order
@@ -1031,31 +1200,58 @@ impl Core {
         out
     }
 
-    /// The first half of a fingerprint: the text normalised (with its keys) and segmented.
-    fn prepare(&self, text: &str) -> Option<Prepared> {
+    /// The first half of a fingerprint: the text normalised (with its keys), segmented and its tokens counted (in
+    /// `counts`, as they come: no list of the tokens to write and read again).
+    fn prepare(&self, text: &str, counts: &mut Counts) -> Option<Prepared> {
         let (mut padded, keys) = normalize_with_keys(text, self.cfg.min_sentence_chars)?;
         let n = padded.len();
         if n >= u32::MAX as usize - 64 {
             return None;
         }
         padded.push_str(PADDING); // so that 16 bytes can be read from where any token starts (see `finish`)
+        let bytes = padded.as_bytes();
         let normalized = &padded[..n];
         let base = normalized.as_ptr() as usize;
         // a token shorter than min_token_len has weight 0: it is kept only for a word bag
         let (keep_all, min_len) = (self.sketched(keys.n_chars), self.cfg.min_token_len);
-        let mut tokens: Vec<(u32, u32)> = Vec::with_capacity(n / 3 + 1);
+        // (distinct tokens: at most one per 3 bytes of Chinese text, mostly fewer)
+        counts.reset(n / 6);
+        let mut long: Vec<(u32, u32)> = Vec::new();
         #[cfg(feature = "bench")]
         let t0 = std::time::Instant::now();
-        // (an ideograph is a letter: the text has one exactly when its content key has one)
-        segment_known(normalized, keys.cjk, || keys.resplit, |w, chars| {
-            if keep_all || chars >= min_len {
-                tokens.push(((w.as_ptr() as usize - base) as u32, w.len() as u32));
+        #[inline(always)]
+        fn count(w: &str, base: usize, bytes: &[u8], counts: &mut Counts, long: &mut Vec<(u32, u32)>) {
+            let (at, len) = (w.as_ptr() as usize - base, w.len());
+            if len <= 15 {
+                // `pack(w)`: one unaligned 16-byte read (`PADDING`: always in bounds), masked
+                let raw = u128::from_le_bytes(bytes[at..at + 16].try_into().unwrap());
+                let key = (raw & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120);
+                debug_assert_eq!(Some(key), pack(w));
+                counts.add(key, at as u32);
+            } else {
+                long.push((at as u32, len as u32));
             }
-        });
+        }
+        if keys.cjk && !keys.resplit {
+            // (the common case, `segment_known`'s loop here, so that counting a token is no call)
+            for tok in jieba().cut(normalized, true) {
+                if keep_all || tok.end - tok.start >= min_len {
+                    count(tok.word, base, bytes, counts, &mut long);
+                }
+            }
+        } else {
+            // (an ideograph is a letter: the text has one exactly when its content key has one)
+            segment_known(normalized, keys.cjk, || keys.resplit, |w, chars| {
+                if keep_all || chars >= min_len {
+                    count(w, base, bytes, counts, &mut long);
+                }
+            });
+        }
         #[cfg(feature = "bench")]
         SEGMENT_NANOS.fetch_add(t0.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+        let distinct = counts.distinct().collect();
         let chosen = self.chosen_sentences(&keys);
-        Some(Prepared { padded, keys, tokens, chosen })
+        Some(Prepared { padded, keys, distinct, long, chosen })
     }
 
     /// Whether a text of `n_chars` (content key characters) gets a shingle sketch (and then a word bag).
@@ -1090,23 +1286,11 @@ impl Core {
     fn finish(&self, prepared: Prepared, content_h: u64, sentence_h: &[u64], scratch: &mut Scratch) -> Option<Fp> {
         #[cfg(feature = "bench")]
         let t_start = std::time::Instant::now();
-        let Prepared { padded, keys, tokens, chosen } = prepared;
-        let bytes = padded.as_bytes();
+        let Prepared { padded, keys, distinct, long, chosen } = prepared;
         let token = |&(at, len): &(u32, u32)| -> &str {
             debug_assert!(padded.is_char_boundary(at as usize) && padded.is_char_boundary((at + len) as usize));
             // SAFETY: (at, len) was taken from a subslice of `padded` (`prepare`): in bounds, on char boundaries
             unsafe { padded.get_unchecked(at as usize..(at + len) as usize) }
-        };
-        // `pack(t)` for a token inside `padded`: one unaligned 16-byte read, masked
-        let packed = |&(at, len): &(u32, u32)| -> Option<u128> {
-            if len > 15 {
-                return None;
-            }
-            assert!(at as usize + 16 <= bytes.len()); // (`PADDING`: always true; lets the read go unchecked)
-            let raw = u128::from_le_bytes(bytes[at as usize..at as usize + 16].try_into().unwrap());
-            let key = (raw & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120);
-            debug_assert_eq!(Some(key), pack(token(&(at, len))));
-            Some(key)
         };
         let Keys { content: key, n_chars, bag, cjk, .. } = keys;
         let cfg = &self.cfg;
@@ -1125,52 +1309,16 @@ impl Core {
 
         // token counts, then one cache look-up per distinct token
         let need_words = !sketch.is_empty();
-        let Scratch { counts, long_counts, distinct } = scratch;
-        counts.reset(tokens.len());
+        let long_counts = &mut scratch.long_counts;
         long_counts.clear();
-        distinct.clear();
-        for (i, t) in tokens.iter().enumerate() {
-            match packed(t) {
-                Some(k) => counts.add(k, i as u32),
-                None => *long_counts.entry(token(t).into()).or_insert(0) += 1,
-            }
+        for t in &long {
+            *long_counts.entry(token(t).into()).or_insert(0) += 1;
         }
-        distinct.extend(counts.distinct());
         #[cfg(feature = "bench")]
         let t_counted = std::time::Instant::now();
-        // weight per (nibble position, nibble value): 16 additions per token instead of 64, bits summed at the end
-        let mut hist = [[0u64; 16]; 16];
-        let mut total = 0u64;
-        let mut n_features = 0u64;
-        let mut word_bag = 0u64;
+        let mut acc = Acc { hist: [[0u64; 16]; 16], total: 0, n_features: 0, word_bag: 0 };
         let mut misses: Vec<(&str, Option<u128>, TokInfo)> = Vec::new();
-        let mut add = |info: TokInfo, cnt: u64| -> Option<()> {
-            if info.word && need_words {
-                word_bag = word_bag.wrapping_add(info.hash.wrapping_mul(cnt));
-            }
-            if info.weight == 0 {
-                return Some(());
-            }
-            n_features += cnt;
-            let w = match &cfg.tf {
-                Tf::Raw => info.weight.checked_mul(cnt)?,
-                Tf::Cap(c) => info.weight.checked_mul(cnt.min(*c))?,
-                Tf::Sublinear(ln) => {
-                    let l = *ln.get((cnt - 1) as usize)?;
-                    let v = (info.weight as f64 * (1.0 + l)).round_ties_even();
-                    if !(v >= 0.0 && v < EXACT_LIMIT as f64) {
-                        return None;
-                    }
-                    v as u64
-                }
-            };
-            total = total.checked_add(w)?;
-            let h = info.hash;
-            for (p, row) in hist.iter_mut().enumerate() {
-                row[((h >> (4 * p)) & 0xF) as usize] += w;
-            }
-            Some(())
-        };
+        let tf = &cfg.tf;
         {
             let cache = self.cache.read().unwrap();
             const AHEAD: usize = 24;
@@ -1181,31 +1329,32 @@ impl Core {
                 if let Some(&(k, _, _)) = distinct.get(j + AHEAD) {
                     cache.prefetch(k);
                 }
-                let (k, cnt, i) = distinct[j];
+                let (k, cnt, at) = distinct[j];
                 let info = match cache.get_short(k) {
                     Some(info) => info,
                     None => {
-                        let tok = token(&tokens[i as usize]);
+                        let tok = token(&(at, (k >> 120) as u32));
                         let info = self.token_info(tok);
                         misses.push((tok, Some(k), info));
                         info
                     }
                 };
-                add(info, cnt as u64)?;
+                acc.add(info, cnt as u64, tf, need_words)?;
             }
             for (tok, &cnt) in long_counts.iter() {
                 let info = match cache.long.get(tok) {
                     Some(&info) => info,
                     None => {
                         let info = self.token_info(tok);
-                        let at = tokens.iter().position(|t| token(t) == &**tok).unwrap();
-                        misses.push((token(&tokens[at]), None, info));
+                        let at = long.iter().find(|t| token(t) == &**tok).unwrap();
+                        misses.push((token(at), None, info));
                         info
                     }
                 };
-                add(info, cnt)?;
+                acc.add(info, cnt, tf, need_words)?;
             }
         }
+        let Acc { hist, total, n_features, mut word_bag } = acc;
         if total >= EXACT_LIMIT {
             return None;
         }

@@ -5,6 +5,7 @@
 //!     cargo run --release --no-default-features --features bench --bin fpbench -- DIR [ROUNDS]
 //!
 //! (`bench/fingerprint.py --rust` does both.) Prints `RESULT fingerprint_vs_segment=<seg time / fp time>`.
+//! Also prints the ratio of the thread CPU times (Linux), steadier than the wall clock on a busy machine.
 //! `FPBENCH_STAGES=1` also times the stages one by one (normalise, segment, keys). `FPBENCH_FLOOR=1` also times,
 //! in interleaved rounds of their own, the work no fingerprint can skip: normalising the raw text (with its keys)
 //! and cutting it, then that and BLAKE2b of every content key; `cut` over each is the best ratio a fingerprint
@@ -14,6 +15,24 @@ use std::time::Instant;
 
 use es_simhash_native::core::{self, Config, Core, Tf};
 use rustc_hash::{FxHashMap, FxHashSet};
+
+/// CPU time of this thread (seconds): unlike the wall clock, not counting the time other processes on the machine
+/// take from it (the per-round ratios of CPU times are steadier on a busy machine).
+fn thread_cpu() -> f64 {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: a valid pointer to a timespec
+    unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.sec as f64 + ts.nsec as f64 * 1e-9
+}
 
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -63,21 +82,25 @@ fn main() {
 
     let batch: Vec<Option<&str>> = texts.iter().map(|t| Some(*t)).collect();
     let mut checksum = 0u64;
+    let mut fp_cpu = Vec::new();
     let mut run_fp = || {
-        let t0 = Instant::now();
+        let (t0, c0) = (Instant::now(), thread_cpu());
         for fp in core.fingerprint_many(&batch) {
             checksum = checksum.wrapping_add(fp.expect("fingerprint").simhash);
         }
+        fp_cpu.push(thread_cpu() - c0);
         t0.elapsed().as_secs_f64()
     };
     let mut n_tokens = 0usize;
+    let mut seg_cpu = Vec::new();
     let mut run_seg = || {
-        let t0 = Instant::now();
+        let (t0, c0) = (Instant::now(), thread_cpu());
         let mut n = 0usize;
         for t in &normalized {
             n += jieba.cut(t, true).len();
         }
         n_tokens = n;
+        seg_cpu.push(thread_cpu() - c0);
         t0.elapsed().as_secs_f64()
     };
     run_fp(); // warm-up: dictionary loaded, token cache filled
@@ -91,16 +114,25 @@ fn main() {
         seg_t.push(run_seg());
     }
     let ratios: Vec<String> = fp_t.iter().zip(&seg_t).map(|(f, s)| format!("{:.3}", s / f)).collect();
+    let (fp_cpu, seg_cpu) = (&mut fp_cpu[1..], &mut seg_cpu[1..]); // (after the warm-up)
+    let mut cpu_ratios: Vec<f64> = fp_cpu.iter().zip(seg_cpu.iter()).map(|(f, s)| s / f).collect();
+    let cpu_ratio = median(&mut cpu_ratios);
+    let (fp_cpu_m, seg_cpu_m) = (median(fp_cpu), median(seg_cpu));
+    let min = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min);
+    let min_ratio = min(seg_cpu) / min(fp_cpu);
     let (fp_m, seg_m) = (median(&mut fp_t), median(&mut seg_t));
     println!("fpbench: {} documents, {} characters, {} tokens; {} rounds after a warm-up (medians)", texts.len(), n_chars, n_tokens, rounds);
     println!("  full fingerprint (raw text)          {:8.1} ms  {:8.0} docs/s", fp_m * 1e3, texts.len() as f64 / fp_m);
     println!("  jieba-rs cut alone (normalised text) {:8.1} ms  {:8.0} docs/s", seg_m * 1e3, texts.len() as f64 / seg_m);
     println!("  per-round segment/fingerprint: {}", ratios.join(", "));
+    println!("  thread CPU time (medians): fingerprint {:.1} ms, cut {:.1} ms; median of the per-round CPU ratios {:.3}",
+             fp_cpu_m * 1e3, seg_cpu_m * 1e3, cpu_ratio);
+    println!("  thread CPU time (minima): fingerprint {:.1} ms, cut {:.1} ms; ratio {:.3}", min(fp_cpu) * 1e3, min(seg_cpu) * 1e3, min_ratio);
     let inside = core::SEGMENT_NANOS.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9 / rounds as f64;
     let per_round = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e6 / rounds as f64;
-    println!("  inside fingerprint (mean of the timed rounds): segmenting {:.1} ms; normalising + segmenting {:.1} ms; \
-              counting, weights, hashes {:.1} ms", inside * 1e3, per_round(&core::PREPARE_NANOS), per_round(&core::FINISH_NANOS));
-    println!("  (of the last: counting {:.1} ms, look-ups and SimHash sums {:.1} ms, the rest {:.1} ms)",
+    println!("  inside fingerprint (mean of the timed rounds): segmenting and counting {:.1} ms; normalising + that {:.1} ms; \
+              look-ups, weights, hashes {:.1} ms", inside * 1e3, per_round(&core::PREPARE_NANOS), per_round(&core::FINISH_NANOS));
+    println!("  (of the last: sketch and long tokens {:.1} ms, look-ups and SimHash sums {:.1} ms, the rest {:.1} ms)",
              per_round(&core::STAGE_NANOS[0]), per_round(&core::STAGE_NANOS[1]), per_round(&core::STAGE_NANOS[2]));
     println!("  (checksum {checksum:016x})");
     if std::env::var_os("FPBENCH_STAGES").is_some() {
