@@ -604,7 +604,7 @@ class DedupEngine:
 
         With the native core, a batch is fingerprinted in chunks of :attr:`STEAL_CHUNK` texts, and the chunks the
         workers have not started when its turn comes are fingerprinted by the calling thread instead of waiting
-        for them: the thread that decides never idles while fingerprints are late.
+        for them: the thread that decides waits only for chunks a worker is fingerprinting.
 
         With a backend that allows it (``overlapping_writes``: Elasticsearch), batch N is written in another
         thread while batch N+1 is looked up and decided. That lookup leaves batch N's stored versions out
