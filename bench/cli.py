@@ -116,8 +116,7 @@ def start_then_wrap():
         for obj, name, label in ((cli, "_fingerprinter", "Fingerprinter()"),
                                  (cli, "run_dedup", "the run (reading, deciding, writing)"),
                                  (dedup.DedupEngine, "_decide_batch", "  deciding (engine)"),
-                                 (dedup.DedupEngine, "_collect", "  fingerprints: taking over chunks, waiting"),
-                                 (futures.Future, "result", "    of which waiting for the worker"),
+                                 (futures.Future, "result", "  waiting for fingerprints"),
                                  (sources.RecordReader, "parse", "  parsing records"),
                                  (pipeline._Run, "flush", "  writing the report")):
             spent[label] = 0.0

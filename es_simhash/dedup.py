@@ -545,9 +545,6 @@ class DedupEngine:
     ['canonical', 'exact']
     """
 
-    STEAL_CHUNK = 50
-    """Texts per fingerprinting task with the native core (see :meth:`process_batches`)."""
-
     def __init__(
         self,
         index: SegmentIndex | None = None,
@@ -602,10 +599,6 @@ class DedupEngine:
         *processes*, each with a copy of the fingerprinter (the Python engine holds the GIL); fingerprints are
         deterministic, so the results are the same.
 
-        With the native core, a batch is fingerprinted in chunks of :attr:`STEAL_CHUNK` texts, and the chunks the
-        workers have not started when its turn comes are fingerprinted by the calling thread instead of waiting
-        for them: the thread that decides waits only for chunks a worker is fingerprinting.
-
         With a backend that allows it (``overlapping_writes``: Elasticsearch), batch N is written in another
         thread while batch N+1 is looked up and decided. That lookup leaves batch N's stored versions out
         (``exclude``) and batch N+1 is compared with batch N's decided documents in memory instead, so the
@@ -632,26 +625,23 @@ class DedupEngine:
             fingerprint, depth = self.fingerprinter.fingerprint_many, 1
         writer = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="write")
                   if getattr(self.index, "overlapping_writes", False) else None)
-        # the native core (threads): chunks, so that the calling thread can take over the ones not started yet
-        chunk = self.STEAL_CHUNK if threads else 0
         try:
-            ahead: deque[tuple[Sequence[Document], T, list[tuple[list[str], Future]]]] = deque()
+            ahead: deque[tuple[Sequence[Document], T, Future | None]] = deque()
             it = iter(batches)
 
             def submit() -> None:  # read the next batch (if any) and start fingerprinting it
                 for docs, context in it:
                     texts = [d.text for d in docs]
-                    parts = [texts[i:i + chunk] for i in range(0, len(texts), chunk)] if chunk else [texts]
-                    ahead.append((docs, context, [(p, pool.submit(fingerprint, p)) for p in parts if p]))
+                    ahead.append((docs, context, pool.submit(fingerprint, texts) if texts else None))
                     return
 
             def fingerprinted() -> Iterator[tuple[Sequence[Document], T, Sequence[Fingerprint]]]:
                 for _ in range(depth):
                     submit()
                 while ahead:
-                    docs, context, parts = ahead.popleft()
+                    docs, context, future = ahead.popleft()
                     submit()
-                    yield docs, context, self._collect(parts, steal=bool(chunk))
+                    yield docs, context, (future.result() if future is not None else [])
 
             if writer is None:
                 for docs, context, fps in fingerprinted():
@@ -662,19 +652,6 @@ class DedupEngine:
             pool.shutdown(wait=True, cancel_futures=True)
             if writer is not None:
                 writer.shutdown(wait=True)
-
-    def _collect(self, parts: list[tuple[list[str], Future]], steal: bool) -> list[Fingerprint]:
-        """The fingerprints of a batch's chunks, in order; with ``steal``, the chunks no worker has started are
-        fingerprinted here (from the last, while the workers go on from the first)."""
-        done: list[Sequence[Fingerprint] | None] = [None] * len(parts)
-        if steal:
-            for i in range(len(parts) - 1, -1, -1):
-                if parts[i][1].cancel():
-                    done[i] = self.fingerprinter.fingerprint_many(parts[i][0])
-        fps: list[Fingerprint] = []
-        for (_, future), got in zip(parts, done):
-            fps += got if got is not None else future.result()
-        return fps
 
     def _overlapped(self, batches, writer: Executor):
         """Decide batch N+1 while batch N is written (see :meth:`process_batches`)."""

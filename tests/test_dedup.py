@@ -210,31 +210,6 @@ def test_worker_processes_give_the_same_results(articles):
     assert sum(r["duplicate"] for r in parallel) >= 20
 
 
-def test_the_deciding_thread_fingerprints_the_chunks_no_worker_has_started(articles):
-    import threading
-    import time as _time
-
-    class Slow:
-        """The shared fingerprinter, slow in the worker thread; ``engine`` says whether it is thread-safe."""
-
-        def __init__(self, engine):
-            self.engine, self.fp, self.threads = engine, Fingerprinter(), set()
-
-        def fingerprint_many(self, texts):
-            self.threads.add(threading.current_thread() is threading.main_thread())
-            if threading.current_thread() is not threading.main_thread():
-                _time.sleep(0.05)
-            return self.fp.fingerprint_many(texts)
-
-    docs = [Document(f"o{i}", a) for i, a in enumerate(articles)]
-    docs += [Document(f"r{i}", reprint(a)) for i, a in enumerate(articles) if i % 3 == 0]
-    steal, plain = Slow("native"), Slow("python")  # chunks and stealing only with a thread-safe fingerprinter
-    stolen = [r.to_dict() for r in DedupEngine(fingerprinter=steal, batch_size=120).process(docs)]
-    assert [r.to_dict() for r in DedupEngine(fingerprinter=plain, batch_size=120).process(docs)] == stolen
-    assert steal.threads == {True, False}  # the main thread took over chunks the worker had not started
-    assert plain.threads == {False}  # the pure-Python engine is not thread-safe: only its worker uses it
-
-
 def test_stopping_early_with_worker_processes_does_not_hang(articles):
     import subprocess
     import sys
