@@ -568,12 +568,14 @@ class Fingerprinter:
         if self._engine == "native" and self._native_config != self._settings():
             self._engine = self._native = None  # a setting was changed after the native core was made: remake it
         if self._engine != "native" and self.engine != "native":
-            return self._fingerprint_many_python(texts)
+            with self._python_lock:  # the pure-Python engine caches (a vocabulary): one thread at a time
+                return self._fingerprint_many_python(texts)
         texts = texts if isinstance(texts, list) else list(texts)
         try:
             rows = self._native.fingerprint_many(texts)  # None for a text the native core leaves to Python
         except TypeError:  # not all str: the reference raises what it raises
-            return self._fingerprint_many_python(texts)
+            with self._python_lock:
+                return self._fingerprint_many_python(texts)
         # the version is Python's to say (the native core computes the fields; a version that changes only
         # defaults changes nothing there)
         v = FINGERPRINT_VERSION

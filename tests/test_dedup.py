@@ -210,6 +210,19 @@ def test_worker_processes_give_the_same_results(articles):
     assert sum(r["duplicate"] for r in parallel) >= 20
 
 
+def test_worker_threads_sharing_the_pure_python_fingerprinter_give_the_same_results():
+    # the Python engine learns its vocabulary as it goes: worker threads sharing one fingerprinter take turns
+    import random
+
+    rng = random.Random(1)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(20000)]
+    docs = [Document(f"d{i}", " ".join(rng.choice(words) for _ in range(300))) for i in range(600)]
+    inline = [r.to_dict() for r in DedupEngine(fingerprinter=Fingerprinter(engine="python"), batch_size=100)
+              .process(docs)]
+    threaded = DedupEngine(fingerprinter=Fingerprinter(engine="python"), batch_size=100, workers=2, worker_threads=True)
+    assert [r.to_dict() for r in threaded.process(docs)] == inline
+
+
 def test_stopping_early_with_worker_processes_does_not_hang(articles):
     import subprocess
     import sys
