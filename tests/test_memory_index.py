@@ -109,6 +109,27 @@ def test_replacing_a_document_drops_its_old_fingerprint():
     assert index.lookup([Lookup("q", old)], 0)[0].candidates == []
 
 
+@pytest.mark.parametrize("how", ["remove", "replace", "exclude"])
+def test_an_exact_copy_is_found_after_the_first_holder_of_its_content_is_gone(how, tmp_path):
+    # texts without features (all stop words, say) are found through their content alone
+    featureless = Fingerprint(0, 4242, (), 0, 12, True)
+    index = MemoryIndex()
+    index.add([StoredDoc(i, featureless, cluster="a") for i in ("a", "b", "c")])
+    exclude: tuple[str, ...] = ()
+    if how == "remove":
+        index.remove([index.fetch(["a"])["a"]])
+    elif how == "replace":
+        index.add([StoredDoc("a", Fingerprint(0, 9, (), 0, 5, True), cluster="a")])
+    else:
+        exclude = ("a",)
+    found = [c.id for c in index.lookup([Lookup("q", featureless)], 3, exclude=exclude)[0].candidates]
+    assert found == ["b"]  # the first holder still there
+    if how != "exclude":
+        index.save(tmp_path / "i.npz")
+        again = MemoryIndex.load(tmp_path / "i.npz")
+        assert [c.id for c in again.lookup([Lookup("q", featureless)], 3)[0].candidates] == found
+
+
 def test_save_and_load_round_trip(tmp_path, planted):
     index, sims, queries = planted
     small = MemoryIndex()

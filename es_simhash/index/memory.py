@@ -181,7 +181,8 @@ class MemoryIndex:
         # and kept up to date once built
         self._sentences: dict[int, list[int]] | None = None
         self._postings: Any = None  # es_simhash_native.SentencePostings
-        self._content: dict[int, int] = {}
+        self._content: dict[int, int] = {}  # content hash -> the first row holding it (live or not)
+        self._content_more: dict[int, list[int]] = {}  # content hash -> the rows after the first, ascending
         self._versions: dict[str, int] = {}
         self._writes = 0
 
@@ -223,11 +224,8 @@ class MemoryIndex:
             if doc.fields is not None or doc.text is not None:  # keep fingerprints, not payloads, in memory
                 doc = without_payload(doc)
             old = row_of.get(doc.id)
-            if old is not None:  # replace: the old row stays in the runs but is no longer alive
+            if old is not None:  # replace: the old row stays in the runs and the content map, no longer alive
                 dead.append(old)
-                old_hash = stored[old].fingerprint.content_hash
-                if content.get(old_hash) == old:
-                    del content[old_hash]
             row = len(stored)
             fp = doc.fingerprint
             stored.append(doc)
@@ -237,8 +235,11 @@ class MemoryIndex:
             sims.append(fp.simhash)
             has_keys.append(fp.n_features > 0)
             hashes.append(fp.sentences)
-            if fp.n_chars and fp.content_hash not in content:
-                content[fp.content_hash] = row
+            if fp.n_chars:
+                if fp.content_hash not in content:
+                    content[fp.content_hash] = row
+                else:
+                    self._content_more.setdefault(fp.content_hash, []).append(row)
         self._append_rows(start, sims, has_keys, dead)
         if self._postings is not None:
             self._postings.add(start, hashes)
@@ -437,6 +438,9 @@ class MemoryIndex:
             extra = None
             if fp.n_chars:
                 row = content.get(fp.content_hash)  # (the first row with that content)
+                if row is not None and row < end and any_dead and not alive[row]:  # the first live one before end
+                    row = next((r for r in self._content_more.get(fp.content_hash, ()) if r < end and alive[r]),
+                               None)
                 if row is not None and row < end:
                     extra = {row}
             if native is not None:
@@ -531,10 +535,7 @@ class MemoryIndex:
                 continue
             del self._row_of[d.id]
             del self._versions[d.id]
-            dead.append(row)
-            old_hash = self._docs[row].fingerprint.content_hash
-            if self._content.get(old_hash) == row:
-                del self._content[old_hash]
+            dead.append(row)  # (it stays in the content map, no longer alive)
         if dead:
             self._alive[np.asarray(dead, dtype=np.intp)] = False
             self._any_dead = True
@@ -630,6 +631,10 @@ class MemoryIndex:
         has_content = np.flatnonzero(arrays["n_chars"] != 0)
         hashes, first = np.unique(arrays["content_hash"].astype(np.uint64)[has_content], return_index=True)
         index._content = dict(zip(hashes.tolist(), has_content[first].tolist()))
+        later = np.ones(len(has_content), dtype=bool)
+        later[first] = False
+        for row in has_content[later].tolist():  # (copies of a content: few)
+            index._content_more.setdefault(int(arrays["content_hash"][row]), []).append(row)
         # sentence hash -> rows in row order (a stable sort by hash keeps rows ascending within a hash); native
         # postings are built from the rows when first needed
         if flat.size and not (index.native and _NATIVE_POSTINGS is not None):
