@@ -110,13 +110,15 @@ def _has_sketch(fp: Fingerprint) -> bool:
 
 
 def _within(a: Fingerprint, b: Fingerprint, n: int) -> bool:
-    """Whether one of two sketched fingerprints has fewer than ``n`` sketch hashes the other lacks (a text and
-    the same text inside a template: all of it is in the other)."""
+    """Whether one of two sketched fingerprints has fewer than ``n`` sketch hashes the other lacks while the other
+    has ``n`` or more of its own: a text and the same text inside a template (two texts that differ a little
+    both ways are not that)."""
     if not (n and _has_sketch(a) and _has_sketch(b)):
         return False
     sa = {h for h in a.sentences if h >= SKETCH_BIT}
     sb = {h for h in b.sentences if h >= SKETCH_BIT}
-    return len(sa - sb) < n or len(sb - sa) < n
+    own_a, own_b = len(sa - sb), len(sb - sa)
+    return own_a < n <= own_b or own_b < n <= own_a
 
 
 def _sketch_support(a: Fingerprint, b: Fingerprint, boilerplate: frozenset[int]) -> int:
@@ -167,8 +169,8 @@ class DefaultRule:
     crowd the same way (a template's characters: a share line, a site's navigation and footer around a short
     text). ``crowd_k`` keeps one false merge from hiding a template for good: two candidates of one cluster count
     as one holder only when their SimHashes are within ``crowd_k`` bits, their content is the same, or one's sketch
-    is inside the other's but for fewer than ``crowd_own`` hashes (a post and its bare repost: the template moves
-    the SimHash any distance), so the posts of a template that were wrongly put in one cluster, whose bodies
+    is inside the other's but for fewer than ``crowd_own`` hashes while the other has that many of its own (a post
+    and its bare repost: the template moves the SimHash any distance), so the posts of a template that were wrongly put in one cluster, whose bodies
     differ, still count as several holders (None: count clusters only). ``crowd_own`` tells a template's posts apart when its template is most of each post,
     so their SimHashes are all within ``crowd_k`` bits: two members of one cluster count as two holders too when,
     besides the hashes the query shares with them, each has at least ``crowd_own`` sketch hashes of its own, none of

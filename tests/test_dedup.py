@@ -459,3 +459,13 @@ def test_in_batch_candidates_look_like_stored_ones_and_a_failed_batch_is_not_see
         list(engine.process(docs[1:]))
     rule.fail = False
     assert [(r.id, r.cluster) for r in engine.process(docs[1:])] == [("b", "a"), ("c", "a")]
+
+
+def test_numbered_notices_of_one_template_are_not_one_holder_of_it():
+    # notices that differ only in their numbers: neither is the other inside a template (each has hashes of its
+    # own), so a false merge of two of them still counts as two holders of the template, which turns boilerplate
+    footer = "本文转载仅仅是出于传播信息的需要，并不意味着代表本网站观点或证实其内容的真实性。"
+    posts = [f"第{i}号公告：今天下午{i}点将进行例行的系统维护工作。{footer}" for i in range(80)]
+    engine = DedupEngine(batch_size=20)
+    results = list(engine.process([Document(f"p{i}", t) for i, t in enumerate(posts)]))
+    assert sum(r.duplicate for r in results) <= engine.index.max_sentence_df
