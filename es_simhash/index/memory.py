@@ -68,6 +68,14 @@ def _native_postings():
 _NATIVE_POSTINGS = _native_postings()
 
 
+def _post(sentences: dict[int, list[int]], start: int, hashes: Sequence[Sequence[int]]) -> None:
+    """Append rows ``start, start + 1, ...`` (holding ``hashes[0], hashes[1], ...``) to the dict-of-lists postings
+    (what ``SentencePostings.add`` does natively)."""
+    for row, hs in enumerate(hashes, start):
+        for h in hs:
+            sentences.setdefault(h, []).append(row)
+
+
 class IndexFileError(ValueError):
     """A file given to :meth:`MemoryIndex.load` is not an es-simhash memory index."""
 
@@ -243,11 +251,8 @@ class MemoryIndex:
         self._append_rows(start, sims, has_keys, dead)
         if self._postings is not None:
             self._postings.add(start, hashes)
-        sentences = self._sentences
-        if sentences is not None:
-            for row, hs in enumerate(hashes, start):
-                for h in hs:
-                    sentences.setdefault(h, []).append(row)
+        if self._sentences is not None:
+            _post(self._sentences, start, hashes)
         return {}
 
     def _sentence_store(self):
@@ -263,11 +268,8 @@ class MemoryIndex:
     def _python_sentences(self) -> dict[int, list[int]]:
         """The dict of lists (the reference), built from the stored rows the first time."""
         if self._sentences is None:
-            sentences: dict[int, list[int]] = {}
-            for row, doc in enumerate(self._docs):
-                for h in doc.fingerprint.sentences:
-                    sentences.setdefault(h, []).append(row)
-            self._sentences = sentences
+            self._sentences = {}
+            _post(self._sentences, 0, [d.fingerprint.sentences for d in self._docs])
         return self._sentences
 
     def _append_rows(self, start: int, sims, has_keys, dead) -> None:
