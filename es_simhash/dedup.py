@@ -170,9 +170,10 @@ class DefaultRule:
     text). ``crowd_k`` keeps one false merge from hiding a template for good: two candidates of one cluster count
     as one holder only when their SimHashes are within ``crowd_k`` bits, their content is the same, or one's sketch
     is inside the other's but for fewer than ``crowd_own`` hashes while the other has that many of its own (a post
-    and its bare repost: the template moves the SimHash any distance), so the posts of a template that were wrongly put in one cluster, whose bodies
-    differ, still count as several holders (None: count clusters only). ``crowd_own`` tells a template's posts apart when its template is most of each post,
-    so their SimHashes are all within ``crowd_k`` bits: two members of one cluster count as two holders too when,
+    and its bare repost: the template moves the SimHash any distance), so the posts of a template that were
+    wrongly put in one cluster, whose bodies differ, still count as several holders (None: count clusters only).
+    ``crowd_own`` tells a template's posts apart when its template is most of each post, so their SimHashes are all
+    within ``crowd_k`` bits: two members of one cluster count as two holders too when,
     besides the hashes the query shares with them, each has at least ``crowd_own`` sketch hashes of its own, none of
     them shared with the other, and the query has as many that neither has (three texts that share the hash and
     differ, each in a part of its own: a template's posts, each with its own body; a reprint's copies differ from
