@@ -235,7 +235,7 @@ mod python {
 
     /// A read-only view of a numpy array's buffer, through ``__array_interface__`` (no copy): C-contiguous, of one
     /// of the ``typestrs``. The slice is valid while ``obj`` lives and is not resized (the caller keeps it).
-    unsafe fn view<'a, T>(obj: &Bound<'_, PyAny>, typestrs: &[&str], what: &str) -> PyResult<&'a [T]> {
+    pub(crate) unsafe fn view<'a, T>(obj: &Bound<'_, PyAny>, typestrs: &[&str], what: &str) -> PyResult<&'a [T]> {
         let bad = |why: &str| PyValueError::new_err(format!("{what}: {why}"));
         let ai = obj.getattr("__array_interface__").map_err(|_| bad("not a numpy array"))?;
         let ai = ai.cast_into::<PyDict>().map_err(|_| bad("bad __array_interface__"))?;

@@ -149,39 +149,16 @@ mod python {
     use pyo3::prelude::*;
     use pyo3::types::{PyDict, PyList, PyTuple};
 
-    /// A numpy bool array's buffer, read through ``__array_interface__`` (no copy): 1-D, contiguous. Valid while
-    /// ``obj`` lives and is not resized (the caller keeps it for the call).
+    /// A numpy bool array's buffer (no copy): 1-D, contiguous; the native lookup's ``view`` (``lib.rs``), which
+    /// also takes arrays of more dimensions as flat. Valid while ``obj`` lives and is not resized (the caller keeps
+    /// it for the call).
     unsafe fn bool_view<'a>(obj: &Bound<'_, PyAny>) -> PyResult<&'a [bool]> {
-        let bad = |why: &str| PyValueError::new_err(format!("alive: {why}"));
-        let ai = obj.getattr("__array_interface__").map_err(|_| bad("not a numpy array"))?;
-        let ai = ai.cast_into::<PyDict>().map_err(|_| bad("bad __array_interface__"))?;
-        let get = |k: &str| ai.get_item(k).ok().flatten().ok_or_else(|| bad("bad __array_interface__"));
-        let typestr: String = get("typestr")?.extract()?;
-        if typestr != "|b1" {
-            return Err(bad(&format!("dtype {typestr}, expected |b1")));
+        let ndim: usize = obj.getattr("ndim").and_then(|d| d.extract())
+            .map_err(|_| PyValueError::new_err("alive: not a numpy array"))?;
+        if ndim != 1 {
+            return Err(PyValueError::new_err("alive: not 1-D"));
         }
-        let shape: Vec<usize> = get("shape")?.extract()?;
-        if shape.len() != 1 {
-            return Err(bad("not 1-D"));
-        }
-        let strides = get("strides")?;
-        if !strides.is_none() && shape[0] > 1 {
-            let s: Vec<isize> = strides.extract()?;
-            if s != [1] {
-                return Err(bad("not contiguous"));
-            }
-        }
-        if ai.get_item("mask").ok().flatten().is_some_and(|m| !m.is_none()) {
-            return Err(bad("masked"));
-        }
-        let (ptr, _readonly): (usize, bool) = get("data")?.extract()?;
-        if shape[0] == 0 {
-            return Ok(&[]);
-        }
-        if ptr == 0 {
-            return Err(bad("no buffer"));
-        }
-        Ok(std::slice::from_raw_parts(ptr as *const bool, shape[0]))
+        crate::python::view::<bool>(obj, &["|b1"], "alive")
     }
 
     /// The hashes of a tuple (or any iterable) of ints, into `out`.
