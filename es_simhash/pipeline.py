@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import time
+from collections import deque
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterable, Iterator, Protocol, Sequence
@@ -375,25 +376,46 @@ class _Run:
 
         The first batches are smaller (:data:`FIRST_BATCH` records, then twice as many each time, up to ``size``):
         the engine decides a batch while the next one is fingerprinted, and nothing overlaps the first batch's
-        fingerprints, so a small one starts the pipeline sooner. Decisions do not depend on batch sizes."""
+        fingerprints, so a small one starts the pipeline sooner. So are the last ones: a batch is handed on once
+        as many records again have been read after it, so when the input ends the records left (fewer than two
+        batches) go in batches of half of them each time, down to :data:`FIRST_BATCH`: nothing overlaps the last
+        batch's decisions either. Decisions do not depend on batch sizes."""
         checkpoint = self.checkpoint
-        batch: list[Record] = []
-        letters: list[DeadLetter] = []
+        ahead: deque[tuple[str, Record | DeadLetter]] = deque()  # read, not yet in a batch: (input, item)
+        n_ahead = 0  # records in ``ahead``
         position: dict[str, int] = {}
-        target = min(size, FIRST_BATCH)
-        for path, src in zip(inputs, checkpoint.inputs if checkpoint else inputs):
-            skip = checkpoint.done.get(src, 0) if checkpoint is not None else 0
-            for item in self.reader.read_one(path, skip_lines=skip):
+
+        def take(n: int) -> tuple[list[Record], list[DeadLetter], dict[str, int]]:
+            """The next ``n`` records, the dead letters read before the last of them, and the lines read up to it
+            (with ``n`` = all records ahead: every dead letter left too)."""
+            nonlocal n_ahead
+            batch: list[Record] = []
+            letters: list[DeadLetter] = []
+            everything = n >= n_ahead
+            while ahead and (everything or len(batch) < n):
+                src, item = ahead.popleft()
                 position[src] = item.line
                 if isinstance(item, DeadLetter):
                     letters.append(item)
                 else:
                     batch.append(item)
-                if len(batch) >= target:
-                    yield batch, letters, dict(position)
-                    batch, letters = [], []
+            n_ahead -= len(batch)
+            return batch, letters, dict(position)
+
+        target = min(size, FIRST_BATCH)
+        for path, src in zip(inputs, checkpoint.inputs if checkpoint else inputs):
+            skip = checkpoint.done.get(src, 0) if checkpoint is not None else 0
+            for item in self.reader.read_one(path, skip_lines=skip):
+                ahead.append((src, item))
+                if isinstance(item, DeadLetter):
+                    continue
+                n_ahead += 1
+                if n_ahead >= 2 * target:
+                    yield take(target)
                     target = min(size, 2 * target)
-        yield batch, letters, dict(position)
+        while n_ahead > FIRST_BATCH:
+            yield take(max(-(-n_ahead // 2), FIRST_BATCH))
+        yield take(n_ahead)
 
 
 def _count(summary: Summary, res: Result) -> None:

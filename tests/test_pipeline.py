@@ -125,3 +125,51 @@ def test_the_dedup_command_is_run_dedup(crawl, tmp_path, cli):
     assert (tmp_path / "dead.jsonl").read_text() == (tmp_path / "lib-dead.jsonl").read_text()
     assert f"read {s.read:,}  kept {s.kept:,}  duplicates {s.duplicates:,}  dead letters {s.dead_letters:,}" \
         in res.stderr.decode()
+
+
+def test_resuming_after_any_batch_gives_the_uninterrupted_result(tmp_path, monkeypatch):
+    """The batches grow at the start and shrink at the end (the last ones are cut from records read ahead): a run
+    interrupted after any of them, dead letters at its start, middle and very end included, resumes to exactly
+    the report and dead letters of one uninterrupted run."""
+    from es_simhash import pipeline
+
+    monkeypatch.setattr(pipeline, "FIRST_BATCH", 4)
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma".split()
+    lines = []
+    for i in range(70):
+        text = " ".join(words[(i * 7 + j) % len(words)] + str(i % 23) for j in range(40))
+        lines.append(json.dumps({"id": f"d{i}", "text": text}))
+    lines.insert(0, "{not json")
+    lines.insert(33, "{not json")
+    lines += ["{not json", "[]"]  # (the final lines of the file)
+    crawl = tmp_path / "crawl.jsonl"
+    crawl.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def engine(index=None):
+        return DedupEngine(index if index is not None else MemoryIndex(), batch_size=16)
+
+    whole, whole_dead = io.StringIO(), tmp_path / "whole-dead.jsonl"
+    sizes = []
+    s = run_dedup([str(crawl)], engine(), report=whole, dead_letters=whole_dead,
+                  on_progress=lambda _b, summary: sizes.append(summary.read))
+    assert (s.read, s.dead_letters) == (74, 4) and s.reconciles
+    assert [json.loads(x)["id"] for x in whole.getvalue().splitlines()] == [f"d{i}" for i in range(70)]
+    assert [json.loads(x)["line"] for x in whole_dead.read_text().splitlines()] == [1, 34, 73, 74]
+    assert len(sizes) > 6  # (4, 8, 16, 16, ... then smaller batches to the end; the last call: after the run)
+    for stop_at in range(1, len(sizes)):
+        cp_path, rep_path, dead = tmp_path / f"cp{stop_at}.json", tmp_path / f"r{stop_at}.jsonl", tmp_path / f"d{stop_at}"
+        index, calls = MemoryIndex(), []
+
+        def stop(_bytes, _summary):
+            calls.append(1)
+            if len(calls) == stop_at:
+                raise KeyboardInterrupt
+
+        cp = Checkpoint(cp_path, [str(crawl)])
+        with pytest.raises(KeyboardInterrupt), cp.open_report(rep_path) as rep:
+            run_dedup([str(crawl)], engine(index), report=rep, dead_letters=dead, on_progress=stop, checkpoint=cp)
+        saved = Checkpoint.load(cp_path, [str(crawl)])
+        with saved.open_report(rep_path) as rep:
+            run_dedup([str(crawl)], engine(index), report=rep, dead_letters=dead, checkpoint=saved)
+        assert rep_path.read_text(encoding="utf-8") == whole.getvalue(), stop_at
+        assert dead.read_text() == whole_dead.read_text(), stop_at
