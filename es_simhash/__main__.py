@@ -1,6 +1,7 @@
 """The ``es-simhash`` command (and ``python -m es_simhash``): for a command that segments text, the native
-segmenter's dictionary starts building on another core *before* the command line's modules are imported (numpy,
-click, the engine: ~0.1 s that the build overlaps), then :func:`es_simhash.cli.main` runs the command."""
+segmenter's dictionary and (unless ``--idf`` names another) jieba's IDF table start building on other threads
+*before* the command line's modules are imported (numpy, click, the engine: ~0.1 s that the builds overlap), then
+:func:`es_simhash.cli.main` runs the command."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ SEGMENTING_COMMANDS = frozenset({"fingerprint", "dedup", "index", "check", "expl
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in SEGMENTING_COMMANDS and "--help" not in args and "-h" not in args:
-        from .early_start import start_segmenter
+        from .early_start import start_default_idf, start_segmenter
 
         start_segmenter()
+        if "--idf" not in args and not any(a.startswith("--idf=") for a in args):
+            start_default_idf()
     from .cli import main as run
 
     return run(argv)

@@ -32,3 +32,32 @@ def start_segmenter() -> bool:
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(before=es_simhash_native.wait_segmenter)
     return True
+
+
+def start_default_idf() -> bool:
+    """Start reading jieba's IDF table from the IDF cache (:mod:`es_simhash.idf_cache`) and building the native
+    core's table from it on a background thread, so that the first texts do not wait for it (~0.05 s of reading
+    and building on the main thread otherwise). ``True`` when this call started it; ``False`` when the table is not
+    in the cache yet (the run parses and caches it as before), when the native core is not installed (or predates
+    this), or when ``ES_SIMHASH_ENGINE=python`` forces the reference. A core made from the same cache entry takes
+    the table; nothing else changes. A fork waits for the build first."""
+    if python_engine_forced():
+        return False
+    try:
+        import es_simhash_native  # type: ignore[import-not-found]
+    except ImportError:
+        return False
+    start = getattr(es_simhash_native, "start_idf_files", None)
+    if start is None:
+        return False
+    from . import idf_cache
+
+    try:
+        entry = idf_cache.read(idf_cache.key(idf_cache.jieba_idf_path()))
+    except (OSError, RuntimeError):  # (no jieba: the run says so)
+        return False
+    if entry is None or not start(entry.words, entry.values):
+        return False
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=es_simhash_native.wait_idf_files)
+    return True

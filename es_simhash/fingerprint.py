@@ -445,10 +445,7 @@ class Fingerprinter:
         return None
 
     def _idf_extremes(self) -> tuple[float, ...]:
-        source = self.idf._native_idf()
-        values = (source[1] if isinstance(source, tuple)
-                  else np.fromiter(source.values(), dtype=np.float64, count=len(source)))
-        return (float(values.min()), float(values.max())) if values.size else ()
+        return tuple(float(v) for v in self.idf.extremes())
 
     @property
     def engine(self) -> str:
@@ -485,15 +482,14 @@ class Fingerprinter:
         its table on a thread of its own), shared by every Fingerprinter with the same ones (it is thread-safe)."""
         module = _native_module()[0]
         self._native_config = settings = self._settings()
-        source = self.idf._native_idf()  # (the dict, or the IDF cache's words and values: see IDFTable)
+        source = self.idf._native_idf()  # (the dict, or the IDF cache's files: see IDFTable)
         key = (id(source), self.idf.default, id(self.stopwords)) + settings[2:]
         cached = _NATIVE_CORES.get(key)
         if cached is not None and cached[0] is source and cached[1] is self.stopwords:
             return cached[2]
-        idf = source if isinstance(source, dict) else (source[0], np.asarray(source[1], dtype="<f8").tobytes())
         ln_table = np.log(np.arange(1, _LN_TABLE_SIZE + 1, dtype=np.int64)).tolist() if self.tf == "sublinear" else None
         native = module.NativeFingerprinter(
-            idf, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
+            source, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
             sentences=self.n_sentences, min_sentence_chars=self.min_sentence_chars, short_chars=self.short_chars,
             sketch=self.sketch, sketch_chars=self.sketch_chars, sketch_shingle=self.sketch_shingle,
             line_sketch=self.line_sketch, tf=self.tf, ln_table=ln_table)

@@ -8,7 +8,6 @@ jieba's TF-IDF keyword extractor.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import math
 import os
 import unicodedata
@@ -17,16 +16,15 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from . import idf_cache
 from . import text as _text
 
 __all__ = ["IDFTable", "jieba_idf_path"]
 
 
 def jieba_idf_path() -> Path:
-    spec = importlib.util.find_spec("jieba")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("jieba is not installed: pip install jieba (it ships the default IDF table)")
-    return Path(list(spec.submodule_search_locations)[0]) / "analyse" / "idf.txt"
+    """Where jieba's bundled IDF table is (``RuntimeError`` when jieba is not installed)."""
+    return idf_cache.jieba_idf_path()
 
 
 class IDFTable:
@@ -57,21 +55,34 @@ class IDFTable:
         return digest.hexdigest()[:12]
 
     def __getattr__(self, name: str) -> Any:
-        # A table read from the cache keeps the cache's words and values (``_cached``) and makes its dict on first
-        # use: the native core reads them directly, so a run with it never pays for the dict (~0.05 s).
-        cached = self.__dict__.get("_cached") if name == "_idf" else None
-        if cached is None:
+        # A table read from the cache keeps the cache entry (``_cache_entry``) and makes its dict on first use: the
+        # native core reads the entry's files itself, so a run with it never pays for the dict (~0.05 s).
+        entry = self.__dict__.get("_cache_entry") if name == "_idf" else None
+        if entry is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        words, values = cached
-        idf = self.__dict__["_idf"] = dict(zip(words.decode("utf-8").split("\n"), values.tolist()))
+        idf = self.__dict__["_idf"] = idf_cache.load_words(entry)
         return idf
 
-    def _native_idf(self) -> dict[str, float] | tuple[bytes, Any]:
-        """What the native core reads the table from: the cache's ``(words, values)`` while the dict has not been
-        made (then the core builds its table on its own thread), else the dict."""
-        if "_idf" not in self.__dict__ and "_cached" in self.__dict__:
-            return self.__dict__["_cached"]
+    def _native_idf(self) -> dict[str, float] | tuple[str, str]:
+        """What the native core reads the table from: the paths of the cache entry's words and values files while
+        the dict has not been made (then the core reads them and builds its table on its own thread), else the
+        dict."""
+        if "_idf" not in self.__dict__ and "_cache_entry" in self.__dict__:
+            entry = self.__dict__["_cache_entry"]
+            return entry.words, entry.values
         return self._idf
+
+    def extremes(self) -> tuple[float, float] | tuple[()]:
+        """The smallest and the largest IDF in the table (``()`` when it is empty)."""
+        entry = self.__dict__.get("_cache_entry")
+        if "_idf" not in self.__dict__ and entry is not None:
+            return entry.meta["min"], entry.meta["max"]
+        if not self._idf:
+            return ()
+        import numpy as np
+
+        values = np.fromiter(self._idf.values(), dtype=np.float64, count=len(self._idf))
+        return float(values.min()), float(values.max())  # (NaN when one is: min() and max() would skip it)
 
     def __len__(self) -> int:
         return len(self._idf)
@@ -90,21 +101,20 @@ class IDFTable:
     def load(cls, path: str | os.PathLike[str]) -> "IDFTable":
         """Read a jieba-format table (``word idf`` per line). Raises ``ValueError`` naming a bad line.
 
-        A table read once is kept, parsed, under ``~/.cache/es-simhash/idf`` (``ES_SIMHASH_CACHE`` moves it), keyed
-        by a hash of the file's bytes: jieba's 350,000 words take ~0.5 s to parse and ~0.05 s to read back, which
-        is most of a short run's start-up. A cache that cannot be written or read is simply not used."""
-        raw = Path(path).read_bytes()
-        key = f"{hashlib.blake2b(raw, digest_size=16).hexdigest()}-{_CACHE_FORMAT}"
-        cached = _read_cached(key)
-        if cached is not None:
-            words, values, default, checksum = cached
-            table = cls({}, default, source=str(path))
-            del table.__dict__["_idf"]  # (made from _cached on first use)
-            table.__dict__["_cached"] = (words, values)
-            table.__dict__["checksum"] = checksum  # (the cached_property's value, computed when it was cached)
+        A table read once is kept, parsed, under ``~/.cache/es-simhash/idf`` (``ES_SIMHASH_CACHE`` moves it; see
+        :mod:`es_simhash.idf_cache`), keyed by what ``os.stat`` says of the file: jieba's 350,000 words take ~0.5 s
+        to parse, which would be most of a short run's start-up. A cache that cannot be written or read is simply
+        not used."""
+        name = idf_cache.key(path)
+        entry = idf_cache.read(name)
+        if entry is not None:
+            table = cls({}, entry.meta["default"], source=str(path))
+            del table.__dict__["_idf"]  # (made from the entry on first use)
+            table.__dict__["_cache_entry"] = entry
+            table.__dict__["checksum"] = entry.meta["checksum"]  # (the cached_property's value, kept with the entry)
             return table
-        table = cls._parse(raw.decode("utf-8"), path)
-        _write_cached(key, table)
+        table = cls._parse(Path(path).read_bytes().decode("utf-8"), path)
+        idf_cache.write(name, list(table._idf), table._idf.values(), table.default, table.checksum, table.extremes())
         return table
 
     @classmethod
@@ -163,58 +173,6 @@ class IDFTable:
         if not idf:
             raise ValueError(f"no word occurs in {min_df} or more of the {n_docs} documents: lower min_df")
         return cls(idf, source=f"fit({n_docs} docs)")
-
-
-_CACHE_FORMAT = 1  # bump when the parse or the cache files change
-
-
-def _cache_dir() -> Path:
-    return Path(os.environ.get("ES_SIMHASH_CACHE") or Path.home() / ".cache" / "es-simhash") / "idf"
-
-
-def _read_cached(key: str) -> tuple[bytes, Any, float, str] | None:
-    """(words, values, default, checksum) from the cache (words: the UTF-8 words joined by ``\\n``; values: their
-    IDF, a float64 array), or None (missing, unreadable, or not matching itself)."""
-    import json
-
-    import numpy as np
-
-    folder = _cache_dir()
-    try:
-        meta = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
-        words = (folder / f"{key}.words").read_bytes()
-        words.decode("utf-8")  # (checked here: a broken file is not used)
-        values = np.load(folder / f"{key}.npy", allow_pickle=False)
-    except (OSError, ValueError):
-        return None
-    n = words.count(b"\n") + 1
-    if n != meta.get("n") or values.shape != (n,) or values.dtype != np.float64:
-        return None
-    return words, values, float(meta["default"]), str(meta["checksum"])
-
-
-def _write_cached(key: str, table: IDFTable) -> None:
-    """Keep a parsed table (written to temporary names, then renamed: a reader never sees half a file)."""
-    import json
-
-    import numpy as np
-
-    folder = _cache_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        words = list(table._idf)
-        if any("\n" in w for w in words):
-            return
-        tmp = f".{os.getpid()}.tmp"
-        (folder / f"{key}.words{tmp}").write_text("\n".join(words), encoding="utf-8")
-        with open(folder / f"{key}.npy{tmp}", "wb") as fh:
-            np.save(fh, np.fromiter(table._idf.values(), dtype=np.float64, count=len(words)), allow_pickle=False)
-        (folder / f"{key}.json{tmp}").write_text(json.dumps(
-            {"n": len(words), "default": table.default, "checksum": table.checksum}), encoding="utf-8")
-        for ext in ("words", "npy", "json"):  # the .json last: it is what a reader opens first
-            os.replace(folder / f"{key}.{ext}{tmp}", folder / f"{key}.{ext}")
-    except OSError:
-        pass
 
 
 @lru_cache(maxsize=1)

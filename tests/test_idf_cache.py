@@ -11,19 +11,42 @@ def test_a_cached_table_equals_the_parsed_one_and_a_broken_cache_is_ignored(tmp_
     src.write_text("北京 5.5\n上海 6.25\nＡＢＣ 7\n# a comment\nnew york 3.0\n", encoding="utf-8")
     first = IDFTable.load(src)
     assert dict(first._idf) == {"北京": 5.5, "上海": 6.25, "abc": 7.0, "new york": 3.0}  # NFKC + casefold
-    files = sorted(p.suffix for p in (tmp_path / "cache" / "idf").iterdir())
-    assert files == [".json", ".npy", ".words"]
+    folder = tmp_path / "cache" / "idf"
+    assert sorted(p.suffix for p in folder.iterdir()) == [".f64", ".json", ".words"]
     second = IDFTable.load(src)  # from the cache
+    assert "_cache_entry" in second.__dict__ and "_idf" not in second.__dict__  # (its dict made on first use)
     assert second._idf == first._idf and second.default == first.default
     assert second.checksum == IDFTable(dict(first._idf), first.default).checksum
-    # a changed file is another table (the key is the file's content)
-    src.write_text("北京 1.0\n", encoding="utf-8")
-    assert IDFTable.load(src)._idf == {"北京": 1.0}
-    # a cache file cut short is not used
-    for p in (tmp_path / "cache" / "idf").glob("*.words"):
-        p.write_text("北京", encoding="utf-8")
-    src.write_text("北京 5.5\n上海 6.25\nＡＢＣ 7\n# a comment\nnew york 3.0\n", encoding="utf-8")
-    assert IDFTable.load(src)._idf == first._idf
+    assert second.extremes() == first.extremes() == (3.0, 7.0)
+    # a cache entry whose files were cut short or grew is not used (the table is parsed again)
+    for suffix, damage in ((".words", "北京"), (".f64", "x" * 40)):
+        path = next(folder.glob(f"*{suffix}"))
+        kept = path.read_bytes()
+        path.write_text(damage, encoding="utf-8")
+        again = IDFTable.load(src)
+        assert "_cache_entry" not in again.__dict__ and again._idf == first._idf
+        path.write_bytes(kept)
+
+
+def test_a_changed_table_file_is_another_table(tmp_path, monkeypatch):
+    """The cache is keyed by what ``os.stat`` says of the file: any change, even one that keeps its size and
+    sets its modification time back, reads the new table."""
+    import os
+    import time
+
+    monkeypatch.setenv("ES_SIMHASH_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "idf.txt"
+    src.write_text("北京 5.5\n上海 6.25\n", encoding="utf-8")
+    assert IDFTable.load(src)._idf == {"北京": 5.5, "上海": 6.25}
+    assert IDFTable.load(src)._idf == {"北京": 5.5, "上海": 6.25}  # (from the cache)
+    st = os.stat(src)
+    time.sleep(0.05)  # (a later change time than the first write's, on a file system with coarse times)
+    src.write_text("北京 1.5\n上海 6.25\n", encoding="utf-8")  # the same size
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the same modification time
+    assert IDFTable.load(src)._idf == {"北京": 1.5, "上海": 6.25}
+    other = tmp_path / "other.txt"  # another file with the same content is read for itself
+    other.write_text("北京 1.5\n上海 6.25\n", encoding="utf-8")
+    assert IDFTable.load(other)._idf == {"北京": 1.5, "上海": 6.25}
 
 
 def test_an_unwritable_cache_only_costs_time(tmp_path, monkeypatch):

@@ -243,3 +243,33 @@ def test_fork_while_the_core_builds_its_idf_table(native):
     """)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["0", "True"]
+
+
+def test_the_default_idf_table_built_before_the_imports_gives_the_reference_fingerprints(native, tmp_path):
+    """The command starts building jieba's IDF table from the IDF cache before its imports (``start_default_idf``);
+    the core made afterwards takes that table: its fingerprints are the reference's, in the process and in a
+    child forked while the table may still be building. With the table not cached yet nothing is started and the
+    run parses and caches it as before."""
+    if not hasattr(native, "start_idf_files"):
+        pytest.skip("this native core predates start_idf_files (rebuild: pip install ./native)")
+    cache = str(tmp_path / "cache")
+    code = f"""
+        import os
+        from es_simhash import early_start
+        started = early_start.start_default_idf()
+        pid = os.fork()  # (at once: the table is most likely still being built)
+        from es_simhash.fingerprint import Fingerprinter
+        texts = {TEXTS}
+        fp = Fingerprinter(engine="native")
+        same = fp.fingerprint_many(texts) == Fingerprinter(engine="python").fingerprint_many(texts)
+        if pid == 0:
+            os._exit(0 if same and fp.engine == "native" else 3)
+        _, status = os.waitpid(pid, 0)
+        print(started, os.waitstatus_to_exitcode(status), same, fp.engine)
+    """
+    first = _run(code, ES_SIMHASH_CACHE=cache)  # (not cached yet: parsed, then cached)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["False", "0", "True", "native"]
+    second = _run(code, ES_SIMHASH_CACHE=cache)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["True", "0", "True", "native"]

@@ -53,7 +53,9 @@ mod python {
     impl NativeFingerprinter {
         /// ``idf``: a dict word -> IDF (words that are not valid UTF-8 are skipped: no token can equal them), or
         /// ``(words, values)``: the IDF cache's words file (bytes: UTF-8 words joined by ``\n``) and the IDF of each
-        /// word (bytes: little-endian float64); the table is then built on a background thread (the first
+        /// word (bytes: little-endian float64), or ``(words_path, values_path)``: the paths of those two files (str),
+        /// read on the thread that builds the table (or the table ``start_idf_files`` started building from them);
+        /// with either of the last two, the table is built on a background thread (the first
         /// ``fingerprint_many`` waits for it) so the caller goes on at once; ``stopwords``: an iterable of str; ``tf``: "raw", "cap:N" or "sublinear" (then ``ln_table`` holds
         /// ``numpy.log(k)`` for k = 1, 2, ...: the logarithms exactly as numpy computes them).
         #[new]
@@ -88,6 +90,7 @@ mod python {
             }
             let mut table: FxHashMap<Box<str>, f64> = FxHashMap::default();
             let mut cached: Option<(String, Vec<u8>)> = None;
+            let mut files: Option<(String, String)> = None;
             if let Ok(idf) = idf.cast::<PyDict>() {
                 table.reserve(idf.len());
                 for (k, v) in idf.iter() {
@@ -96,6 +99,8 @@ mod python {
                         table.insert(s.into(), v.extract::<f64>()?);
                     }
                 }
+            } else if let Ok(paths) = idf.extract::<(String, String)>() {
+                files = Some(paths);
             } else {
                 let (words, values): (Bound<'_, PyBytes>, Bound<'_, PyBytes>) = idf.extract()
                     .map_err(|_| PyValueError::new_err("idf is a dict or (words, values) bytes"))?;
@@ -125,12 +130,21 @@ mod python {
                 line_sketch,
                 tf,
             };
-            let Some((words, values)) = cached else {
-                return Ok(NativeFingerprinter { core: OnceLock::from(Core::new(table, default_idf, stop, cfg)), pending: Mutex::new(None) });
+            let build: Box<dyn FnOnce() -> IdfTable + Send> = match (cached, files) {
+                (Some((words, values)), _) => Box::new(move || IdfTable::from_cache(words, &values)),
+                (None, Some(paths)) => Box::new(move || {
+                    match take_prebuilt(&paths).unwrap_or_else(|| idf_from_files(&paths.0, &paths.1)) {
+                        Ok(table) => table,
+                        Err(why) => panic!("the IDF cache is unusable ({why}): delete that file and run again"),
+                    }
+                }),
+                (None, None) => {
+                    return Ok(NativeFingerprinter { core: OnceLock::from(Core::new(table, default_idf, stop, cfg)), pending: Mutex::new(None) });
+                }
             };
             let handle = std::thread::Builder::new()
                 .name("idf-table".into())
-                .spawn(move || Core::new(IdfTable::from_cache(words, &values), default_idf, stop, cfg))
+                .spawn(move || Core::new(build(), default_idf, stop, cfg))
                 .map_err(|e| PyValueError::new_err(format!("cannot start a thread: {e}")))?;
             Ok(NativeFingerprinter { core: OnceLock::new(), pending: Mutex::new(Some(handle)) })
         }
@@ -161,6 +175,81 @@ mod python {
                 })
                 .collect()
         }
+    }
+
+    /// An IDF table built from the IDF cache's files ahead of the core that will use it (``start_idf_files``).
+    enum Prebuilt {
+        Building(JoinHandle<Result<IdfTable, String>>),
+        Built(Result<IdfTable, String>),
+    }
+
+    /// Tables started by ``start_idf_files``, by their files' paths, until a core takes them.
+    static PREBUILT: Mutex<Vec<((String, String), Prebuilt)>> = Mutex::new(Vec::new());
+
+    /// The IDF table in the IDF cache's two files: the words (UTF-8, joined by ``\n``) and one little-endian
+    /// float64 per word.
+    fn idf_from_files(words_path: &str, values_path: &str) -> Result<IdfTable, String> {
+        let words = std::fs::read(words_path).map_err(|e| format!("cannot read {words_path}: {e}"))?;
+        let words = String::from_utf8(words).map_err(|_| format!("{words_path} is not UTF-8"))?;
+        let values = std::fs::read(values_path).map_err(|e| format!("cannot read {values_path}: {e}"))?;
+        if values.len() % 8 != 0 || words.split('\n').count() != values.len() / 8 {
+            return Err(format!("{words_path} and {values_path} do not pair up (one float64 per word)"));
+        }
+        Ok(IdfTable::from_cache(words, &values))
+    }
+
+    /// The table ``start_idf_files`` built (or is building) from these files, if it was started: taken, so
+    /// the next core made from them reads them again.
+    fn take_prebuilt(paths: &(String, String)) -> Option<Result<IdfTable, String>> {
+        let found = {
+            let mut started = PREBUILT.lock().unwrap_or_else(|e| e.into_inner());
+            let at = started.iter().position(|(p, _)| p == paths)?;
+            started.swap_remove(at).1
+        };
+        Some(match found {
+            Prebuilt::Building(handle) => handle.join().unwrap_or_else(|_| Err("its build panicked".into())),
+            Prebuilt::Built(table) => table,
+        })
+    }
+
+    /// Start building the IDF table held in the IDF cache's two files (see ``NativeFingerprinter``) on a
+    /// background thread, for the core that will be made from the same two paths: the command line starts it
+    /// before its imports, so the first texts do not wait for the table. ``True`` when this call started it.
+    /// Nothing changes but when the files are read: a core made from other files, or from a dict, does not use it.
+    #[pyfunction]
+    fn start_idf_files(words_path: String, values_path: String) -> bool {
+        let mut started = PREBUILT.lock().unwrap_or_else(|e| e.into_inner());
+        let paths = (words_path, values_path);
+        if started.iter().any(|(p, _)| *p == paths) {
+            return false;
+        }
+        let (w, v) = paths.clone();
+        // (a thread of its own, beside the segmenter's: measured faster than building it after the dictionary on
+        // the segmenter's thread, though the command's imports then share the cores with two threads)
+        let build = move || idf_from_files(&w, &v);
+        match std::thread::Builder::new().name("idf-files".into()).spawn(build) {
+            Ok(handle) => {
+                started.push((paths, Prebuilt::Building(handle)));
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Wait until every table ``start_idf_files`` started is built (``os.fork`` calls it first: a child cannot
+    /// wait for a thread of its parent).
+    #[pyfunction]
+    fn wait_idf_files(py: Python<'_>) {
+        py.detach(|| {
+            let mut started = PREBUILT.lock().unwrap_or_else(|e| e.into_inner());
+            for (_, state) in started.iter_mut() {
+                if let Prebuilt::Building(_) = state {
+                    let Prebuilt::Building(handle) = std::mem::replace(state, Prebuilt::Built(Err(String::new())))
+                    else { unreachable!() };
+                    *state = Prebuilt::Built(handle.join().unwrap_or_else(|_| Err("its build panicked".into())));
+                }
+            }
+        });
     }
 
     /// Start building jieba-rs's dictionary (~0.2 s of CPU, otherwise paid by the first text segmented) on a
@@ -359,6 +448,8 @@ mod python {
         m.add_class::<NativeFingerprinter>()?;
         m.add_function(wrap_pyfunction!(start_segmenter, m)?)?;
         m.add_function(wrap_pyfunction!(wait_segmenter, m)?)?;
+        m.add_function(wrap_pyfunction!(start_idf_files, m)?)?;
+        m.add_function(wrap_pyfunction!(wait_idf_files, m)?)?;
         m.add_function(wrap_pyfunction!(normalize_many, m)?)?;
         m.add_function(wrap_pyfunction!(segment_many, m)?)?;
         m.add_function(wrap_pyfunction!(keys_many, m)?)?;
