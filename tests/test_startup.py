@@ -273,3 +273,26 @@ def test_the_default_idf_table_built_before_the_imports_gives_the_reference_fing
     second = _run(code, ES_SIMHASH_CACHE=cache)
     assert second.returncode == 0, second.stderr
     assert second.stdout.split() == ["True", "0", "True", "native"]
+
+
+def test_the_command_keeps_numpy_from_starting_blas_threads_unless_told_otherwise(tmp_path):
+    """No command does linear algebra, so the command sets ``OPENBLAS_NUM_THREADS=1`` (numpy's OpenBLAS would
+    start a spinning thread per core at import); a value the user set is kept."""
+    probe = """
+        import os, sys
+        from es_simhash.__main__ import main
+        try:
+            main(["--version"])
+        except SystemExit:
+            pass
+        print(os.environ.get("OPENBLAS_NUM_THREADS"), os.environ.get("MKL_NUM_THREADS"))
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    res = subprocess.run([sys.executable, "-c", textwrap.dedent(probe)], capture_output=True, text=True, env=env,
+                         timeout=60, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split()[-2:] == ["1", "1"]
+    res = subprocess.run([sys.executable, "-c", textwrap.dedent(probe)], capture_output=True, text=True,
+                         env={**env, "OPENBLAS_NUM_THREADS": "3"}, timeout=60, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split()[-2:] == ["3", "1"]
