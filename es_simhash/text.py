@@ -316,10 +316,8 @@ def segment(normalized: str, segmenter: str = "auto") -> list[str]:
 
 def _read_word_list(name: str) -> Iterable[str]:
     data = resources.files("es_simhash").joinpath("data").joinpath(name).read_text(encoding="utf-8")
-    for line in data.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            yield normalize(line)
+    words = [line for line in map(str.strip, data.splitlines()) if line and not line.startswith("#")]
+    return _normalize_many(words)  # (:func:`normalize` of each, in one call)
 
 
 @lru_cache(maxsize=None)
