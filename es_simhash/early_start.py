@@ -16,8 +16,10 @@ def python_engine_forced() -> bool:
 def start_segmenter() -> bool:
     """Start building the native segmenter in the background. ``True`` when this call started it; ``False`` when it
     had been started, when the native core is not installed (or predates background builds), or when
-    ``ES_SIMHASH_ENGINE=python`` forces the reference. Fingerprints do not change: the same dictionary, built
-    earlier. A fork (``os.fork``, multiprocessing's "fork") waits for the build first, so a child never inherits a
+    ``ES_SIMHASH_ENGINE=python`` forces the reference. The built dictionary is kept in the cache
+    (:func:`es_simhash.cache_dir.cache_root` ``/segmenter``, ~25 MB) and read back at the next start instead of
+    built again (~0.01 s of copying instead of ~0.1 s of building). Fingerprints do not change: the same
+    dictionary, built earlier or read back. A fork (``os.fork``, multiprocessing's "fork") waits for the build first, so a child never inherits a
     half-built one. (Whether the installed core is usable is checked when a fingerprinter is made: an unusable
     one only built a dictionary nobody uses.)"""
     if python_engine_forced():
@@ -27,7 +29,15 @@ def start_segmenter() -> bool:
     except ImportError:
         return False
     start = getattr(es_simhash_native, "start_segmenter", None)
-    if start is None or not start():
+    if start is None:
+        return False
+    from .cache_dir import cache_root
+
+    try:
+        started = start(str(cache_root() / "segmenter"))
+    except TypeError:  # (a core that predates the kept dictionary)
+        started = start()
+    if not started:
         return False
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(before=es_simhash_native.wait_segmenter)

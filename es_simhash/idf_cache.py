@@ -17,6 +17,8 @@ from array import array
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
+from .cache_dir import cache_root
+
 FORMAT = 2
 """Bumped when the parse or the cache files change (then every entry is made again)."""
 
@@ -31,7 +33,7 @@ class Entry(NamedTuple):
 
 
 def folder() -> Path:
-    return Path(os.environ.get("ES_SIMHASH_CACHE") or Path.home() / ".cache" / "es-simhash") / "idf"
+    return cache_root() / "idf"
 
 
 def jieba_idf_path() -> Path:

@@ -457,7 +457,40 @@ fn normalize_full(text: &str, keys: Option<usize>) -> Option<(String, Option<Key
 // -- segmentation (text.segment) ---------------------------------------------------------------------------
 pub fn jieba() -> &'static Jieba {
     static JIEBA: OnceLock<Jieba> = OnceLock::new();
-    JIEBA.get_or_init(Jieba::new)
+    JIEBA.get_or_init(|| {
+        let Some(path) = SEGMENTER_SNAPSHOT.get() else { return Jieba::new() };
+        if let Some(jieba) = std::fs::read(path).ok().and_then(|bytes| Jieba::from_snapshot(&bytes)) {
+            return jieba;
+        }
+        let jieba = Jieba::new();
+        if let Some(bytes) = jieba.to_snapshot() {
+            keep_snapshot(path, &bytes);
+        }
+        jieba
+    })
+}
+
+/// Which dictionary a snapshot holds: jieba-rs's version (its dictionary is compiled in) and the snapshot's layout.
+pub const SEGMENTER_SNAPSHOT_NAME: &str = "jieba-rs-0.11.0-default-dict.snapshot1";
+
+/// Where the built dictionary is kept (set once, before the first segmentation: `set_segmenter_snapshot`); not
+/// set, the dictionary is built from jieba-rs's text at every start, as published.
+static SEGMENTER_SNAPSHOT: OnceLock<std::path::PathBuf> = OnceLock::new();
+
+/// Keep the built dictionary at `path` from now on (read at the start, written after a build). `false` when a path
+/// was set already or the dictionary is being built.
+pub fn set_segmenter_snapshot(path: std::path::PathBuf) -> bool {
+    SEGMENTER_SNAPSHOT.set(path).is_ok()
+}
+
+/// Write a snapshot under a temporary name, then rename it: a reader never sees half of one (errors: not kept).
+fn keep_snapshot(path: &std::path::Path, bytes: &[u8]) {
+    let Some(dir) = path.parent() else { return };
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let written = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&tmp, bytes)).and_then(|_| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
 }
 
 #[inline]

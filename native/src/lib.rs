@@ -261,11 +261,20 @@ mod python {
     /// input). Returns ``True`` when this call started it, ``False`` when it was already started (or built).
     /// Segmenting before it is done waits for it (it is built once per process, whoever asks first). The build
     /// cannot change a token: it is the same ``Jieba::new()``, only earlier.
+    ///
+    /// ``cache_dir``: a folder where the built dictionary is kept (a snapshot of jieba-rs's tables, ~25 MB): read
+    /// back instead of built when it is there (~0.01 s instead of ~0.1 s), written after a build when it is not;
+    /// one that is damaged, cut short or of another build is not used (and is written again). Given only by the
+    /// first call.
     #[pyfunction]
-    fn start_segmenter() -> bool {
+    #[pyo3(signature = (cache_dir=None))]
+    fn start_segmenter(cache_dir: Option<std::path::PathBuf>) -> bool {
         static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         if STARTED.swap(true, std::sync::atomic::Ordering::AcqRel) {
             return false;
+        }
+        if let Some(dir) = cache_dir {
+            core::set_segmenter_snapshot(dir.join(core::SEGMENTER_SNAPSHOT_NAME));
         }
         let spawned = std::thread::Builder::new().name("jieba-dict".into()).spawn(|| {
             core::jieba();
