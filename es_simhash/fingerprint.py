@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import logging
+import math
 import os
 import re
 import unicodedata
@@ -54,13 +55,14 @@ from functools import lru_cache
 from pathlib import Path
 from dataclasses import dataclass, field
 from itertools import chain, compress
-from typing import Any, Callable, Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from . import early_start
 from . import text as _text
 from .idf import IDFTable
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_sketch", "WEIGHT_SCALE", "SKETCH_BIT",
            "sentence_hashes", "content_hashes", "contradicts", "contradicting_pair", "text_contradicts", "NEGATIONS"]
@@ -158,6 +160,7 @@ class Fingerprint:
 
 def _hash64_many(tokens: Sequence[str]) -> np.ndarray:
     """:func:`hash64` of each string, as a uint64 array (the 8-byte little-endian digests read in one go)."""
+    import numpy as np
     blake2b = hashlib.blake2b
     digests = b"".join([blake2b(t.encode("utf-8"), digest_size=8).digest() for t in tokens])
     return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
@@ -187,13 +190,20 @@ class _Vocabulary:
     """Per-token cache: id -> (64-bit hash, integer weight). Grows as new tokens are seen."""
 
     ids: _Ids = field(default_factory=_Ids)
-    hashes: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.uint64))
-    weights: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.float64))
-    words: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=bool))  # has a letter/digit/ideograph
+    # (numpy arrays, made by the first ids_of: a fingerprinter that never uses the Python engine imports no numpy)
+    hashes: np.ndarray = None  # type: ignore[assignment]
+    weights: np.ndarray = None  # type: ignore[assignment]
+    words: np.ndarray = None  # type: ignore[assignment]  # has a letter/digit/ideograph
 
     def ids_of(self, tokens: list[str], weights_of: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         """Ids of the tokens; the tokens not seen yet get the next ids, and their hashes and weights (``weights_of``
         maps a list of new tokens to their weights) are computed and stored in bulk."""
+        import numpy as np
+
+        if self.hashes is None:
+            self.hashes = np.zeros(1024, dtype=np.uint64)
+            self.weights = np.zeros(1024, dtype=np.float64)
+            self.words = np.zeros(1024, dtype=bool)
         ids = self.ids
         try:
             out = np.fromiter(map(ids.__getitem__, tokens), dtype=np.intp, count=len(tokens))
@@ -438,9 +448,9 @@ class Fingerprinter:
         if not isinstance(self.stopwords, (set, frozenset)):
             return "stop words that are not a set"
         try:
-            if not all(np.isfinite(v) and abs(v) < 1e9 for v in (self.idf.default, *self._idf_extremes())):
+            if not all(math.isfinite(float(v)) and abs(v) < 1e9 for v in (self.idf.default, *self._idf_extremes())):
                 return "IDF values that are not finite or too large"
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return "IDF values that are not numbers"
         return None
 
@@ -487,7 +497,7 @@ class Fingerprinter:
         cached = _NATIVE_CORES.get(key)
         if cached is not None and cached[0] is source and cached[1] is self.stopwords:
             return cached[2]
-        ln_table = np.log(np.arange(1, _LN_TABLE_SIZE + 1, dtype=np.int64)).tolist() if self.tf == "sublinear" else None
+        ln_table = _ln_table() if self.tf == "sublinear" else None
         native = module.NativeFingerprinter(
             source, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
             sentences=self.n_sentences, min_sentence_chars=self.min_sentence_chars, short_chars=self.short_chars,
@@ -540,6 +550,7 @@ class Fingerprinter:
         like ``round``, so every weight equals :meth:`token_weight`'s. A subclass that overrides
         :meth:`token_weight` gets it called per token.
         """
+        import numpy as np
         n = len(tokens)
         if type(self).token_weight is not Fingerprinter.token_weight:
             return np.fromiter(map(self.token_weight, tokens), dtype=np.float64, count=n)
@@ -612,6 +623,7 @@ class Fingerprinter:
     def _word_bags(self, tokens: list[list[str]], sketches: list[tuple[int, ...]]) -> list[int]:
         """:attr:`Fingerprint.word_bag` of each text: for the texts with a sketch, the sum of the vocabulary hashes
         of their word tokens (every token is in the vocabulary once the SimHashes are computed), else 0."""
+        import numpy as np
         out = [0] * len(tokens)
         with_sketch = [i for i, sk in enumerate(sketches) if sk]
         if not with_sketch:
@@ -696,6 +708,7 @@ class Fingerprinter:
         return vocab.ids_of(flat, self._token_weights)
 
     def _simhash_batch(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
         n_docs = len(token_lists)
         simhashes = np.zeros(n_docs, dtype=np.uint64)
         n_features = np.zeros(n_docs, dtype=np.int64)
@@ -723,6 +736,7 @@ class Fingerprinter:
         Bytes need 8 histogram entries per token but 2,048 per document, nibbles 16 and 256: bytes win when
         documents average more than ~224 weighted tokens.
         """
+        import numpy as np
         n_docs = len(token_lists)
         lengths = np.fromiter(map(len, token_lists), dtype=np.intp, count=n_docs)
         ids = self._token_ids(list(chain.from_iterable(token_lists)))
@@ -758,7 +772,7 @@ class Fingerprinter:
             hist = np.stack((h.sum(axis=1), h.sum(axis=2)), axis=1)
         # weight behind each bit being 1. einsum (not matmul): the product is tiny and must not wake BLAS threads,
         # whose spinning costs far more than the product on a busy machine.
-        ones = np.einsum("nv,vb->nb", hist.reshape(n_docs * 16, 16), _NIBBLE_BITS).reshape(n_docs, 64)
+        ones = np.einsum("nv,vb->nb", hist.reshape(n_docs * 16, 16), _nibble_bits()).reshape(n_docs, 64)
         totals = np.bincount(doc_of, weights=weights, minlength=n_docs)
         set_bits = (2 * ones) > totals[:, None]  # documents without features: 0 > 0, no bits
         out[:] = np.packbits(set_bits, axis=1, bitorder="little").reshape(-1).view("<u8")
@@ -768,6 +782,7 @@ def _tf_weights(weights: np.ndarray, tf: np.ndarray, mode: str) -> np.ndarray:
     """The weight of a token that occurs ``tf`` times in a document, from the weight of one occurrence: ``raw``
     ``w * tf``; ``sublinear`` ``round(w * (1 + ln tf))``; ``cap:N`` ``w * min(tf, N)``. Whole numbers, so the
     sums stay exact."""
+    import numpy as np
     if mode == "sublinear":
         return np.rint(weights * (1.0 + np.log(tf)))
     if mode.startswith("cap:"):
@@ -775,15 +790,17 @@ def _tf_weights(weights: np.ndarray, tf: np.ndarray, mode: str) -> np.ndarray:
     return weights * tf
 
 
-_M1, _M2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
-_SHINGLE_MUL = np.uint64(0x100000001B3)
+_M1, _M2, _GOLDEN = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0x9E3779B97F4A7C15  # (splitmix64)
+_SHINGLE_MUL = 0x100000001B3
+_U64_MASK = (1 << 64) - 1
 
 
 def _splitmix64(z: np.ndarray) -> np.ndarray:
     """The splitmix64 finaliser of ``z + golden ratio`` (uint64 arrays): a stable, well-mixed 64-bit hash."""
-    z = z + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
+    import numpy as np
+    z = z + np.uint64(_GOLDEN)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
     return z ^ (z >> np.uint64(31))
 
 
@@ -792,6 +809,7 @@ def _bottom_k(keys: Sequence[str], n: int, k: int) -> list[tuple[int, ...]]:
     shorter than ``n`` is one shingle). Stable 64-bit hashes (a polynomial over the code points, then the
     splitmix64 finaliser), computed for the whole batch with numpy; the results never collide in practice with
     sentence hashes (BLAKE2b), and a collision would only add a candidate."""
+    import numpy as np
     lengths = np.fromiter(map(len, keys), dtype=np.intp, count=len(keys))
     n_sh = np.maximum(lengths - n + 1, 1)  # shingles per string
     offsets = np.concatenate(([0], np.cumsum(lengths)))
@@ -802,7 +820,7 @@ def _bottom_k(keys: Sequence[str], n: int, k: int) -> list[tuple[int, ...]]:
     h = np.full(doc.size, np.uint64(n))
     for j in range(n):
         use = width > j
-        h = np.where(use, h * _SHINGLE_MUL + cps[starts + j] + np.uint64(1), h)
+        h = np.where(use, h * np.uint64(_SHINGLE_MUL) + cps[starts + j] + np.uint64(1), h)
     z = _splitmix64(h) | np.uint64(SKETCH_BIT)
     order = np.lexsort((z, doc))
     doc, z = doc[order], z[order]
@@ -833,16 +851,19 @@ _BAG_SHIFT, _BAG_MASK, _KEY_MASK = 30, (1 << 32) - 1, (1 << 30) - 1
 
 def _char_hashes(cps: np.ndarray) -> np.ndarray:
     """32-bit hashes of code points (splitmix64 finaliser, high half): stable across runs and machines."""
+    import numpy as np
     return _splitmix64(cps.astype(np.uint64)) >> np.uint64(32)
 
 
 @lru_cache(maxsize=1)
 def _bmp_char_hashes() -> np.ndarray:
+    import numpy as np
     return _char_hashes(np.arange(0x10000, dtype=np.uint64))
 
 
 def _bags(keys: Sequence[str]) -> list[int]:
     """The character-multiset hash (sum of character hashes mod 2^32) of each non-empty key."""
+    import numpy as np
     if not keys:
         return []
     lengths = np.fromiter(map(len, keys), dtype=np.intp, count=len(keys))
@@ -886,7 +907,21 @@ def sentence_hashes(keys: Sequence[str]) -> list[int]:
 # negated bags, mod 2^32. English keys have no spaces or apostrophes, so "isn't" is "is" + "nt".
 NEGATIONS = ("不", "没", "没有", "未", "非", "无", "别", "勿", "莫", "否", "并不", "从不", "绝不", "决不",
              "not", "no", "never", "nt", "nor")
-_NEGATION_DELTAS = frozenset(b for bag in _bags(NEGATIONS) for b in (bag, (-bag) & _BAG_MASK))
+
+
+def _bag_of(key: str) -> int:
+    """:func:`_bags` of one key in plain Python (the same splitmix64 arithmetic, modulo 2^64): for the constants
+    below, computed at import without numpy."""
+    bag = 0
+    for ch in key:
+        z = (ord(ch) + _GOLDEN) & _U64_MASK
+        z = ((z ^ (z >> 30)) * _M1) & _U64_MASK
+        z = ((z ^ (z >> 27)) * _M2) & _U64_MASK
+        bag += (z ^ (z >> 31)) >> 32
+    return bag & _BAG_MASK
+
+
+_NEGATION_DELTAS = frozenset(b for bag in map(_bag_of, NEGATIONS) for b in (bag, (-bag) & _BAG_MASK))
 _TEXT_BAG_MASK = (1 << 31) - 1
 _TEXT_NEGATION_DELTAS = frozenset(b & _TEXT_BAG_MASK for b in _NEGATION_DELTAS)
 
@@ -937,4 +972,16 @@ def contradicting_pair(a: Iterable[int], b: Iterable[int]) -> bool:
 
 
 # (16 x 4) float64 table: row v holds the bits of the nibble v, least significant first.
-_NIBBLE_BITS = np.unpackbits(np.arange(16, dtype=np.uint8)[:, None], axis=1, bitorder="little")[:, :4].astype(np.float64)
+@lru_cache(maxsize=1)
+def _nibble_bits() -> np.ndarray:
+    import numpy as np
+
+    return np.unpackbits(np.arange(16, dtype=np.uint8)[:, None], axis=1, bitorder="little")[:, :4].astype(np.float64)
+
+
+@lru_cache(maxsize=1)
+def _ln_table() -> list[float]:
+    """``numpy.log(k)`` for k = 1 .. :data:`_LN_TABLE_SIZE`, for the native core's ``tf="sublinear"``."""
+    import numpy as np
+
+    return np.log(np.arange(1, _LN_TABLE_SIZE + 1, dtype=np.int64)).tolist()

@@ -102,8 +102,9 @@ def write(name: str, words: list[str], values: Iterable[float], default: float, 
     if len(data) != len(words):
         raise ValueError("one value per word")
     joined = "\n".join(words).encode("utf-8")
+    lo, hi = extremes if extremes else (default, default)
     meta = {"n": len(words), "words_bytes": len(joined), "default": default, "checksum": checksum,
-            "min": extremes[0], "max": extremes[1]}
+            "min": lo, "max": hi}
     if sys.byteorder == "big":
         data.byteswap()
     meta_path, words_path, values_path = _paths(name)

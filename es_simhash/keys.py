@@ -26,14 +26,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 
 __all__ = ["LookupKeys", "DEFAULT", "SEGMENTS", "MAX_KEY_BITS"]
 
 MAX_KEY_BITS = 32
-_U64 = np.uint64
 
 
 def _block_widths(n_blocks: int) -> tuple[int, ...]:
@@ -51,9 +52,9 @@ class LookupKeys:
     """(shift, width) of each of the ``k + r`` blocks, block 0 holding the lowest bits."""
     tables: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
     """The blocks of each table, in the order of ``itertools.combinations``."""
-    masks: np.ndarray = field(init=False, repr=False, compare=False)
-    """For each table, the SimHash bits its key keeps (``uint64``): two SimHashes share that table's key exactly
-    when they agree on those bits."""
+    mask_values: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """For each table, the SimHash bits its key keeps: two SimHashes share that table's key exactly when they agree
+    on those bits. ``masks``: the same as a ``uint64`` numpy array (made on first use)."""
 
     def __post_init__(self) -> None:
         if not (0 <= self.k and 1 <= self.r and self.k + self.r <= 64):
@@ -70,7 +71,17 @@ class LookupKeys:
         for table in self.tables:  # blocks are packed lowest first, so the cut keeps the lowest 32 of their bits
             bits = [b for blk in table for b in range(self.blocks[blk][0], sum(self.blocks[blk]))][:MAX_KEY_BITS]
             masks.append(sum(1 << b for b in bits))
-        object.__setattr__(self, "masks", np.array(masks, dtype=np.uint64))
+        object.__setattr__(self, "mask_values", tuple(masks))
+
+    def __getattr__(self, name: str) -> Any:
+        # ``masks`` is made on first use: the command fingerprints its first texts before numpy is imported
+        if name != "masks":
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        import numpy as np
+
+        masks = np.array(self.mask_values, dtype=np.uint64)
+        object.__setattr__(self, "masks", masks)
+        return masks
 
     # -- description ---------------------------------------------------------------------------------------
     @property
@@ -121,21 +132,23 @@ class LookupKeys:
     # -- keys ----------------------------------------------------------------------------------------------
     def keys(self, simhashes: np.ndarray) -> np.ndarray:
         """The keys of each SimHash: a ``(len(simhashes), n_tables)`` ``uint32`` array (vectorised)."""
-        sims = np.ascontiguousarray(simhashes, dtype=_U64)
+        import numpy as np
+        sims = np.ascontiguousarray(simhashes, dtype=np.uint64)
         out = np.empty((sims.shape[0], self.n_tables), dtype=np.uint32)
-        parts = [(sims >> _U64(shift)) & _U64((1 << width) - 1) for shift, width in self.blocks]
+        parts = [(sims >> np.uint64(shift)) & np.uint64((1 << width) - 1) for shift, width in self.blocks]
         for t, table in enumerate(self.tables):
             key = np.zeros_like(sims)
             offset = 0
             for b in table:  # pack the table's blocks, lowest block first
-                key |= parts[b] << _U64(offset) if offset else parts[b]
+                key |= parts[b] << np.uint64(offset) if offset else parts[b]
                 offset += self.blocks[b][1]
             out[:, t] = key.astype(np.uint32) if offset > MAX_KEY_BITS else key  # cut to the low 32 bits
         return out
 
     def share_a_key(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Whether ``a[i]`` and ``b[i]`` share at least one key (vectorised over pairs; no keys are built)."""
-        x = np.bitwise_xor(np.asarray(a, dtype=_U64), np.asarray(b, dtype=_U64))
+        import numpy as np
+        x = np.bitwise_xor(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
         return ((x[:, None] & self.masks[None, :]) == 0).any(axis=1)
 
     def key_one(self, simhash: int) -> list[int]:

@@ -17,9 +17,10 @@ import unicodedata
 from functools import lru_cache
 from importlib import resources
 from itertools import compress, count
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "normalize",
@@ -66,8 +67,16 @@ _FULLWIDTH_FIRST, _FULLWIDTH_LAST, _FULLWIDTH_SHIFT = 0xFF01, 0xFF5E, 0xFEE0
 _IDEOGRAPHIC_SPACE = 0x3000
 
 
+_FULLWIDTH_FOLD = {c: c - _FULLWIDTH_SHIFT for c in range(_FULLWIDTH_FIRST, _FULLWIDTH_LAST + 1)} | {
+    _IDEOGRAPHIC_SPACE: ord(" ")}
+"""The fold as a ``str.translate`` table, for a few characters (:data:`_FOLD_WITH_NUMPY`)."""
+_FOLD_WITH_NUMPY = 4096
+"""Characters from which :func:`_fold_fullwidth_many` folds with numpy (one pass) rather than ``str.translate``."""
+
+
 def _code_points(text: str) -> np.ndarray:
     """The code points of ``text`` as a uint32 array (lone surrogates pass through)."""
+    import numpy as np
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
 
 
@@ -83,6 +92,12 @@ def _fold_fullwidth_many(texts: Sequence[str]) -> list[str]:
     wide = [i for i, t in enumerate(out) if not t.isascii()]  # isascii() is O(1) on CPython strings
     if not wide:
         return out
+    if sum(len(out[i]) for i in wide) < _FOLD_WITH_NUMPY:  # (few characters: no numpy, e.g. at start-up)
+        for i in wide:
+            out[i] = out[i].translate(_FULLWIDTH_FOLD)
+        return out
+    import numpy as np
+
     cps = _code_points("".join(out[i] for i in wide)).copy()
     fullwidth = (cps - np.uint32(_FULLWIDTH_FIRST)) <= np.uint32(_FULLWIDTH_LAST - _FULLWIDTH_FIRST)  # wraps below
     space = cps == _IDEOGRAPHIC_SPACE
@@ -158,6 +173,7 @@ _SENTENCE_END_CHARS = "。！？!?;；…\r\n"
 
 @lru_cache(maxsize=None)
 def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    import numpy as np
     bmp = [chr(c) for c in range(0x10000)]
     word = np.fromiter((c.isalnum() for c in bmp), dtype=bool, count=0x10000)
     space = np.fromiter((c.isspace() for c in bmp), dtype=bool, count=0x10000)
@@ -179,6 +195,7 @@ def _keys_many(normalized: Sequence[str], min_sentence_chars: int) -> list[tuple
     * numbering the sentences with a running count of sentence ends (and text starts) gives every kept code
       point its sentence; runs of separators only make empty sentences, which the length filter drops.
     """
+    import numpy as np
     if not normalized:
         return []
     word_t, space_t, end_t = _tables()

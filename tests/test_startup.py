@@ -334,3 +334,31 @@ def test_the_kept_dictionary_segments_as_the_built_one(native, tmp_path):
         assert again.returncode == 0, again.stderr
         assert again.stdout.split() == ["True", "True"]
         assert kept.read_bytes() == original  # (built and kept again)
+
+
+def test_the_command_fingerprints_its_first_texts_before_it_imports_numpy(native, tmp_path):
+    """``es-simhash dedup`` with the native core hands its first batch to the fingerprinting thread before numpy is
+    imported (numpy is ~0.05 s of the start: the imports it needs for deciding run beside the first
+    fingerprints); the run gives the usual result."""
+    probe = """
+        import sys
+        from es_simhash import fingerprint
+        first = []
+        many = fingerprint.Fingerprinter.fingerprint_many
+        def probe(self, texts):
+            if not first:
+                first.append("numpy" in sys.modules)
+            return many(self, texts)
+        fingerprint.Fingerprinter.fingerprint_many = probe
+        from es_simhash.__main__ import main
+        code = main(sys.argv[1:])
+        print("numpy at the first fingerprints:", first[0], "exit", code)
+    """
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"id": "a", "text": "今天天气很好"}\n{"id": "b", "text": "今天天气很好！"}\n', encoding="utf-8")
+    res = subprocess.run([sys.executable, "-c", textwrap.dedent(probe), "dedup", str(data), "--no-progress",
+                          "--report", str(tmp_path / "r.jsonl")], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "ES_SIMHASH_ENGINE"})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().endswith("numpy at the first fingerprints: False exit 0"), res.stdout
+    assert (tmp_path / "r.jsonl").read_text(encoding="utf-8").count('"duplicate": true') == 1

@@ -27,14 +27,14 @@ import json
 import os
 from bisect import bisect_left
 from dataclasses import dataclass, replace
-from typing import Any, Collection, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Iterator, Sequence
 
-import numpy as np
-
-from .. import hamming
 from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys
 from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, sharing_sketch, without_payload
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["MemoryIndex", "IndexFileError"]
 
@@ -94,14 +94,16 @@ class _Run:
     size: int
 
 
-_SCRAMBLE = np.uint32(0x9E3779B1)  # odd: multiplying by it modulo 2**32 is a bijection on 32-bit keys
-_UNSCRAMBLE = np.uint32(pow(0x9E3779B1, -1, 2**32))
+_SCRAMBLE = 0x9E3779B1  # odd: multiplying by it modulo 2**32 is a bijection on 32-bit keys
+_UNSCRAMBLE = pow(0x9E3779B1, -1, 2**32)
 
 
 def _scrambled(keys: np.ndarray) -> np.ndarray:
     """Keys multiplied by an odd constant modulo 2**32: equal exactly when the keys are, and with well-spread top
     bits even for narrow keys (the 16-bit segments), which the directory needs."""
-    return keys * _SCRAMBLE
+    import numpy as np
+
+    return keys * np.uint32(_SCRAMBLE)
 
 
 def _directory_bits(size: int) -> int:
@@ -112,6 +114,7 @@ def _directory_bits(size: int) -> int:
 def _make_run(n_tables: int, keys: np.ndarray, rows: np.ndarray) -> _Run:
     """A run from ``keys`` (``(n_tables, size)`` uint32) of ``rows`` (``(n_tables, size)``, the same row numbers
     in every table)."""
+    import numpy as np
     size = keys.shape[1]
     keys = _scrambled(keys)
     order = np.argsort(keys, axis=1, kind="stable")
@@ -126,19 +129,22 @@ def _make_run(n_tables: int, keys: np.ndarray, rows: np.ndarray) -> _Run:
 
 
 def _new_run(lookup_keys: LookupKeys, rows: np.ndarray, sims: np.ndarray) -> _Run:
+    import numpy as np
     keys = np.ascontiguousarray(lookup_keys.keys(sims).T)
     return _make_run(lookup_keys.n_tables, keys, np.broadcast_to(rows, keys.shape))
 
 
 def _merge_runs(n_tables: int, a: _Run, b: _Run) -> _Run:
+    import numpy as np
     keys = np.concatenate((a.keys.reshape(n_tables, -1), b.keys.reshape(n_tables, -1)), axis=1)
     rows = np.concatenate((a.rows.reshape(n_tables, -1), b.rows.reshape(n_tables, -1)), axis=1)
-    return _make_run(n_tables, keys * _UNSCRAMBLE, rows)
+    return _make_run(n_tables, keys * np.uint32(_UNSCRAMBLE), rows)
 
 
 def _run_pairs(run: _Run, qkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(query number, row) for every entry of ``run`` whose key equals one of the query's keys in that table.
     ``qkeys``: the queries' keys, scrambled as the run stores them."""
+    import numpy as np
     n_q, n_tables = qkeys.shape
     slots = np.int64(1) << run.bits
     where = (qkeys >> np.uint32(MAX_KEY_BITS - run.bits)).astype(np.int64) + np.arange(n_tables, dtype=np.int64) * slots
@@ -154,6 +160,7 @@ def _run_pairs(run: _Run, qkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _expand(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``concatenate([arange(l, l + c) for l, c in zip(lo, counts)])`` without a Python loop."""
+    import numpy as np
     total = int(counts.sum())
     ends = np.cumsum(counts)
     return np.repeat(lo - ends + counts, counts) + np.arange(total)
@@ -178,10 +185,8 @@ class MemoryIndex:
         self.lookup_keys = lookup_keys
         self._row_of: dict[str, int] = {}
         self._docs: list[StoredDoc] = []
-        self._alive = np.zeros(1024, dtype=bool)
+        # (``_alive``, ``_simhash``, ``_has_keys``: numpy columns made on first use, see __getattr__)
         self._any_dead = False  # no row replaced yet: every row is alive, so liveness checks can be skipped
-        self._simhash = np.zeros(1024, dtype=np.uint64)
-        self._has_keys = np.zeros(1024, dtype=bool)  # False for empty fingerprints: they have no keys
         self._runs: list[_Run] = []
         self._run_rows = 0  # rows [0, _run_rows) are in runs; rows from there on are the tail
         # sentence hash -> rows holding it, ascending: in the native core (``_postings``) when this index looks up
@@ -193,6 +198,21 @@ class MemoryIndex:
         self._content_more: dict[int, list[int]] = {}  # content hash -> the rows after the first, ascending
         self._versions: dict[str, int] = {}
         self._writes = 0
+
+    _COLUMNS = frozenset({"_alive", "_simhash", "_has_keys"})
+
+    def __getattr__(self, name: str) -> Any:
+        # The numpy columns of the rows, made on first use (a new index imports no numpy: the command makes one
+        # before it fingerprints its first texts): ``_alive``, ``_simhash`` and ``_has_keys`` (False for empty
+        # fingerprints: they have no keys).
+        if name not in MemoryIndex._COLUMNS:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        import numpy as np
+
+        self._alive = np.zeros(1024, dtype=bool)
+        self._simhash = np.zeros(1024, dtype=np.uint64)
+        self._has_keys = np.zeros(1024, dtype=bool)
+        return getattr(self, name)
 
     def __len__(self) -> int:
         return len(self._row_of)
@@ -216,6 +236,7 @@ class MemoryIndex:
 
     def docs(self) -> list[StoredDoc]:
         """All live documents, in insertion order."""
+        import numpy as np
         alive = self._alive
         return [self._docs[i] for i in np.flatnonzero(alive[: len(self._docs)]).tolist()]
 
@@ -274,6 +295,7 @@ class MemoryIndex:
 
     def _append_rows(self, start: int, sims, has_keys, dead) -> None:
         """Store the SimHash/has-keys columns of rows ``start..`` and mark the replaced rows dead."""
+        import numpy as np
         stop = start + len(sims)
         if stop > len(self._simhash):
             size = max(stop, 2 * len(self._simhash))
@@ -294,6 +316,7 @@ class MemoryIndex:
 
     def _sync(self) -> None:
         """Sort a tail that outgrew ``tail_rows`` into a run, then merge runs of similar size."""
+        import numpy as np
         n = len(self._docs)
         if n - self._run_rows <= self.tail_rows:
             return
@@ -309,6 +332,7 @@ class MemoryIndex:
 
     def _rebuild(self) -> None:
         """One run over all live rows with keys (after a load)."""
+        import numpy as np
         n = len(self._docs)
         rows = np.flatnonzero(self._alive[:n] & self._has_keys[:n])
         self._runs = [_new_run(self.lookup_keys, rows, self._simhash[rows])] if len(rows) else []
@@ -318,6 +342,9 @@ class MemoryIndex:
     def _key_pairs(self, q_sims: np.ndarray, q_rows: np.ndarray, max_distance: int) -> tuple[np.ndarray, np.ndarray]:
         """(query number, row) pairs, each row sharing a lookup key with the query and within ``max_distance``
         bits of it; unique, sorted by query then row. ``q_rows``: the numbers of the queries (with features)."""
+        import numpy as np
+
+        from .. import hamming
         lk = self.lookup_keys
         qs: list[np.ndarray] = []
         rs: list[np.ndarray] = []
@@ -357,6 +384,7 @@ class MemoryIndex:
 
     def _native_rows(self, q_sims: np.ndarray, q_rows: np.ndarray, n_q: int, max_distance: int) -> list[list[int]]:
         """What :meth:`_key_pairs` gives, per query (``n_q`` lists of rows, ascending), from the native core."""
+        import numpy as np
         lk = self.lookup_keys
         n = len(self._docs)
         return _NATIVE_LOOKUP(
@@ -366,6 +394,9 @@ class MemoryIndex:
 
     def _tail_rows(self, fp: Fingerprint, max_distance: int) -> list[int]:
         """Rows of the tail (all rows: there are no runs) sharing a key with ``fp`` within ``max_distance``."""
+        import numpy as np
+
+        from .. import hamming
         n = len(self._docs)
         x = self._simhash[:n] ^ np.uint64(fp.simhash)
         near = hamming.popcount(x) <= max_distance
@@ -388,6 +419,7 @@ class MemoryIndex:
         after them left out. The engine decides each document of a batch against the batch's earlier ones this
         way, all in one lookup. Only on an index where no document was replaced or removed (a replaced row would
         be dead before ``before`` too): ``ValueError`` otherwise."""
+        import numpy as np
         if before is not None and self._any_dead:
             raise ValueError("lookup(before=...) needs an index where no document was replaced or removed")
         hidden = np.array([r for r in (self._row_of.get(i) for i in exclude) if r is not None], dtype=np.intp)
@@ -404,6 +436,7 @@ class MemoryIndex:
 
     def _simhash_rows(self, fps: Sequence[Fingerprint], max_distance: int) -> list[list[int]]:
         """For each fingerprint, the rows sharing a lookup key with it within ``max_distance`` bits."""
+        import numpy as np
         n_q = len(fps)
         if n_q == 1 and not self._runs:  # one query, tail only (the engine's in-batch index): no pair bookkeeping
             return [self._tail_rows(fps[0], max_distance) if fps[0].n_features else []]
@@ -474,6 +507,7 @@ class MemoryIndex:
         """The sentence channel of a lookup among rows ``[0, end)``: ``extra`` (rows found so far, or None) with the
         rows holding one of the long-sentence ``hashes``, or ``MIN_SHARED_SKETCH`` of its sketch hashes, that are
         not boilerplate; ``sentence_df`` gets the document frequency of every hash."""
+        import numpy as np
         sentences, alive, any_dead, cap = self._python_sentences(), self._alive, self._any_dead, self.max_sentence_df
         sketch_rows: list[int] = []
         for h in hashes:
@@ -528,6 +562,7 @@ class MemoryIndex:
 
     def remove(self, docs: Sequence[StoredDoc]) -> list[str]:
         """Delete the documents whose stored version is still ``doc.version`` (or that are gone already)."""
+        import numpy as np
         conflicts = [d.id for d in docs if d.id in self._row_of and d.version != self._versions[d.id]]
         skip = set(conflicts)
         dead = []
@@ -560,6 +595,7 @@ class MemoryIndex:
     # -- persistence ---------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index to one ``.npz`` file (numpy arrays + JSON; no pickle)."""
+        import numpy as np
         docs = self.docs()
         fps = [d.fingerprint for d in docs]
         sentence_counts = np.array([len(f.sentences) for f in fps], dtype=np.int64)
@@ -588,6 +624,7 @@ class MemoryIndex:
         """Read a file written by :meth:`save`. A file from a release before lookup keys keeps its four 16-bit
         segments (:data:`es_simhash.keys.SEGMENTS`), so it answers as it did. Raises :class:`IndexFileError`
         for a file that is not an es-simhash memory index."""
+        import numpy as np
         try:
             with np.load(path, allow_pickle=False) as z:
                 meta = json.loads(z["meta"].tobytes().decode("utf-8"))
