@@ -372,7 +372,7 @@ class _Run:
     def batches(self, inputs: Sequence[str], size: int
                 ) -> Iterator[tuple[list[Record], list[DeadLetter], dict[str, int]]]:
         """Full batches of records, with the dead letters read since the previous batch and a snapshot of the
-        lines read per input (batches are fingerprinted one ahead, so the snapshot must not move).
+        lines read per input (batches are fingerprinted ahead, so the snapshot must not move).
 
         The first batches are smaller (:data:`FIRST_BATCH` records, then twice as many each time, up to ``size``):
         the engine decides a batch while the next one is fingerprinted, and nothing overlaps the first batch's
