@@ -224,7 +224,8 @@ class DefaultRule:
         that look at all candidates (boilerplate by cluster count, the meaning guard's veto of a whole cluster)
         apply to each (``DedupEngine.check`` lists these)."""
         vetoed = self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
-        if self.max_sentence_clusters and fp.sentences and candidates:
+        if self.max_sentence_clusters and fp.sentences and len(candidates) > self.max_sentence_clusters:
+            # (no hash can have more holders than there are candidates)
             # a text that says the opposite (vetoed) shares nearly everything with fp, but is no template's holder
             boilerplate = boilerplate | self._crowded(fp, [c for c in candidates if c.cluster not in vetoed]
                                                       if vetoed else candidates)

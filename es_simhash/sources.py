@@ -251,7 +251,8 @@ class RecordReader:
             if line_no == 1:
                 decoded = decoded.removeprefix("\ufeff")
             obj = _json_object(decoded)
-            text, text_field = self._text(obj)
+            # (a lone surrogate can only come from a \u escape: a line without one needs no check)
+            text, text_field = self._text(obj, check_surrogates="\\u" in decoded)
             doc_id = self._id(obj, source, line_no)
         except _Bad as bad:
             return DeadLetter(source, line_no, str(bad), _excerpt(raw))
@@ -280,7 +281,7 @@ class RecordReader:
                 raise _Bad(f"neither UTF-8 nor {_FALLBACK} (invalid byte 0x{raw[exc.start]:02x} at offset "
                            f"{exc.start} for UTF-8; binary, or another encoding: --encoding NAME)") from None
 
-    def _text(self, obj: dict[str, Any]) -> tuple[str, str]:
+    def _text(self, obj: dict[str, Any], check_surrogates: bool = True) -> tuple[str, str]:
         """The record's text and the field it came from."""
         for name in self.text_fields:
             if name in obj:
@@ -289,10 +290,11 @@ class RecordReader:
                     if self.explicit_text or not any(isinstance(obj.get(n), str) for n in self.text_fields):
                         raise _Bad(f"field {name!r} is {_type_name(value)}, not a string")
                     continue
-                try:
-                    value.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise _Bad("text contains invalid Unicode (a lone surrogate escape such as \\ud800)") from None
+                if check_surrogates:
+                    try:
+                        value.encode("utf-8")
+                    except UnicodeEncodeError:
+                        raise _Bad("text contains invalid Unicode (a lone surrogate escape such as \\ud800)") from None
                 return value, name
         raise _Bad(f"no text field (looked for {', '.join(map(repr, self.text_fields))}; use --text-field)")
 

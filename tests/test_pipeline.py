@@ -173,3 +173,17 @@ def test_resuming_after_any_batch_gives_the_uninterrupted_result(tmp_path, monke
             run_dedup([str(crawl)], engine(index), report=rep, dead_letters=dead, checkpoint=saved)
         assert rep_path.read_text(encoding="utf-8") == whole.getvalue(), stop_at
         assert dead.read_text() == whole_dead.read_text(), stop_at
+
+
+@pytest.mark.parametrize("text", ["a1", 'quote " and \\ backslash', "tab\tnew\nline\x00\x1f\x7f", "中文 é 🙂",
+                                  "\u2028\u2029/</script>", ""])
+def test_a_report_line_is_the_json_of_the_result(text):
+    """Each ``--report`` line is exactly ``json.dumps`` of the result's fields plus source and line (non-ASCII kept)."""
+    from es_simhash.dedup import Result
+    from es_simhash.pipeline import report_line
+
+    for res in (Result(text, "c" + text, True, text + "x", 3, "simhash"), Result(text, text, False, None, None,
+                                                                                "canonical")):
+        expected = json.dumps({**res.to_dict(), "source": "in/" + text, "line": 12}, ensure_ascii=False) + "\n"
+        assert report_line(res, "in/" + text, 12) == expected
+        assert json.loads(report_line(res, "in/" + text, 12))["id"] == text

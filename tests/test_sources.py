@@ -107,8 +107,12 @@ def test_explicit_fields_and_long_ids(tmp_path):
 
 
 def test_lone_surrogates_are_dead_letters(tmp_path):
-    out = read(tmp_path, b'{"id": "s", "content": "bad \\ud800 text"}\n')
+    out = read(tmp_path, b'{"id": "s", "content": "bad \\ud800 text"}\n'
+                         b'{"id": "t", "content": "\\u4e2d\\u6587 \\ud83d\\ude00 \\uDFFF"}\n'
+                         b'{"id": "u", "content": "\\u4e2d\\u6587 \\ud83d\\ude00 ok"}\n')
     assert isinstance(out[0], DeadLetter) and "surrogate" in out[0].reason
+    assert isinstance(out[1], DeadLetter) and "surrogate" in out[1].reason  # (after a good pair)
+    assert not isinstance(out[2], DeadLetter) and out[2].text == "中文 \U0001f600 ok"
 
 
 def test_stdin(monkeypatch):
