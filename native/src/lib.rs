@@ -1,15 +1,11 @@
 //! es_simhash_native: the native fingerprint core of es-simhash (see `core.rs`). The Python package uses it when
 //! it is installed (`es_simhash.fingerprint.Fingerprinter(engine="auto")`) and stays the reference.
 
-pub mod alloc;
 pub mod core;
 pub mod idf;
 pub mod memlookup;
 pub mod postings;
 pub mod tables;
-
-#[global_allocator]
-static GLOBAL: alloc::HugePageAlloc = alloc::HugePageAlloc;
 
 #[cfg(feature = "python")]
 mod python {
