@@ -68,8 +68,7 @@ class IDFTable:
         the dict has not been made (then the core reads them and builds its table on its own thread), else the
         dict."""
         if "_idf" not in self.__dict__ and "_cache_entry" in self.__dict__:
-            entry = self.__dict__["_cache_entry"]
-            return entry.words, entry.values
+            return self.__dict__["_cache_entry"].files  # (the same tuple each time: native cores are kept by it)
         return self._idf
 
     def extremes(self) -> tuple[float, float] | tuple[()]:

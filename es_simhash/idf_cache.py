@@ -30,6 +30,8 @@ class Entry(NamedTuple):
     """Path of the values file."""
     meta: dict[str, Any]
     """``n`` (words), ``words_bytes`` (the words file's size), ``default``, ``checksum``, ``min``, ``max``."""
+    files: tuple[str, str]
+    """``(words, values)``: what the native core reads."""
 
 
 def folder() -> Path:
@@ -76,7 +78,7 @@ def read(name: str) -> Entry | None:
         meta["min"], meta["max"] = float(meta["min"]), float(meta["max"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return Entry(str(words), str(values), meta)
+    return Entry(str(words), str(values), meta, (str(words), str(values)))
 
 
 def load_words(entry: Entry) -> dict[str, float]:

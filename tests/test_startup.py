@@ -362,3 +362,23 @@ def test_the_command_fingerprints_its_first_texts_before_it_imports_numpy(native
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().endswith("numpy at the first fingerprints: False exit 0"), res.stdout
     assert (tmp_path / "r.jsonl").read_text(encoding="utf-8").count('"duplicate": true') == 1
+
+
+def test_fingerprinters_of_one_cached_table_share_one_native_core(native, tmp_path, monkeypatch):
+    """Fingerprinters made from the same IDF table read from the cache, with the same settings, share one native
+    core (its IDF table is built once and its token cache stays warm); other settings get a core of their own."""
+    from es_simhash.fingerprint import Fingerprinter
+    from es_simhash.idf import IDFTable
+
+    monkeypatch.setenv("ES_SIMHASH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ES_SIMHASH_ENGINE", raising=False)
+    src = tmp_path / "idf.txt"
+    src.write_text("天气 5.5\n今天 2.25\n人民日报 9\n", encoding="utf-8")
+    IDFTable.load(src)  # (parsed, and cached)
+    table = IDFTable.load(src)  # from the cache
+    a, b = Fingerprinter(table, engine="native"), Fingerprinter(table, engine="native")
+    other = Fingerprinter(table, engine="native", sentences=4)
+    texts = ["今天天气很好，人民日报评论员说。", "明天下雨"]
+    assert a.fingerprint_many(texts) == b.fingerprint_many(texts)
+    other.fingerprint_many(texts)
+    assert a._native is b._native and other._native is not a._native
