@@ -1,11 +1,13 @@
-"""Building the native core's segmenter (jieba-rs's dictionary, ~0.1-0.2 s of CPU) on a background thread, started
-as early as possible: this module imports nothing but the standard library, so the ``es-simhash`` command
-(:mod:`es_simhash.__main__`) starts the build before it imports the command line's modules (numpy, click, the
-engine), and the build overlaps those imports on another core instead of delaying the first fingerprints."""
+"""The native core's tables, started on background threads as early as possible: jieba-rs's dictionary (read back
+from the cache, or built: ~0.1 s of CPU) and jieba's IDF table (from the IDF cache). This module imports nothing but
+the standard library, so the ``es-simhash`` command (:mod:`es_simhash.__main__`) starts them before it imports the
+command line's modules (click, the engine), and they overlap those imports on another core instead of delaying the
+first fingerprints."""
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 
 def python_engine_forced() -> bool:
@@ -19,16 +21,10 @@ def start_segmenter() -> bool:
     ``ES_SIMHASH_ENGINE=python`` forces the reference. The built dictionary is kept in the cache
     (:func:`es_simhash.cache_dir.cache_root` ``/segmenter``, ~25 MB) and read back at the next start instead of
     built again (~0.01 s of copying instead of ~0.1 s of building). Fingerprints do not change: the same
-    dictionary, built earlier or read back. A fork (``os.fork``, multiprocessing's "fork") waits for the build first, so a child never inherits a
-    half-built one. (Whether the installed core is usable is checked when a fingerprinter is made: an unusable
+    dictionary, built earlier or read back. A fork (``os.fork``, multiprocessing's "fork") waits for the build
+    first, so a child never inherits a half-built one. (Whether the installed core is usable is checked when a fingerprinter is made: an unusable
     one only built a dictionary nobody uses.)"""
-    if python_engine_forced():
-        return False
-    try:
-        import es_simhash_native  # type: ignore[import-not-found]
-    except ImportError:
-        return False
-    start = getattr(es_simhash_native, "start_segmenter", None)
+    start = _native_function("start_segmenter")
     if start is None:
         return False
     from .cache_dir import cache_root
@@ -39,8 +35,7 @@ def start_segmenter() -> bool:
         started = start()
     if not started:
         return False
-    if hasattr(os, "register_at_fork"):
-        os.register_at_fork(before=es_simhash_native.wait_segmenter)
+    _before_fork("wait_segmenter")
     return True
 
 
@@ -51,13 +46,7 @@ def start_default_idf() -> bool:
     in the cache yet (the run parses and caches it as before), when the native core is not installed (or predates
     this), or when ``ES_SIMHASH_ENGINE=python`` forces the reference. A core made from the same cache entry takes
     the table; nothing else changes. A fork waits for the build first."""
-    if python_engine_forced():
-        return False
-    try:
-        import es_simhash_native  # type: ignore[import-not-found]
-    except ImportError:
-        return False
-    start = getattr(es_simhash_native, "start_idf_files", None)
+    start = _native_function("start_idf_files")
     if start is None:
         return False
     from . import idf_cache
@@ -68,6 +57,24 @@ def start_default_idf() -> bool:
         return False
     if entry is None or not start(entry.words, entry.values):
         return False
-    if hasattr(os, "register_at_fork"):
-        os.register_at_fork(before=es_simhash_native.wait_idf_files)
+    _before_fork("wait_idf_files")
     return True
+
+
+def _native_function(name: str) -> Any:
+    """The native core's function ``name``, or ``None`` when the core is not installed, predates it, or
+    ``ES_SIMHASH_ENGINE=python`` forces the reference."""
+    if python_engine_forced():
+        return None
+    try:
+        import es_simhash_native  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return getattr(es_simhash_native, name, None)
+
+
+def _before_fork(wait: str) -> None:
+    """Make ``os.fork`` (multiprocessing's "fork" too) call the native core's ``wait`` first: a child never inherits
+    a half-built table from a thread it does not have."""
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=_native_function(wait))

@@ -36,6 +36,16 @@ def _run(code: str, **env: str) -> subprocess.CompletedProcess:
                           env=environ)
 
 
+def _dedup_two_records(probe: str, tmp_path) -> subprocess.CompletedProcess:
+    """``probe`` (Python code that runs the command) run as ``dedup`` of a two-record file, one a duplicate of the
+    other, reported to ``tmp_path / "r.jsonl"``."""
+    data = tmp_path / "in.jsonl"
+    data.write_text('{"id": "a", "text": "今天天气很好"}\n{"id": "b", "text": "今天天气很好！"}\n', encoding="utf-8")
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(probe), "dedup", str(data), "--no-progress",
+                           "--report", str(tmp_path / "r.jsonl")], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "ES_SIMHASH_ENGINE"})
+
+
 TEXTS = repr([
     "人民日报评论员：坚持以人民为中心的发展思想，推动高质量发展取得新成效。",
     "来源：人民网\n人民日报评论员: 坚持以人民为中心的发展思想, 推动高质量发展取得新成效。\n（责任编辑：王敏）",
@@ -145,11 +155,7 @@ def test_the_command_starts_the_build_before_it_imports_numpy_or_the_engine(nati
         from es_simhash.__main__ import main
         print("exit", main(sys.argv[1:]))
     """
-    data = tmp_path / "in.jsonl"
-    data.write_text('{"id": "a", "text": "今天天气很好"}\n{"id": "b", "text": "今天天气很好！"}\n', encoding="utf-8")
-    res = subprocess.run([sys.executable, "-c", textwrap.dedent(probe), "dedup", str(data), "--no-progress",
-                          "--report", str(tmp_path / "r.jsonl")], capture_output=True, text=True, timeout=120,
-                         cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "ES_SIMHASH_ENGINE"})
+    res = _dedup_two_records(probe, tmp_path)
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0] == "heavy modules at the start: []", res.stdout
@@ -354,11 +360,7 @@ def test_the_command_fingerprints_its_first_texts_before_it_imports_numpy(native
         code = main(sys.argv[1:])
         print("numpy at the first fingerprints:", first[0], "exit", code)
     """
-    data = tmp_path / "in.jsonl"
-    data.write_text('{"id": "a", "text": "今天天气很好"}\n{"id": "b", "text": "今天天气很好！"}\n', encoding="utf-8")
-    res = subprocess.run([sys.executable, "-c", textwrap.dedent(probe), "dedup", str(data), "--no-progress",
-                          "--report", str(tmp_path / "r.jsonl")], capture_output=True, text=True, timeout=120,
-                         cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "ES_SIMHASH_ENGINE"})
+    res = _dedup_two_records(probe, tmp_path)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().endswith("numpy at the first fingerprints: False exit 0"), res.stdout
     assert (tmp_path / "r.jsonl").read_text(encoding="utf-8").count('"duplicate": true') == 1
