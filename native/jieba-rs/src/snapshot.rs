@@ -65,7 +65,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A 64-bit checksum of `bytes` (four independent lanes of a multiply-rotate mix over 8-byte words: ~1 ms for
+/// A 64-bit checksum of `bytes` (four independent lanes of a multiply-rotate mix over 8-byte words: a few ms for
 /// the 25 MB of a dictionary); not cryptographic, it tells damaged or foreign bytes from a snapshot.
 pub(crate) fn checksum(bytes: &[u8]) -> u64 {
     const K: [u64; 4] = [0x9E37_79B9_7F4A_7C15, 0xC2B2_AE3D_27D4_EB4F, 0x1656_67B1_9E37_79F9, 0x85EB_CA77_C2B2_AE63];
