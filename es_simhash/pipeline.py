@@ -412,8 +412,9 @@ class _Run:
                 if n_ahead >= 2 * target:
                     yield take(target)
                     target = min(size, 2 * target)
-        while n_ahead > FIRST_BATCH:
-            yield take(max(-(-n_ahead // 2), FIRST_BATCH))
+        smallest = min(size, FIRST_BATCH)
+        while n_ahead > smallest:  # (never more than ``size``: a batch is also one bulk request)
+            yield take(min(size, max(-(-n_ahead // 2), smallest)))
         yield take(n_ahead)
 
 

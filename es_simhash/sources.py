@@ -46,6 +46,7 @@ TIME_FIELDS: tuple[str, ...] = ("crawl_time", "crawled_at", "fetch_time", "fetch
                                 "published_at")
 _EXCERPT = 200
 _FALLBACK = "gb18030"  # what --encoding auto tries after UTF-8
+_NO_SURROGATES = frozenset({"utf-8", _FALLBACK})  # codecs that never decode bytes to a lone surrogate
 _CHUNK = 1 << 20
 
 
@@ -251,8 +252,9 @@ class RecordReader:
             if line_no == 1:
                 decoded = decoded.removeprefix("\ufeff")
             obj = _json_object(decoded)
-            # (a lone surrogate can only come from a \u escape: a line without one needs no check)
-            text, text_field = self._text(obj, check_surrogates="\\u" in decoded)
+            # (decoded from UTF-8 or GB18030, a lone surrogate can only come from a \u escape: a line without one
+            # needs no check; other codecs, such as utf-7, can make one)
+            text, text_field = self._text(obj, check_surrogates="\\u" in decoded or encoding not in _NO_SURROGATES)
             doc_id = self._id(obj, source, line_no)
         except _Bad as bad:
             return DeadLetter(source, line_no, str(bad), _excerpt(raw))

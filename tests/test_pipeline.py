@@ -187,3 +187,17 @@ def test_a_report_line_is_the_json_of_the_result(text):
         expected = json.dumps({**res.to_dict(), "source": "in/" + text, "line": 12}, ensure_ascii=False) + "\n"
         assert report_line(res, "in/" + text, 12) == expected
         assert json.loads(report_line(res, "in/" + text, 12))["id"] == text
+
+
+@pytest.mark.parametrize("batch_size, n", [(10, 19), (80, 159), (3, 20)])
+def test_no_batch_is_bigger_than_the_batch_size(tmp_path, batch_size, n):
+    """``--batch-size`` bounds every batch (one lookup and one bulk request each), the last ones included."""
+    crawl = tmp_path / "crawl.jsonl"
+    crawl.write_text("".join(json.dumps({"id": f"d{i}", "text": f"text number {i} " * 5}) + "\n" for i in range(n)),
+                     encoding="utf-8")
+    reads = []
+    engine = DedupEngine(MemoryIndex(), batch_size=batch_size)
+    s = run_dedup([str(crawl)], engine, report=io.StringIO(), dead_letters=tmp_path / "dead.jsonl",
+                  on_progress=lambda _b, summary: reads.append(summary.read))
+    sizes = [b - a for a, b in zip([0] + reads, reads)]
+    assert s.read == n and sum(sizes) == n and max(sizes) <= batch_size, sizes

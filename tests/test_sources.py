@@ -113,6 +113,9 @@ def test_lone_surrogates_are_dead_letters(tmp_path):
     assert isinstance(out[0], DeadLetter) and "surrogate" in out[0].reason
     assert isinstance(out[1], DeadLetter) and "surrogate" in out[1].reason  # (after a good pair)
     assert not isinstance(out[2], DeadLetter) and out[2].text == "中文 \U0001f600 ok"
+    # a codec that makes a lone surrogate without any \u escape (utf-7)
+    bad = RecordReader(encoding="utf-7").parse("x", 1, b'{"id": "v", "content": "a+2AA-b"}')
+    assert isinstance(bad, DeadLetter) and "surrogate" in bad.reason
 
 
 def test_stdin(monkeypatch):

@@ -209,10 +209,11 @@ class MemoryIndex:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         import numpy as np
 
-        self._alive = np.zeros(1024, dtype=bool)
-        self._simhash = np.zeros(1024, dtype=np.uint64)
-        self._has_keys = np.zeros(1024, dtype=bool)
-        return getattr(self, name)
+        columns = self.__dict__  # (setdefault: two threads making them at once end up with the same arrays)
+        columns.setdefault("_alive", np.zeros(1024, dtype=bool))
+        columns.setdefault("_simhash", np.zeros(1024, dtype=np.uint64))
+        columns.setdefault("_has_keys", np.zeros(1024, dtype=bool))
+        return columns[name]
 
     def __len__(self) -> int:
         return len(self._row_of)
