@@ -583,6 +583,18 @@ class Fingerprinter:
         except TypeError:  # not all str: the reference raises what it raises
             with self._python_lock:
                 return self._fingerprint_many_python(texts)
+        except ValueError as exc:
+            if type(exc).__name__ != "IdfCacheError":
+                raise
+            # the IDF cache's files could not be read (damaged, or deleted while in use): the table is parsed
+            # again from its file (and the entry written again), and a core made from that
+            _log.warning("the IDF cache entry of %s is unusable (%s): parsing the table again", self.idf.source, exc)
+            self.idf.reload_from_source()
+            for key, (_, _, native) in list(_NATIVE_CORES.items()):
+                if native is self._native:
+                    del _NATIVE_CORES[key]
+            self._engine = self._native = None
+            return self.fingerprint_many(texts)
         # the version is Python's to say (the native core computes the fields; a version that changes only
         # defaults changes nothing there)
         v = FINGERPRINT_VERSION

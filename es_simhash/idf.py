@@ -60,8 +60,28 @@ class IDFTable:
         entry = self.__dict__.get("_cache_entry") if name == "_idf" else None
         if entry is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        idf = self.__dict__["_idf"] = idf_cache.load_words(entry)
+        try:
+            idf = self.__dict__["_idf"] = idf_cache.load_words(entry)
+        except (OSError, ValueError):  # (damaged, or deleted since: parsed again)
+            idf = self.reload_from_source()
         return idf
+
+    def reload_from_source(self) -> dict[str, float]:
+        """For a table read from the cache whose entry turned out unusable when its files were read (damaged, or
+        deleted while in use; the native core raises ``IdfCacheError``): the table parsed again from its file,
+        which becomes this table's dict, and the cache entry written again. ``ValueError`` for a table that was not
+        read from the cache."""
+        path = self.__dict__.pop("_cache_source", None)
+        if path is None:
+            raise ValueError("this IDF table was not read from the IDF cache")
+        self.__dict__.pop("_cache_entry", None)
+        fresh = self._parse(Path(path).read_bytes().decode("utf-8"), path)
+        idf_cache.write(idf_cache.key(path), list(fresh._idf), fresh._idf.values(), fresh.default, fresh.checksum,
+                        fresh.extremes())
+        self.default = fresh.default
+        self.__dict__["checksum"] = fresh.checksum
+        self.__dict__["_idf"] = fresh._idf
+        return fresh._idf
 
     def _native_idf(self) -> dict[str, float] | tuple[str, str]:
         """What the native core reads the table from: the paths of the cache entry's words and values files while
@@ -110,6 +130,7 @@ class IDFTable:
             table = cls({}, entry.meta["default"], source=str(path))
             del table.__dict__["_idf"]  # (made from the entry on first use)
             table.__dict__["_cache_entry"] = entry
+            table.__dict__["_cache_source"] = str(path)  # (parsed again should the entry prove unusable)
             table.__dict__["checksum"] = entry.meta["checksum"]  # (the cached_property's value, kept with the entry)
             return table
         table = cls._parse(Path(path).read_bytes().decode("utf-8"), path)

@@ -55,3 +55,35 @@ def test_an_unwritable_cache_only_costs_time(tmp_path, monkeypatch):
     monkeypatch.setenv("ES_SIMHASH_CACHE", str(blocker))  # a file where the cache folder should be
     table = IDFTable.load(jieba_idf_path())
     assert len(table) > 250_000 and table.get("北京") > 0
+
+
+def test_an_entry_damaged_or_deleted_after_it_was_read_is_parsed_again_and_rewritten(tmp_path, monkeypatch):
+    """A table read from the cache is read lazily: when its files turn out unusable at that point (damaged with
+    the sizes unchanged, or the cache deleted while in use), the table is parsed again from its file, fingerprints
+    are the reference's (native core and Python), and the entry is written again."""
+    import shutil
+
+    from es_simhash.fingerprint import Fingerprinter, _native_module
+
+    monkeypatch.setenv("ES_SIMHASH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ES_SIMHASH_ENGINE", raising=False)
+    src = tmp_path / "idf.txt"
+    src.write_text("天气 5.5\n今天 2.25\n人民日报 9\n评论员 7.75\nbrown 4.5\n", encoding="utf-8")
+    parsed = IDFTable.load(src)
+    texts = ["人民日报评论员：今天天气很好。", "the quick brown fox", "今天天气"]
+    reference = Fingerprinter(parsed, engine="python").fingerprint_many(texts)
+    folder = tmp_path / "cache" / "idf"
+    engines = ["python"] + (["native"] if _native_module()[0] is not None else [])
+    for engine in engines:
+        for damage in ("bytes", "deleted"):
+            table = IDFTable.load(src)
+            assert "_cache_entry" in table.__dict__
+            if damage == "bytes":
+                words = next(folder.glob("*.words"))
+                words.write_bytes(b"\xff" * words.stat().st_size)  # (same size: not UTF-8)
+            else:
+                shutil.rmtree(folder)
+            assert Fingerprinter(table, engine=engine).fingerprint_many(texts) == reference, (engine, damage)
+            assert table._idf == parsed._idf and table.checksum == parsed.checksum
+            again = IDFTable.load(src)  # the entry was written again
+            assert "_cache_entry" in again.__dict__ and again._idf == parsed._idf, (engine, damage)

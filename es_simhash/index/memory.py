@@ -200,6 +200,9 @@ class MemoryIndex:
         self._writes = 0
 
     _COLUMNS = frozenset({"_alive", "_simhash", "_has_keys"})
+    _alive: np.ndarray
+    _simhash: np.ndarray
+    _has_keys: np.ndarray
 
     def __getattr__(self, name: str) -> Any:
         # The numpy columns of the rows, made on first use (a new index imports no numpy: the command makes one

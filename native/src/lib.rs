@@ -23,23 +23,30 @@ mod python {
     /// The fingerprint pipeline for one configuration of ``Fingerprinter`` (IDF table, stop words, parameters).
     #[pyclass(frozen, module = "es_simhash_native")]
     struct NativeFingerprinter {
-        core: OnceLock<Core>,
+        /// The core, or why it could not be built (the IDF cache's files could not be read or do not pair up)
+        core: OnceLock<Result<Core, String>>,
         /// The core being built on another thread (an IDF table given as the cache's words and values)
-        pending: Mutex<Option<JoinHandle<Core>>>,
+        pending: Mutex<Option<JoinHandle<Result<Core, String>>>>,
     }
 
     impl NativeFingerprinter {
-        /// The core, once built (waiting for the thread building it, if any).
-        fn core(&self) -> &Core {
-            self.core.get_or_init(|| {
+        /// The core, once built (waiting for the thread building it, if any): ``IdfCacheError`` (a ValueError)
+        /// when its IDF table could not be read from the cache's files, every time it is asked for.
+        fn core(&self) -> PyResult<&Core> {
+            let built = self.core.get_or_init(|| {
                 let handle = self.pending.lock().unwrap_or_else(|e| e.into_inner()).take();
-                match handle.expect("NativeFingerprinter: no core and no thread building one").join() {
-                    Ok(core) => core,
-                    Err(panic) => std::panic::resume_unwind(panic),
+                match handle.map(JoinHandle::join) {
+                    Some(Ok(core)) => core,
+                    Some(Err(panic)) => std::panic::resume_unwind(panic),
+                    None => Err("no core and no thread building one".into()),
                 }
-            })
+            });
+            built.as_ref().map_err(|why| IdfCacheError::new_err(why.clone()))
         }
     }
+
+    pyo3::create_exception!(es_simhash_native, IdfCacheError, PyValueError,
+        "The IDF cache's files a NativeFingerprinter was made from could not be read, or do not pair up.");
 
     fn texts_of<'py>(texts: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
         let mut out = Vec::new();
@@ -130,21 +137,19 @@ mod python {
                 line_sketch,
                 tf,
             };
-            let build: Box<dyn FnOnce() -> IdfTable + Send> = match (cached, files) {
-                (Some((words, values)), _) => Box::new(move || IdfTable::from_cache(words, &values)),
-                (None, Some(paths)) => Box::new(move || {
-                    match take_prebuilt(&paths).unwrap_or_else(|| idf_from_files(&paths.0, &paths.1)) {
-                        Ok(table) => table,
-                        Err(why) => panic!("the IDF cache is unusable ({why}): delete that file and run again"),
-                    }
-                }),
+            let build: Box<dyn FnOnce() -> Result<IdfTable, String> + Send> = match (cached, files) {
+                (Some((words, values)), _) => Box::new(move || Ok(IdfTable::from_cache(words, &values))),
+                (None, Some(paths)) => {
+                    Box::new(move || take_prebuilt(&paths).unwrap_or_else(|| idf_from_files(&paths.0, &paths.1)))
+                }
                 (None, None) => {
-                    return Ok(NativeFingerprinter { core: OnceLock::from(Core::new(table, default_idf, stop, cfg)), pending: Mutex::new(None) });
+                    let core = Ok(Core::new(table, default_idf, stop, cfg));
+                    return Ok(NativeFingerprinter { core: OnceLock::from(core), pending: Mutex::new(None) });
                 }
             };
             let handle = std::thread::Builder::new()
                 .name("idf-table".into())
-                .spawn(move || Core::new(build(), default_idf, stop, cfg))
+                .spawn(move || build().map(|table| Core::new(table, default_idf, stop, cfg)))
                 .map_err(|e| PyValueError::new_err(format!("cannot start a thread: {e}")))?;
             Ok(NativeFingerprinter { core: OnceLock::new(), pending: Mutex::new(Some(handle)) })
         }
@@ -153,7 +158,7 @@ mod python {
         /// ``os.fork`` calls it first: a child cannot wait for a thread of its parent.
         fn wait(&self, py: Python<'_>) {
             py.detach(|| {
-                self.core();
+                let _ = self.core(); // (a core that could not be built says so when it is used)
             });
         }
 
@@ -163,7 +168,8 @@ mod python {
         fn fingerprint_many<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<Vec<Option<Bound<'py, PyTuple>>>> {
             let owned = texts_of(texts)?;
             let strs: Vec<Option<&str>> = owned.iter().map(|s| s.to_str().ok()).collect();
-            let fps: Vec<Option<core::Fp>> = py.detach(|| self.core().fingerprint_many(&strs));
+            let core = py.detach(|| self.core())?;
+            let fps: Vec<Option<core::Fp>> = py.detach(|| core.fingerprint_many(&strs));
             fps.into_iter()
                 .map(|fp| {
                     fp.map(|fp| {
@@ -455,6 +461,7 @@ mod python {
     #[pymodule]
     fn es_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<NativeFingerprinter>()?;
+        m.add("IdfCacheError", m.py().get_type::<IdfCacheError>())?;
         m.add_function(wrap_pyfunction!(start_segmenter, m)?)?;
         m.add_function(wrap_pyfunction!(wait_segmenter, m)?)?;
         m.add_function(wrap_pyfunction!(start_idf_files, m)?)?;
