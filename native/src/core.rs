@@ -470,8 +470,9 @@ pub fn jieba() -> &'static Jieba {
     })
 }
 
-/// Which dictionary a snapshot holds: jieba-rs's version (its dictionary is compiled in) and the snapshot's layout.
-pub const SEGMENTER_SNAPSHOT_NAME: &str = "jieba-rs-0.11.0-default-dict.snapshot1";
+/// Which dictionary a snapshot holds: jieba-rs's version and a hash of the vendored crate's sources and dictionary
+/// (`build.rs`), so that no other build reads it back.
+pub const SEGMENTER_SNAPSHOT_NAME: &str = concat!("jieba-rs-0.11.0-", env!("JIEBA_BUILD_ID"), ".snapshot");
 
 /// Where the built dictionary is kept (set once, before the first segmentation: `set_segmenter_snapshot`); not
 /// set, the dictionary is built from jieba-rs's text at every start, as published.

@@ -12,9 +12,12 @@ pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_ne_bytes());
 }
 
-/// A slice of plain data (`Copy`, no padding, no pointers: the caller's types are `#[repr(C)]` integers), with
-/// its length and element size before it, padded to 8 bytes.
-pub(crate) fn put_pod<T: Copy>(out: &mut Vec<u8>, items: &[T]) {
+/// A slice of plain data, with its length and element size before it, padded to 8 bytes.
+///
+/// # Safety
+/// `T` must have no padding bytes and no pointers (`#[repr(C)]` integers and floats): its bytes are read as they
+/// are.
+pub(crate) unsafe fn put_pod<T: Copy>(out: &mut Vec<u8>, items: &[T]) {
     put_u64(out, items.len() as u64);
     put_u64(out, std::mem::size_of::<T>() as u64);
     // SAFETY: `T` is plain data without padding (see above): its bytes are initialised
@@ -41,8 +44,11 @@ impl<'a> Reader<'a> {
         Some(u64::from_ne_bytes(self.take(8)?.try_into().ok()?))
     }
 
-    /// What `put_pod` wrote, for a `T` of the same size (any bit pattern must be a valid `T`: integers).
-    pub(crate) fn pod<T: Copy>(&mut self) -> Option<Vec<T>> {
+    /// What `put_pod` wrote, for a `T` of the same size.
+    ///
+    /// # Safety
+    /// Every bit pattern must be a valid `T` (`#[repr(C)]` integers and floats).
+    pub(crate) unsafe fn pod<T: Copy>(&mut self) -> Option<Vec<T>> {
         let n = usize::try_from(self.u64()?).ok()?;
         if self.u64()? != std::mem::size_of::<T>() as u64 {
             return None;
@@ -100,9 +106,12 @@ impl Jieba {
         put_u64(&mut out, 1u64.to_ne_bytes()[0] as u64); // byte order
         let freqs: Vec<u64> = self.records.iter().map(|r| r.freq as u64).collect();
         let tags: Vec<u32> = self.records.iter().map(|r| r.tag).collect();
-        put_pod(&mut out, &freqs);
-        put_pod(&mut out, &tags);
-        put_pod(&mut out, &self.log_freqs);
+        // SAFETY: u64, u32 and f64 have no padding
+        unsafe {
+            put_pod(&mut out, &freqs);
+            put_pod(&mut out, &tags);
+            put_pod(&mut out, &self.log_freqs);
+        }
         put_u64(&mut out, self.tags.len() as u64);
         for tag in &self.tags {
             put_u64(&mut out, tag.len() as u64);
@@ -129,9 +138,9 @@ impl Jieba {
         if input.u64()? != 1u64.to_ne_bytes()[0] as u64 {
             return None;
         }
-        let freqs: Vec<u64> = input.pod()?;
-        let tag_of: Vec<u32> = input.pod()?;
-        let log_freqs: Vec<f64> = input.pod()?;
+        // SAFETY: any bits are a u64, a u32, an f64
+        let (freqs, tag_of, log_freqs): (Vec<u64>, Vec<u32>, Vec<f64>) =
+            unsafe { (input.pod()?, input.pod()?, input.pod()?) };
         let n_tags = usize::try_from(input.u64()?).ok()?;
         let mut tags: Vec<Box<str>> = Vec::with_capacity(n_tags.min(1 << 16));
         for _ in 0..n_tags {
@@ -141,7 +150,7 @@ impl Jieba {
         let log_total = f64::from_bits(input.u64()?);
         let trie = CharTrie::from_snapshot(&mut input)?;
         if freqs.len() != tag_of.len() || freqs.len() != log_freqs.len() || !input.bytes.is_empty()
-            || tag_of.iter().any(|&t| t as usize >= tags.len())
+            || tag_of.iter().any(|&t| t as usize >= tags.len()) || !trie.word_ids_below(freqs.len())
         {
             return None;
         }

@@ -335,22 +335,31 @@ impl CharTrie {
         put_u64(out, self.len as u64);
         put_u64(out, u64::from(self.shift));
         put_u64(out, u64::from(self.next_node));
-        put_pod(out, &self.root);
-        put_pod(out, &self.slots);
+        // SAFETY: `RootEntry` and `Slot` are `#[repr(C)]` integers without padding
+        unsafe {
+            put_pod(out, &self.root);
+            put_pod(out, &self.slots);
+        }
     }
 
     pub(crate) fn from_snapshot(input: &mut crate::snapshot::Reader<'_>) -> Option<Self> {
         let len = usize::try_from(input.u64()?).ok()?;
         let shift = u32::try_from(input.u64()?).ok()?;
         let next_node = u32::try_from(input.u64()?).ok()?;
-        let root: Vec<RootEntry> = input.pod()?;
-        let slots: Vec<Slot> = input.pod()?;
+        // SAFETY: `RootEntry` and `Slot` are `#[repr(C)]` integers: any bits are one (checked for sense below)
+        let (root, slots): (Vec<RootEntry>, Vec<Slot>) = unsafe { (input.pod()?, input.pod()?) };
         let sane = root.len() == ROOT_TABLE_LEN
             && slots.len().is_power_of_two()
             && shift == 64 - slots.len().trailing_zeros()
             && len < slots.len()
             && next_node <= MAX_NODES;
         sane.then_some(CharTrie { root, slots, len, shift, next_node })
+    }
+
+    /// Whether every word id the trie holds is a record's (below `n`) or none: a snapshot is checked by it.
+    pub(crate) fn word_ids_below(&self, n: usize) -> bool {
+        let ok = |id: i32| id == NO_WORD || (id >= 0 && (id as usize) < n);
+        self.root.iter().all(|e| ok(e.word_id)) && self.slots.iter().all(|s| s.key == 0 || ok(s.word_id))
     }
 }
 
