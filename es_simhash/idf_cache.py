@@ -52,7 +52,9 @@ def key(path: str | os.PathLike[str]) -> str:
     """The cache key of a table file, from what ``os.stat`` says of it (its size, times of change and inode) and
     its real path, as Python keys its bytecode cache by a source file's size and time: a file changed in any way
     (even to the same size, with its modification time set back) gets another key, without reading its ~6 MB.
-    ``OSError`` (``FileNotFoundError``) when it cannot be read."""
+    Like that cache, it can miss a rewrite to the same size within one tick of a coarse file-system clock, or
+    behind a network file system's stale attributes: delete the cache folder then. ``OSError``
+    (``FileNotFoundError``) when it cannot be read."""
     real = os.path.realpath(path)
     st = os.stat(real)
     ident = f"{real}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\0{st.st_dev}"
