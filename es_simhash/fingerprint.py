@@ -488,8 +488,9 @@ class Fingerprinter:
     def _make_native(self) -> Any:
         """The native core for these settings: made once per process for each IDF table, stop-word set and
         parameters (handing jieba's 350,000-word table to Rust as a dict costs ~0.05 s, as much as fingerprinting a
-        few hundred texts; a table read from the IDF cache goes as the cache's words and values and the core builds
-        its table on a thread of its own), shared by every Fingerprinter with the same ones (it is thread-safe)."""
+        few hundred texts; a table read from the IDF cache goes as the paths of the cache's files, which the core
+        reads on a thread of its own, or takes the table the command started building early), shared by every
+        Fingerprinter with the same ones (it is thread-safe)."""
         module = _native_module()[0]
         self._native_config = settings = self._settings()
         source = self.idf._native_idf()  # (the dict, or the IDF cache's files: see IDFTable)
