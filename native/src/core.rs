@@ -479,7 +479,7 @@ pub const SEGMENTER_SNAPSHOT_NAME: &str = concat!("jieba-rs-0.11.0-", env!("JIEB
 static SEGMENTER_SNAPSHOT: OnceLock<std::path::PathBuf> = OnceLock::new();
 
 /// Keep the built dictionary at `path` from now on (read at the start, written after a build). `false` when a path
-/// was set already or the dictionary is being built.
+/// was set already. (Set after the dictionary was built, it is not read: `start_segmenter` sets it first.)
 pub fn set_segmenter_snapshot(path: std::path::PathBuf) -> bool {
     SEGMENTER_SNAPSHOT.set(path).is_ok()
 }
