@@ -599,8 +599,8 @@ class DedupEngine:
         the CPU work of fingerprinting overlaps deciding and the wait on the index, and the worker goes on while a
         batch takes longer to decide (the first one imports numpy; two batches ahead measured ~10% faster than
         one on bench/cli.py's whole dedup, 15 alternated runs). One worker, so the pure-Python fingerprinter (whose
-        vocabulary is not thread-safe) is only ever used by one thread at a time. With ``workers`` > 0, that many workers
-        fingerprint up to ``workers + 2`` batches ahead on other cores: threads when the fingerprinter uses the
+        vocabulary is not thread-safe) is only ever used by one thread at a time. With ``workers`` > 0, that many
+        workers fingerprint up to ``workers + 2`` batches ahead on other cores: threads when the fingerprinter uses the
         native core (it releases the GIL and is thread-safe; ``worker_threads`` forces one kind), else
         *processes*, each with a copy of the fingerprinter (the Python engine holds the GIL); fingerprints are
         deterministic, so the results are the same.

@@ -22,8 +22,8 @@ def start_segmenter() -> bool:
     (:func:`es_simhash.cache_dir.cache_root` ``/segmenter``, ~25 MB) and read back at the next start instead of
     built again (~0.01 s of copying instead of ~0.1 s of building). Fingerprints do not change: the same
     dictionary, built earlier or read back. A fork (``os.fork``, multiprocessing's "fork") waits for the build
-    first, so a child never inherits a half-built one. (Whether the installed core is usable is checked when a fingerprinter is made: an unusable
-    one only built a dictionary nobody uses.)"""
+    first, so a child never inherits a half-built one. (Whether the installed core is usable is checked when a
+    fingerprinter is made: an unusable one only built a dictionary nobody uses.)"""
     start = _native_function("start_segmenter")
     if start is None:
         return False

@@ -585,7 +585,7 @@ class Fingerprinter:
             with self._python_lock:
                 return self._fingerprint_many_python(texts)
         except ValueError as exc:
-            if type(exc).__name__ != "IdfCacheError":
+            if not isinstance(exc, getattr(_native_module()[0], "IdfCacheError", ())):
                 raise
             # the IDF cache's files could not be read (damaged, or deleted while in use): the table is parsed
             # again from its file (and the entry written again), and a core made from that

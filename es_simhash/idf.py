@@ -75,9 +75,7 @@ class IDFTable:
         if path is None:
             raise ValueError("this IDF table was not read from the IDF cache")
         self.__dict__.pop("_cache_entry", None)
-        fresh = self._parse(Path(path).read_bytes().decode("utf-8"), path)
-        idf_cache.write(idf_cache.key(path), list(fresh._idf), fresh._idf.values(), fresh.default, fresh.checksum,
-                        fresh.extremes())
+        fresh = self._parse_and_keep(path, idf_cache.key(path))
         self.default = fresh.default
         self.__dict__["checksum"] = fresh.checksum
         self.__dict__["_idf"] = fresh._idf
@@ -133,6 +131,11 @@ class IDFTable:
             table.__dict__["_cache_source"] = str(path)  # (parsed again should the entry prove unusable)
             table.__dict__["checksum"] = entry.meta["checksum"]  # (the cached_property's value, kept with the entry)
             return table
+        return cls._parse_and_keep(path, name)
+
+    @classmethod
+    def _parse_and_keep(cls, path: str | os.PathLike[str], name: str) -> "IDFTable":
+        """The table parsed from its file, and kept in the cache under key ``name``."""
         table = cls._parse(Path(path).read_bytes().decode("utf-8"), path)
         idf_cache.write(name, list(table._idf), table._idf.values(), table.default, table.checksum, table.extremes())
         return table

@@ -24,14 +24,19 @@ FORMAT = 2
 
 
 class Entry(NamedTuple):
-    words: str
-    """Path of the words file."""
-    values: str
-    """Path of the values file."""
+    files: tuple[str, str]
+    """The paths of the words file and of the values file: what the native core reads (one tuple, so the cores
+    made from it can be kept by it)."""
     meta: dict[str, Any]
     """``n`` (words), ``words_bytes`` (the words file's size), ``default``, ``checksum``, ``min``, ``max``."""
-    files: tuple[str, str]
-    """``(words, values)``: what the native core reads."""
+
+    @property
+    def words(self) -> str:
+        return self.files[0]
+
+    @property
+    def values(self) -> str:
+        return self.files[1]
 
 
 def folder() -> Path:
@@ -80,7 +85,7 @@ def read(name: str) -> Entry | None:
         meta["min"], meta["max"] = float(meta["min"]), float(meta["max"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return Entry(str(words), str(values), meta, (str(words), str(values)))
+    return Entry((str(words), str(values)), meta)
 
 
 def load_words(entry: Entry) -> dict[str, float]:
