@@ -23,8 +23,13 @@ fn hash(word: &str) -> u64 {
 }
 
 impl IdfTable {
+    /// Whether the IDF cache's two files pair up: one little-endian float64 per word (`from_cache` asks for it).
+    pub fn pairs_up(words: &str, values: &[u8]) -> bool {
+        values.len() % 8 == 0 && words.split('\n').count() == values.len() / 8
+    }
+
     /// The IDF cache's two files: the words joined by `\n` and one little-endian float64 per word (the caller has
-    /// checked that the counts agree).
+    /// checked that they pair up: `pairs_up`).
     pub fn from_cache(words: String, values: &[u8]) -> Self {
         assert!(words.len() < u32::MAX as usize, "IDF words over 4 GB");
         let mut spans = Vec::with_capacity(values.len() / 8);

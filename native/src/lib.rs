@@ -114,7 +114,7 @@ mod python {
                 let words = std::str::from_utf8(words.as_bytes())
                     .map_err(|_| PyValueError::new_err("idf words are not UTF-8"))?;
                 let values = values.as_bytes();
-                if values.len() % 8 != 0 || words.split('\n').count() != values.len() / 8 {
+                if !IdfTable::pairs_up(words, values) {
                     return Err(PyValueError::new_err("idf: one float64 per word"));
                 }
                 cached = Some((words.to_owned(), values.to_vec()));
@@ -189,6 +189,16 @@ mod python {
         Built(Result<IdfTable, String>),
     }
 
+    impl Prebuilt {
+        /// The table, once built (waiting for its thread).
+        fn into_table(self) -> Result<IdfTable, String> {
+            match self {
+                Prebuilt::Building(handle) => handle.join().unwrap_or_else(|_| Err("its build panicked".into())),
+                Prebuilt::Built(table) => table,
+            }
+        }
+    }
+
     /// Tables started by ``start_idf_files``, by their files' paths, until a core takes them.
     static PREBUILT: Mutex<Vec<((String, String), Prebuilt)>> = Mutex::new(Vec::new());
 
@@ -198,7 +208,7 @@ mod python {
         let words = std::fs::read(words_path).map_err(|e| format!("cannot read {words_path}: {e}"))?;
         let words = String::from_utf8(words).map_err(|_| format!("{words_path} is not UTF-8"))?;
         let values = std::fs::read(values_path).map_err(|e| format!("cannot read {values_path}: {e}"))?;
-        if values.len() % 8 != 0 || words.split('\n').count() != values.len() / 8 {
+        if !IdfTable::pairs_up(&words, &values) {
             return Err(format!("{words_path} and {values_path} do not pair up (one float64 per word)"));
         }
         Ok(IdfTable::from_cache(words, &values))
@@ -212,10 +222,7 @@ mod python {
             let at = started.iter().position(|(p, _)| p == paths)?;
             started.swap_remove(at).1
         };
-        Some(match found {
-            Prebuilt::Building(handle) => handle.join().unwrap_or_else(|_| Err("its build panicked".into())),
-            Prebuilt::Built(table) => table,
-        })
+        Some(found.into_table())
     }
 
     /// Start building the IDF table held in the IDF cache's two files (see ``NativeFingerprinter``) on a
@@ -249,11 +256,8 @@ mod python {
         py.detach(|| {
             let mut started = PREBUILT.lock().unwrap_or_else(|e| e.into_inner());
             for (_, state) in started.iter_mut() {
-                if let Prebuilt::Building(_) = state {
-                    let Prebuilt::Building(handle) = std::mem::replace(state, Prebuilt::Built(Err(String::new())))
-                    else { unreachable!() };
-                    *state = Prebuilt::Built(handle.join().unwrap_or_else(|_| Err("its build panicked".into())));
-                }
+                let building = std::mem::replace(state, Prebuilt::Built(Err(String::new())));
+                *state = Prebuilt::Built(building.into_table());
             }
         });
     }
