@@ -15,19 +15,19 @@ then its id), and the clusters keep three rules:
    canonical and pointers never form a cycle.
 
 A writer decides a batch against what it can see, writes it, makes it visible, and then *settles* it
-(:func:`settle`): each document of the batch is looked up again; a canonical is decided against the documents
-that arrived before it, and one that now has a match (a document another writer wrote at the same time) joins
-that match's cluster with its members; a newer canonical that matches any document of the batch (canonical or
-duplicate) is settled the same way. Two writers that each decided one document of a pair both write before they
-look again, so at least one of them sees the other's document, and whichever sees it settles the pair; a merge is
-a write too, so a writer that merged looks again from the merged documents (a canonical decided meanwhile by
-another writer, while the merged document was a cluster of its own, is found then). Only
-documents with a candidate among those written by others since the batch was looked up (the index's
-``visible_mark``) can have missed one, so only they are looked up again. Every rewrite is conditional on the version it read (a writer
-that meets a newer version reads again and decides again), and after re-pointing documents a writer reads their
-canonical again (a canonical merged meanwhile is followed to its own canonical). A writer killed at any point
-leaves documents that settling the same batch again (the re-run finds them already indexed) or :func:`repair`
-puts right.
+(:func:`settle`): each document of the batch is looked up again; a canonical is decided against the documents that
+arrived before it, and one that now has a match (a document another writer wrote at the same time) joins that
+match's cluster with its members; a newer canonical that matches any document of the batch (canonical or duplicate)
+is settled the same way. Two writers that each decided one document of a pair both write before they look again, so
+at least one of them sees the other's document, and whichever sees it settles the pair; a merge is a write too, so a
+writer that merged looks again from the merged documents and decides again every newer canonical they lead to (one
+decided while the merged document was a cluster of its own, by another writer or by this very settling a step before
+the merge, is found then). Only documents with a candidate among those written by others since the batch was looked
+up (the index's ``visible_mark``) can have missed one, so only they are looked up again. Every rewrite is
+conditional on the version it read (a writer that meets a newer version reads again and decides again), and after
+re-pointing documents a writer reads their canonical again (a canonical merged meanwhile is followed to its own
+canonical). A writer killed at any point leaves documents that settling the same batch again (the re-run finds them
+already indexed) or :func:`repair` puts right.
 
 **Deletes and updates.** When a document leaves (deleted, or re-indexed with other content), the rest of its
 cluster is decided again in arrival order, as a sequential run without it would have decided them: the earliest
@@ -173,6 +173,7 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
     merged: list[str] = []
     seen: set[str] = set()
     todo = list(docs)
+    moved: set[str] = set()  # the documents of ``todo`` that joined another cluster in the step before
     cap = index.max_sentence_df
     while todo:
         seen.update(d.id for d in todo)
@@ -187,8 +188,14 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
                 if decision is not None:
                     joins[d.id] = (decision, decision.of.cluster)
             for c in res.candidates:  # a newer canonical that may have been written at the same time as this one
-                if (c.cluster == c.id and c.id not in seen and arrival_key(c) > key and c.id != d.cluster
-                        and rule.decide(c.fingerprint, [d]) is not None):
+                if c.cluster != c.id or arrival_key(c) <= key or c.id == d.cluster:
+                    continue
+                if d.id in moved:
+                    # d just joined another cluster: every newer canonical that held some of d's sentences was
+                    # decided while d was a cluster of its own (the template rule then counts d's cluster and
+                    # its new one as two holders), also one decided a step ago in this very loop: decide it again
+                    newer[c.id] = c
+                elif c.id not in seen and rule.decide(c.fingerprint, [d]) is not None:
                     newer[c.id] = c
         joined: list[StoredDoc] = []
         if joins:
@@ -208,6 +215,7 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
         # holders), is only found by looking again from the merged documents, now, after the write (each writer
         # writes, then looks: one of the two sees the other's write).
         todo = list(newer.values()) + [d for d in joined if d.id not in newer]
+        moved = {d.id for d in joined}
     return merged
 
 
