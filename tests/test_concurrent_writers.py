@@ -45,7 +45,7 @@ N_ZH, N_EN = 600, 300  # originals
 N_ONE_COPY, N_TWO_COPIES = 170, 15  # originals with one planted copy / with two (a cluster over all three writers)
 MIN_CHARS, MAX_CHARS = 300, 2500  # long enough to be reliably found, short enough to fingerprint quickly
 NEAR = 0.5  # share of copies put within a few lines of their original's place (in another writer's input)
-FIELDS = ["doc_id", "dup_cluster", "dup_of", "is_canonical", "dup_reason", "dup_distance", "simhash"]
+FIELDS = ["doc_id", "dup_cluster", "dup_of", "is_canonical", "dup_reason", "dup_distance", "simhash", "arrival"]
 TIMEOUT = 300
 
 
@@ -267,7 +267,7 @@ def explain(expected: set, got: set, docs: dict[str, dict], writer_of: dict[str,
     def doc(x: str) -> str:
         d = docs.get(x, {})
         return (f"{x} [writer {writer_of.get(x)}, dup_cluster {d.get('dup_cluster')}, dup_of {d.get('dup_of')}, "
-                f"{d.get('dup_reason')}]")
+                f"{d.get('dup_reason')}, arrival {d.get('arrival')}]")
 
     lines = [f"{what}: {len(missed)} missed pairs and {len(extra)} extra pairs, against the {len(expected)} pairs of "
              f"a sequential run"]
