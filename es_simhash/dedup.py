@@ -12,7 +12,7 @@ import logging
 import time
 from collections import Counter, deque
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from .fingerprint import SKETCH_BIT, Fingerprint, Fingerprinter, contradicting_pair, is_sketch, text_contradicts
@@ -26,6 +26,7 @@ __all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "Ded
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+_MAX_WRITE_ATTEMPTS = 20  # conditional writes of one batch that keep meeting other versions before giving up
 
 NO_FEATURES = "no-features"
 
@@ -510,6 +511,9 @@ class _Decided:
     """The index's visible mark taken before this batch's lookup (backends with ``shared_writers``)."""
     mine: list[str] = field(default_factory=list)
     """Ids this engine wrote since that mark, or was writing then (never another writer's)."""
+    matched: dict[str, int] = field(default_factory=dict)
+    """Each duplicate's id -> the arrival of the document it was matched against, as seen when deciding (settling
+    decides it again if that document is gone, or is another version, by the time it is written)."""
 
     def stored(self, refused: dict[str, str]) -> list[Result | DuplicateIdError | IndexingError]:
         """The results once written: documents the backend refused become :class:`IndexingError`."""
@@ -694,10 +698,53 @@ class DedupEngine:
         return decided.stored(self._store(decided))
 
     def _store(self, decided: "_Decided") -> dict[str, str]:
-        """Write a decided batch, then settle it (:func:`es_simhash.maintenance.settle`) when other processes
-        may write into the index too, or when it re-indexes documents with other content. Returns the refused
-        ids with their reasons; the results of documents that settling moved to another cluster are updated."""
-        refused = self.index.add(decided.to_store) if decided.to_store else {}
+        """Write a decided batch (:meth:`_write`), then settle it (:meth:`_settle`). Returns the refused ids with
+        their reasons; the results of documents that settling moved to another cluster are updated."""
+        refused = self._write(decided)
+        self._settle(decided, refused)
+        return refused
+
+    def _write(self, decided: "_Decided") -> dict[str, str]:
+        """Write a decided batch; returns the ids the backend refused, with their reasons.
+
+        With other writers (``shared_writers``) each document is written only over the version it replaces:
+        created if no document has its id, else over the stored version found, which becomes one of
+        ``decided.departed`` (its cluster is decided again without it when the batch is settled). A version that
+        another writer wrote or rewrote meanwhile (a page two crawlers index at once, each with its own content;
+        or a re-indexed document merged by another writer's settling) is found by the conflict, fetched, and
+        written over in turn: nothing is overwritten unseen, and the content written last stays."""
+        if not decided.to_store:
+            return {}
+        if not getattr(self.index, "shared_writers", False):
+            return self.index.add(decided.to_store)
+        index: Any = self.index
+        ours = {d.id: d for d in decided.to_store}
+        departed: dict[str, StoredDoc] = {}
+        refused: dict[str, str] = {}
+        todo = [replace(d, version=None) for d in decided.to_store]
+        for _ in range(_MAX_WRITE_ATTEMPTS):
+            more_refused, conflicts = index.add_conditional(todo)
+            refused.update(more_refused)
+            if not conflicts:
+                decided.departed = list(departed.values())
+                return refused
+            current = index.fetch(conflicts, whole=False)
+            todo = []
+            for doc_id in conflicts:
+                stored, mine = current.get(doc_id), ours[doc_id]
+                if stored is None:  # (deleted meanwhile: whoever deleted it decided its cluster again)
+                    departed.pop(doc_id, None)
+                    todo.append(replace(mine, version=None))
+                elif stored.arrival != mine.arrival or stored.fingerprint != mine.fingerprint:
+                    departed[doc_id] = stored  # (not this very write, landed by a retried request)
+                    todo.append(replace(mine, version=stored.version))
+        from .maintenance import MaintenanceError
+
+        raise MaintenanceError(f"{len(todo)} documents kept changing while being written; run again")
+
+    def _settle(self, decided: "_Decided", refused: dict[str, str]) -> None:
+        """Settle a written batch (:func:`es_simhash.maintenance.settle`) when other processes may write into the
+        index too, or when it re-indexes documents with other content."""
         shared = getattr(self.index, "shared_writers", False)
         if shared or decided.departed:
             from . import maintenance
@@ -709,11 +756,11 @@ class DedupEngine:
                 docs = [d for d in decided.to_store if d.id in gone]
             latest = maintenance.settle(self.index, self.rule, docs, decided.departed,  # type: ignore[arg-type]
                                         since=decided.mark, mine=decided.mine,
-                                        found=decided.found if shared else ()).latest()
+                                        found=decided.found if shared else (),
+                                        matched=decided.matched if shared else {}).latest()
             if latest:
                 decided.results = [Result.from_stored(latest[r.id], r.already_indexed)
                                    if isinstance(r, Result) and r.id in latest else r for r in decided.results]
-        return refused
 
     def _decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint],
                       writing: MemoryIndex | None = None) -> "_Decided":
@@ -773,6 +820,8 @@ class DedupEngine:
                         candidates = self._found_by_lookup(fp, candidates, crowded)
                 candidates += [batch_decided[c.id] for c in before.candidates]
                 stored = self._decide(doc, fp, candidates, boilerplate_of(fp, df, cap, before.sentence_df))
+                if stored.duplicate_of is not None:
+                    decided.matched[doc.id] = next(c.arrival for c in candidates if c.id == stored.duplicate_of)
                 batch_decided[doc.id] = without_payload(stored)  # (as an index keeps it: no text, no record)
                 decided.to_store.append(stored)
                 results[i] = Result.from_stored(stored)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Collection, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from .dedup import NO_FEATURES, DecisionRule
 from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key, boilerplate_of
@@ -164,15 +164,32 @@ def _roots(index: MaintainedIndex, targets: Collection[str]) -> dict[str, str | 
     return out
 
 
-def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: list[StoredDoc]
-                       ) -> list[str]:
+def _newer_canonicals(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc], skip: set[str]
+                      ) -> list[StoredDoc]:
+    """The canonicals among the candidates of ``docs`` that arrived after the document they are a candidate of
+    (leaving out ``skip``), each once."""
+    out: dict[str, StoredDoc] = {}
+    for d, res in zip(docs, index.lookup([Lookup(d.id, d.fingerprint) for d in docs], rule.candidate_distance)):
+        for c in res.candidates:
+            if c.cluster == c.id and arrival_key(c) > arrival_key(d) and c.id not in skip:
+                out.setdefault(c.id, c)
+    return list(out.values())
+
+
+def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: list[StoredDoc],
+                       left: Sequence[StoredDoc] = ()) -> list[str]:
     """Decide each canonical among ``docs`` again against the documents that arrived before it; and settle
     likewise every newer canonical that matches one of ``docs`` (canonical or not: a canonical written at the same
     time as a duplicate it should have joined is only seen from that duplicate's side). A canonical with a match
-    joins it (its members are re-pointed after). Returns the ids that joined another cluster."""
+    joins it (its members are re-pointed after). ``left``: stored versions of documents that left (deleted, or
+    re-indexed with other content): every newer canonical that had one of them among its candidates was decided
+    with it there (its match, or a holder of a template's sentences), so it is settled too. Returns the ids that
+    joined another cluster."""
     merged: list[str] = []
     seen: set[str] = set()
     todo = list(docs)
+    if left:
+        todo += _newer_canonicals(index, rule, left, {d.id for d in docs})
     moved: set[str] = set()  # the documents of ``todo`` that joined another cluster in the step before
     cap = index.max_sentence_df
     while todo:
@@ -219,33 +236,40 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
     return merged
 
 
+def _anchor(doc: StoredDoc) -> str:
+    """Where a duplicate's canonical is found: the cluster of the document it duplicates (``duplicate_of``, whose
+    chain only goes to earlier arrivals), else its own ``cluster`` pointer (a malformed document)."""
+    return doc.duplicate_of or doc.cluster
+
+
 def _repoint(index: MaintainedIndex, writer: _Writer, ids: Collection[str], rule: DecisionRule | None = None) -> None:
     """Make every document among ``ids``, and every document pointing at one of them, point at a canonical that
-    exists: a ``cluster`` naming a document that joined another cluster is followed to that cluster's canonical.
-    Repeated until nothing changes (a canonical can join another cluster while documents are re-pointed to it)."""
+    exists: the canonical that the document it duplicates leads to (``cluster`` pointers followed from its
+    ``duplicate_of``), so a document whose match joined another cluster, or left its cluster (re-indexed with
+    other content: decided while the match still pointed there), goes where its match is. Repeated until nothing
+    changes (a canonical can join another cluster while documents are re-pointed to it)."""
     check = set(ids)
     for _ in range(_MAX_ATTEMPTS):
         if not check:
             return
         docs = index.fetch(sorted(check), whole=False)
-        not_canonical = [i for i, d in docs.items() if d.cluster != d.id]
-        pointing = index.pointing_at(not_canonical) if not_canonical else []
+        pointing = index.pointing_at(sorted(docs))  # (also at a canonical: one decided again was a duplicate)
         todo = {d.id: d for d in list(docs.values()) + pointing if d.cluster != d.id}
-        roots = _roots(index, {d.cluster for d in todo.values()})
-        wrong = [d for d in todo.values() if roots.get(d.cluster) != d.cluster]
-        lost = [d for d in wrong if roots.get(d.cluster) is None]
+        roots = _roots(index, {_anchor(d) for d in todo.values()})
+        wrong = [d for d in todo.values() if roots.get(_anchor(d)) != d.cluster]
+        lost = [d for d in wrong if roots.get(_anchor(d)) is None]
         if lost and rule is not None:  # pointing at a missing document (or a cycle): decided again
             _redecide(index, rule, writer, {d.cluster for d in lost}, set())
-        moved = [d for d in wrong if roots.get(d.cluster) is not None]
+        moved = [d for d in wrong if roots.get(_anchor(d)) is not None]
         if not moved:
             return
-        new_root = {d.id: roots[d.cluster] for d in moved}
+        new_root = {d.id: roots[_anchor(d)] for d in moved}
 
         def point(doc: StoredDoc) -> StoredDoc | None:
             if doc.cluster == doc.id:
                 return None
             target = new_root.get(doc.id)
-            r = _roots(index, [doc.cluster]).get(doc.cluster) if target is None else target
+            r = _roots(index, [_anchor(doc)]).get(_anchor(doc)) if target is None else target
             return None if r is None or r == doc.cluster else replace(doc, cluster=r)
 
         written = writer.rewrite([d.id for d in moved], point, "re-pointed")
@@ -309,8 +333,29 @@ def _sharing_a_candidate(index: MaintainedIndex, rule: DecisionRule, docs: Seque
     return [d for d, res in zip(docs, found) if res.candidates or res.existing is not None]
 
 
+def _unmatched(index: MaintainedIndex, writer: _Writer, docs: Sequence[StoredDoc], matched: Mapping[str, int]
+               ) -> list[StoredDoc]:
+    """Duplicates among ``docs`` whose match is gone or is another version than the one they were decided against
+    (arrival ``matched[id]``), written back as canonicals to be settled; returns them as written."""
+    targets = index.fetch(sorted({d.duplicate_of for d in docs if d.duplicate_of}), whole=False)
+    stale = {d.id: d for d in docs
+             if d.duplicate_of and (targets.get(d.duplicate_of) is None
+                                    or targets[d.duplicate_of].arrival != matched[d.id])}
+    if not stale:
+        return []
+
+    def void(doc: StoredDoc) -> StoredDoc | None:
+        was = stale[doc.id]
+        if (doc.arrival, doc.duplicate_of) != (was.arrival, was.duplicate_of):
+            return None  # (re-indexed, or decided again, meanwhile)
+        return _as_canonical(doc)
+
+    return writer.rewrite(stale, void, "re-decided")
+
+
 def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc], departed: Sequence[StoredDoc] = (),
-           since: object = None, mine: Collection[str] = (), found: Sequence[StoredDoc] = ()) -> Settled:
+           since: object = None, mine: Collection[str] = (), found: Sequence[StoredDoc] = (),
+           matched: Mapping[str, int] = {}) -> Settled:
     """Settle documents just written (and visible): see the module's consistency model.
 
     ``docs``: the documents of the batch as written, or as found already indexed (a re-run after a kill settles
@@ -322,7 +367,10 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
     have been decided without a document they should have seen, so only they are looked up again (``None``: all
     of them). ``found``: documents of the batch found already indexed: always looked up again (they may have been
     written by a run killed before it settled them, whose mark is lost). Every duplicate's canonical is checked
-    in any case. Returns what changed."""
+    in any case. ``matched``: for duplicates among ``docs``, the arrival of the document each was matched
+    against when it was decided; one whose match is gone or is another version now (deleted, or re-indexed with
+    other content by another writer meanwhile) is decided again, as a canonical settled against the documents
+    that arrived before it. Returns what changed."""
     settled = Settled()
     writer = _Writer(index, settled)
     if departed:
@@ -336,10 +384,15 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
         fresh = [d for d in index.written_since(since) if d.id not in mine]
         suspects = _sharing_a_candidate(index, rule, docs, fresh) if fresh else []
     suspects += found
+    if departed:  # (the new version of a re-indexed document: always decided against what came before it)
+        gone = {d.id for d in departed}
+        suspects += [d for d in docs if d.id in gone and d not in suspects]
+    if matched:
+        suspects += _unmatched(index, writer, [d for d in docs if d.id in matched], matched)
     merged: list[str] = []
-    if suspects:
-        current = index.fetch([d.id for d in suspects], whole=False)
-        merged = _settle_canonicals(index, rule, writer, list(current.values()))
+    if suspects or departed:
+        current = index.fetch([d.id for d in suspects], whole=False) if suspects else {}
+        merged = _settle_canonicals(index, rule, writer, list(current.values()), left=departed)
     # each duplicate's canonical must still be one (another writer may have merged it into another cluster), and
     # no document may point at one that stopped being canonical (merged here, or before a kill)
     check = ({d.id for d in list(docs) + list(found) if d.cluster != d.id} | set(merged)
@@ -376,7 +429,8 @@ def delete(index: MaintainedIndex, rule: DecisionRule, ids: Iterable[str]) -> tu
         gone = {d.id for d in departed}
         roots = {d.id if d.cluster == d.id else d.cluster for d in departed} - gone
         rewritten = _redecide(index, rule, writer, roots, gone)
-        _repoint(index, writer, [d.id for d in rewritten], rule)
+        merged = _settle_canonicals(index, rule, writer, [], left=departed)
+        _repoint(index, writer, [d.id for d in rewritten] + merged, rule)
     return deleted, missing, settled
 
 

@@ -201,6 +201,13 @@ class MaintainedIndex(SegmentIndex, Protocol):
         """The stored documents whose ``cluster`` or ``duplicate_of`` is one of ``ids``."""
         ...
 
+    def add_conditional(self, docs: Sequence[StoredDoc]) -> tuple[dict[str, str], list[str]]:
+        """:meth:`~SegmentIndex.add` each document only over its stored version ``doc.version`` (only if no
+        document has its id when ``None``). Returns ``(refused, conflicts)``: the ids refused for good with their
+        reasons, as :meth:`~SegmentIndex.add` returns them, and the ids not written because the stored document
+        is another version (the caller fetches them and writes again over what it found)."""
+        ...
+
     def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
         """Store each document in place of its stored version, only if that is still ``doc.version`` (a document
         with ``version`` ``None`` must not exist yet). Returns the ids that were not written because the stored

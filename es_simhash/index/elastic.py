@@ -1092,6 +1092,11 @@ class ElasticIndex:
         reason; transient failures (429, unavailable shards, a node down) are retried until ``retry_for``."""
         return self._bulk(self._index_actions(docs, conditional=False))[0]
 
+    def add_conditional(self, docs: Sequence[StoredDoc]) -> tuple[dict[str, str], list[str]]:
+        """Bulk-index each document only over its stored version ``doc.version`` (``create`` when ``None``), then
+        refresh: ``(refused, conflicts)``, conflicts being the ids whose stored version is another (409)."""
+        return self._bulk(self._index_actions(docs, conditional=True))
+
     def _index_actions(self, docs: Sequence[StoredDoc], conditional: bool) -> list[dict[str, Any]]:
         """Bulk ``index`` actions writing ``docs`` whole (the lookup keys, left out of ``_source``, are derived
         again from ``simhash``); ``conditional``: only over the stored version ``doc.version`` (``create`` when

@@ -559,10 +559,15 @@ class MemoryIndex:
 
     def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
         """Store the documents whose stored version is still ``doc.version``; returns the ids of the others."""
+        return self.add_conditional(docs)[1]
+
+    def add_conditional(self, docs: Sequence[StoredDoc]) -> tuple[dict[str, str], list[str]]:
+        """Store the documents whose stored version is still ``doc.version`` (absent when ``None``): ``({},
+        conflicts)``, the ids of the others (nothing is ever refused here)."""
         conflicts = self._conflicts(docs)
         skip = set(conflicts)
         self.add([replace(d, version=None) for d in docs if d.id not in skip])
-        return conflicts
+        return {}, conflicts
 
     def remove(self, docs: Sequence[StoredDoc]) -> list[str]:
         """Delete the documents whose stored version is still ``doc.version`` (or that are gone already)."""
