@@ -283,6 +283,25 @@ def test_a_canonical_decided_while_a_merge_was_pending_joins_once_the_merge_is_w
     assert state["d"] == ("d", None) and state["o"] == ("d", "d") and state["w"][0] == "d", state
 
 
+def test_deleting_a_second_holder_of_a_template_lets_a_canonical_decided_against_it_join(make_index,
+                                                                                       template_family):
+    """Mid-race state: the article o and its copy d were written at once by two writers (two canonicals, not
+    settled yet), and a third writer decided w (o wrapped in a site's lines) against both: two clusters hold what
+    w shares with them, so w stayed canonical. Then o is deleted. Whoever deletes o settles the newer canonicals
+    that had o among their candidates: w now duplicates d alone."""
+    from es_simhash.index.base import StoredDoc
+
+    fd, fo, fw = template_family
+    index = make_index()
+    index.add([StoredDoc("d", fd, "d", arrival=1), StoredDoc("o", fo, "o", arrival=2),
+               StoredDoc("w", fw, "w", arrival=3)])
+    deleted, missing, _ = maintenance.delete(index, DefaultRule(), ["o"])
+    assert (deleted, missing) == (["o"], [])
+    state = clusters(index)
+    assert_consistent(state)
+    assert state == {"d": ("d", None), "w": ("d", "d")}
+
+
 def _interleavings(steps: list[list[tuple[str, str]]]) -> Iterator[list[tuple[str, str]]]:
     """Every order of the steps that keeps each list's own order."""
     if not any(steps):
@@ -340,15 +359,67 @@ def _reprint_family(n: int) -> dict[str, str]:
             f"a{n}-wrap": f"【转载】第{n}号新闻网 8月8日\n{text}\n（责任编辑：编辑{n}号）"}
 
 
+def _programs(rng: random.Random, ids: list[str], text: dict[str, str], extra: int, member: str,
+              new_texts: list[str]) -> list[list[tuple[str, list[tuple[str, str]]]]]:
+    """Each writer's steps, in its own order: ``(step, [(id, text), ...])``. Two or three writers share ``ids``,
+    in batches of one to three (decide, write, settle each); ``extra`` 1: one more writer re-indexes ``member``
+    with one of ``new_texts``; 2: ``member`` is deleted, at any moment."""
+    n_writers = rng.choice((2, 3))
+    programs = []
+    for w in range(n_writers):
+        mine, steps = [(i, text[i]) for i in ids[w::n_writers]], []
+        while mine:
+            size = rng.randint(1, 3)
+            batch, mine = mine[:size], mine[size:]
+            steps += [("decide", batch), ("write", batch), ("settle", batch)]
+        programs.append(steps)
+    if extra == 1:  # a page re-crawled with new content, indexed by a writer of its own
+        batch = [(member, rng.choice(new_texts))]
+        programs.append([("decide", batch), ("write", batch), ("settle", batch)])
+    elif extra == 2:  # a page taken down: `es-simhash delete`
+        programs.append([("delete", [(member, "")])])
+    return programs
+
+
+def _play(index, rule, programs, rng: random.Random, fingerprint) -> tuple[dict[str, str], list[str]]:
+    """Run the writers' steps interleaved at random; returns each id's text as last written (deleted ids left
+    out) and the schedule, in words. ``fingerprint(id, text)``: the text's fingerprint."""
+    writers = [DedupEngine(index, rule=rule) for _ in programs]
+    decided: list = [None] * len(programs)
+    final: dict[str, str] = {}
+    schedule = []
+    while any(programs):
+        w = rng.choice([w for w, steps in enumerate(programs) if steps])
+        step, batch = programs[w].pop(0)
+        schedule.append(f"writer {w} {step}s {', '.join(i for i, _ in batch)}")
+        if step == "decide":
+            decided[w] = writers[w]._decide_batch([Document(i, t) for i, t in batch],
+                                                  [fingerprint(i, t) for i, t in batch])
+        elif step == "write":
+            assert writers[w]._write(decided[w]) == {}
+            final.update((d.id, dict(batch)[d.id]) for d in decided[w].to_store)
+        elif step == "settle":
+            writers[w]._settle(decided[w], {})
+        else:
+            deleted, _, _ = maintenance.delete(index, rule, [i for i, _ in batch])
+            for i in deleted:
+                del final[i]
+    return final, schedule
+
+
 def test_random_schedules_of_racing_writers_end_with_the_clusters_of_a_sequential_run():
     """3,000 seeded random schedules: two or three writers, each with a few documents of two reprint families
     (an article, a copy without a sentence, a wrapped copy; in most of them the wrapped copy duplicates the other
-    two only while they are one cluster) and two unrelated articles, in batches of one to three; in half of them
-    one more writer re-indexes one family member with an unrelated article's text (a page re-crawled with new
-    content), before, during or after its first indexing. Each writer decides a batch against what is written
+    two only while they are one cluster) and two unrelated articles, in batches of one to three; in a third of
+    them one more writer re-indexes one family member with an unrelated article's text (a page re-crawled with
+    new content), before, during or after its first indexing, and in another third one family member is deleted
+    (``maintenance.delete``) at a random moment. Each writer decides a batch against what is written
     (taking the visible mark), writes it, then settles it (``DedupEngine``'s own steps), the steps of all writers
     interleaved at random. Every schedule ends with each family's members that kept the family's text in one
     cluster and every other document on its own, as a sequential run of the final texts in any order puts them.
+    (One case is known to escape, about 1 in 10,000 such schedules in a longer run: a document deleted after
+    another writer decided a document against it, as the second holder of a template's sentences, and before that
+    writer wrote it; nothing then tells that writer its decision changed. ``repair`` puts it right.)
 
     Before settling looked again after a merge at canonicals it had already looked at, 3 of the 1,500 schedules
     without re-indexing left a family split; before writes became conditional on the version they replace (and
@@ -380,42 +451,16 @@ def test_random_schedules_of_racing_writers_end_with_the_clusters_of_a_sequentia
         chosen = rng.sample(families, 2)
         ids = [i for f in chosen for i in f] + rng.sample(sorted(singles), 2)
         rng.shuffle(ids)
-        n_writers = rng.choice((2, 3))
+        programs = _programs(rng, ids, text, seed % 3, rng.choice([i for f in chosen for i in f]), new_texts)
         index = MemoryIndex()
         index.shared_writers = True  # (as Elasticsearch: each decision takes the index's visible mark first)
-        programs = []  # each writer's steps, in its own order: (step, [(id, text), ...])
-        for w in range(n_writers):
-            mine, steps = [(i, text[i]) for i in ids[w::n_writers]], []
-            while mine:
-                size = rng.randint(1, 3)
-                batch, mine = mine[:size], mine[size:]
-                steps += [("decide", batch), ("write", batch), ("settle", batch)]
-            programs.append(steps)
-        if seed % 2:  # a page re-crawled with new content, indexed by a writer of its own
-            batch = [(rng.choice([i for f in chosen for i in f]), rng.choice(new_texts))]
-            programs.append([("decide", batch), ("write", batch), ("settle", batch)])
-        writers = [DedupEngine(index, rule=rule) for _ in programs]
-        decided: list = [None] * len(programs)
-        final: dict[str, str] = {}  # each id's text as last written
-        schedule = []
-        while any(programs):
-            w = rng.choice([w for w, steps in enumerate(programs) if steps])
-            step, batch = programs[w].pop(0)
-            schedule.append(f"writer {w} {step}s {', '.join(i for i, _ in batch)}")
-            if step == "decide":
-                decided[w] = writers[w]._decide_batch([Document(i, t) for i, t in batch],
-                                                      [fingerprints[i if t == text.get(i) else t] for i, t in batch])
-            elif step == "write":
-                assert writers[w]._write(decided[w]) == {}
-                final.update((d.id, dict(batch)[d.id]) for d in decided[w].to_store)
-            else:
-                writers[w]._settle(decided[w], {})
+        final, schedule = _play(index, rule, programs, rng, lambda i, t: fingerprints[i if t == text.get(i) else t])
         state = clusters(index)
         assert_consistent(state)
-        assert sorted(state) == sorted(ids)
+        assert sorted(state) == sorted(final)
         cluster_of = {i: c for i, (c, _) in state.items()}
-        groups = [[i for i in f if final[i] == text[i]] for f in chosen]
-        on_their_own = [i for i in ids if not any(i in g for g in groups)]
+        groups = [[i for i in f if final.get(i) == text[i]] for f in chosen]
+        on_their_own = [i for i in final if not any(i in g for g in groups)]
         expected = {frozenset(g) for g in groups if g} | {frozenset([i]) for i in on_their_own}
         got: dict[str, set[str]] = {}
         for i, c in cluster_of.items():
