@@ -283,6 +283,31 @@ def test_a_canonical_decided_while_a_merge_was_pending_joins_once_the_merge_is_w
     assert state["d"] == ("d", None) and state["o"] == ("d", "d") and state["w"][0] == "d", state
 
 
+@pytest.mark.parametrize("copy_written", ["before", "after"])
+def test_a_page_re_crawled_with_new_content_while_a_copy_of_its_old_content_is_indexed(make_index, copy_written):
+    """Writer U re-crawled page p (new content) and decided it before any p was stored; writer A then indexed p
+    with its old content, and writer B decided c, a copy of that old content, as a duplicate of p. U writes after
+    A, and B writes c before or after U: U's write finds A's version and replaces it (so that version leaves its
+    cluster, c with it if c is written), and B, writing after U, finds that the p it matched is gone and decides
+    c again. Nothing ends up pointing at p's new content for the old."""
+    old, new = chinese_articles()[3], chinese_articles()[30]
+    copy = old[:200] + "。" + old[200:]
+    index = make_index()
+    index.shared_writers = True  # (Elasticsearch's; the embedded index has one writer unless told otherwise)
+    u, a, b = (DedupEngine(index) for _ in range(3))
+    decided_u = u._decide_batch([Document("p", new)], u.fingerprinter.fingerprint_many([new]))
+    a._store(a._decide_batch([Document("p", old)], a.fingerprinter.fingerprint_many([old])))
+    decided_b = b._decide_batch([Document("c", copy)], b.fingerprinter.fingerprint_many([copy]))
+    assert decided_b.to_store[0].duplicate_of == "p"  # c matched p's old content
+    for writer, decided in ([(b, decided_b), (u, decided_u)] if copy_written == "before" else
+                            [(u, decided_u), (b, decided_b)]):
+        writer._store(decided)
+    state = clusters(index)
+    assert_consistent(state)
+    assert state == {"p": ("p", None), "c": ("c", None)}
+    assert index.fetch(["p"])["p"].fingerprint == u.fingerprinter.fingerprint(new)
+
+
 def test_deleting_a_second_holder_of_a_template_lets_a_canonical_decided_against_it_join(make_index,
                                                                                        template_family):
     """Mid-race state: the article o and its copy d were written at once by two writers (two canonicals, not
