@@ -511,9 +511,10 @@ class _Decided:
     """The index's visible mark taken before this batch's lookup (backends with ``shared_writers``)."""
     mine: list[str] = field(default_factory=list)
     """Ids this engine wrote since that mark, or was writing then (never another writer's)."""
-    matched: dict[str, int] = field(default_factory=dict)
-    """Each duplicate's id -> the arrival of the document it was matched against, as seen when deciding (settling
-    decides it again if that document is gone, or is another version, by the time it is written)."""
+    candidates: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Each document's candidates when it was decided (id -> arrival; backends with ``shared_writers``): settling
+    decides a document again when one of them was rewritten meanwhile, or when its match is gone or is another
+    version by the time it is written."""
 
     def stored(self, refused: dict[str, str]) -> list[Result | DuplicateIdError | IndexingError]:
         """The results once written: documents the backend refused become :class:`IndexingError`."""
@@ -757,7 +758,7 @@ class DedupEngine:
             latest = maintenance.settle(self.index, self.rule, docs, decided.departed,  # type: ignore[arg-type]
                                         since=decided.mark, mine=decided.mine,
                                         found=decided.found if shared else (),
-                                        matched=decided.matched if shared else {}).latest()
+                                        candidates=decided.candidates if shared else {}).latest()
             if latest:
                 decided.results = [Result.from_stored(latest[r.id], r.already_indexed)
                                    if isinstance(r, Result) and r.id in latest else r for r in decided.results]
@@ -820,8 +821,8 @@ class DedupEngine:
                         candidates = self._found_by_lookup(fp, candidates, crowded)
                 candidates += [batch_decided[c.id] for c in before.candidates]
                 stored = self._decide(doc, fp, candidates, boilerplate_of(fp, df, cap, before.sentence_df))
-                if stored.duplicate_of is not None:
-                    decided.matched[doc.id] = next(c.arrival for c in candidates if c.id == stored.duplicate_of)
+                if decided.mark is not None and candidates:
+                    decided.candidates[doc.id] = {c.id: c.arrival for c in candidates}
                 batch_decided[doc.id] = without_payload(stored)  # (as an index keeps it: no text, no record)
                 decided.to_store.append(stored)
                 results[i] = Result.from_stored(stored)

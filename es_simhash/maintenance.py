@@ -355,7 +355,7 @@ def _unmatched(index: MaintainedIndex, writer: _Writer, docs: Sequence[StoredDoc
 
 def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc], departed: Sequence[StoredDoc] = (),
            since: object = None, mine: Collection[str] = (), found: Sequence[StoredDoc] = (),
-           matched: Mapping[str, int] = {}) -> Settled:
+           candidates: Mapping[str, Mapping[str, int]] = {}) -> Settled:
     """Settle documents just written (and visible): see the module's consistency model.
 
     ``docs``: the documents of the batch as written, or as found already indexed (a re-run after a kill settles
@@ -367,10 +367,11 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
     have been decided without a document they should have seen, so only they are looked up again (``None``: all
     of them). ``found``: documents of the batch found already indexed: always looked up again (they may have been
     written by a run killed before it settled them, whose mark is lost). Every duplicate's canonical is checked
-    in any case. ``matched``: for duplicates among ``docs``, the arrival of the document each was matched
-    against when it was decided; one whose match is gone or is another version now (deleted, or re-indexed with
-    other content by another writer meanwhile) is decided again, as a canonical settled against the documents
-    that arrived before it. Returns what changed."""
+    in any case. ``candidates``: each document's candidates when it was decided (id -> arrival): a document with
+    a candidate rewritten since ``since`` by others (merged, re-pointed, re-indexed with other content: what it
+    was decided against changed) is looked up again too; and a duplicate whose match is gone or is another version
+    now (deleted, or re-indexed by another writer meanwhile) is decided again, as a canonical settled against the
+    documents that arrived before it. Returns what changed."""
     settled = Settled()
     writer = _Writer(index, settled)
     if departed:
@@ -383,10 +384,15 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
         mine = set(mine)
         fresh = [d for d in index.written_since(since) if d.id not in mine]
         suspects = _sharing_a_candidate(index, rule, docs, fresh) if fresh else []
+        if fresh and candidates:
+            fresh_ids, picked = {d.id for d in fresh}, {d.id for d in suspects}
+            suspects += [d for d in docs if d.id not in picked and not fresh_ids.isdisjoint(candidates.get(d.id, ()))]
     suspects += found
     if departed:  # (the new version of a re-indexed document: always decided against what came before it)
         gone = {d.id for d in departed}
         suspects += [d for d in docs if d.id in gone and d not in suspects]
+    matched = {d.id: candidates[d.id][d.duplicate_of] for d in docs
+               if d.duplicate_of and d.duplicate_of in candidates.get(d.id, ())}
     if matched:
         suspects += _unmatched(index, writer, [d for d in docs if d.id in matched], matched)
     merged: list[str] = []

@@ -308,6 +308,31 @@ def test_a_page_re_crawled_with_new_content_while_a_copy_of_its_old_content_is_i
     assert index.fetch(["p"])["p"].fingerprint == u.fingerprinter.fingerprint(new)
 
 
+def test_a_canonical_decided_while_a_re_crawled_page_held_its_template_sentences_is_decided_again(make_index,
+                                                                                                 template_family):
+    """Mid-race state: the article o and its copy d were written at once (two canonicals, not settled yet) when
+    writer W decided w (o wrapped in a site's lines) against both: two clusters hold what w shares with them, so
+    w is canonical. Before W writes w, writer U re-indexes o with an unrelated article (and settles: w is not
+    there to be seen). W's settling finds that a candidate of w was rewritten since W looked: w is decided again
+    and joins d, which it duplicates alone."""
+    from es_simhash import Fingerprinter
+    from es_simhash.index.base import StoredDoc
+
+    fd, fo, fw = template_family
+    index = make_index()
+    index.shared_writers = True  # (Elasticsearch's; the embedded index has one writer unless told otherwise)
+    index.add([StoredDoc("d", fd, "d", arrival=1), StoredDoc("o", fo, "o", arrival=2)])
+    w_writer, u_writer = DedupEngine(index), DedupEngine(index)
+    decided_w = w_writer._decide_batch([Document("w", "w")], [fw])
+    assert decided_w.to_store[0].is_canonical  # the template rule counted two holders
+    other = chinese_articles()[30]
+    u_writer._store(u_writer._decide_batch([Document("o", other)], [Fingerprinter().fingerprint(other)]))
+    w_writer._store(decided_w)
+    state = clusters(index)
+    assert_consistent(state)
+    assert state == {"d": ("d", None), "o": ("o", None), "w": ("d", "d")}
+
+
 def test_deleting_a_second_holder_of_a_template_lets_a_canonical_decided_against_it_join(make_index,
                                                                                        template_family):
     """Mid-race state: the article o and its copy d were written at once by two writers (two canonicals, not
