@@ -32,7 +32,15 @@ already indexed) or :func:`repair` puts right.
 **Deletes and updates.** When a document leaves (deleted, or re-indexed with other content), the rest of its
 cluster is decided again in arrival order, as a sequential run without it would have decided them: the earliest
 remaining member becomes the canonical, and members no longer within the rule of anyone in the cluster are
-decided afresh against the whole index (:func:`delete`, :func:`settle` ``departed``).
+decided afresh against the whole index (:func:`delete`, :func:`settle` ``departed``); and every newer canonical
+that had it among its candidates is settled again (it may have been the second holder of a template's sentences
+that kept that canonical apart). A writer writes each document only over the version it replaces (created if no
+document has the id): a version another writer wrote meanwhile is found by the conflict and leaves its cluster
+in turn (``DedupEngine._write``). A decision is taken again when what it was decided against changed before it
+was written (:func:`settle` ``candidates``): a duplicate whose match is gone or is another version, a document one
+of whose candidates was rewritten since the lookup. Known to escape: a document deleted after another writer
+decided against it and before that writer wrote, when it was what kept that decision apart (the template rule);
+:func:`repair` finds it.
 """
 
 from __future__ import annotations
