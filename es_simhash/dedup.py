@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from .fingerprint import SKETCH_BIT, Fingerprint, Fingerprinter, contradicting_pair, is_sketch, text_contradicts
 from .index.base import (CANONICAL, MIN_SHARED_SKETCH, Lookup, SegmentIndex, StoredDoc, boilerplate_of,
-                         sentence_candidate, split_sentences, without_payload)
+                         sentence_candidate, split_sentences, without_payload, written_state)
 from .index.memory import MemoryIndex
 
 __all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "DuplicateIdError",
@@ -509,8 +509,10 @@ class _Decided:
     """Documents of this batch found already indexed with the same content (settled again after a kill)."""
     mark: Any = None
     """The index's visible mark taken before this batch's lookup (backends with ``shared_writers``)."""
-    mine: list[str] = field(default_factory=list)
-    """Ids this engine wrote since that mark, or was writing then (never another writer's)."""
+    mine: dict[str, tuple[int, str, str | None]] = field(default_factory=dict)
+    """What this engine writes in this batch, or was writing when the mark was taken: id -> (arrival, cluster,
+    duplicate_of) as written. A document written since the mark in any other state is another writer's (or a
+    rewrite), whatever its id."""
     candidates: dict[str, dict[str, int]] = field(default_factory=dict)
     """Each document's candidates when it was decided (id -> arrival; backends with ``shared_writers``): settling
     decides a document again when one of them was rewritten meanwhile, or when its match is gone or is another
@@ -773,7 +775,7 @@ class DedupEngine:
         being_written = [doc.id for doc in writing.docs()] if writing is not None else []
         if getattr(self.index, "shared_writers", False):  # what is visible now: settling looks at what came after
             decided.mark = self.index.visible_mark()  # type: ignore[attr-defined]
-            decided.mine = [d.id for d in docs] + being_written
+            decided.mine = {d.id: written_state(d) for d in writing.docs()} if writing is not None else {}
         if writing is not None:
             found = self.index.lookup(queries, d_max, exclude=being_written)  # type: ignore[call-arg]
             in_writing = writing.lookup(queries, d_max)
@@ -830,6 +832,8 @@ class DedupEngine:
             decided.forget(self._seen)
             raise
         decided.results = results  # type: ignore[assignment]  # (every slot is filled)
+        if decided.mark is not None:
+            decided.mine.update((d.id, written_state(d)) for d in decided.to_store)
         return decided
 
     def _found_by_lookup(self, fp: Fingerprint, candidates: list[StoredDoc], boilerplate: set[int]) -> list[StoredDoc]:

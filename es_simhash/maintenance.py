@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from .dedup import NO_FEATURES, DecisionRule
-from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key, boilerplate_of
+from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key, boilerplate_of, written_state
 
 if TYPE_CHECKING:
     from .sources import DeadLetter, Record
@@ -362,7 +362,8 @@ def _unmatched(index: MaintainedIndex, writer: _Writer, docs: Sequence[StoredDoc
 
 
 def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc], departed: Sequence[StoredDoc] = (),
-           since: object = None, mine: Collection[str] = (), found: Sequence[StoredDoc] = (),
+           since: object = None, mine: Mapping[str, tuple[int, str, str | None]] = {},
+           found: Sequence[StoredDoc] = (),
            candidates: Mapping[str, Mapping[str, int]] = {}) -> Settled:
     """Settle documents just written (and visible): see the module's consistency model.
 
@@ -371,7 +372,9 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
     deleted): the rest of their former clusters is decided again first.
 
     ``since``: the index's :meth:`~es_simhash.index.base.MaintainedIndex.visible_mark` taken before the batch was
-    looked up; only documents with a candidate among those written since then by others (all but ``mine``) can
+    looked up; only documents with a candidate among those written since then by others (all but ``mine``: id ->
+    :func:`~es_simhash.index.base.written_state` of what this writer wrote; the same id in another state is
+    another writer's rewrite of it) can
     have been decided without a document they should have seen, so only they are looked up again (``None``: all
     of them). ``found``: documents of the batch found already indexed: always looked up again (they may have been
     written by a run killed before it settled them, whose mark is lost). Every duplicate's canonical is checked
@@ -389,8 +392,7 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
     if since is None:
         suspects = list(docs)
     else:
-        mine = set(mine)
-        fresh = [d for d in index.written_since(since) if d.id not in mine]
+        fresh = [d for d in index.written_since(since) if mine.get(d.id) != written_state(d)]
         suspects = _sharing_a_candidate(index, rule, docs, fresh) if fresh else []
         if fresh and candidates:
             fresh_ids, picked = {d.id for d in fresh}, {d.id for d in suspects}

@@ -333,6 +333,55 @@ def test_a_canonical_decided_while_a_re_crawled_page_held_its_template_sentences
     assert state == {"d": ("d", None), "o": ("o", None), "w": ("d", "d")}
 
 
+def test_re_indexing_the_second_holder_of_a_template_lets_a_canonical_decided_against_it_join(make_index,
+                                                                                            template_family):
+    """As below, with o re-indexed with an unrelated article instead of deleted: the re-indexing writer settles
+    the newer canonicals that had o's old version among their candidates."""
+    from es_simhash import Fingerprinter
+    from es_simhash.index.base import StoredDoc
+
+    fd, fo, fw = template_family
+    index = make_index()
+    index.shared_writers = True  # (Elasticsearch's; the embedded index has one writer unless told otherwise)
+    index.add([StoredDoc("d", fd, "d", arrival=1), StoredDoc("o", fo, "o", arrival=2),
+               StoredDoc("w", fw, "w", arrival=3)])
+    other = chinese_articles()[30]
+    writer = DedupEngine(index)
+    writer._store(writer._decide_batch([Document("o", other)], [Fingerprinter().fingerprint(other)]))
+    state = clusters(index)
+    assert_consistent(state)
+    assert state == {"d": ("d", None), "o": ("o", None), "w": ("d", "d")}
+
+
+def test_another_writers_re_indexing_of_a_document_still_being_written_is_seen(make_index, template_family):
+    """Writer E writes o (batch N) while it decides w (batch N+1) against o, in memory, and d, written by writer
+    X at the same time: two holders, so w is canonical. Writer V re-indexes o with an unrelated article, and
+    settles, before w is written. When E settles w, V's o is not E's own write (another arrival), though E wrote
+    an o since it looked: w is decided again and joins d."""
+    from es_simhash import Fingerprinter
+
+    fd, fo, fw = template_family
+    index = make_index()
+    index.shared_writers = True  # (Elasticsearch's; the embedded index has one writer unless told otherwise)
+    e, x, v = (DedupEngine(index) for _ in range(3))
+    decided_d = x._decide_batch([Document("d", "d")], [fd])
+    batch_n = e._decide_batch([Document("o", "o")], [fo])
+    e._write(batch_n)
+    x._write(decided_d)
+    writing = MemoryIndex(index.max_sentence_df, index.lookup_keys)
+    writing.add(batch_n.to_store)
+    batch_n1 = e._decide_batch([Document("w", "w")], [fw], writing=writing)
+    assert batch_n1.to_store[0].is_canonical  # the template rule counted two holders
+    other = chinese_articles()[30]
+    v._store(v._decide_batch([Document("o", other)], [Fingerprinter().fingerprint(other)]))
+    e._settle(batch_n, {})
+    x._settle(decided_d, {})
+    e._store(batch_n1)
+    state = clusters(index)
+    assert_consistent(state)
+    assert state == {"d": ("d", None), "o": ("o", None), "w": ("d", "d")}
+
+
 def test_deleting_a_second_holder_of_a_template_lets_a_canonical_decided_against_it_join(make_index,
                                                                                        template_family):
     """Mid-race state: the article o and its copy d were written at once by two writers (two canonicals, not

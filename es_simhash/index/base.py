@@ -26,7 +26,7 @@ from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import LookupKeys
 
 __all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "MaintainedIndex", "CANONICAL", "MIN_SHARED_SKETCH",
-           "arrival_key", "boilerplate_of", "sentence_candidate", "sharing_sketch", "split_sentences"]
+           "arrival_key", "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch", "split_sentences"]
 
 CANONICAL = "canonical"
 
@@ -123,6 +123,12 @@ def without_payload(doc: StoredDoc) -> StoredDoc:
         return StoredDoc(doc.id, doc.fingerprint, doc.cluster, doc.duplicate_of, doc.distance, doc.reason,
                          arrival=doc.arrival)
     return replace(doc, fields=None, text=None)
+
+
+def written_state(doc: StoredDoc) -> tuple[int, str, str | None]:
+    """``(arrival, cluster, duplicate_of)``: what tells a writer's own write of a document from a later rewrite
+    (a merge, a re-point, a re-index with other content) by another writer."""
+    return doc.arrival, doc.cluster, doc.duplicate_of
 
 
 def arrival_key(doc: StoredDoc) -> tuple[int, str]:
