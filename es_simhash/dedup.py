@@ -722,15 +722,19 @@ class DedupEngine:
             return self.index.add(decided.to_store)
         index: Any = self.index
         ours = {d.id: d for d in decided.to_store}
-        departed: dict[str, StoredDoc] = {}
+        # a re-indexed document's stored version, read now: its write then usually goes through at the first try
+        departed = index.fetch([d.id for d in decided.departed], whole=False) if decided.departed else {}
         refused: dict[str, str] = {}
-        todo = [replace(d, version=None) for d in decided.to_store]
+        todo = [replace(d, version=departed[d.id].version if d.id in departed else None) for d in decided.to_store]
         for _ in range(_MAX_WRITE_ATTEMPTS):
+            if not todo:
+                break
             more_refused, conflicts = index.add_conditional(todo)
             refused.update(more_refused)
+            for doc_id in more_refused:  # (not written: the version found stays where it is)
+                departed.pop(doc_id, None)
             if not conflicts:
-                decided.departed = list(departed.values())
-                return refused
+                break
             current = index.fetch(conflicts, whole=False)
             todo = []
             for doc_id in conflicts:
@@ -741,9 +745,13 @@ class DedupEngine:
                 elif stored.arrival != mine.arrival or stored.fingerprint != mine.fingerprint:
                     departed[doc_id] = stored  # (not this very write, landed by a retried request)
                     todo.append(replace(mine, version=stored.version))
-        from .maintenance import MaintenanceError
+        else:
+            from .maintenance import MaintenanceError
 
-        raise MaintenanceError(f"{len(todo)} documents kept changing while being written; run again")
+            decided.departed = list(departed.values())
+            raise MaintenanceError(f"{len(todo)} documents kept changing while being written; run again")
+        decided.departed = list(departed.values())
+        return refused
 
     def _settle(self, decided: "_Decided", refused: dict[str, str]) -> None:
         """Settle a written batch (:func:`es_simhash.maintenance.settle`) when other processes may write into the

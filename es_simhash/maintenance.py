@@ -261,7 +261,10 @@ def _repoint(index: MaintainedIndex, writer: _Writer, ids: Collection[str], rule
         if not check:
             return
         docs = index.fetch(sorted(check), whole=False)
-        pointing = index.pointing_at(sorted(docs))  # (also at a canonical: one decided again was a duplicate)
+        # (and at a canonical this writer rewrote: one decided again was a duplicate, its duplicates' clusters
+        # are its own now; not at every canonical, which would read whole clusters for nothing)
+        rewritten = {c.id for c in writer.settled.changes}
+        pointing = index.pointing_at([i for i, d in docs.items() if d.cluster != d.id or i in rewritten])
         todo = {d.id: d for d in list(docs.values()) + pointing if d.cluster != d.id}
         roots = _roots(index, {_anchor(d) for d in todo.values()})
         wrong = [d for d in todo.values() if roots.get(_anchor(d)) != d.cluster]
@@ -341,14 +344,16 @@ def _sharing_a_candidate(index: MaintainedIndex, rule: DecisionRule, docs: Seque
     return [d for d, res in zip(docs, found) if res.candidates or res.existing is not None]
 
 
-def _unmatched(index: MaintainedIndex, writer: _Writer, docs: Sequence[StoredDoc], matched: Mapping[str, int]
-               ) -> list[StoredDoc]:
+def _unmatched(index: MaintainedIndex, writer: _Writer, docs: Sequence[StoredDoc], matched: Mapping[str, int],
+               own: Collection[str] = ()) -> list[StoredDoc]:
     """Duplicates among ``docs`` whose match is gone or is another version than the one they were decided against
-    (arrival ``matched[id]``), written back as canonicals to be settled; returns them as written."""
-    targets = index.fetch(sorted({d.duplicate_of for d in docs if d.duplicate_of}), whole=False)
+    (arrival ``matched[id]``), written back as canonicals to be settled; returns them as they are now. ``own``:
+    matches known to be as this writer wrote them (its batch, not rewritten by others since): not read again."""
+    wanted = sorted({d.duplicate_of for d in docs if d.duplicate_of and d.duplicate_of not in own})
+    targets = index.fetch(wanted, whole=False) if wanted else {}
     stale = {d.id: d for d in docs
-             if d.duplicate_of and (targets.get(d.duplicate_of) is None
-                                    or targets[d.duplicate_of].arrival != matched[d.id])}
+             if d.duplicate_of and d.duplicate_of not in own and (targets.get(d.duplicate_of) is None
+                                                                  or targets[d.duplicate_of].arrival != matched[d.id])}
     if not stale:
         return []
 
@@ -358,7 +363,12 @@ def _unmatched(index: MaintainedIndex, writer: _Writer, docs: Sequence[StoredDoc
             return None  # (re-indexed, or decided again, meanwhile)
         return _as_canonical(doc)
 
-    return writer.rewrite(stale, void, "re-decided")
+    written = writer.rewrite(stale, void, "re-decided")
+    missing = sorted(stale.keys() - {d.id for d in written})
+    if missing:  # (a write that landed though its request was retried and met itself: canonical all the same)
+        now = index.fetch(missing, whole=False)
+        written += [d for i, d in now.items() if d.cluster == d.id and d.arrival == stale[i].arrival]
+    return written
 
 
 def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc], departed: Sequence[StoredDoc] = (),
@@ -389,13 +399,15 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
         roots = {d.id if d.cluster == d.id else d.cluster for d in departed}
         gone_ids = {d.id for d in departed}
         _redecide(index, rule, writer, roots - gone_ids, gone_ids)
+    fresh_ids: set[str] = set()
     if since is None:
         suspects = list(docs)
     else:
         fresh = [d for d in index.written_since(since) if mine.get(d.id) != written_state(d)]
+        fresh_ids = {d.id for d in fresh}
         suspects = _sharing_a_candidate(index, rule, docs, fresh) if fresh else []
         if fresh and candidates:
-            fresh_ids, picked = {d.id for d in fresh}, {d.id for d in suspects}
+            picked = {d.id for d in suspects}
             suspects += [d for d in docs if d.id not in picked and not fresh_ids.isdisjoint(candidates.get(d.id, ()))]
     suspects += found
     if departed:  # (the new version of a re-indexed document: always decided against what came before it)
@@ -404,7 +416,8 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
     matched = {d.id: candidates[d.id][d.duplicate_of] for d in docs
                if d.duplicate_of and d.duplicate_of in candidates.get(d.id, ())}
     if matched:
-        suspects += _unmatched(index, writer, [d for d in docs if d.id in matched], matched)
+        own = {d.id for d in docs} - fresh_ids if since is not None else ()
+        suspects += _unmatched(index, writer, [d for d in docs if d.id in matched], matched, own)
     merged: list[str] = []
     if suspects or departed:
         current = index.fetch([d.id for d in suspects], whole=False) if suspects else {}
@@ -490,9 +503,9 @@ def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, af
             _redecide(index, rule, writer, roots, gone)
         bad = [d for d in docs if _malformed(d) and d.cluster not in gone and d.duplicate_of not in gone]
         if bad:
-            writer.rewrite([d.id for d in bad],
-                           lambda d: _as_canonical(d) if _malformed(d) and d.duplicate_of is None else (
-                               replace(d, duplicate_of=d.cluster) if _malformed(d) else None), "re-pointed")
+            # (flags that contradict each other say nothing to trust: a canonical again, decided just below against
+            # the documents that arrived before it)
+            writer.rewrite([d.id for d in bad], lambda d: _as_canonical(d) if _malformed(d) else None, "re-decided")
         fresh = index.fetch(sorted(ids), whole=False) if not dry_run else {d.id: d for d in docs}
         merged = _settle_canonicals(index, rule, writer, list(fresh.values()))
         _repoint(index, writer, ids | set(merged), None if dry_run else rule)

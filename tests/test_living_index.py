@@ -435,9 +435,9 @@ def test_three_writers_of_a_template_family_end_with_one_cluster_whatever_the_in
             if step == "decide":
                 decided[x] = writers[x]._decide_batch([Document(x, f"text of {x}")], [fingerprints[x]])
             elif step == "write":
-                index.add(decided[x].to_store)
+                assert writers[x]._write(decided[x]) == {}
             else:
-                maintenance.settle(index, rule, decided[x].to_store, since=decided[x].mark, mine=decided[x].mine)
+                writers[x]._settle(decided[x], {})
         state = clusters(index)
         assert_consistent(state)
         if len({cluster for cluster, _ in state.values()}) != 1:
@@ -605,6 +605,7 @@ def test_repair_fixes_what_other_tools_left_and_a_second_repair_changes_nothing(
     _break(index, "b", "b", None)        # two canonicals within the rule of each other
     _break(index, "c", "gone", "gone")   # pointing at a document that does not exist
     _break(index, "x", "b", "b")         # its cluster's canonical is b, which is (now) a duplicate... after repair
+    _break(index, "far", "far", "a")     # contradictory flags: its own cluster, but a duplicate of a (16 bits away)
     broken = clusters(index) if isinstance(index, MemoryIndex) else None
     report = maintenance.repair(index, DefaultRule(), dry_run=True)
     assert report.changes and (broken is None or clusters(index) == broken)  # a dry run writes nothing
