@@ -382,6 +382,34 @@ def test_another_writers_re_indexing_of_a_document_still_being_written_is_seen(m
     assert state == {"d": ("d", None), "o": ("o", None), "w": ("d", "d")}
 
 
+def test_a_re_crawled_page_the_index_refuses_leaves_its_cluster_as_it_was():
+    """Page p (with its copy m in its cluster) is re-indexed with other content by another writer, and the index
+    refuses that write for good (a read-only block, a mapping error): p keeps its content and m stays its
+    duplicate; nothing is decided again around a version that did not leave."""
+    from es_simhash.dedup import IndexingError
+
+    old, new = chinese_articles()[3], chinese_articles()[30]
+    copy = old[:200] + "。" + old[200:]
+
+    class ReadOnly(MemoryIndex):
+        refusing = False
+
+        def add_conditional(self, docs):
+            if self.refusing:
+                return {d.id: "cluster_block_exception: index read-only" for d in docs}, []
+            return super().add_conditional(docs)
+
+    index = ReadOnly()
+    index.shared_writers = True
+    DedupEngine(index).process_batch([Document("p", old), Document("m", copy)])
+    assert clusters(index) == {"p": ("p", None), "m": ("p", "p")}
+    index.refusing = True
+    [result] = DedupEngine(index).process_batch([Document("p", new)])
+    assert isinstance(result, IndexingError)
+    assert clusters(index) == {"p": ("p", None), "m": ("p", "p")}
+    assert index.get("p").fingerprint == Fingerprinter().fingerprint(old)
+
+
 def test_deleting_a_second_holder_of_a_template_lets_a_canonical_decided_against_it_join(make_index,
                                                                                        template_family):
     """Mid-race state: the article o and its copy d were written at once by two writers (two canonicals, not
