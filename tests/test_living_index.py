@@ -394,10 +394,16 @@ def test_a_re_crawled_page_the_index_refuses_leaves_its_cluster_as_it_was():
     class ReadOnly(MemoryIndex):
         refusing = False
 
+        rewritten: list[str] = []
+
         def add_conditional(self, docs):
             if self.refusing:
                 return {d.id: "cluster_block_exception: index read-only" for d in docs}, []
             return super().add_conditional(docs)
+
+        def replace(self, docs):  # (maintenance's rewrites of other documents' clusters)
+            self.rewritten += [d.id for d in docs]
+            return super().replace(docs)
 
     index = ReadOnly()
     index.shared_writers = True
@@ -406,6 +412,7 @@ def test_a_re_crawled_page_the_index_refuses_leaves_its_cluster_as_it_was():
     index.refusing = True
     [result] = DedupEngine(index).process_batch([Document("p", new)])
     assert isinstance(result, IndexingError)
+    assert index.rewritten == []  # (m was never re-decided as if p had left, not even for a moment)
     assert clusters(index) == {"p": ("p", None), "m": ("p", "p")}
     assert index.get("p").fingerprint == Fingerprinter().fingerprint(old)
 
