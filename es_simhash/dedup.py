@@ -509,6 +509,10 @@ class _Decided:
     """Documents of this batch found already indexed with the same content (settled again after a kill)."""
     mark: Any = None
     """The index's visible mark taken before this batch's lookup (backends with ``shared_writers``)."""
+    apart: list[str] = field(default_factory=list)
+    """Canonicals that one of their candidates alone would have made duplicates: kept apart by what the rule
+    looks at over all candidates (a template's holders) or by boilerplate; settling decides one again if a
+    candidate is gone by then (deleted: nothing else would tell)."""
     mine: dict[str, tuple[int, str, str | None]] = field(default_factory=dict)
     """What this engine writes in this batch, or was writing when the mark was taken: id -> (arrival, cluster,
     duplicate_of) as written. A document written since the mark in any other state is another writer's (or a
@@ -768,7 +772,8 @@ class DedupEngine:
             latest = maintenance.settle(self.index, self.rule, docs, decided.departed,  # type: ignore[arg-type]
                                         since=decided.mark, mine=decided.mine,
                                         found=decided.found if shared else (),
-                                        candidates=decided.candidates if shared else {}).latest()
+                                        candidates=decided.candidates if shared else {},
+                                        apart=decided.apart if shared else ()).latest()
             if latest:
                 decided.results = [Result.from_stored(latest[r.id], r.already_indexed)
                                    if isinstance(r, Result) and r.id in latest else r for r in decided.results]
@@ -833,6 +838,8 @@ class DedupEngine:
                 stored = self._decide(doc, fp, candidates, boilerplate_of(fp, df, cap, before.sentence_df))
                 if decided.mark is not None and candidates:
                     decided.candidates[doc.id] = {c.id: c.arrival for c in candidates}
+                    if stored.duplicate_of is None and any(self.rule.decide(fp, [c]) is not None for c in candidates):
+                        decided.apart.append(doc.id)
                 batch_decided[doc.id] = without_payload(stored)  # (as an index keeps it: no text, no record)
                 decided.to_store.append(stored)
                 results[i] = Result.from_stored(stored)

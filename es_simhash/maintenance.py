@@ -37,10 +37,9 @@ that had it among its candidates is settled again (it may have been the second h
 that kept that canonical apart). A writer writes each document only over the version it replaces (created if no
 document has the id): a version another writer wrote meanwhile is found by the conflict and leaves its cluster
 in turn (``DedupEngine._write``). A decision is taken again when what it was decided against changed before it
-was written (:func:`settle` ``candidates``): a duplicate whose match is gone or is another version, a document one
-of whose candidates was rewritten since the lookup. Known to escape: a document deleted after another writer
-decided against it and before that writer wrote, when it was what kept that decision apart (the template rule);
-:func:`repair` finds it.
+was written (:func:`settle` ``candidates``, ``apart``): a duplicate whose match is gone or is another version, a
+document one of whose candidates was rewritten since the lookup, a canonical that one of its candidates alone would
+have made a duplicate when one of its candidates is gone (a delete, which no read shows).
 """
 
 from __future__ import annotations
@@ -371,10 +370,18 @@ def _unmatched(index: MaintainedIndex, writer: _Writer, docs: Sequence[StoredDoc
     return written
 
 
+def _lost_a_candidate(index: MaintainedIndex, docs: Sequence[StoredDoc], candidates: Mapping[str, Mapping[str, int]],
+                      written: Collection[str]) -> list[StoredDoc]:
+    """The documents among ``docs`` one of whose candidates (other than the ``written`` ones) is gone."""
+    wanted = sorted({c for d in docs for c in candidates.get(d.id, ()) if c not in written})
+    present = index.fetch(wanted, whole=False) if wanted else {}
+    return [d for d in docs if any(c not in present and c not in written for c in candidates.get(d.id, ()))]
+
+
 def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc], departed: Sequence[StoredDoc] = (),
            since: object = None, mine: Mapping[str, tuple[int, str, str | None]] = {},
            found: Sequence[StoredDoc] = (),
-           candidates: Mapping[str, Mapping[str, int]] = {}) -> Settled:
+           candidates: Mapping[str, Mapping[str, int]] = {}, apart: Collection[str] = ()) -> Settled:
     """Settle documents just written (and visible): see the module's consistency model.
 
     ``docs``: the documents of the batch as written, or as found already indexed (a re-run after a kill settles
@@ -392,7 +399,9 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
     a candidate rewritten since ``since`` by others (merged, re-pointed, re-indexed with other content: what it
     was decided against changed) is looked up again too; and a duplicate whose match is gone or is another version
     now (deleted, or re-indexed by another writer meanwhile) is decided again, as a canonical settled against the
-    documents that arrived before it. Returns what changed."""
+    documents that arrived before it. ``apart``: canonicals among ``docs`` that one of their candidates alone
+    would have made duplicates (kept apart by the rules over all candidates): one with a candidate gone by now
+    (deleted meanwhile, which no other read shows) is looked up again. Returns what changed."""
     settled = Settled()
     writer = _Writer(index, settled)
     if departed:
@@ -410,6 +419,9 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
             picked = {d.id for d in suspects}
             suspects += [d for d in docs if d.id not in picked and not fresh_ids.isdisjoint(candidates.get(d.id, ()))]
     suspects += found
+    if apart:
+        suspects += _lost_a_candidate(index, [d for d in docs if d.id in apart and d not in suspects], candidates,
+                                      {d.id for d in docs})
     if departed:  # (the new version of a re-indexed document: always decided against what came before it)
         gone = {d.id for d in departed}
         suspects += [d for d in docs if d.id in gone and d not in suspects]
