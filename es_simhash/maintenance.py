@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from .dedup import NO_FEATURES, DecisionRule
 from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key, boilerplate_of, written_state
@@ -203,14 +203,14 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
         seen.update(d.id for d in todo)
         found = index.lookup([Lookup(d.id, d.fingerprint) for d in todo], rule.candidate_distance)
         newer: dict[str, StoredDoc] = {}
-        joins: dict[str, tuple[object, str]] = {}
+        joins: dict[str, tuple[Any, str, int, int]] = {}
         for d, res in zip(todo, found):
             key = arrival_key(d)
             older = [c for c in res.candidates if arrival_key(c) < key and c.cluster != d.id]
             if older and d.cluster == d.id:
                 decision = rule.decide(d.fingerprint, older, boilerplate_of(d.fingerprint, res.sentence_df, cap))
                 if decision is not None:
-                    joins[d.id] = (decision, decision.of.cluster)
+                    joins[d.id] = (decision, decision.of.cluster, d.arrival, d.fingerprint.content_hash)
             for c in res.candidates:  # a newer canonical that may have been written at the same time as this one
                 if c.cluster != c.id or arrival_key(c) <= key or c.id == d.cluster:
                     continue
@@ -223,12 +223,12 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
                     newer[c.id] = c
         joined: list[StoredDoc] = []
         if joins:
-            targets = _roots(index, {cluster for _, cluster in joins.values()})
+            targets = _roots(index, {cluster for _, cluster, _, _ in joins.values()})
 
             def join(doc: StoredDoc) -> StoredDoc | None:
-                if doc.cluster != doc.id:  # (someone else merged it meanwhile)
-                    return None
-                decision, cluster = joins[doc.id]
+                decision, cluster, arrival, content = joins[doc.id]
+                if doc.cluster != doc.id or (doc.arrival, doc.fingerprint.content_hash) != (arrival, content):
+                    return None  # (someone else merged it meanwhile, or re-indexed it: decided for another text)
                 root = targets.get(cluster) or cluster
                 return _joined(doc, decision, root)
 
@@ -273,13 +273,15 @@ def _repoint(index: MaintainedIndex, writer: _Writer, ids: Collection[str], rule
         moved = [d for d in wrong if roots.get(_anchor(d)) is not None]
         if not moved:
             return
-        new_root = {d.id: roots[_anchor(d)] for d in moved}
+        new_root = {d.id: (_anchor(d), roots[_anchor(d)]) for d in moved}
 
         def point(doc: StoredDoc) -> StoredDoc | None:
             if doc.cluster == doc.id:
                 return None
-            target = new_root.get(doc.id)
-            r = _roots(index, [_anchor(doc)]).get(_anchor(doc)) if target is None else target
+            anchor, target = new_root.get(doc.id, (None, None))
+            if anchor != _anchor(doc):  # (rewritten meanwhile: found from what it duplicates now)
+                target = _roots(index, [_anchor(doc)]).get(_anchor(doc))
+            r = target
             return None if r is None or r == doc.cluster else replace(doc, cluster=r)
 
         written = writer.rewrite([d.id for d in moved], point, "re-pointed")

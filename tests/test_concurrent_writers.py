@@ -420,3 +420,63 @@ def test_a_writer_killed_mid_batch_and_run_again_converges(corpus, sequential, e
     what = (f"writer {victim} killed with {done} of its {len(victim_ids)} lines checkpointed and {stored} of its "
             f"documents stored ({'mid-batch' if stored > done else 'between batches'}), run again {again}")
     check(client, es_index_name, corpus, sequential.forward, what)
+
+
+def _new_texts(corpus_texts: list[str], fingerprinter: Fingerprinter, n: int) -> list[str]:
+    """``n`` People's Daily articles (of the corpus's lengths) that the embedded engine finds no duplicate of among
+    ``corpus_texts`` nor among each other: the new content of re-crawled pages."""
+    from es_simhash.index.memory import MemoryIndex
+
+    engine = DedupEngine(MemoryIndex(), fingerprinter, batch_size=250)
+    seen = {r.cluster for r in engine.process([Document(f"c{i}", t) for i, t in enumerate(corpus_texts)])}
+    used = set(corpus_texts)
+    out = []
+    for i, text in enumerate(a for a in chinese_articles() if MIN_CHARS <= len(a) <= MAX_CHARS and a not in used):
+        [r] = engine.process([Document(f"new{i}", text)])
+        if r.cluster not in seen and not r.duplicate:
+            out.append(text)
+            seen.add(r.cluster)
+            if len(out) == n:
+                return out
+    raise AssertionError("not enough unrelated articles for the re-crawled pages")
+
+
+def test_pages_re_crawled_by_another_process_while_the_writers_run(corpus, es_url, client, es_index_name):
+    """The three writers of the corpus run while a fourth process indexes 60 of their pages (family members)
+    again, each with an unrelated article's text, in batches of 5: the re-crawl of a page may land before or
+    after its first indexing, so the content that stays is whichever was written last. Whatever stayed, the
+    clusters are those of a sequential run over the texts the index ends with (read back from it), in either
+    order, and no document is a duplicate of content that was replaced."""
+    rng = random.Random(SEED + 2)
+    text_of = {json.loads(x)["id"]: json.loads(x)["content"]
+               for x in corpus.path.read_text(encoding="utf-8").splitlines()}
+    fingerprinter = Fingerprinter()
+    recrawled = rng.sample(sorted(x for f in corpus.families for x in f), 60)
+    new = dict(zip(recrawled, _new_texts(list(text_of.values()), fingerprinter, len(recrawled))))
+    cwd = corpus.dir / "recrawl"
+    cwd.mkdir()
+    recrawl = cwd / "recrawl.jsonl"
+    recrawl.write_text("".join(json.dumps({"id": i, "content": t}, ensure_ascii=False) + "\n" for i, t in new.items()),
+                       encoding="utf-8")
+    commands = [index_command(corpus.parts[w], es_index_name, 7, f"w{w}") for w in range(WRITERS)]
+    commands.append(index_command(recrawl, es_index_name, 5, "recrawl"))
+    procs = [start(cmd, es_url, cwd) for cmd in commands]
+    for w, p in enumerate(procs):
+        finish(p, "the re-crawler" if w == WRITERS else f"writer {w}")
+    docs = concurrent_writers.read_docs(client, es_index_name, FIELDS + ["content"])
+    bad = violations(docs, corpus.ids)
+    assert not bad, "invariant violations:\n  " + "\n  ".join(bad[:10])
+    final = {i: docs[i]["content"] for i in corpus.ids}
+    assert all(final[i] in (text_of[i], new.get(i)) for i in corpus.ids)
+    stayed_new = sum(final[i] == new[i] for i in recrawled)
+    forward = pairs_of(_clusters([(i, final[i]) for i in corpus.ids], fingerprinter))
+    reverse = pairs_of(_clusters([(i, final[i]) for i in reversed(corpus.ids)], fingerprinter))
+    assert forward == reverse, "the final texts' sequential pairs depend on the order: no reference to compare with"
+    got = cluster_pairs(docs)
+    if got != forward:
+        holds = {i: "its re-crawl's text" if final[i] == new.get(i) else (
+            "its first text (re-crawled)" if i in new else "its first text") for i in corpus.ids}
+        odd = sorted({x for p in got ^ forward for x in p})
+        pytest.fail(explain(forward, got, docs, corpus.writer_of,
+                            f"{WRITERS} writers and a re-crawler ({stayed_new} of 60 new contents stayed)")
+                    + "".join(f"\n  {i} holds {holds[i]}" for i in odd), pytrace=False)

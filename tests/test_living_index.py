@@ -438,6 +438,43 @@ def test_a_canonical_decided_while_a_since_deleted_page_held_its_template_senten
     assert state == {"d": ("d", None), "w": ("d", "d")}
 
 
+def test_a_merge_decided_for_a_page_that_is_re_indexed_before_the_merge_is_written_is_dropped(make_index,
+                                                                                             monkeypatch):
+    """Writer A settles its copy c (written at the same time as the article p, both canonical) and decides that c
+    joins p; before A's rewrite lands, writer U re-indexes c with an unrelated article. The merge was decided for
+    c's old text: A must not write it over the new one (seen once in the re-crawl race of
+    test_concurrent_writers: a re-crawled page marked a duplicate of its old text's match)."""
+    from es_simhash import Fingerprinter
+
+    text, other = chinese_articles()[3], chinese_articles()[30]
+    copy = text[:200] + "。" + text[200:]
+    fingerprinter = Fingerprinter()
+    fp_text, fp_copy, fp_other = fingerprinter.fingerprint_many([text, copy, other])
+    from es_simhash.index.base import StoredDoc
+
+    index = make_index()
+    index.shared_writers = True  # (Elasticsearch's; the embedded index has one writer unless told otherwise)
+    index.add([StoredDoc("p", fp_text, "p", arrival=1), StoredDoc("c", fp_copy, "c", arrival=2)])
+    writer_u = make_index()  # (another client of the same index)
+    real_replace = index.replace
+    done = []
+
+    def re_indexed_first(docs):
+        if not done:
+            done.append(True)
+            u = DedupEngine(writer_u)
+            u._store(u._decide_batch([Document("c", other)], [fp_other]))
+        return real_replace(docs)
+
+    monkeypatch.setattr(index, "replace", re_indexed_first)
+    maintenance.settle(index, DefaultRule(), [index.fetch(["c"])["c"]])
+    assert done
+    state = clusters(index)
+    assert_consistent(state)
+    assert state == {"p": ("p", None), "c": ("c", None)}
+    assert index.fetch(["c"])["c"].fingerprint == fp_other
+
+
 def test_deleting_a_second_holder_of_a_template_lets_a_canonical_decided_against_it_join(make_index,
                                                                                        template_family):
     """Mid-race state: the article o and its copy d were written at once by two writers (two canonicals, not
