@@ -746,7 +746,7 @@ class DedupEngine:
                 if stored is None:  # (deleted meanwhile: whoever deleted it decided its cluster again)
                     departed.pop(doc_id, None)
                     todo.append(replace(mine, version=None))
-                elif stored.arrival != mine.arrival or stored.fingerprint != mine.fingerprint:
+                elif (stored.arrival, stored.fingerprint.content_hash) != (mine.arrival, mine.fingerprint.content_hash):
                     departed[doc_id] = stored  # (not this very write, landed by a retried request)
                     todo.append(replace(mine, version=stored.version))
         else:
@@ -785,10 +785,10 @@ class DedupEngine:
         queries = [Lookup(d.id, fp) for d, fp in zip(docs, fps)]
         d_max = self.rule.candidate_distance
         decided = _Decided()
-        being_written = [doc.id for doc in writing.docs()] if writing is not None else []
+        being = writing.docs() if writing is not None else []  # (the batch before, being written)
+        being_written = [doc.id for doc in being]
         if getattr(self.index, "shared_writers", False):  # what is visible now: settling looks at what came after
             decided.mark = self.index.visible_mark()  # type: ignore[attr-defined]
-            decided.mine = {d.id: written_state(d) for d in writing.docs()} if writing is not None else {}
         if writing is not None:
             found = self.index.lookup(queries, d_max, exclude=being_written)  # type: ignore[call-arg]
             in_writing = writing.lookup(queries, d_max)
@@ -848,7 +848,7 @@ class DedupEngine:
             raise
         decided.results = results  # type: ignore[assignment]  # (every slot is filled)
         if decided.mark is not None:
-            decided.mine.update((d.id, written_state(d)) for d in decided.to_store)
+            decided.mine = {d.id: written_state(d) for d in [*being, *decided.to_store]}
         return decided
 
     def _found_by_lookup(self, fp: Fingerprint, candidates: list[StoredDoc], boilerplate: set[int]) -> list[StoredDoc]:

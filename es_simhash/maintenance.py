@@ -281,8 +281,7 @@ def _repoint(index: MaintainedIndex, writer: _Writer, ids: Collection[str], rule
             anchor, target = new_root.get(doc.id, (None, None))
             if anchor != _anchor(doc):  # (rewritten meanwhile: found from what it duplicates now)
                 target = _roots(index, [_anchor(doc)]).get(_anchor(doc))
-            r = target
-            return None if r is None or r == doc.cluster else replace(doc, cluster=r)
+            return None if target is None or target == doc.cluster else replace(doc, cluster=target)
 
         written = writer.rewrite([d.id for d in moved], point, "re-pointed")
         if writer.dry_run:
@@ -376,8 +375,8 @@ def _lost_a_candidate(index: MaintainedIndex, docs: Sequence[StoredDoc], candida
                       written: Collection[str]) -> list[StoredDoc]:
     """The documents among ``docs`` one of whose candidates (other than the ``written`` ones) is gone."""
     wanted = sorted({c for d in docs for c in candidates.get(d.id, ()) if c not in written})
-    present = index.fetch(wanted, whole=False) if wanted else {}
-    return [d for d in docs if any(c not in present and c not in written for c in candidates.get(d.id, ()))]
+    gone = set(wanted) - index.fetch(wanted, whole=False).keys() if wanted else set()
+    return [d for d in docs if not gone.isdisjoint(candidates.get(d.id, ()))]
 
 
 def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc], departed: Sequence[StoredDoc] = (),
@@ -410,31 +409,32 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
         roots = {d.id if d.cluster == d.id else d.cluster for d in departed}
         gone_ids = {d.id for d in departed}
         _redecide(index, rule, writer, roots - gone_ids, gone_ids)
+    suspects: set[str] = set()  # the ids of the documents to look up again
     fresh_ids: set[str] = set()
     if since is None:
-        suspects = list(docs)
+        suspects.update(d.id for d in docs)
     else:
         fresh = [d for d in index.written_since(since) if mine.get(d.id) != written_state(d)]
         fresh_ids = {d.id for d in fresh}
-        suspects = _sharing_a_candidate(index, rule, docs, fresh) if fresh else []
+        if fresh:
+            suspects.update(d.id for d in _sharing_a_candidate(index, rule, docs, fresh))
         if fresh and candidates:
-            picked = {d.id for d in suspects}
-            suspects += [d for d in docs if d.id not in picked and not fresh_ids.isdisjoint(candidates.get(d.id, ()))]
-    suspects += found
+            suspects.update(d.id for d in docs if not fresh_ids.isdisjoint(candidates.get(d.id, ())))
+    suspects.update(d.id for d in found)
     if apart:
-        suspects += _lost_a_candidate(index, [d for d in docs if d.id in apart and d not in suspects], candidates,
-                                      {d.id for d in docs})
+        kept_apart = [d for d in docs if d.id in apart and d.id not in suspects]
+        suspects.update(d.id for d in _lost_a_candidate(index, kept_apart, candidates, {d.id for d in docs}))
     if departed:  # (the new version of a re-indexed document: always decided against what came before it)
         gone = {d.id for d in departed}
-        suspects += [d for d in docs if d.id in gone and d not in suspects]
+        suspects.update(d.id for d in docs if d.id in gone)
     matched = {d.id: candidates[d.id][d.duplicate_of] for d in docs
                if d.duplicate_of and d.duplicate_of in candidates.get(d.id, ())}
     if matched:
         own = {d.id for d in docs} - fresh_ids if since is not None else ()
-        suspects += _unmatched(index, writer, [d for d in docs if d.id in matched], matched, own)
+        suspects.update(d.id for d in _unmatched(index, writer, [d for d in docs if d.id in matched], matched, own))
     merged: list[str] = []
     if suspects or departed:
-        current = index.fetch([d.id for d in suspects], whole=False) if suspects else {}
+        current = index.fetch(sorted(suspects), whole=False) if suspects else {}
         merged = _settle_canonicals(index, rule, writer, list(current.values()), left=departed)
     # each duplicate's canonical must still be one (another writer may have merged it into another cluster), and
     # no document may point at one that stopped being canonical (merged here, or before a kill)

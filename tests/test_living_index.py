@@ -229,18 +229,13 @@ def template_family():
     wrapped in a site's header and footer lines (w, 4 and 5 bits away: a duplicate of either through the sentences
     it shares with them). w duplicates the two only while they are one cluster: as two clusters they are two holders
     of those sentences, which the template rule then takes for a site template's."""
-    import re
     from dataclasses import replace as changed
 
     from es_simhash import Fingerprinter
     from es_simhash.index.base import StoredDoc
 
-    text = chinese_articles()[11]
-    sentences = re.findall(r"[^。！？!?.\n]+[。！？!?.]*\s*", text)
-    middle = len(sentences) // 2
-    drop = "".join(sentences[:middle] + sentences[middle + 1:])
-    wrap = f"【转载】第7号新闻网 8月8日\n{text}\n（责任编辑：编辑7号）"
-    fd, fo, fw = Fingerprinter().fingerprint_many([drop, text, wrap])
+    family = _reprint_family(11)
+    fd, fo, fw = Fingerprinter().fingerprint_many([family["a11-drop"], family["a11"], family["a11-wrap"]])
     rule = DefaultRule()
     d, o = StoredDoc("d", fd, "d", arrival=1), StoredDoc("o", fo, "o", arrival=2)
     assert rule.decide(fo, [d]) is not None  # o duplicates d
