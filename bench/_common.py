@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 import time
 from typing import Sequence
 
@@ -17,6 +18,19 @@ def fmt_table(rows: Sequence[Sequence[str]]) -> str:
         if j == 0:
             out.append("  ".join("-" * w for w in widths))
     return "\n".join(out)
+
+
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo`` on Linux, else ``platform.processor()``): ratios between
+    systems move with the microarchitecture (cache sizes above all), so every timing bench prints it."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown cpu"
 
 
 def verdicts(checks: Sequence[tuple[bool, str]], t_start: float, strict: bool) -> int:

@@ -38,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import corpora  # noqa: E402
-from _common import fmt_table, verdicts  # noqa: E402
+from _common import cpu_model, fmt_table, verdicts  # noqa: E402
 
 TARGET_RATIO = 15.0
 ENV = dict(os.environ)  # the timed processes' environment (see main)
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         ENV.pop("PYTHONDONTWRITEBYTECODE", None)
         py_env = dict(ENV, ES_SIMHASH_ENGINE="python")
         print(f"es-simhash whole-process benchmark: {n} documents ({crawl.stat().st_size / 1e6:.1f} MB), "
-              f"python {sys.version.split()[0]}, cpus {os.cpu_count()}")
+              f"python {sys.version.split()[0]}, cpus {os.cpu_count()} ({cpu_model()})")
         timed(es_cmd)  # warm-up: caches (the IDF table, the OS's file cache)
         timed(exe + ["dedup", str(three), "--report", str(tmp_path / "r3.jsonl"), "--no-progress"])
         timed(floor_cmd)

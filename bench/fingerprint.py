@@ -46,7 +46,7 @@ from typing import Callable, Sequence
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import corpora  # noqa: E402
-from _common import fmt_table, verdicts  # noqa: E402  (bench/ is on sys.path when run as a script)
+from _common import cpu_model, fmt_table, verdicts  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 TARGET_PEER_RATIO = 50.0
 TARGET_SEGMENTATION_RATIO = 0.70
@@ -263,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("es-simhash fingerprinting benchmark")
     print(
         f"python {platform.python_version()}, numpy {np.__version__}, jieba {jieba.__version__}, "
-        f"simhash {importlib.metadata.version('simhash')}, rjieba {importlib.metadata.version('rjieba')}, cpus {os.cpu_count()}; "
+        f"simhash {importlib.metadata.version('simhash')}, rjieba {importlib.metadata.version('rjieba')}, cpus {os.cpu_count()} ({cpu_model()}); "
         f"es-simhash segmenter: {T.segmenter_name()}; repeats {args.repeats} (median), 1 warm-up each"
     )
 

@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import corpora  # noqa: E402
+from _common import cpu_model  # noqa: E402
 
 from es_simhash.dedup import DedupEngine, Document  # noqa: E402
 
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     docs = documents(args.copies)
     print(f"es-simhash dedup with worker processes: {len(docs):,} documents, batch_size {args.batch_size}, "
-          f"cpus {os.cpu_count()}, {args.rounds} interleaved rounds (median)")
+          f"cpus {os.cpu_count()} ({cpu_model()}), {args.rounds} interleaved rounds (median)")
     from es_simhash import Fingerprinter
 
     engine = Fingerprinter().engine

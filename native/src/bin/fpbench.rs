@@ -34,6 +34,14 @@ fn thread_cpu() -> f64 {
     ts.sec as f64 + ts.nsec as f64 * 1e-9
 }
 
+/// The processor's model name (Linux `/proc/cpuinfo`): the ratio moves with the microarchitecture (cache sizes).
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split_once(':')).map(|(_, m)| m.trim().to_string()))
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -121,7 +129,14 @@ fn main() {
     let min = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min);
     let min_ratio = min(seg_cpu) / min(fp_cpu);
     let (fp_m, seg_m) = (median(&mut fp_t), median(&mut seg_t));
-    println!("fpbench: {} documents, {} characters, {} tokens; {} rounds after a warm-up (medians)", texts.len(), n_chars, n_tokens, rounds);
+    println!(
+        "fpbench: {} documents, {} characters, {} tokens; {} rounds after a warm-up (medians); cpu: {}",
+        texts.len(),
+        n_chars,
+        n_tokens,
+        rounds,
+        cpu_model()
+    );
     println!("  full fingerprint (raw text)          {:8.1} ms  {:8.0} docs/s", fp_m * 1e3, texts.len() as f64 / fp_m);
     println!("  jieba-rs cut alone (normalised text) {:8.1} ms  {:8.0} docs/s", seg_m * 1e3, texts.len() as f64 / seg_m);
     println!("  per-round segment/fingerprint: {}", ratios.join(", "));
