@@ -285,6 +285,9 @@ def _print_summary(summary: Summary, extra: str = "") -> None:
     err(line)
     if s.already_indexed:
         err(f"{s.already_indexed:,} were already indexed with the same content (left as they were)")
+    if s.rechecked:
+        err(f"recheck: {s.rechecked:,} decisions taken again once the input's templates were known, "
+            f"{s.taken_back:,} duplicates no more (--no-recheck: the decisions made on arrival)")
     if s.html_stripped:
         err(f"{s.html_stripped:,} records carried HTML: their text was read from the markup (--html)")
     if s.encoding_fallbacks:
@@ -326,11 +329,15 @@ def fingerprint(text: Optional[str], file: Optional[Path], idf: Optional[Path]) 
               "tables for k <= 3), 'tables:K:R', or 'segments' (earlier releases).")
 @EncodingOption
 @HtmlOption
+@click.option("--recheck/--no-recheck", default=True, show_default=True,
+              help="Once every record is decided, take the near-duplicate decisions again with what the whole "
+              "input showed of templates (a site header, a share line), and correct the report and output.")
 @ProgressOption
 def dedup(
     inputs: List[str], report: Optional[Path], output: Optional[Path], dead_letters: Path,
     text_field: Optional[str], id_field: Optional[str], k: int, idf: Optional[Path], batch_size: int, workers: int,
-    save_index: Optional[Path], load_index: Optional[Path], lookup: str, encoding: str, html: str, progress: bool,
+    save_index: Optional[Path], load_index: Optional[Path], lookup: str, encoding: str, html: str, recheck: bool,
+    progress: bool,
 ) -> None:
     """Find near duplicates in crawl output with no server (embedded in-memory index).
 
@@ -364,7 +371,8 @@ def dedup(
         out = stack.enter_context(open(output, "wb")) if output else None
         stack.enter_context(bar)
         summary = run_dedup(
-            inputs, engine, reader, report=rep, output=out, dead_letters=dead_letters, on_progress=update
+            inputs, engine, reader, report=rep, output=out, dead_letters=dead_letters, on_progress=update,
+            recheck=recheck,
         )
     if save_index is not None:
         index.save(save_index)

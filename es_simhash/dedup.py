@@ -239,6 +239,16 @@ class DefaultRule:
         found.sort(key=lambda x: x[0])
         return [d for _, d in found]
 
+    def crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
+        """The sentence and sketch hashes of ``fp`` that ``candidates`` show to be a template's (held by more than
+        ``max_sentence_clusters`` holders, see :meth:`matches`): what the rule counts as boilerplate beyond the
+        document counts. :func:`~es_simhash.maintenance.recheck` passes the candidates of the other clusters, of
+        any arrival: what the whole index knows of the template by now."""
+        if not (self.max_sentence_clusters and fp.sentences and len(candidates) > self.max_sentence_clusters):
+            return frozenset()
+        vetoed = self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
+        return self._crowded(fp, [c for c in candidates if c.cluster not in vetoed] if vetoed else candidates)
+
     @staticmethod
     def _contradicted(fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
         """Clusters with a sketched candidate that contradicts ``fp`` (sketched too): by their whole texts, or by a

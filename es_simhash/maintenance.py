@@ -54,7 +54,7 @@ from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_k
 if TYPE_CHECKING:
     from .sources import DeadLetter, Record
 
-__all__ = ["settle", "delete", "repair", "migrate", "migration_input", "Change", "Settled", "RepairReport",
+__all__ = ["settle", "delete", "repair", "recheck", "migrate", "migration_input", "Change", "Settled", "RepairReport",
            "MaintenanceError"]
 
 _MAX_ATTEMPTS = 20  # rewrites of one step that keep meeting newer versions (other writers) before giving up
@@ -71,13 +71,16 @@ class Change:
     id: str
     why: str
     """``merged`` (a canonical that duplicates an older document), ``re-pointed`` (its cluster's canonical had
-    joined another cluster, or was missing), ``re-decided`` (a document of its cluster left), ``deleted``."""
+    joined another cluster, or was missing), ``re-decided`` (a document of its cluster left), ``deleted``,
+    ``split`` / ``moved`` (a near duplicate that no longer matches its cluster, see :func:`recheck`)."""
     before: tuple[str | None, str | None]
     """``(cluster, duplicate_of)`` before."""
     after: tuple[str | None, str | None]
     """``(cluster, duplicate_of)`` after (``(None, None)`` for a deleted document)."""
     doc: StoredDoc | None = field(default=None, repr=False)
     """The document as written (``None`` for a deleted one)."""
+    was_reason: str | None = field(default=None, repr=False)
+    """Its ``reason`` before."""
 
     def to_dict(self) -> dict[str, object]:
         return {"id": self.id, "change": self.why, "cluster": self.after[0], "duplicate_of": self.after[1],
@@ -140,7 +143,7 @@ class _Writer:
             for doc, new in out:
                 if doc.id not in conflicts:
                     written.append(new)
-                    self.settled.changes.append(Change(doc.id, why, _state(doc), _state(new), new))
+                    self.settled.changes.append(Change(doc.id, why, _state(doc), _state(new), new, doc.reason))
             if not conflicts:
                 return written
             todo = self.index.fetch(sorted(conflicts))
@@ -184,14 +187,15 @@ def _newer_canonicals(index: MaintainedIndex, rule: DecisionRule, docs: Sequence
 
 
 def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: list[StoredDoc],
-                       left: Sequence[StoredDoc] = ()) -> list[str]:
+                       left: Sequence[StoredDoc] = (), known: bool = False) -> list[str]:
     """Decide each canonical among ``docs`` again against the documents that arrived before it; and settle
     likewise every newer canonical that matches one of ``docs`` (canonical or not: a canonical written at the same
     time as a duplicate it should have joined is only seen from that duplicate's side). A canonical with a match
     joins it (its members are re-pointed after). ``left``: stored versions of documents that left (deleted, or
     re-indexed with other content): every newer canonical that had one of them among its candidates was decided
-    with it there (its match, or a holder of a template's sentences), so it is settled too. Returns the ids that
-    joined another cluster."""
+    with it there (its match, or a holder of a template's sentences), so it is settled too. ``known``: a template's
+    hashes are known from the whole index (:func:`_known_boilerplate`), as :func:`recheck` decides; :func:`repair`
+    settles so, and so never merges again what a recheck split. Returns the ids that joined another cluster."""
     merged: list[str] = []
     seen: set[str] = set()
     todo = list(docs)
@@ -208,7 +212,9 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
             key = arrival_key(d)
             older = [c for c in res.candidates if arrival_key(c) < key and c.cluster != d.id]
             if older and d.cluster == d.id:
-                decision = rule.decide(d.fingerprint, older, boilerplate_of(d.fingerprint, res.sentence_df, cap))
+                boilerplate = (_known_boilerplate(rule, d, res.candidates, res.sentence_df, cap) if known
+                               else boilerplate_of(d.fingerprint, res.sentence_df, cap))
+                decision = rule.decide(d.fingerprint, older, boilerplate)
                 if decision is not None:
                     joins[d.id] = (decision, decision.of.cluster, d.arrival, d.fingerprint.content_hash)
             for c in res.candidates:  # a newer canonical that may have been written at the same time as this one
@@ -241,6 +247,55 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
         todo = list(newer.values()) + [d for d in joined if d.id not in newer]
         moved = {d.id for d in joined}
     return merged
+
+
+def _known_boilerplate(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc],
+                       sentence_df: Mapping[int, int], cap: int) -> frozenset[int]:
+    """The hashes of ``doc`` that the whole index shows to be boilerplate now: held by more than ``cap``
+    documents, or by more than the rule allows of the clusters other than ``doc``'s own among all its candidates,
+    whatever their arrival (the rule's ``crowded``, when it has one). A document decided before later posts of
+    its template arrived was decided with less: the template's hashes still looked like its match's own."""
+    out = boilerplate_of(doc.fingerprint, sentence_df, cap)
+    crowded = getattr(rule, "crowded", None)
+    if crowded is None:
+        return out
+    others = [c for c in candidates if c.cluster != doc.cluster and c.id != doc.cluster]
+    return out | crowded(doc.fingerprint, others)
+
+
+def _recheck(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: Sequence[StoredDoc]) -> list[str]:
+    """Decide each near duplicate among ``docs`` again against the documents that arrived before it, with what
+    the whole index knows of templates now (:func:`_known_boilerplate`): one that no longer matches any member of
+    its cluster leaves it, for the cluster it matches now or as a canonical. Exact copies are not looked at (a
+    template cannot make them). Returns the ids rewritten."""
+    dups = [d for d in docs if d.duplicate_of is not None and d.cluster != d.id and d.reason != "exact"]
+    if not dups:
+        return []
+    cap = index.max_sentence_df
+    matches = getattr(rule, "matches", None)
+    verdicts: dict[str, tuple[Any, tuple[int, int, str]]] = {}
+    for d, res in zip(dups, index.lookup([Lookup(d.id, d.fingerprint) for d in dups], rule.candidate_distance)):
+        key = arrival_key(d)
+        older = [c for c in res.candidates if arrival_key(c) < key]
+        boilerplate = _known_boilerplate(rule, d, res.candidates, res.sentence_df, cap)
+        if matches is not None:
+            found = matches(d.fingerprint, older, boilerplate)
+        else:  # (a rule of one's own, without matches(): its one decision)
+            one = rule.decide(d.fingerprint, older, boilerplate) if older else None
+            found = [one] if one is not None else []
+        if any(m.of.cluster == d.cluster for m in found):
+            continue
+        verdicts[d.id] = (found[0] if found else None, (d.arrival, d.fingerprint.content_hash, d.cluster))
+
+    def change(doc: StoredDoc) -> StoredDoc | None:
+        decision, state = verdicts[doc.id]
+        if (doc.arrival, doc.fingerprint.content_hash, doc.cluster) != state:
+            return None  # (rewritten meanwhile: decided for another state)
+        return _as_canonical(doc) if decision is None else _joined(doc, decision, decision.of.cluster)
+
+    split = writer.rewrite([i for i, (m, _) in verdicts.items() if m is None], change, "split")
+    moved = writer.rewrite([i for i, (m, _) in verdicts.items() if m is not None], change, "moved")
+    return [d.id for d in split + moved]
 
 
 def _anchor(doc: StoredDoc) -> str:
@@ -499,8 +554,9 @@ def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, af
            on_page: Callable[[RepairReport], None] | None = None) -> RepairReport:
     """Find and fix what older runs or other tools left, page by page in id order (from the first id after
     ``after``): canonicals that duplicate an older document, clusters whose canonical joined another cluster or
-    is missing, documents pointing at missing documents, contradictory flags. Idempotent: a second repair
-    changes nothing. ``dry_run``: report what would change, write nothing (only first-order changes: a merge's
+    is missing, documents pointing at missing documents, contradictory flags; and near duplicates decided before
+    their template was known (:func:`recheck`; canonicals are settled with the same knowledge, so a repair never
+    merges what a recheck split). ``dry_run``: report what would change, write nothing (only first-order changes: a merge's
     re-pointed members are not listed). ``on_page`` is called after each page (progress, checkpoints)."""
     report = RepairReport(last_id=after)
     settled = Settled()
@@ -521,13 +577,56 @@ def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, af
             # the documents that arrived before it)
             writer.rewrite([d.id for d in bad], lambda d: _as_canonical(d) if _malformed(d) else None, "re-decided")
         fresh = index.fetch(sorted(ids), whole=False) if not dry_run else {d.id: d for d in docs}
-        merged = _settle_canonicals(index, rule, writer, list(fresh.values()))
+        merged = _settle_canonicals(index, rule, writer, list(fresh.values()), known=True)
         _repoint(index, writer, ids | set(merged), None if dry_run else rule)
+        # near duplicates decided before their template was known (see recheck), as the page stands now
+        now = index.fetch(sorted(ids), whole=False) if not dry_run else fresh
+        rechecked = _recheck(index, rule, writer, list(now.values()))
+        if rechecked and not dry_run:
+            _repoint(index, writer, rechecked, rule)
         report.checked += len(docs)
         report.last_id = docs[-1].id
         report.changes = settled.changes
         if on_page is not None:
             on_page(report)
+    report.changes = settled.changes
+    return report
+
+
+def recheck(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, after: str | None = None,
+            page: int = 500, on_page: Callable[[RepairReport], None] | None = None, repeat: bool = False
+            ) -> RepairReport:
+    """Take every near-duplicate decision again with what the whole index knows now, page by page in id order.
+
+    A document is decided when it arrives, against what is indexed then. The second post of a template (a site's
+    header and disclaimer around another text, a forum's share line) arrives when the template has been seen
+    once: its sentences look like the first post's own, and the two are put in one cluster. Once more posts of
+    the template are indexed, the rule counts its hashes as boilerplate (held by several clusters), and the
+    decision no longer holds. ``recheck`` decides each near duplicate again against the documents that arrived
+    before it, counting as boilerplate what the candidates of the other clusters, of any arrival, show to be a
+    template's (:meth:`DefaultRule.crowded`); one that matches no member of its cluster any more leaves it
+    (``split``: a canonical; ``moved``: into the cluster it matches now), and the documents that duplicate it
+    follow it. A document that left its cluster is one more holder of the template's hashes for the decisions
+    after it, so a recheck that changed something can change a little more when run again (``repeat``: pass
+    over the index again until a pass changes nothing, as ``dedup`` does); a decision is only ever taken back,
+    never made looser. :func:`repair` does the same for each page it checks. ``dry_run``: report, write
+    nothing."""
+    report = RepairReport(last_id=after)
+    settled = Settled()
+    writer = _Writer(index, settled, dry_run=dry_run)
+    for _ in range(_MAX_ATTEMPTS):
+        before = len(settled.changes)
+        for docs in index.scan(page, after):
+            rechecked = _recheck(index, rule, writer, docs)
+            if rechecked and not dry_run:
+                _repoint(index, writer, rechecked, rule)
+            report.checked += len(docs)
+            report.last_id = docs[-1].id
+            report.changes = settled.changes
+            if on_page is not None:
+                on_page(report)
+        if not repeat or dry_run or len(settled.changes) == before:
+            break
     report.changes = settled.changes
     return report
 

@@ -14,9 +14,10 @@ from collections import deque
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _json_str  # (what json.dumps(..., ensure_ascii=False) writes)
-from typing import IO, Callable, Iterable, Iterator, Protocol, Sequence
+from typing import IO, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from .dedup import DedupEngine, Document, DuplicateIdError, IndexingError, Result
+from .index.base import StoredDoc
 from .sources import DeadLetter, DeadLetterWriter, Record, RecordReader
 
 __all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "RecordSource", "run_dedup", "trim_lines"]
@@ -59,6 +60,10 @@ class Summary:
     """Of :attr:`indexed`: documents written by the earlier runs this one resumed (from the checkpoint)."""
     resumed_elapsed: float = 0.0
     """Of :attr:`elapsed`: seconds of the earlier runs this one resumed."""
+    rechecked: int = 0
+    """Documents whose cluster the final recheck changed (``run_dedup(recheck=True)``); of them,
+    :attr:`taken_back` are duplicates no more."""
+    taken_back: int = 0
 
     @property
     def reconciles(self) -> bool:
@@ -94,6 +99,8 @@ class Summary:
             "dead_letter_file": self.dead_letter_path,
             "encoding_fallbacks": self.encoding_fallbacks,
             "html_stripped": self.html_stripped,
+            "rechecked": self.rechecked,
+            "taken_back": self.taken_back,
         }
 
 
@@ -280,6 +287,7 @@ def run_dedup(
     dead_letters: str | os.PathLike[str] = "dead-letters.jsonl",
     on_progress: Callable[[int, Summary], None] | None = None,
     checkpoint: Checkpoint | None = None,
+    recheck: bool = False,
 ) -> Summary:
     """Deduplicate the JSON Lines ``inputs`` through ``engine``.
 
@@ -292,7 +300,17 @@ def run_dedup(
     after every batch (outputs are then appended to, not truncated, by the caller) and removed at the end. The
     run holds the checkpoint's lock throughout (:class:`CheckpointInUse` if another process holds it; a caller
     that opens outputs first should take ``checkpoint.lock()`` before it).
+
+    ``recheck`` (what ``es-simhash dedup`` does; not with a checkpoint): once every record is decided, the index
+    takes its near-duplicate decisions again with what it knows by then (:func:`~es_simhash.maintenance.recheck`:
+    a template's second post, put with the first before the template was known, leaves its cluster), and the
+    ``report`` and ``output`` files are corrected: a report line per record still, in input order, with its
+    final cluster, and every record that is not a duplicate in the end in ``output``, in input order (read again
+    from ``inputs``). A report or output that is not a regular file (a pipe) gets the corrected report lines, and
+    the records that stopped being duplicates, appended at its end instead.
     """
+    if recheck and checkpoint is not None:
+        raise ValueError("run_dedup: recheck=True is not available with a checkpoint")
     reader = reader or RecordReader()
     summary = checkpoint.summary if checkpoint is not None else Summary()
     resuming = checkpoint is not None and bool(checkpoint.done)
@@ -307,6 +325,8 @@ def run_dedup(
                      for batch, letters, position in run.batches(inputs, engine.batch_size))
         for (batch, letters, position), results in engine.process_batches(documents):
             run.flush(batch, letters, position, results)
+        if recheck:
+            _recheck_outputs(inputs, engine, reader, summary, report, output)
         summary.dead_letter_path = dlw.path if dlw.count or resuming and os.path.exists(dlw.path) else None
     summary.elapsed = run.elapsed()
     if checkpoint is not None:
@@ -314,6 +334,92 @@ def run_dedup(
     if on_progress is not None:
         on_progress(reader.bytes_read, summary)
     return summary
+
+
+def _recheck_outputs(inputs: Sequence[str], engine: DedupEngine, reader: RecordSource, summary: Summary,
+                     report: IO[str] | None, output: IO[bytes] | None) -> None:
+    """:func:`run_dedup`'s final recheck: the index's decisions taken again, the counts and files corrected."""
+    from .maintenance import recheck
+
+    first: dict[str, tuple[str | None, str]] = {}  # id -> (duplicate_of, reason) before the recheck
+    final: dict[str, StoredDoc] = {}
+    for change in recheck(engine.index, engine.rule, repeat=True).changes:  # type: ignore[arg-type]
+        first.setdefault(change.id, (change.before[1], change.was_reason or ""))
+        if change.doc is not None:
+            final[change.id] = change.doc
+    if not final:
+        return
+    taken_back: set[str] = set()
+    for doc_id, doc in final.items():
+        was_duplicate_of, was_reason = first[doc_id]
+        if was_duplicate_of is not None and doc.is_canonical:
+            taken_back.add(doc_id)
+        summary.reasons[was_reason] = summary.reasons.get(was_reason, 0) - 1
+        summary.reasons[doc.reason] = summary.reasons.get(doc.reason, 0) + 1
+    summary.reasons = {r: n for r, n in summary.reasons.items() if n}
+    summary.rechecked = len(final)
+    summary.taken_back = len(taken_back)
+    summary.duplicates -= len(taken_back)
+    summary.kept += len(taken_back)
+    if report is not None:
+        _correct_report(report, final)
+    if output is not None and taken_back:
+        _correct_output(output, inputs, reader, taken_back)
+
+
+def _rewritable(fh: IO) -> str | None:
+    """The path of ``fh`` when it is a regular file that can be written again whole, else None."""
+    name = getattr(fh, "name", None)
+    if not isinstance(name, str) or not os.path.isfile(name):
+        return None
+    try:
+        return name if fh.seekable() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _correct_report(report: IO[str], final: Mapping[str, StoredDoc]) -> None:
+    report.flush()
+    path = _rewritable(report)
+    if path is None:  # (a pipe: corrections follow)
+        for doc in final.values():
+            report.write(report_line(Result.from_stored(doc), "", 0))
+        return
+    tmp = path + ".recheck"
+    with open(path, encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as dst:
+        for line in src:
+            row = json.loads(line)
+            now = final.get(row["id"])
+            dst.write(line if now is None else report_line(Result.from_stored(now), row["source"], row["line"]))
+    os.replace(tmp, path)
+
+
+def _correct_output(output: IO[bytes], inputs: Sequence[str], reader: RecordSource, unique: set[str]) -> None:
+    """Add the records of ``unique`` (duplicates no more) to ``output``: in input order when it is a file (the
+    records it holds are the others that are not duplicates, in input order: each is met again in the inputs)."""
+    output.flush()
+    path = _rewritable(output)
+    if path is None:
+        for records in (reader.read_one(p) for p in inputs):
+            for rec in records:
+                if isinstance(rec, Record) and rec.id in unique:
+                    output.write(rec.raw + b"\n")
+        return
+    tmp = path + ".recheck"
+    with open(path, "rb") as src, open(tmp, "wb") as dst:
+        kept = src.readline()
+        for records in (reader.read_one(p) for p in inputs):
+            for rec in records:
+                if not isinstance(rec, Record):
+                    continue
+                line = rec.raw + b"\n"
+                if kept and line == kept:
+                    dst.write(kept)
+                    kept = src.readline()
+                elif rec.id in unique:
+                    dst.write(line)
+                    unique = unique - {rec.id}  # (an id's later records are dead letters)
+    os.replace(tmp, path)
 
 
 FIRST_BATCH = 100

@@ -67,6 +67,44 @@ def test_dedup_end_to_end(crawl, tmp_path):
     assert "dead letters 3" in summary
 
 
+FORUM_NOTICE = ("温馨提示：本版帖子仅代表网友个人看法，与本论坛立场无关；如需转载请联系原作者并注明出处，"
+                "因转载引起的一切纠纷由转载者自行承担，本论坛不承担任何法律责任。")
+FORUM_BODIES = ["这周六上午九点在湖边公园集合，一起骑车去北山看红叶。", "新开的面馆味道真不错，牛肉面分量足，价格也公道。",
+                "孩子的数学作业越来越难了，晚上陪写作业到十一点。", "家里的老猫今年十六岁了，每天还要在阳台晒两个小时太阳。"]
+
+
+def test_dedup_takes_back_a_merge_made_before_the_template_was_known(tmp_path):
+    # four forum posts of one template (a board line, a short body, a notice that is most of the post) with other
+    # bodies, between articles, and a repost of the first post's body under another board. The second post
+    # arrives when the template has been seen once and is put with the first; once the input is read, the
+    # template is known and dedup corrects its report and output.
+    articles = [a for a in chinese_articles() if 300 <= len(a) <= 800][:4]
+    lines = []
+    for i, body in enumerate(FORUM_BODIES):
+        lines.append({"id": f"a{i}", "content": articles[i]})
+        lines.append({"id": f"p{i}", "content": f"【城市生活】网友原创\n{body}\n{FORUM_NOTICE}"})
+    lines.append({"id": "repost", "content": f"【户外运动】网友原创\n{FORUM_BODIES[0]}\n{FORUM_NOTICE}"})
+    path = tmp_path / "forum.jsonl"
+    path.write_bytes(b"".join(json.dumps(x, ensure_ascii=False).encode() + b"\n" for x in lines))
+    raw = path.read_bytes().splitlines(keepends=True)
+    out = {}
+    for flag in ("--no-recheck", "--recheck"):
+        res = run("dedup", path, "--report", tmp_path / f"r{flag}.jsonl", "--output", tmp_path / f"o{flag}.jsonl",
+                  flag)
+        assert res.returncode == 0, res.stderr.decode()
+        report = [json.loads(x) for x in (tmp_path / f"r{flag}.jsonl").read_text().splitlines()]
+        assert [r["line"] for r in report] == list(range(1, len(lines) + 1))  # one line per record, input order
+        out[flag] = ({r["id"]: r["cluster"] for r in report}, (tmp_path / f"o{flag}.jsonl").read_bytes(),
+                     res.stderr.decode())
+    arrival, _, summary = out["--no-recheck"]
+    assert arrival["p1"] == "p0" and arrival["repost"] == "p0"
+    final, kept, summary = out["--recheck"]
+    assert final == {**arrival, "p1": "p1"}
+    # the output: every record that is not a duplicate in the end, as the input has it, in input order
+    assert kept == b"".join(line for line, x in zip(raw, lines) if final[x["id"]] == x["id"])
+    assert "duplicates 1 " in summary and "1 duplicates no more" in summary
+
+
 def test_rerun_gives_the_same_report(crawl, tmp_path):
     path, _, _ = crawl
     for name in ("a", "b"):

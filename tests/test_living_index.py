@@ -703,3 +703,44 @@ def test_repair_fixes_what_other_tools_left_and_a_second_repair_changes_nothing(
     assert report.checked == 5 and report.changes
     again = maintenance.repair(index, DefaultRule())
     assert again.changes == [] and clusters(index) == state
+
+
+# -- recheck: decisions taken again once the index knows a template ----------------------------------------
+CLUB_NOTICE = ("温馨提示：本版帖子仅代表网友个人看法，与本论坛立场无关；如需转载请联系原作者并注明出处，"
+               "因转载引起的一切纠纷由转载者自行承担，本论坛不承担任何法律责任。")
+CLUB_BODIES = ["这周六上午九点在湖边公园集合，一起骑车去北山看红叶。", "新开的面馆味道真不错，牛肉面分量足，价格也公道。",
+               "孩子的数学作业越来越难了，晚上陪写作业到十一点。", "家里的老猫今年十六岁了，每天还要在阳台晒两个小时太阳。"]
+
+
+def _club_post(body: str, board: str = "城市生活") -> str:
+    """A forum post: a board line, a short body and a notice that is most of the post."""
+    return f"【{board}】网友原创\n{body}\n{CLUB_NOTICE}"
+
+
+@pytest.fixture(scope="module")
+def club_posts() -> list[tuple[str, Fingerprint]]:
+    """Four posts of one forum template with other bodies, then the first post's body under another board."""
+    fpr = Fingerprinter()
+    posts = [(f"p{i}", fpr.fingerprint(_club_post(b))) for i, b in enumerate(CLUB_BODIES)]
+    return posts + [("repost", fpr.fingerprint(_club_post(CLUB_BODIES[0], "户外运动")))]
+
+
+def test_recheck_takes_back_a_merge_made_before_the_template_was_known(make_index, club_posts):
+    index = make_index()
+    ingest(index, *club_posts)
+    before = clusters(index)
+    # the second post arrived when the template had been seen once: nothing said yet that the board line and the
+    # notice were not the first post's own (the later posts are kept apart: two holders of the template by then)
+    assert before["p1"] == ("p0", "p0")
+    assert [before[f"p{i}"][0] for i in (2, 3)] == ["p2", "p3"]
+    assert before["repost"][0] == "p0"
+    report = maintenance.recheck(index, DefaultRule())
+    after = clusters(index)
+    assert_consistent(after)
+    assert after["p1"] == ("p1", None)  # a post of its own
+    assert {i: after[i] for i in ("p0", "p2", "p3", "repost")} == {i: before[i] for i in ("p0", "p2", "p3", "repost")}
+    assert [(c.id, c.why) for c in report.changes] == [("p1", "split")]
+    # nothing is left to take back, and a repair (which settles canonicals with the same knowledge) merges nothing
+    assert maintenance.recheck(index, DefaultRule()).changes == []
+    assert maintenance.repair(index, DefaultRule()).changes == [] and clusters(index) == after
+
