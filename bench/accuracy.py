@@ -8,9 +8,13 @@ changes; three strengths each); hard negatives are same-day articles, the same s
 articles, and minimal-change short texts that mean something else. Six streams: zh/en x short/medium/long.
 
 Every system processes each stream online, one document at a time in stream order ("index, then query"): it
-either says "duplicate of X" (then it joins X's cluster) or starts a new cluster.
+either says "duplicate of X" (then it joins X's cluster) or starts a new cluster. es-simhash then takes its
+near-duplicate decisions again once the stream is indexed, as ``es-simhash dedup`` does (``maintenance.recheck``:
+what the whole stream shows of templates); its time is counted.
 
-* ``es-simhash``             ``DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule())``: what users get
+* ``es-simhash``             ``DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule())`` and the recheck: what
+                             users get
+* ``es-simhash no-recheck``  (opt-in) the decisions made on arrival only (``dedup --no-recheck``)
 * ``es-simhash segments``    (opt-in: ``--systems``) the same with ``MemoryIndex(lookup_keys=SEGMENTS)``: SimHash
                              candidates through the four 16-bit segments of earlier releases instead of the default
                              permutation tables (``es_simhash.keys``), to measure both designs in one run
@@ -126,20 +130,33 @@ class CachingFingerprinter:
         return self.fingerprint_many([text])[0]
 
 
-def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None) -> Run:
-    """es-simhash through its real engine and embedded backend. ``lookup_keys``: the index's SimHash lookup keys
+def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None,
+               recheck: bool = True) -> Run:
+    """es-simhash through its real engine and embedded backend, as ``es-simhash dedup`` runs it: every document
+    decided on arrival, then the decisions taken again once the stream is indexed (``maintenance.recheck``;
+    ``recheck=False``: ``dedup --no-recheck``). ``lookup_keys``: the index's SimHash lookup keys
     (``es_simhash.keys``; None: the default)."""
-    from es_simhash.dedup import DedupEngine, Document
+    from es_simhash.dedup import DedupEngine, DefaultRule, Document
     from es_simhash.index.memory import MemoryIndex
+    from es_simhash.maintenance import recheck as recheck_index
 
     index = MemoryIndex() if lookup_keys is None else MemoryIndex(lookup_keys=lookup_keys)
     engine = DedupEngine(index, fingerprinter, rule, batch_size=batch_size)
     t0 = time.perf_counter()
     results = {r.id: r for r in engine.process(Document(d.id, text) for d, text in zip(docs, _read(docs)) if text)}
+    final = {}
+    if recheck:
+        for change in recheck_index(index, rule or DefaultRule(), repeat=True).changes:
+            final[change.id] = change.doc
     secs = time.perf_counter() - t0
-    # a record the reader refused (a dead letter) is not indexed: it stands alone
-    return Run([results[d.id].cluster if d.id in results else d.id for d in docs], secs,
-               [results[d.id].reason if d.id in results else "dead-letter" for d in docs])
+
+    def cluster(d):  # a record the reader refused (a dead letter) is not indexed: it stands alone
+        return final[d.id].cluster if d.id in final else results[d.id].cluster if d.id in results else d.id
+
+    def reason(d):
+        return final[d.id].reason if d.id in final else results[d.id].reason if d.id in results else "dead-letter"
+
+    return Run([cluster(d) for d in docs], secs, [reason(d) for d in docs])
 
 
 def _read(docs: Sequence[data.Doc]):
@@ -222,6 +239,8 @@ def systems(idf, include_slow: bool = True, crawl_idf=None,
                                              DefaultRule()),
         "p-simhash+sentences": lambda docs: run_engine(docs, PSimhashFingerprinter(idf), DefaultRule()),
     }
+    if "es-simhash no-recheck" in opt_in:  # (dedup --no-recheck: the decisions made on arrival)
+        out["es-simhash no-recheck"] = lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule(), recheck=False)
     if "es-simhash segments" in opt_in:
         from es_simhash.keys import SEGMENTS
 
