@@ -219,12 +219,15 @@ class DefaultRule:
         return found[0] if found else None
 
     def matches(
-        self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
+        self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset(),
+        *, vetoed: frozenset[str] | None = None,
     ) -> list[Decision]:
         """Every candidate ``fp`` duplicates, the one :meth:`decide` picks first: decided together, so the rules
         that look at all candidates (boilerplate by cluster count, the meaning guard's veto of a whole cluster)
-        apply to each (``DedupEngine.check`` lists these)."""
-        vetoed = self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
+        apply to each (``DedupEngine.check`` lists these). ``vetoed``: the clusters the meaning guard vetoes
+        (:meth:`vetoed`), when the caller has them already."""
+        if vetoed is None:
+            vetoed = self.vetoed(fp, candidates)
         if self.max_sentence_clusters and fp.sentences and len(candidates) > self.max_sentence_clusters:
             # (no hash can have more holders than there are candidates)
             # a text that says the opposite (vetoed) shares nearly everything with fp, but is no template's holder
@@ -239,14 +242,20 @@ class DefaultRule:
         found.sort(key=lambda x: x[0])
         return [d for _, d in found]
 
-    def crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
+    def vetoed(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
+        """The clusters of ``candidates`` the meaning guard vetoes for ``fp`` (none without ``meaning_guard``)."""
+        return self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
+
+    def crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc], *,
+                vetoed: frozenset[str] | None = None) -> frozenset[int]:
         """The sentence and sketch hashes of ``fp`` that ``candidates`` show to be a template's (held by more than
         ``max_sentence_clusters`` holders, see :meth:`matches`): what the rule counts as boilerplate beyond the
         document counts. :func:`~es_simhash.maintenance.recheck` passes the candidates of the other clusters, of
-        any arrival: what the whole index knows of the template by now."""
+        any arrival: what the whole index knows of the template by now. ``vetoed``: as in :meth:`matches`."""
         if not (self.max_sentence_clusters and fp.sentences and len(candidates) > self.max_sentence_clusters):
             return frozenset()
-        vetoed = self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
+        if vetoed is None:
+            vetoed = self.vetoed(fp, candidates)
         return self._crowded(fp, [c for c in candidates if c.cluster not in vetoed] if vetoed else candidates)
 
     @staticmethod

@@ -48,7 +48,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
-from .dedup import NO_FEATURES, DecisionRule
+from .dedup import NO_FEATURES, DecisionRule, _has_sketch
 from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key, boilerplate_of, written_state
 
 if TYPE_CHECKING:
@@ -249,39 +249,73 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
     return merged
 
 
-def _known_boilerplate(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc],
-                       sentence_df: Mapping[int, int], cap: int) -> frozenset[int]:
-    """The hashes of ``doc`` that the whole index shows to be boilerplate now: held by more than ``cap``
-    documents, or by more than the rule allows of the clusters other than ``doc``'s own among all its candidates,
-    whatever their arrival (the rule's ``crowded``, when it has one). A document decided before later posts of
-    its template arrived was decided with less: the template's hashes still looked like its match's own."""
-    out = boilerplate_of(doc.fingerprint, sentence_df, cap)
+def _crowded_by_others(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc]) -> frozenset[int]:
+    """The hashes of ``doc`` that the clusters other than its own, among all its candidates whatever their
+    arrival, show to be a template's (the rule's ``crowded``, when it has one): what the whole index knows now. A
+    document decided before later posts of its template arrived was decided with less: the template's hashes
+    still looked like its match's own. (Its own cluster does not count: a reprint's copies all hold its
+    sentences.)"""
     crowded = getattr(rule, "crowded", None)
     if crowded is None:
-        return out
-    others = [c for c in candidates if c.cluster != doc.cluster and c.id != doc.cluster]
-    return out | crowded(doc.fingerprint, others)
+        return frozenset()
+    return crowded(doc.fingerprint, _others(doc, candidates))
+
+
+def _others(doc: StoredDoc, candidates: Sequence[StoredDoc]) -> list[StoredDoc]:
+    return [c for c in candidates if c.cluster != doc.cluster and c.id != doc.cluster]
+
+
+def _held_twice(doc: StoredDoc, others: Sequence[StoredDoc]) -> frozenset[int]:
+    """The hashes of ``doc`` that at least two of ``others`` hold: all that they can crowd (a holder is one text
+    or more), found by counting alone."""
+    mine = set(doc.fingerprint.sentences)
+    counts = Counter(h for c in others for h in mine.intersection(c.fingerprint.sentences))
+    return frozenset(h for h, n in counts.items() if n > 1)
+
+
+def _known_boilerplate(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc],
+                       sentence_df: Mapping[int, int], cap: int) -> frozenset[int]:
+    """Held by more than ``cap`` documents, or crowded by the other clusters (:func:`_crowded_by_others`)."""
+    return boilerplate_of(doc.fingerprint, sentence_df, cap) | _crowded_by_others(rule, doc, candidates)
+
+
+def _recheckable(d: StoredDoc) -> bool:
+    """A near duplicate whose decision a template's hashes can have made: through shared sentence or sketch hashes,
+    or by SimHash between texts that carry a sketch (the sketch support test). Exact copies and SimHash matches
+    of longer texts are decided without them."""
+    return d.duplicate_of is not None and d.cluster != d.id and (
+        d.reason == "sentences" or (d.reason == "simhash" and _has_sketch(d.fingerprint)))
 
 
 def _recheck(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: Sequence[StoredDoc]) -> list[str]:
-    """Decide each near duplicate among ``docs`` again against the documents that arrived before it, with what
-    the whole index knows of templates now (:func:`_known_boilerplate`): one that no longer matches any member of
-    its cluster leaves it, for the cluster it matches now or as a canonical. Exact copies are not looked at (a
-    template cannot make them). Returns the ids rewritten."""
-    dups = [d for d in docs if d.duplicate_of is not None and d.cluster != d.id and d.reason != "exact"]
+    """Decide each near duplicate among ``docs`` (:func:`_recheckable`) again against the documents that arrived
+    before it, with what the whole index knows of templates now (:func:`_crowded_by_others`; the document counts
+    of ``max_sentence_df`` are left as they were on arrival: a much-reprinted article's own copies make them grow):
+    one that no longer matches any member of its cluster leaves it, for the cluster it matches now or as a
+    canonical. Returns the ids rewritten."""
+    dups = [d for d in docs if _recheckable(d)]
     if not dups:
         return []
-    cap = index.max_sentence_df
     matches = getattr(rule, "matches", None)
     verdicts: dict[str, tuple[Any, tuple[int, int, str]]] = {}
     for d, res in zip(dups, index.lookup([Lookup(d.id, d.fingerprint) for d in dups], rule.candidate_distance)):
         key = arrival_key(d)
         older = [c for c in res.candidates if arrival_key(c) < key]
-        boilerplate = _known_boilerplate(rule, d, res.candidates, res.sentence_df, cap)
+        own = [c for c in older if c.cluster == d.cluster]
+        fp = d.fingerprint
+        # It stays when it matches a member of its cluster alone (as on arrival), the template's hashes aside:
+        # first with every hash two other texts hold set aside (a superset of what they crowd, found by counting),
+        # then, if that was too much, with what they crowd.
+        held = _held_twice(d, _others(d, res.candidates))
+        if any(rule.decide(fp, [m], held) is not None for m in own):
+            continue
+        boilerplate = _crowded_by_others(rule, d, res.candidates) if held else frozenset()
+        if held and any(rule.decide(fp, [m], boilerplate) is not None for m in own):
+            continue
         if matches is not None:
-            found = matches(d.fingerprint, older, boilerplate)
+            found = matches(fp, older, boilerplate)
         else:  # (a rule of one's own, without matches(): its one decision)
-            one = rule.decide(d.fingerprint, older, boilerplate) if older else None
+            one = rule.decide(fp, older, boilerplate) if older else None
             found = [one] if one is not None else []
         if any(m.of.cluster == d.cluster for m in found):
             continue
@@ -614,19 +648,28 @@ def recheck(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, a
     report = RepairReport(last_id=after)
     settled = Settled()
     writer = _Writer(index, settled, dry_run=dry_run)
-    for _ in range(_MAX_ATTEMPTS):
-        before = len(settled.changes)
-        for docs in index.scan(page, after):
-            rechecked = _recheck(index, rule, writer, docs)
-            if rechecked and not dry_run:
-                _repoint(index, writer, rechecked, rule)
-            report.checked += len(docs)
-            report.last_id = docs[-1].id
-            report.changes = settled.changes
-            if on_page is not None:
-                on_page(report)
-        if not repeat or dry_run or len(settled.changes) == before:
+    changed: set[str] = set()
+    for docs in index.scan(page, after):
+        rechecked = _recheck(index, rule, writer, docs)
+        if rechecked and not dry_run:
+            _repoint(index, writer, rechecked, rule)
+        changed.update(rechecked)
+        report.checked += len(docs)
+        report.last_id = docs[-1].id
+        report.changes = settled.changes
+        if on_page is not None:
+            on_page(report)
+    for _ in range(_MAX_ATTEMPTS if repeat and not dry_run else 0):
+        # a document that left its cluster is one more holder for the documents that share hashes with it
+        if not changed:
             break
+        left = list(index.fetch(sorted(changed), whole=False).values())
+        near: set[str] = set()
+        for res in index.lookup([Lookup(d.id, d.fingerprint) for d in left], rule.candidate_distance):
+            near.update(c.id for c in res.candidates if _recheckable(c))
+        changed = set(_recheck(index, rule, writer, list(index.fetch(sorted(near), whole=False).values())))
+        if changed:
+            _repoint(index, writer, changed, rule)
     report.changes = settled.changes
     return report
 
