@@ -12,9 +12,10 @@ either says "duplicate of X" (then it joins X's cluster) or starts a new cluster
 near-duplicate decisions again once the stream is indexed, as ``es-simhash dedup`` does (``maintenance.recheck``:
 what the whole stream shows of templates); its time is counted.
 
-* ``es-simhash``             ``DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule())`` and the recheck: what
-                             users get
-* ``es-simhash no-recheck``  (opt-in) the decisions made on arrival only (``dedup --no-recheck``)
+* ``es-simhash``             ``DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule.rechecked())`` and the
+                             recheck: what ``es-simhash dedup`` does
+* ``es-simhash no-recheck``  (opt-in) ``DefaultRule()``, the decisions made on arrival only, as ``es-simhash index``
+                             makes them (``dedup --no-recheck``)
 * ``es-simhash segments``    (opt-in: ``--systems``) the same with ``MemoryIndex(lookup_keys=SEGMENTS)``: SimHash
                              candidates through the four 16-bit segments of earlier releases instead of the default
                              permutation tables (``es_simhash.keys``), to measure both designs in one run
@@ -230,8 +231,8 @@ def systems(idf, include_slow: bool = True, crawl_idf=None,
     from psimhash import PSimhashFingerprinter  # bench/psimhash.py
 
     out = {
-        "es-simhash": lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule()),
-        **({"es-simhash fit-idf": lambda docs: run_engine(docs, Fingerprinter(crawl_idf), DefaultRule())}
+        "es-simhash": lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule.rechecked()),
+        **({"es-simhash fit-idf": lambda docs: run_engine(docs, Fingerprinter(crawl_idf), DefaultRule.rechecked())}
            if crawl_idf is not None else {}),
         "es-simhash no-sentences": lambda docs: run_engine(
             docs, Fingerprinter(idf, sentences=0, short_chars=0, sketch=0), DefaultRule()),
@@ -244,7 +245,7 @@ def systems(idf, include_slow: bool = True, crawl_idf=None,
     if "es-simhash segments" in opt_in:
         from es_simhash.keys import SEGMENTS
 
-        out["es-simhash segments"] = lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule(),
+        out["es-simhash segments"] = lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule.rechecked(),
                                                              lookup_keys=SEGMENTS)
     if include_slow:
         out["jieba+simhash k=3"] = run_jieba_simhash

@@ -331,7 +331,9 @@ def fingerprint(text: Optional[str], file: Optional[Path], idf: Optional[Path]) 
 @HtmlOption
 @click.option("--recheck/--no-recheck", default=True, show_default=True,
               help="Once every record is decided, take the near-duplicate decisions again with what the whole "
-              "input showed of templates (a site header, a share line), and correct the report and output.")
+              "input showed of templates (a site header, a share line), and correct the report and output; the "
+              "sentence match then reaches further (DefaultRule.rechecked). --no-recheck: the decisions made on "
+              "arrival, as `index` makes them.")
 @ProgressOption
 def dedup(
     inputs: List[str], report: Optional[Path], output: Optional[Path], dead_letters: Path,
@@ -362,7 +364,8 @@ def dedup(
             raise UserError(f"{load_index} holds fingerprints of version {', '.join(map(str, sorted(old)))}, not "
                             f"{FINGERPRINT_VERSION}: they would never match new ones; build it again from its input "
                             "(dedup --save-index)")
-    engine = DedupEngine(index, _fingerprinter(idf), DefaultRule(k=k), batch_size=batch_size, workers=workers)
+    rule = DefaultRule.rechecked(k=k) if recheck else DefaultRule(k=k)
+    engine = DedupEngine(index, _fingerprinter(idf), rule, batch_size=batch_size, workers=workers)
     _warn_beyond_keys(k, index.lookup_keys)
     reader = _reader(text_field, id_field, encoding, html)
     bar, update = _progress(RecordReader.total_bytes(inputs), progress, "dedup")

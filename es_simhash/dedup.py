@@ -212,6 +212,19 @@ class DefaultRule:
     def candidate_distance(self) -> int:
         return max(self.k, self.short_k)
 
+    @classmethod
+    def rechecked(cls, **settings: Any) -> "DefaultRule":
+        """The rule for runs whose decisions are taken again once every document is indexed
+        (:func:`~es_simhash.maintenance.recheck`; ``es-simhash dedup`` does, ``DefaultRule()`` is for decisions
+        that stay as made on arrival, as ``es-simhash index`` makes them): the sentence match reaches
+        ``sentence_k`` = 24 bits instead of 16 (chosen on the dev split with the recheck). A reprint wrapped in a
+        site's header, sponsor and footer lines moves 17-24 bits and shares some of its sentences; two articles of
+        one site share the site's lines too, and on arrival nothing says yet that those are the site's, but the
+        recheck counts them as boilerplate once other articles of the site hold them, and takes the merge back.
+        Without the recheck the looser bound costs more than it finds (docs/accuracy.md). ``settings``: any other
+        field, as for ``DefaultRule(...)``."""
+        return cls(**{"sentence_k": 24, **settings})
+
     def decide(
         self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
     ) -> Decision | None:
