@@ -7,7 +7,7 @@ from es_simhash.fingerprint import is_sketch
 from es_simhash.dedup import DedupEngine, DefaultRule, Document, DuplicateIdError
 from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.index.memory import MemoryIndex
-from support import chinese_articles
+from support import chinese_articles, english_articles
 
 
 @pytest.fixture(scope="module")
@@ -469,3 +469,38 @@ def test_numbered_notices_of_one_template_are_not_one_holder_of_it():
     engine = DedupEngine(batch_size=20)
     results = list(engine.process([Document(f"p{i}", t) for i, t in enumerate(posts)]))
     assert sum(r.duplicate for r in results) <= engine.index.max_sentence_df
+
+
+# -- DefaultRule.rechecked(): the sentence match reaches further when a recheck follows -----------------------
+COURIER_HEADER = [
+    "Evening Courier Online - your trusted source for regional and world news since nineteen ninety eight",
+    "This story is brought to you by our sponsor, Harbour Street Savings, helping local families plan ahead",
+    "Edited for the web by our weekend desk; corrections and complaints go to the readers' editor"]
+COURIER_FOOTER = [
+    "Copyright Evening Courier Online. All rights reserved. Republication without written permission is prohibited",
+    "Sign up to the Courier morning briefing to get the day's headlines in your inbox before breakfast"]
+
+
+def test_the_rechecked_rule_finds_leads_wrapped_in_a_sites_lines_and_not_follow_up_stories(fingerprinter):
+    arts = english_articles()
+    found = {"on arrival": 0, "rechecked": 0}
+    for a in arts[:300]:
+        lead = "\n".join([p for p in a.split("\n") if p.strip()][:3])
+        if not 300 < len(lead) < 800:
+            continue
+        # the lead with one typo, between a site's header, sponsor and editor lines and its footer
+        wrapped = "\n".join([*COURIER_HEADER, lead.replace("the ", "teh ", 1), *COURIER_FOOTER])
+        original = StoredDoc("lead", fingerprinter.fingerprint(lead), cluster="lead")
+        fp = fingerprinter.fingerprint(wrapped)
+        found["on arrival"] += DefaultRule().decide(fp, [original]) is not None
+        found["rechecked"] += DefaultRule.rechecked().decide(fp, [original]) is not None
+    assert found["rechecked"] >= found["on arrival"] + 3, found
+    # two BBC follow-up stories that reuse two paragraphs: 2 of 5 signature sentences shared, 17 bits apart
+    by_title = {a.split("\n")[0]: a for a in arts}
+    one, other = (fingerprinter.fingerprint(by_title[t]) for t in
+                  ("Dollar drops on reserves concerns", "Asian banks halt dollar's slide"))
+    stored = [StoredDoc("other", other, cluster="other")]
+    assert DefaultRule().decide(one, stored) is None
+    assert DefaultRule.rechecked().decide(one, stored) is None
+    # (what half of the smaller signature, not 40%, keeps apart beyond sentence_k)
+    assert DefaultRule(far_sentence_k=24, far_shared_sentences=0.4).decide(one, stored) is not None
