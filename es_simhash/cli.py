@@ -288,6 +288,9 @@ def _print_summary(summary: Summary, extra: str = "") -> None:
     if s.rechecked:
         err(f"recheck: {s.rechecked:,} decisions taken again once the input's templates were known, "
             f"{s.taken_back:,} duplicates no more (--no-recheck: the decisions made on arrival)")
+    if s.rechecked_earlier:
+        err(f"recheck: {s.rechecked_earlier:,} documents of the loaded index changed cluster too (they are in the "
+            "index, not in this run's report)")
     if s.html_stripped:
         err(f"{s.html_stripped:,} records carried HTML: their text was read from the markup (--html)")
     if s.encoding_fallbacks:
@@ -364,6 +367,8 @@ def dedup(
             raise UserError(f"{load_index} holds fingerprints of version {', '.join(map(str, sorted(old)))}, not "
                             f"{FINGERPRINT_VERSION}: they would never match new ones; build it again from its input "
                             "(dedup --save-index)")
+    if report is not None and output is not None and os.path.realpath(report) == os.path.realpath(output):
+        raise UserError("--report and --output name the same file: give each its own")
     rule = DefaultRule.rechecked(k=k) if recheck else DefaultRule(k=k)
     engine = DedupEngine(index, _fingerprinter(idf), rule, batch_size=batch_size, workers=workers)
     _warn_beyond_keys(k, index.lookup_keys)

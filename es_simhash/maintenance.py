@@ -48,7 +48,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
-from .dedup import NO_FEATURES, DecisionRule, _has_sketch
+from .dedup import NO_FEATURES, DecisionRule
+from .fingerprint import SKETCH_BIT, Fingerprint
 from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key, boilerplate_of, written_state
 
 if TYPE_CHECKING:
@@ -186,6 +187,17 @@ def _newer_canonicals(index: MaintainedIndex, rule: DecisionRule, docs: Sequence
     return list(out.values())
 
 
+def _canonical_decision(rule: DecisionRule, doc: StoredDoc, older: Sequence[StoredDoc], res: Any, cap: int,
+                        known: bool) -> Any:
+    """What settling decides for the canonical ``doc`` against the documents ``older`` than it (``res``: its
+    lookup); with ``known`` (:func:`repair`), with what the whole index knows of templates, and only into a cluster
+    a recheck would keep it in (so a repair never undoes a recheck)."""
+    if not known:
+        return rule.decide(doc.fingerprint, older, boilerplate_of(doc.fingerprint, res.sentence_df, cap))
+    boilerplate = _known_boilerplate(rule, doc, res.candidates, res.sentence_df, cap)
+    return _first_kept(rule, doc, _all_matches(rule, doc.fingerprint, older, boilerplate), res.candidates)
+
+
 def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: list[StoredDoc],
                        left: Sequence[StoredDoc] = (), known: bool = False) -> list[str]:
     """Decide each canonical among ``docs`` again against the documents that arrived before it; and settle
@@ -212,9 +224,7 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
             key = arrival_key(d)
             older = [c for c in res.candidates if arrival_key(c) < key and c.cluster != d.id]
             if older and d.cluster == d.id:
-                boilerplate = (_known_boilerplate(rule, d, res.candidates, res.sentence_df, cap) if known
-                               else boilerplate_of(d.fingerprint, res.sentence_df, cap))
-                decision = rule.decide(d.fingerprint, older, boilerplate)
+                decision = _canonical_decision(rule, d, older, res, cap, known)
                 if decision is not None:
                     joins[d.id] = (decision, decision.of.cluster, d.arrival, d.fingerprint.content_hash)
             for c in res.candidates:  # a newer canonical that may have been written at the same time as this one
@@ -279,12 +289,63 @@ def _known_boilerplate(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[
     return boilerplate_of(doc.fingerprint, sentence_df, cap) | _crowded_by_others(rule, doc, candidates)
 
 
+def _stays(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc]) -> bool:
+    """Whether ``doc``, as a member of the cluster ``doc.cluster``, matches one of that cluster's members that
+    arrived before it alone (as on arrival), with what the other clusters among ``candidates`` show of templates
+    set aside: first every hash two other texts hold (a superset of what they crowd, found by counting), then, if
+    that was too much, what they crowd. The test a recheck keeps a decision by."""
+    key = arrival_key(doc)
+    own = [c for c in candidates if c.cluster == doc.cluster and arrival_key(c) < key]
+    if not own:
+        return False
+    fp = doc.fingerprint
+    others = _others(doc, candidates)
+    held = _held_twice(doc, others)
+    if any(rule.decide(fp, [m], held) is not None for m in own):
+        return True
+    if not held:
+        return False
+    crowded = _crowded_by_others(rule, doc, candidates)
+    return any(rule.decide(fp, [m], crowded) is not None for m in own)
+
+
+def _all_matches(rule: DecisionRule, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int]
+                 ) -> list[Any]:
+    """Every candidate ``fp`` duplicates, the rule's choice first (its ``matches``; else its one decision)."""
+    if not candidates:
+        return []
+    matches = getattr(rule, "matches", None)
+    if matches is not None:
+        return list(matches(fp, candidates, boilerplate))
+    one = rule.decide(fp, candidates, boilerplate)
+    return [one] if one is not None else []
+
+
+def _first_kept(rule: DecisionRule, doc: StoredDoc, decisions: Sequence[Any], candidates: Sequence[StoredDoc]
+                ) -> Any:
+    """The first of ``decisions`` whose cluster ``doc`` would stay in under a recheck (:func:`_stays`) once it
+    and the documents that follow it (its cluster's members if it is a canonical, its own duplicates) are there,
+    or None."""
+    tried: set[str] = set()
+    for decision in decisions:
+        cluster = decision.of.cluster
+        if cluster in tried:
+            continue
+        tried.add(cluster)
+        view = [replace(c, cluster=cluster) if c.cluster == doc.id or c.duplicate_of == doc.id else c
+                for c in candidates]
+        if _stays(rule, replace(doc, cluster=cluster), view):
+            return decision
+    return None
+
+
 def _recheckable(d: StoredDoc) -> bool:
     """A near duplicate whose decision a template's hashes can have made: through shared sentence or sketch hashes,
     or by SimHash between texts that carry a sketch (the sketch support test). Exact copies and SimHash matches
     of longer texts are decided without them."""
     return d.duplicate_of is not None and d.cluster != d.id and (
-        d.reason == "sentences" or (d.reason == "simhash" and _has_sketch(d.fingerprint)))
+        d.reason == "sentences" or (d.reason == "simhash" and bool(d.fingerprint.sentences)
+                                    and max(d.fingerprint.sentences) >= SKETCH_BIT))
 
 
 def _recheck(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: Sequence[StoredDoc]) -> list[str]:
@@ -296,34 +357,18 @@ def _recheck(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: 
     dups = [d for d in docs if _recheckable(d)]
     if not dups:
         return []
-    matches = getattr(rule, "matches", None)
-    verdicts: dict[str, tuple[Any, tuple[int, int, str]]] = {}
+    verdicts: dict[str, tuple[Any, tuple[int, int, str, str | None]]] = {}
     for d, res in zip(dups, index.lookup([Lookup(d.id, d.fingerprint) for d in dups], rule.candidate_distance)):
-        key = arrival_key(d)
-        older = [c for c in res.candidates if arrival_key(c) < key]
-        own = [c for c in older if c.cluster == d.cluster]
-        fp = d.fingerprint
-        # It stays when it matches a member of its cluster alone (as on arrival), the template's hashes aside:
-        # first with every hash two other texts hold set aside (a superset of what they crowd, found by counting),
-        # then, if that was too much, with what they crowd.
-        held = _held_twice(d, _others(d, res.candidates))
-        if any(rule.decide(fp, [m], held) is not None for m in own):
+        if _stays(rule, d, res.candidates):
             continue
-        boilerplate = _crowded_by_others(rule, d, res.candidates) if held else frozenset()
-        if held and any(rule.decide(fp, [m], boilerplate) is not None for m in own):
-            continue
-        if matches is not None:
-            found = matches(fp, older, boilerplate)
-        else:  # (a rule of one's own, without matches(): its one decision)
-            one = rule.decide(fp, older, boilerplate) if older else None
-            found = [one] if one is not None else []
-        if any(m.of.cluster == d.cluster for m in found):
-            continue
-        verdicts[d.id] = (found[0] if found else None, (d.arrival, d.fingerprint.content_hash, d.cluster))
+        older = [c for c in res.candidates if arrival_key(c) < arrival_key(d)]
+        found = _all_matches(rule, d.fingerprint, older, _crowded_by_others(rule, d, res.candidates))
+        verdicts[d.id] = (_first_kept(rule, d, found, res.candidates),
+                          (d.arrival, d.fingerprint.content_hash, d.cluster, d.duplicate_of))
 
     def change(doc: StoredDoc) -> StoredDoc | None:
         decision, state = verdicts[doc.id]
-        if (doc.arrival, doc.fingerprint.content_hash, doc.cluster) != state:
+        if (doc.arrival, doc.fingerprint.content_hash, doc.cluster, doc.duplicate_of) != state:
             return None  # (rewritten meanwhile: decided for another state)
         return _as_canonical(doc) if decision is None else _joined(doc, decision, decision.of.cluster)
 
@@ -659,9 +704,9 @@ def recheck(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, a
         report.changes = settled.changes
         if on_page is not None:
             on_page(report)
-    for _ in range(_MAX_ATTEMPTS if repeat and not dry_run else 0):
-        # a document that left its cluster is one more holder for the documents that share hashes with it
-        if not changed:
+    # a document that left its cluster is one more holder for the documents that share hashes with it
+    for _ in range(_MAX_ATTEMPTS):
+        if not (changed and repeat and not dry_run):
             break
         left = list(index.fetch(sorted(changed), whole=False).values())
         near: set[str] = set()
@@ -670,6 +715,8 @@ def recheck(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, a
         changed = set(_recheck(index, rule, writer, list(index.fetch(sorted(near), whole=False).values())))
         if changed:
             _repoint(index, writer, changed, rule)
+    else:
+        raise MaintenanceError("decisions kept changing while being rechecked; run again")
     report.changes = settled.changes
     return report
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import time
 from collections import deque
@@ -61,9 +62,12 @@ class Summary:
     resumed_elapsed: float = 0.0
     """Of :attr:`elapsed`: seconds of the earlier runs this one resumed."""
     rechecked: int = 0
-    """Documents whose cluster the final recheck changed (``run_dedup(recheck=True)``); of them,
+    """Records whose cluster the final recheck changed (``run_dedup(recheck=True)``); of them,
     :attr:`taken_back` are duplicates no more."""
     taken_back: int = 0
+    rechecked_earlier: int = 0
+    """Documents of an index loaded from an earlier run whose cluster the recheck changed (not records of this
+    run: they are in the index, not in the report)."""
 
     @property
     def reconciles(self) -> bool:
@@ -101,6 +105,7 @@ class Summary:
             "html_stripped": self.html_stripped,
             "rechecked": self.rechecked,
             "taken_back": self.taken_back,
+            "rechecked_earlier": self.rechecked_earlier,
         }
 
 
@@ -307,7 +312,10 @@ def run_dedup(
     ``report`` and ``output`` files are corrected: a report line per record still, in input order, with its
     final cluster, and every record that is not a duplicate in the end in ``output``, in input order (read again
     from ``inputs``). A report or output that is not a regular file (a pipe) gets the corrected report lines, and
-    the records that stopped being duplicates, appended at its end instead.
+    the records that stopped being duplicates, appended at its end instead; so does ``output`` when an input is
+    not a regular file (standard input: the raw bytes of the run's duplicates are kept in memory for it). Only
+    this run's records are counted and reported (the documents of an index loaded from an earlier run that change
+    are counted in ``Summary.rechecked_earlier``).
     """
     if recheck and checkpoint is not None:
         raise ValueError("run_dedup: recheck=True is not available with a checkpoint")
@@ -321,12 +329,15 @@ def run_dedup(
             trim_lines(dead_letters, summary.dead_letters)
         dlw = stack.enter_context(DeadLetterWriter(dead_letters, append=resuming))
         run = _Run(summary, reader, dlw, report, output, checkpoint, on_progress)
+        if recheck:
+            run.duplicates_at = {}
+            run.keep_raw = output is not None and not rereadable(inputs)
         documents = (([Document(r.id, r.text, r.fields) for r in batch], (batch, letters, position))
                      for batch, letters, position in run.batches(inputs, engine.batch_size))
         for (batch, letters, position), results in engine.process_batches(documents):
             run.flush(batch, letters, position, results)
         if recheck:
-            _recheck_outputs(inputs, engine, reader, summary, report, output)
+            _recheck_outputs(inputs, engine, reader, summary, report, output, run.duplicates_at or {})
         summary.dead_letter_path = dlw.path if dlw.count or resuming and os.path.exists(dlw.path) else None
     summary.elapsed = run.elapsed()
     if checkpoint is not None:
@@ -337,13 +348,21 @@ def run_dedup(
 
 
 def _recheck_outputs(inputs: Sequence[str], engine: DedupEngine, reader: RecordSource, summary: Summary,
-                     report: IO[str] | None, output: IO[bytes] | None) -> None:
-    """:func:`run_dedup`'s final recheck: the index's decisions taken again, the counts and files corrected."""
+                     report: IO[str] | None, output: IO[bytes] | None,
+                     duplicates_at: Mapping[str, tuple[str, int, bytes | None]]) -> None:
+    """:func:`run_dedup`'s final recheck: the index's decisions taken again, the counts and files corrected.
+    ``duplicates_at``: where this run's duplicates were read (source, line, and their raw bytes when the inputs
+    cannot be read again): only they can change (a recheck takes back or moves duplicates, and re-points
+    duplicates), and only they are this run's (an index loaded from an earlier run has documents of its own)."""
     from .maintenance import recheck
 
     first: dict[str, tuple[str | None, str]] = {}  # id -> (duplicate_of, reason) before the recheck
     final: dict[str, StoredDoc] = {}
     for change in recheck(engine.index, engine.rule, repeat=True).changes:  # type: ignore[arg-type]
+        if change.id not in duplicates_at:  # (a document of the loaded index: saved with it, not reported)
+            summary.rechecked_earlier += change.id not in first
+            first.setdefault(change.id, (None, ""))
+            continue
         first.setdefault(change.id, (change.before[1], change.was_reason or ""))
         if change.doc is not None:
             final[change.id] = change.doc
@@ -362,51 +381,75 @@ def _recheck_outputs(inputs: Sequence[str], engine: DedupEngine, reader: RecordS
     summary.duplicates -= len(taken_back)
     summary.kept += len(taken_back)
     if report is not None:
-        _correct_report(report, final)
+        _correct_report(report, final, duplicates_at)
     if output is not None and taken_back:
-        _correct_output(output, inputs, reader, taken_back)
+        _correct_output(output, inputs, reader, taken_back, duplicates_at)
 
 
 def _rewritable(fh: IO) -> str | None:
-    """The path of ``fh`` when it is a regular file that can be written again whole, else None."""
+    """The real path of ``fh`` (symbolic links followed) when it is a regular file that can be written again
+    whole, else None."""
     name = getattr(fh, "name", None)
     if not isinstance(name, str) or not os.path.isfile(name):
         return None
     try:
-        return name if fh.seekable() else None
+        return os.path.realpath(name) if fh.seekable() else None
     except (OSError, ValueError):
         return None
 
 
-def _correct_report(report: IO[str], final: Mapping[str, StoredDoc]) -> None:
+@contextmanager
+def _replacing(path: str, mode: str) -> Iterator[IO]:
+    """A new version of the file ``path``, written beside it and put in its place (with its permissions) only
+    when the block ends without an error; otherwise the file is left as it was and the new version removed."""
+    tmp = path + ".recheck"
+    try:
+        with open(tmp, mode, encoding=None if "b" in mode else "utf-8") as dst:
+            yield dst
+        shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _correct_report(report: IO[str], final: Mapping[str, StoredDoc],
+                    duplicates_at: Mapping[str, tuple[str, int, bytes | None]]) -> None:
     report.flush()
     path = _rewritable(report)
-    if path is None:  # (a pipe: corrections follow)
-        for doc in final.values():
-            report.write(report_line(Result.from_stored(doc), "", 0))
+    if path is None:  # (a pipe: the corrected lines follow; a later line of an id replaces its earlier one)
+        for doc_id, doc in final.items():
+            source, line, _ = duplicates_at[doc_id]
+            report.write(report_line(Result.from_stored(doc), source, line))
         return
-    tmp = path + ".recheck"
-    with open(path, encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as dst:
-        for line in src:
-            row = json.loads(line)
+    with open(path, encoding="utf-8") as src, _replacing(path, "w") as dst:
+        for text in src:
+            row = json.loads(text)
             now = final.get(row["id"])
-            dst.write(line if now is None else report_line(Result.from_stored(now), row["source"], row["line"]))
-    os.replace(tmp, path)
+            dst.write(text if now is None else report_line(Result.from_stored(now), row["source"], row["line"]))
 
 
-def _correct_output(output: IO[bytes], inputs: Sequence[str], reader: RecordSource, unique: set[str]) -> None:
-    """Add the records of ``unique`` (duplicates no more) to ``output``: in input order when it is a file (the
-    records it holds are the others that are not duplicates, in input order: each is met again in the inputs)."""
+def _correct_output(output: IO[bytes], inputs: Sequence[str], reader: RecordSource, unique: set[str],
+                    duplicates_at: Mapping[str, tuple[str, int, bytes | None]]) -> None:
+    """Add the records of ``unique`` (duplicates no more) to ``output``: in input order when it is a file and
+    the inputs are files (the records it holds are the others that are not duplicates, in input order: each is met
+    again in the inputs), else at its end."""
     output.flush()
+    kept_raw = [raw for raw in (duplicates_at[i][2] for i in unique) if raw is not None]
+    if kept_raw:  # (inputs that cannot be read again, e.g. standard input: their raw bytes were kept)
+        for raw in kept_raw:
+            output.write(raw + b"\n")
+        return
+    unique = set(unique)  # (each record is written once: an id's later records are dead letters)
     path = _rewritable(output)
     if path is None:
         for records in (reader.read_one(p) for p in inputs):
             for rec in records:
                 if isinstance(rec, Record) and rec.id in unique:
                     output.write(rec.raw + b"\n")
+                    unique.discard(rec.id)
         return
-    tmp = path + ".recheck"
-    with open(path, "rb") as src, open(tmp, "wb") as dst:
+    with open(path, "rb") as src, _replacing(path, "wb") as dst:
         kept = src.readline()
         for records in (reader.read_one(p) for p in inputs):
             for rec in records:
@@ -418,8 +461,15 @@ def _correct_output(output: IO[bytes], inputs: Sequence[str], reader: RecordSour
                     kept = src.readline()
                 elif rec.id in unique:
                     dst.write(line)
-                    unique = unique - {rec.id}  # (an id's later records are dead letters)
-    os.replace(tmp, path)
+                    unique.discard(rec.id)
+        while kept:  # (never expected: what the inputs no longer hold is kept, not lost)
+            dst.write(kept)
+            kept = src.readline()
+
+
+def rereadable(inputs: Sequence[str]) -> bool:
+    """Whether every input is a regular file (read again by a recheck), not standard input or a pipe."""
+    return all(p != "-" and os.path.isfile(p) for p in inputs)
 
 
 FIRST_BATCH = 100
@@ -436,6 +486,8 @@ class _Run:
         self.report, self.output, self.checkpoint, self.on_progress = report, output, checkpoint, on_progress
         self.started = time.perf_counter()
         self.elapsed_before = summary.elapsed  # the runs this one resumes
+        self.duplicates_at: dict[str, tuple[str, int, bytes | None]] | None = None  # (for a recheck)
+        self.keep_raw = False
 
     def elapsed(self) -> float:
         return self.elapsed_before + time.perf_counter() - self.started
@@ -460,6 +512,8 @@ class _Run:
                 self.dead(DeadLetter(rec.source, rec.line, str(res), rec.raw[:200].decode("utf-8", "replace")))
                 continue
             _count(summary, res)
+            if self.duplicates_at is not None and res.duplicate:
+                self.duplicates_at[res.id] = (rec.source, rec.line, rec.raw if self.keep_raw else None)
             if report is not None:
                 report.write(report_line(res, rec.source, rec.line))
             if self.output is not None and not res.duplicate:

@@ -96,13 +96,46 @@ def test_dedup_takes_back_a_merge_made_before_the_template_was_known(tmp_path):
         assert [r["line"] for r in report] == list(range(1, len(lines) + 1))  # one line per record, input order
         out[flag] = ({r["id"]: r["cluster"] for r in report}, (tmp_path / f"o{flag}.jsonl").read_bytes(),
                      res.stderr.decode())
-    arrival, _, summary = out["--no-recheck"]
+    arrival, _, _ = out["--no-recheck"]
     assert arrival["p1"] == "p0" and arrival["repost"] == "p0"
     final, kept, summary = out["--recheck"]
     assert final == {**arrival, "p1": "p1"}
     # the output: every record that is not a duplicate in the end, as the input has it, in input order
     assert kept == b"".join(line for line, x in zip(raw, lines) if final[x["id"]] == x["id"])
     assert "duplicates 1 " in summary and "1 duplicates no more" in summary
+    # from standard input, which cannot be read again: the record taken back is added at the end of the output
+    res = run("dedup", "-", "--report", tmp_path / "r-stdin.jsonl", "--output", tmp_path / "o-stdin.jsonl",
+              stdin=path.read_bytes())
+    assert res.returncode == 0, res.stderr.decode()
+    report = [json.loads(x) for x in (tmp_path / "r-stdin.jsonl").read_text().splitlines()]
+    assert {r["id"]: r["cluster"] for r in report} == final and len(report) == len(lines)
+    assert sorted((tmp_path / "o-stdin.jsonl").read_bytes().splitlines(keepends=True)) == sorted(
+        kept.splitlines(keepends=True))
+    # one file for both is refused before anything is written
+    same = run("dedup", path, "--report", tmp_path / "same.jsonl", "--output", tmp_path / "same.jsonl")
+    assert same.returncode == 1 and b"same file" in same.stderr and not (tmp_path / "same.jsonl").exists()
+
+
+def test_dedup_with_a_loaded_index_reports_only_its_own_records(tmp_path):
+    # yesterday's run (decided on arrival) holds a template's first two posts in one cluster; today's posts of
+    # the template make the recheck take yesterday's second post back: it changes in the index, but the summary
+    # and the report are today's records only, and still reconcile
+    day1, day2 = tmp_path / "day1.jsonl", tmp_path / "day2.jsonl"
+    post = "【城市生活】网友原创\n{}\n" + FORUM_NOTICE
+    day1.write_text("".join(json.dumps({"id": f"p{i}", "content": post.format(b)}, ensure_ascii=False) + "\n"
+                            for i, b in enumerate(FORUM_BODIES[:2])), encoding="utf-8")
+    day2.write_text("".join(json.dumps({"id": f"q{i}", "content": post.format(b)}, ensure_ascii=False) + "\n"
+                            for i, b in enumerate(FORUM_BODIES[2:])), encoding="utf-8")
+    first = run("dedup", day1, "--report", tmp_path / "r1.jsonl", "--no-recheck", "--save-index", tmp_path / "i.npz")
+    assert first.returncode == 0 and [json.loads(x)["cluster"] for x in
+                                      (tmp_path / "r1.jsonl").read_text().splitlines()] == ["p0", "p0"]
+    res = run("dedup", day2, "--load-index", tmp_path / "i.npz", "--report", tmp_path / "r2.jsonl",
+              "--output", tmp_path / "o2.jsonl", "--save-index", tmp_path / "i2.npz")
+    assert res.returncode == 0, res.stderr.decode()
+    summary = res.stderr.decode()
+    assert "read 2  kept 2  duplicates 0" in summary and "1 documents of the loaded index changed" in summary
+    assert [json.loads(x)["id"] for x in (tmp_path / "r2.jsonl").read_text().splitlines()] == ["q0", "q1"]
+    assert len((tmp_path / "o2.jsonl").read_bytes().splitlines()) == 2
 
 
 def test_rerun_gives_the_same_report(crawl, tmp_path):

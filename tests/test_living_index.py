@@ -744,3 +744,31 @@ def test_recheck_takes_back_a_merge_made_before_the_template_was_known(make_inde
     assert maintenance.recheck(index, DefaultRule()).changes == []
     assert maintenance.repair(index, DefaultRule()).changes == [] and clusters(index) == after
 
+
+
+@pytest.mark.parametrize("rule", [DefaultRule(), DefaultRule.rechecked()], ids=["on-arrival", "rechecked"])
+def test_after_a_recheck_and_a_repair_neither_changes_anything_again(rule):
+    # small indexes of random fingerprints sharing sentences from a small pool (many pairs near the rule's
+    # bounds): a repair settles canonicals with what the whole index knows and a recheck takes duplicates back
+    # with the same knowledge, so neither undoes the other (a first version merged and split one document at
+    # every repair)
+    for seed in range(600):
+        r = random.Random(seed)
+        pool = list(range(1, r.randint(5, 14)))
+        pairs = []
+        for i in range(r.randint(4, 10)):
+            simhash = BASE
+            for b in r.sample(range(64), r.randint(0, 22)):
+                simhash ^= 1 << b
+            sentences = tuple(sorted(r.sample(pool, r.randint(1, min(5, len(pool))))))
+            pairs.append((f"d{i:02d}", Fingerprint(simhash, 1000 + i, sentences, 40, 800, False)))
+        index = MemoryIndex()
+        engine = DedupEngine(index, rule=rule, batch_size=1)
+        for doc_id, f in pairs:
+            engine.process_batch([Document(doc_id, "t")], [f])
+        maintenance.recheck(index, rule, repeat=True)
+        maintenance.repair(index, rule)
+        state = clusters(index)
+        assert_consistent(state)
+        assert maintenance.repair(index, rule).changes == [], seed
+        assert maintenance.recheck(index, rule, repeat=True).changes == [] and clusters(index) == state, seed
