@@ -16,6 +16,7 @@ what the whole stream shows of templates); its time is counted.
                              recheck: what ``es-simhash dedup`` does
 * ``es-simhash no-recheck``  (opt-in) ``DefaultRule()``, the decisions made on arrival only, as ``es-simhash index``
                              makes them (``dedup --no-recheck``)
+* ``es-simhash index+repair`` (opt-in) the same, then ``maintenance.repair``: an index after ``index`` and ``repair``
 * ``es-simhash segments``    (opt-in: ``--systems``) the same with ``MemoryIndex(lookup_keys=SEGMENTS)``: SimHash
                              candidates through the four 16-bit segments of earlier releases instead of the default
                              permutation tables (``es_simhash.keys``), to measure both designs in one run
@@ -132,14 +133,16 @@ class CachingFingerprinter:
 
 
 def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None,
-               recheck: bool = True) -> Run:
+               recheck: bool | str = True) -> Run:
     """es-simhash through its real engine and embedded backend, as ``es-simhash dedup`` runs it: every document
     decided on arrival, then the decisions taken again once the stream is indexed (``maintenance.recheck``;
-    ``recheck=False``: ``dedup --no-recheck``). ``lookup_keys``: the index's SimHash lookup keys
-    (``es_simhash.keys``; None: the default)."""
+    ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``maintenance.repair``
+    instead, what ``es-simhash repair`` does to an index after ``index``). ``lookup_keys``: the index's SimHash
+    lookup keys (``es_simhash.keys``; None: the default)."""
     from es_simhash.dedup import DedupEngine, DefaultRule, Document
     from es_simhash.index.memory import MemoryIndex
     from es_simhash.maintenance import recheck as recheck_index
+    from es_simhash.maintenance import repair as repair_index
 
     index = MemoryIndex() if lookup_keys is None else MemoryIndex(lookup_keys=lookup_keys)
     engine = DedupEngine(index, fingerprinter, rule, batch_size=batch_size)
@@ -147,7 +150,8 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     results = {r.id: r for r in engine.process(Document(d.id, text) for d, text in zip(docs, _read(docs)) if text)}
     final = {}
     if recheck:
-        for change in recheck_index(index, rule or DefaultRule(), repeat=True).changes:
+        maintain = repair_index if recheck == "repair" else lambda i, r: recheck_index(i, r, repeat=True)
+        for change in maintain(index, rule or DefaultRule()).changes:
             final[change.id] = change.doc
     secs = time.perf_counter() - t0
 
@@ -242,6 +246,9 @@ def systems(idf, include_slow: bool = True, crawl_idf=None,
     }
     if "es-simhash no-recheck" in opt_in:  # (dedup --no-recheck: the decisions made on arrival)
         out["es-simhash no-recheck"] = lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule(), recheck=False)
+    if "es-simhash index+repair" in opt_in:  # (index, then repair: what an Elasticsearch index holds after both)
+        out["es-simhash index+repair"] = lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule(),
+                                                                 recheck="repair")
     if "es-simhash segments" in opt_in:
         from es_simhash.keys import SEGMENTS
 
