@@ -139,7 +139,7 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``maintenance.repair``
     instead, what ``es-simhash repair`` does to an index after ``index``). ``lookup_keys``: the index's SimHash
     lookup keys (``es_simhash.keys``; None: the default)."""
-    from es_simhash.dedup import DedupEngine, DefaultRule, Document
+    from es_simhash.dedup import DedupEngine, Document
     from es_simhash.index.memory import MemoryIndex
     from es_simhash.maintenance import recheck as recheck_index
     from es_simhash.maintenance import repair as repair_index
@@ -151,7 +151,7 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     final = {}
     if recheck:
         maintain = repair_index if recheck == "repair" else lambda i, r: recheck_index(i, r, repeat=True)
-        for change in maintain(index, rule or DefaultRule()).changes:
+        for change in maintain(index, engine.rule).changes:
             final[change.id] = change.doc
     secs = time.perf_counter() - t0
 

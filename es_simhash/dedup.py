@@ -20,7 +20,7 @@ from .index.base import (CANONICAL, MIN_SHARED_SKETCH, Lookup, SegmentIndex, Sto
                          sentence_candidate, split_sentences, without_payload, written_state)
 from .index.memory import MemoryIndex
 
-__all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "DuplicateIdError",
+__all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "has_sketch", "DuplicateIdError",
            "IndexingError"]
 
 log = logging.getLogger(__name__)
@@ -105,7 +105,7 @@ class DecisionRule(Protocol):
         ...
 
 
-def _has_sketch(fp: Fingerprint) -> bool:
+def has_sketch(fp: Fingerprint) -> bool:
     """Whether the fingerprint carries a shingle sketch (backends may reorder the hashes: look at the largest)."""
     return bool(fp.sentences) and max(fp.sentences) >= SKETCH_BIT
 
@@ -114,7 +114,7 @@ def _within(a: Fingerprint, b: Fingerprint, n: int) -> bool:
     """Whether one of two sketched fingerprints has fewer than ``n`` sketch hashes the other lacks while the other
     has ``n`` or more of its own: a text and the same text inside a template (two texts that differ a little
     both ways are not that)."""
-    if not (n and _has_sketch(a) and _has_sketch(b)):
+    if not (n and has_sketch(a) and has_sketch(b)):
         return False
     sa = {h for h in a.sentences if h >= SKETCH_BIT}
     sb = {h for h in b.sentences if h >= SKETCH_BIT}
@@ -238,15 +238,12 @@ class DefaultRule:
         return found[0] if found else None
 
     def matches(
-        self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset(),
-        *, vetoed: frozenset[str] | None = None,
+        self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
     ) -> list[Decision]:
         """Every candidate ``fp`` duplicates, the one :meth:`decide` picks first: decided together, so the rules
         that look at all candidates (boilerplate by cluster count, the meaning guard's veto of a whole cluster)
-        apply to each (``DedupEngine.check`` lists these). ``vetoed``: the clusters the meaning guard vetoes
-        (:meth:`vetoed`), when the caller has them already."""
-        if vetoed is None:
-            vetoed = self.vetoed(fp, candidates)
+        apply to each (``DedupEngine.check`` lists these)."""
+        vetoed = self._vetoed(fp, candidates)
         if self.max_sentence_clusters and fp.sentences and len(candidates) > self.max_sentence_clusters:
             # (no hash can have more holders than there are candidates)
             # a text that says the opposite (vetoed) shares nearly everything with fp, but is no template's holder
@@ -261,32 +258,30 @@ class DefaultRule:
         found.sort(key=lambda x: x[0])
         return [d for _, d in found]
 
-    def vetoed(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
+    def _vetoed(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
         """The clusters of ``candidates`` the meaning guard vetoes for ``fp`` (none without ``meaning_guard``)."""
         return self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
 
-    def crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc], *,
-                vetoed: frozenset[str] | None = None) -> frozenset[int]:
+    def crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
         """The sentence and sketch hashes of ``fp`` that ``candidates`` show to be a template's (held by more than
         ``max_sentence_clusters`` holders, see :meth:`matches`): what the rule counts as boilerplate beyond the
         document counts. :func:`~es_simhash.maintenance.recheck` passes the candidates of the other clusters, of
-        any arrival: what the whole index knows of the template by now. ``vetoed``: as in :meth:`matches`."""
+        any arrival: what the whole index knows of the template by now."""
         if not (self.max_sentence_clusters and fp.sentences and len(candidates) > self.max_sentence_clusters):
             return frozenset()
-        if vetoed is None:
-            vetoed = self.vetoed(fp, candidates)
+        vetoed = self._vetoed(fp, candidates)
         return self._crowded(fp, [c for c in candidates if c.cluster not in vetoed] if vetoed else candidates)
 
     @staticmethod
     def _contradicted(fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
         """Clusters with a sketched candidate that contradicts ``fp`` (sketched too): by their whole texts, or by a
         pair of their signature sentences."""
-        if not _has_sketch(fp):
+        if not has_sketch(fp):
             return frozenset()
         out: set[str] = set()
         for cand in candidates:
             other = cand.fingerprint
-            if cand.cluster in out or not _has_sketch(other) or other.content_hash == fp.content_hash:
+            if cand.cluster in out or not has_sketch(other) or other.content_hash == fp.content_hash:
                 continue
             if _opposite(fp, other):
                 out.add(cand.cluster)
@@ -347,7 +342,7 @@ class DefaultRule:
         lack (``a``'s and ``b``'s counted outside the query's hashes, and disjoint): three texts around one
         template rather than copies of one text (``crowd_own``)."""
         n = self.crowd_own
-        if not (n and _has_sketch(a) and _has_sketch(b) and _has_sketch(query)):
+        if not (n and has_sketch(a) and has_sketch(b) and has_sketch(query)):
             return False
         theirs = set(query.sentences)
         own_a = {h for h in a.sentences if h >= SKETCH_BIT and h not in theirs}
@@ -416,7 +411,7 @@ class DefaultRule:
                 why.append(f"both short: SimHash {distance} bits apart, the rule takes up to short_k = {self.short_k}")
             if distance > self.short_k:
                 return False
-        if not (self.simhash_sketch_support and _has_sketch(fp) and _has_sketch(other)):
+        if not (self.simhash_sketch_support and has_sketch(fp) and has_sketch(other)):
             return True
         support = _sketch_support(fp, other, boilerplate)
         if support < self.simhash_sketch_support:
@@ -450,7 +445,7 @@ class DefaultRule:
         if not (near or fraction or far or contained):
             return False
         if self.sentence_sketch_support and n_sketch < self.sentence_sketch_support \
-                and _has_sketch(fp) and _has_sketch(other):
+                and has_sketch(fp) and has_sketch(other):
             if why is not None:
                 why.append(f"both texts carry a sketch: a sentence match also needs "
                            f"{self.sentence_sketch_support} shared sketch hash(es) besides boilerplate, "

@@ -48,8 +48,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
-from .dedup import NO_FEATURES, DecisionRule
-from .fingerprint import SKETCH_BIT, Fingerprint
+from .dedup import NO_FEATURES, DecisionRule, has_sketch
+from .fingerprint import Fingerprint
 from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key, boilerplate_of, written_state
 
 if TYPE_CHECKING:
@@ -345,8 +345,7 @@ def _recheckable(d: StoredDoc) -> bool:
     or by SimHash between texts that carry a sketch (the sketch support test). Exact copies and SimHash matches
     of longer texts are decided without them."""
     return d.duplicate_of is not None and d.cluster != d.id and (
-        d.reason == "sentences" or (d.reason == "simhash" and bool(d.fingerprint.sentences)
-                                    and max(d.fingerprint.sentences) >= SKETCH_BIT))
+        d.reason == "sentences" or (d.reason == "simhash" and has_sketch(d.fingerprint)))
 
 
 def _recheck(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: Sequence[StoredDoc]) -> list[str]:

@@ -331,7 +331,7 @@ def run_dedup(
         run = _Run(summary, reader, dlw, report, output, checkpoint, on_progress)
         if recheck:
             run.duplicates_at = {}
-            run.keep_raw = output is not None and not rereadable(inputs)
+            run.keep_raw = output is not None and not _rereadable(inputs)
         documents = (([Document(r.id, r.text, r.fields) for r in batch], (batch, letters, position))
                      for batch, letters, position in run.batches(inputs, engine.batch_size))
         for (batch, letters, position), results in engine.process_batches(documents):
@@ -358,14 +358,15 @@ def _recheck_outputs(inputs: Sequence[str], engine: DedupEngine, reader: RecordS
 
     first: dict[str, tuple[str | None, str]] = {}  # id -> (duplicate_of, reason) before the recheck
     final: dict[str, StoredDoc] = {}
+    earlier: set[str] = set()  # documents of a loaded index: saved with it, not reported
     for change in recheck(engine.index, engine.rule, repeat=True).changes:  # type: ignore[arg-type]
-        if change.id not in duplicates_at:  # (a document of the loaded index: saved with it, not reported)
-            summary.rechecked_earlier += change.id not in first
-            first.setdefault(change.id, (None, ""))
+        if change.id not in duplicates_at:
+            earlier.add(change.id)
             continue
         first.setdefault(change.id, (change.before[1], change.was_reason or ""))
         if change.doc is not None:
             final[change.id] = change.doc
+    summary.rechecked_earlier = len(earlier)
     if not final:
         return
     taken_back: set[str] = set()
@@ -467,7 +468,7 @@ def _correct_output(output: IO[bytes], inputs: Sequence[str], reader: RecordSour
             kept = src.readline()
 
 
-def rereadable(inputs: Sequence[str]) -> bool:
+def _rereadable(inputs: Sequence[str]) -> bool:
     """Whether every input is a regular file (read again by a recheck), not standard input or a pipe."""
     return all(p != "-" and os.path.isfile(p) for p in inputs)
 
