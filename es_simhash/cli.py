@@ -12,10 +12,11 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import sys
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import List, Literal, Optional
+from typing import Callable, Iterator, List, Literal, Optional
 
 import click
 
@@ -29,11 +30,12 @@ from .sources import RecordReader
 
 
 class _Argument(click.Argument):
-    """A positional argument with a help text (click's have none): its command's help lists it."""
+    """A positional argument with a help text (click's had none before 8.5): its command's help lists it, once
+    (kept apart from the ``help`` click 8.5 reads and lists itself)."""
 
     def __init__(self, *args, help: str | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.help = help
+        self.text = help
 
 
 def _short_help(self: click.Command, limit: int = 45) -> str:
@@ -51,7 +53,7 @@ class _Command(click.Command):
         for param in self.get_params(ctx):
             if isinstance(param, _Argument):
                 name = param.human_readable_name + ("..." if param.nargs == -1 else "")
-                rows.append((name, (param.help or "") + ("  [required]" if param.required else "")))
+                rows.append((name, (param.text or "") + ("  [required]" if param.required else "")))
         if rows:
             with formatter.section("Arguments"):
                 formatter.write_dl(rows)
@@ -239,6 +241,26 @@ def _check_inputs(inputs: List[str]) -> None:
         raise UserError(str(exc)) from None
 
 
+def _check_outputs(inputs: List[str], *outputs: tuple[str, Optional[Path]], input_name: str = "input") -> None:
+    """Refuse (one line naming the option, exit 1) an output that is an input or another output, or that cannot
+    be written, before anything is read or written (:func:`es_simhash.outputs.check_outputs`)."""
+    from .outputs import Output, OutputError, check_outputs
+
+    try:
+        check_outputs(inputs, [Output(option, path) for option, path in outputs], input_name)
+    except OutputError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _undecided(summary: Summary) -> None:
+    """Exit 5 (one line with the reason) when records were read and none could be decided: a misspelt
+    --text-field, an input that is not what it should be."""
+    if summary.undecided is None:
+        return
+    where = f"; every reason is in {summary.dead_letter_path}" if summary.dead_letter_path else ""
+    raise UserError(f"{summary.undecided}{where}", code=5)
+
+
 def _progress(total: int | None, enabled: bool, label: str, unit: str = "bytes"):
     """A rich progress bar over input bytes (``unit="docs"``: documents) on stderr (disabled when stderr is not a
     terminal)."""
@@ -284,7 +306,12 @@ def _print_summary(summary: Summary, extra: str = "") -> None:
     )
     err(line)
     if s.already_indexed:
-        err(f"{s.already_indexed:,} were already indexed with the same content (left as they were)")
+        parts = [f"{s.indexed_this_run:,} written by this run"]
+        if s.resumed_indexed:
+            parts.append(f"{s.resumed_indexed:,} by the run it resumed")
+        parts.append(f"{s.already_indexed:,} already there")
+        err(f"{s.already_indexed:,} were already indexed with the same content (left as they were): "
+            f"{' + '.join(parts)} = {s.kept + s.duplicates:,} documents decided")
     if s.rechecked:
         err(f"recheck: {s.rechecked:,} decisions taken again once the input's templates were known, "
             f"{s.taken_back:,} duplicates no more (--no-recheck: the decisions made on arrival)")
@@ -349,6 +376,12 @@ def dedup(
     Prints a summary to stderr: read = kept + duplicates + dead letters.
     """
     _check_inputs(inputs)
+    if save_index is not None and not str(save_index).endswith(".npz") and str(save_index) not in ("-", os.devnull):
+        save_index = Path(f"{save_index}.npz")  # (what numpy names it)
+    loaded = [str(load_index)] if load_index is not None else []
+    _check_outputs([*inputs, *loaded], ("--report", report), ("--output", output), ("--dead-letters", dead_letters))
+    _check_outputs(inputs, ("--report", report), ("--output", output), ("--dead-letters", dead_letters),
+                   ("--save-index", save_index))  # (--save-index may be --load-index: it is read whole first)
     index = MemoryIndex(lookup_keys=_lookup_keys(lookup))
     if load_index is not None:
         from .index.memory import IndexFileError
@@ -367,23 +400,28 @@ def dedup(
             raise UserError(f"{load_index} holds fingerprints of version {', '.join(map(str, sorted(old)))}, not "
                             f"{FINGERPRINT_VERSION}: they would never match new ones; build it again from its input "
                             "(dedup --save-index)")
-    if report is not None and output is not None and os.path.realpath(report) == os.path.realpath(output):
-        raise UserError("--report and --output name the same file: give each its own")
+    from .outputs import AtomicFile
+
     rule = DefaultRule.rechecked(k=k) if recheck else DefaultRule(k=k)
     engine = DedupEngine(index, _fingerprinter(idf), rule, batch_size=batch_size, workers=workers)
     _warn_beyond_keys(k, index.lookup_keys)
     reader = _reader(text_field, id_field, encoding, html)
     bar, update = _progress(RecordReader.total_bytes(inputs), progress, "dedup")
-    with ExitStack() as stack:
-        rep = stack.enter_context(open(report, "w", encoding="utf-8")) if report else None
-        out = stack.enter_context(open(output, "wb")) if output else None
-        stack.enter_context(bar)
-        summary = run_dedup(
-            inputs, engine, reader, report=rep, output=out, dead_letters=dead_letters, on_progress=update,
-            recheck=recheck,
-        )
-    if save_index is not None:
-        index.save(save_index)
+    try:
+        with ExitStack() as stack:  # (the outputs are put in place when the block ends well, else left as they were)
+            rep = stack.enter_context(AtomicFile(report)) if report else None
+            out = stack.enter_context(AtomicFile(output, binary=True)) if output else None
+            stack.enter_context(bar)
+            summary = run_dedup(
+                inputs, engine, reader, report=rep, output=out, dead_letters=dead_letters, on_progress=update,
+                recheck=recheck,
+            )
+            _undecided(summary)
+            if save_index is not None:
+                index.save(save_index)
+    except KeyboardInterrupt:
+        raise UserError("interrupted: no output was written (earlier files are as they were): run the command "
+                        "again", code=130) from None
     _print_summary(summary)
 
 
@@ -397,6 +435,7 @@ def dedup(
 def fit_idf(inputs: List[str], output: Path, min_df: int, text_field: Optional[str], encoding: str) -> None:
     """Learn an IDF table from your own crawl (use it with --idf)."""
     _check_inputs(inputs)
+    _check_outputs(inputs, ("--output", output))
     reader = _reader(text_field, None, encoding)
     try:
         table = IDFTable.fit(iter_texts(inputs, reader), min_df=min_df)
@@ -424,7 +463,7 @@ class _Elastic:
     """Connection settings from flags/environment, and ElasticError -> one line, exit code 3."""
 
     def __init__(self, url, api_key, username, password, ca_certs, index: str | None = None) -> None:
-        from .index.elastic import ConnectionSettings, validate_index_name
+        from .index.elastic import ConnectionSettings
 
         try:
             self.settings = ConnectionSettings.from_env(
@@ -433,10 +472,7 @@ class _Elastic:
         except ValueError as exc:
             raise UserError(str(exc)) from None
         if index is not None:
-            try:
-                validate_index_name(index)
-            except ValueError as exc:
-                raise UserError(str(exc)) from None
+            _valid_index(index)
         self.index = index
         self._client = None
 
@@ -467,6 +503,16 @@ def _elastic_message(exc: Exception) -> str:
     library's message ends with its environment variable ("... with ES_URL"), the option follows ("or --es-url")."""
     option = _SETTING_OPTIONS.get(getattr(exc, "setting", None) or "")
     return f"{exc} or {option}" if option else str(exc)
+
+
+def _valid_index(name: str) -> None:
+    """Refuse an index name Elasticsearch would refuse (one line, exit 1), before anything else."""
+    from .index.elastic import validate_index_name
+
+    try:
+        validate_index_name(name)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _lookup_keys(spec: str):
@@ -604,26 +650,29 @@ def index_cmd(
     nothing. If the cluster stays unavailable longer than --retry-for, the command exits with code 4 and the
     same command with --resume finishes the job. Prints: read, indexed, duplicates, dead letters, elapsed.
     """
-    from .index.elastic import ElasticError, ElasticIndex, ensure_index
+    from .index.elastic import ElasticError, ElasticIndex
 
     _check_inputs(inputs)
+    _valid_index(index)
     keys = _lookup_keys(lookup)
     reader = _reader(text_field, id_field, encoding, html)
     checkpoint = _checkpoint(checkpoint_file, index, inputs, resume)
+    _check_outputs(inputs, ("--report", report), ("--dead-letters", dead_letters),
+                   ("--checkpoint", Path(checkpoint.path)))
     fingerprinter = _fingerprinter(idf)
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-        ensure_index(es.client, index, fingerprinter.config, lookup_keys=keys)
         backend = ElasticIndex(es.client, index, url=es.settings.safe_url, retry_for=retry_for)
+        start = _opened(es, index, fingerprinter, keys, k, backend)
         engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
-        _warn_beyond_keys(k, backend.lookup_keys)
         bar, update = _progress(RecordReader.total_bytes(inputs), progress, "index")
         with ExitStack() as stack:
-            _lock(stack, checkpoint)  # before any output is opened (and truncated)
-            rep = stack.enter_context(checkpoint.open_report(report)) if report else None
+            _lock(stack, checkpoint)  # before any output is opened
+            rep = stack.enter_context(_resumable_report(checkpoint, report)) if report else None
             stack.enter_context(bar)
+            stop = stack.enter_context(_stop_after_batch())
             try:
-                summary = run_dedup(inputs, engine, reader, report=rep,
-                                    dead_letters=dead_letters, on_progress=update, checkpoint=checkpoint)
+                summary = run_dedup(inputs, engine, reader, report=rep, dead_letters=dead_letters,
+                                    on_progress=update, checkpoint=checkpoint, start=start, stop=stop)
             except KeyboardInterrupt:
                 raise _interrupted(checkpoint) from None
             except ElasticError as exc:
@@ -633,17 +682,75 @@ def index_cmd(
                     "run the same command with --resume to finish",
                     code=4,
                 ) from None
+            _undecided(summary)
     _print_summary(summary, _indexed_line(summary, index))
     if backend.truncated_lookups:
         err(f"warning: {backend.truncated_lookups:,} lookups hit a bucket larger than "
             f"{backend.max_candidates:,} documents and compared only that many candidates")
 
 
+def _opened(es: "_Elastic", index: str, fingerprinter: Fingerprinter, keys, k: int, backend,
+            ) -> Optional[Callable[[], None]]:
+    """Make the index ready for ``backend``: an existing one is checked now (its fingerprint settings must be this
+    run's: one line otherwise, before any input is read); a new one is created by the function returned, which
+    ``run_dedup`` calls before its first record (a run whose every record is a dead letter creates none)."""
+    from .index.elastic import elastic_errors, ensure_index, index_exists
+
+    url = es.settings.safe_url
+
+    def create() -> None:
+        with elastic_errors(url):
+            ensure_index(es.client, index, fingerprinter.config, lookup_keys=keys)
+        _warn_beyond_keys(k, backend.lookup_keys)
+
+    if not index_exists(es.client, index, url):
+        return create
+    create()
+    return None
+
+
+def _resumable_report(checkpoint, report: Path):
+    from .outputs import OutputError
+
+    try:
+        return checkpoint.open_report(report)
+    except OutputError as exc:
+        raise UserError(str(exc)) from None
+
+
+@contextmanager
+def _stop_after_batch() -> Iterator[Callable[[], bool]]:
+    """Ctrl-C during a checkpointed run: the run stops once the batch being written is written and saved in the
+    checkpoint (the counts of the message then are exact); a second Ctrl-C stops it at once."""
+    import signal
+
+    asked: list[bool] = []
+
+    def on_interrupt(signum, frame) -> None:
+        if asked:
+            raise KeyboardInterrupt
+        asked.append(True)
+        err("es-simhash: stopping once the batch being written is saved (Ctrl-C again to stop at once)")
+
+    try:
+        previous = signal.signal(signal.SIGINT, on_interrupt)
+    except ValueError:  # (not the main thread: Ctrl-C is not ours to catch)
+        yield lambda: False
+        return
+    try:
+        yield lambda: bool(asked)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _indexed_line(summary: Summary, index: str) -> str:
-    """What this run wrote and how fast (a resumed run: its own documents and seconds, then the total)."""
+    """What this run wrote and how fast; after a resume, what the runs it resumed wrote too, so that the documents
+    of the input add up: written by this run + by the runs it resumed + found already indexed."""
     s = summary
-    total = f" ({s.indexed:,} with the run it resumed)" if s.resumed_indexed or s.resumed_elapsed else ""
-    return f"indexed {s.indexed_this_run:,} into {index!r}{total}, {s.rate_this_run:,.0f} docs/s"
+    line = f"indexed {s.indexed_this_run:,} into {index!r}"
+    if s.resumed_indexed or s.resumed_elapsed:
+        line += f" (and {s.resumed_indexed:,} by the run it resumed)"
+    return f"{line}, {s.rate_this_run:,.0f} docs/s"
 
 
 @app.command()
@@ -755,6 +862,8 @@ def report_cmd(
     """Write a self-contained HTML report: cluster sizes, top clusters, duplicate rate over time, distances."""
     from . import report
 
+    read = [*([str(from_dedup)] if from_dedup is not None else []), *inputs]
+    _check_outputs(read, ("--output", output))
     try:
         if from_dedup is not None:
             data = report.from_dedup_report(str(from_dedup), inputs, top=top, id_field=id_field)
@@ -801,31 +910,56 @@ def kibana_import(
     err(result)
 
 
+@kibana_app.command("export")
+@click.option("--index-pattern", "-p", default="es-simhash*", envvar="ES_SIMHASH_INDEX", show_envvar=True,
+              help="Index name or pattern the data view covers.")
+@click.option("--output", "-o", type=PATH, default=Path("es-simhash-kibana.ndjson"),
+              help="Where to write the ndjson file (- for stdout).")
+def kibana_export(index_pattern: str, output: Path) -> None:
+    """Write the saved objects for any index pattern to a file, to import in Kibana by hand (Stack Management >
+    Saved objects > Import) when no Kibana is at hand here."""
+    from .kibana import export_saved_objects
+
+    _check_outputs([], ("--output", output))
+    n = export_saved_objects(output, index_pattern)
+    err(f"wrote {n} saved objects for {index_pattern!r} to {'stdout' if str(output) == '-' else output}")
+
+
 @app.command()
-@click.argument("a", cls=_Argument, help="A text, a file holding one, or (with --index) a document id.")
-@click.argument("b", cls=_Argument, help="The same, for the document A is compared with.")
-@click.option("--index", "-i", help="Read A and B as ids of documents stored in this Elasticsearch index.")
+@click.argument("a", cls=_Argument, help="A file holding a text, - to read one from stdin, or the text itself; with "
+                "--index, a document id instead of a text.")
+@click.argument("b", cls=_Argument, help="The same, for what A is compared with.")
+@click.option("--index", "-i", help="Read A and B that are not files (or -) as ids of documents stored in this "
+              "Elasticsearch index: `explain article.txt rmrb-0000 --index NAME` says why `check` matched it.")
+@click.option("--text", "as_text", is_flag=True, help="Take A and B as texts, never as files (without it, an "
+              "argument that looks like a path but is no file is refused).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of words.")
 @KOption
 @IdfOption
 @ElasticOptions
 def explain(
-    a: str, b: str, index: Optional[str], as_json: bool, k: int, idf: Optional[Path],
+    a: str, b: str, index: Optional[str], as_text: bool, as_json: bool, k: int, idf: Optional[Path],
     es_url: Optional[str], api_key: Optional[str], username: Optional[str], password: Optional[str],
     ca_certs: Optional[str],
 ) -> None:
     """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
     meaning guard's veto. Exit 0 either way."""
+    from .fingerprint import Fingerprint
+
+    if a == "-" and b == "-":
+        raise UserError("A and B are both - (stdin): read one of them from a file", code=2)
     engine = DedupEngine(MemoryIndex(), _fingerprinter(idf), DefaultRule(k=k))
-    if index is not None:
+    given = [_explained(x, name, as_text, index is not None) for x, name in ((a, "A"), (b, "B"))]
+    ids = [x for x, t in zip((a, b), given) if t is None]
+    found = {}
+    if ids:
         with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-            found = _maintained(es, index).fetch([a, b])
-        missing = [x for x in (a, b) if x not in found]
+            found = _maintained(es, str(index)).fetch(ids)
+        missing = [x for x in ids if x not in found]
         if missing:
-            raise UserError(f"no document {missing[0]!r} in index {index!r}")
-        texts = [found[x].text or found[x].fingerprint for x in (a, b)]
-    else:
-        texts = [_read_text_arg(None, Path(x)) if os.path.isfile(x) else x for x in (a, b)]
+            raise UserError(f"no document {missing[0]!r} in index {index!r}, and no such file")
+    texts: list[str | Fingerprint] = [t if t is not None else found[x].text or found[x].fingerprint
+                                      for x, t in zip((a, b), given)]
     out = engine.explain(texts[0], texts[1])
     if as_json:
         click.echo(json.dumps(out, ensure_ascii=False))
@@ -894,6 +1028,26 @@ def evaluate(labels_file: Path, no_sweep: bool, as_json: bool, k: int, idf: Opti
     settings = ", ".join(f"{k_}={v}" for k_, v in res.best.items())
     click.echo(f"best of each together ({settings}): precision {b.precision:.3f}  recall {b.recall:.3f}  "
                f"F1 {b.f1:.3f}")
+
+
+_PATH_LIKE = re.compile(r"^[^\s]*(?:[/\\][^\s]*|\.[A-Za-z0-9]{1,5})$")
+"""An ``explain`` argument written as a path (a folder separator, or a file extension, and no space)."""
+
+
+def _explained(arg: str, name: str, as_text: bool, with_index: bool) -> Optional[str]:
+    """The text an ``explain`` argument stands for (``None``: a document id, read from the index)."""
+    if arg == "-":
+        return sys.stdin.read()
+    if not as_text:
+        if os.path.isfile(arg):
+            return _read_text_arg(None, Path(arg))
+        if os.path.isdir(arg):
+            raise UserError(f"{name}: {arg} is a folder, not a file")
+    if with_index:
+        return None
+    if not as_text and _PATH_LIKE.match(arg):
+        raise UserError(f"{name}: no such file {arg} (to compare it as a text, give --text)")
+    return arg
 
 
 def _require(es: "_Elastic", index: str) -> None:
@@ -1040,31 +1194,36 @@ def migrate(
     command with --resume goes on. The old index is not changed; --alias switches readers over at the end.
     """
     from . import maintenance
-    from .index.elastic import ElasticError, ElasticIndex, ensure_index, require_index, switch_alias
+    from .index.elastic import ElasticError, ElasticIndex, require_index, switch_alias
 
     if source == target:
         raise UserError("--from and --to are the same index: migrate into a new one", code=2)
+    _valid_index(source)
+    _valid_index(target)
     keys = _lookup_keys(lookup)
     checkpoint = _checkpoint(checkpoint_file, target, [f"index:{source}"], resume)
+    _check_outputs([], ("--report", report), ("--dead-letters", dead_letters), ("--checkpoint", Path(checkpoint.path)))
     fingerprinter = _fingerprinter(idf)
     with _Elastic(es_url, api_key, username, password, ca_certs, target) as es:
         require_index(es.client, source, es.settings.safe_url)
         old = ElasticIndex(es.client, source, url=es.settings.safe_url)
-        ensure_index(es.client, target, fingerprinter.config, lookup_keys=keys)
         backend = ElasticIndex(es.client, target, url=es.settings.safe_url)
+        start = _opened(es, target, fingerprinter, keys, k, backend)
         engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
         bar, update = _progress(len(old), progress, "migrate", unit="docs")
         with ExitStack() as stack:
             _lock(stack, checkpoint)
-            rep = stack.enter_context(checkpoint.open_report(report)) if report else None
+            rep = stack.enter_context(_resumable_report(checkpoint, report)) if report else None
             stack.enter_context(bar)
+            stop = stack.enter_context(_stop_after_batch())
             try:
                 summary = maintenance.migrate(old, engine, dead_letters=str(dead_letters), checkpoint=checkpoint,
-                                              report=rep, on_progress=update)
+                                              report=rep, on_progress=update, start=start, stop=stop)
             except KeyboardInterrupt:
                 raise _interrupted(checkpoint) from None
             except ElasticError as exc:
                 raise UserError(f"{_elastic_message(exc)}; the same command with --resume goes on", code=4) from None
+            _undecided(summary)
         switched = ""
         if alias:
             before = switch_alias(es.client, alias, target, es.settings.safe_url)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter, deque
+from collections import deque
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Iterator, Protocol, Sequence, TypeVar
+from typing import Any, Collection, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 from .fingerprint import SKETCH_BIT, Fingerprint, Fingerprinter, contradicting_pair, is_sketch, text_contradicts
 from .index.base import (CANONICAL, MIN_SHARED_SKETCH, Lookup, SegmentIndex, StoredDoc, boilerplate_of,
-                         sentence_candidate, split_sentences, without_payload, written_state)
+                         found_by_lookup, without_payload, written_state)
 from .index.memory import MemoryIndex
 
 __all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "has_sketch", "DuplicateIdError",
@@ -516,6 +516,33 @@ def _fingerprint_in_worker(texts: Sequence[str]) -> list[Fingerprint]:
     return _WORKER_FINGERPRINTER.fingerprint_many(texts)
 
 
+def _boilerplate(fp: Fingerprint, counts: Sequence[Mapping[int, int]], cap: int) -> tuple[frozenset[int], bool]:
+    """The hashes of ``fp`` held by more than ``cap`` documents in all ``counts`` together (each a part's
+    document frequencies: the index's lookup, the batch being written, this batch's earlier documents), and
+    whether a part under ``cap`` on its own held one of them: that part's lookup then brought candidates through a
+    hash one lookup over all the documents would have left out (:meth:`DedupEngine._found_by_lookup`)."""
+    out: set[int] = set()
+    split = False
+    for h in fp.sentences:
+        n = [c.get(h, 0) for c in counts]
+        if sum(n) > cap:
+            out.add(h)
+            split = split or any(0 < x <= cap for x in n)
+    return frozenset(out), split
+
+
+def _mine(decided: "_Decided", being: Sequence[StoredDoc], mark: dict[str, Any] | None
+          ) -> dict[str, tuple[int, str, str | None]]:
+    """What this writer writes in a decided batch, or was writing when its mark was taken (``being``), as written;
+    for the batch of a resumed run (``decided.resumed``), also what the interrupted run was writing then (``mark``)
+    and what it wrote of this batch (found indexed)."""
+    mine = {d.id: written_state(d) for d in [*being, *decided.to_store]}
+    if not decided.resumed or mark is None:
+        return mine
+    return {**{i: (a, c, o) for i, (a, c, o) in mark["mine"].items()},
+            **{d.id: written_state(d) for d in decided.found}, **mine}
+
+
 def _same(a: Fingerprint, b: Fingerprint) -> bool:
     """Same fingerprint (the order of sentence hashes does not matter: backends may store them as a set)."""
     return a == b or (
@@ -545,6 +572,9 @@ class _Decided:
     """Stored versions of documents this batch re-indexes with other content (their clusters are decided again)."""
     found: list[StoredDoc] = field(default_factory=list)
     """Documents of this batch found already indexed with the same content (settled again after a kill)."""
+    resumed: bool = False
+    """The batch an interrupted run was writing, decided with the mark that run took (``mark``): its documents
+    found indexed were written by that run after the mark, and are settled as this batch's own writes."""
     mark: Any = None
     """The index's visible mark taken before this batch's lookup (backends with ``shared_writers``)."""
     apart: list[str] = field(default_factory=list)
@@ -617,6 +647,12 @@ class DedupEngine:
         self.workers = workers
         self._seen: dict[str, None] = {}
         self._last_arrival = 0
+        self.next_mark: dict[str, Any] | None = None
+        """When :meth:`process_batches` yields a batch's results: what the next batch was decided with, if it is
+        decided already (None otherwise; JSON): the index's visible mark, and the written state of each document
+        this writer was writing or about to write then (``{"mark": ..., "mine": {id: [arrival, cluster,
+        duplicate_of]}}``). A checkpoint saved then keeps it for a resumed run (``process_batches(resumed=True,
+        mark=...)``), whose first batch is that next batch."""
 
     # -- public API ----------------------------------------------------------------------------------------
     def process(self, docs: Iterable[Document]) -> Iterator[Result]:
@@ -640,9 +676,17 @@ class DedupEngine:
             yield from self._raise_errors(results)
 
     def process_batches(
-        self, batches: Iterable[tuple[Sequence[Document], T]]
+        self, batches: Iterable[tuple[Sequence[Document], T]], resumed: bool = False, mark: Any = None
     ) -> Iterator[tuple[T, list[Result | DuplicateIdError | IndexingError]]]:
         """:meth:`process_batch` over ``(documents, context)`` pairs, yielding ``(context, results)`` in order.
+
+        ``resumed``: the first batch is the one an interrupted run of the same input was writing when it stopped
+        (:func:`~es_simhash.pipeline.run_dedup` resuming from a checkpoint cuts it so): the documents of it found
+        already indexed were written by that run, so each other document of it is decided as that run would have
+        decided it, against the ones before it in the batch and not the ones after it (the clusters are those of
+        a run that was never interrupted). ``mark``: the visible mark that run decided the batch with
+        (:attr:`next_mark` when its checkpoint was saved): the batch is settled as that run would have settled it,
+        with the documents it wrote as the batch's own.
 
         Batches N+1 and N+2 are fingerprinted in a worker thread while batch N is looked up, decided and written:
         the CPU work of fingerprinting overlaps deciding and the wait on the index, and the worker goes on while a
@@ -698,21 +742,37 @@ class DedupEngine:
                     submit()
                     yield docs, context, (future.result() if future is not None else [])
 
+            self.next_mark = None
             if writer is None:
+                in_order = resumed
                 for docs, context, fps in fingerprinted():
-                    yield context, (self.process_batch(docs, fps) if docs else [])
+                    yield context, (self._process(docs, fps, in_order, mark) if docs else [])
+                    in_order = in_order and not docs
             else:
-                yield from self._overlapped(fingerprinted(), writer)
+                yield from self._overlapped(fingerprinted(), writer, resumed, mark)
         finally:  # also on an interrupt or an error downstream: do not wait for batches nobody will read
             pool.shutdown(wait=True, cancel_futures=True)
             if writer is not None:
                 writer.shutdown(wait=True)
 
-    def _overlapped(self, batches, writer: Executor):
+    def _overlapped(self, batches, writer: Executor, resumed: bool = False, mark: Any = None):
         """Decide batch N+1 while batch N is written (see :meth:`process_batches`)."""
         writing: _Write | None = None
+        in_order = resumed
         for docs, context, fps in batches:
-            decided = self._decide_batch(docs, fps, writing.memory if writing is not None else None)
+            if not docs:  # (dead letters only: nothing to look up, decide or write)
+                self.next_mark = None
+                if writing is not None:
+                    results = writing.finish()
+                    yield writing.context, results
+                    writing = None
+                yield context, []
+                continue
+            decided = self._decide_batch(docs, fps, writing.memory if writing is not None else None, in_order,
+                                         mark)
+            in_order = False
+            self.next_mark = None if decided.mark is None else {
+                "mark": decided.mark, "mine": {i: list(state) for i, state in decided.mine.items()}}
             if writing is not None:
                 results = writing.finish()
                 yield writing.context, results
@@ -739,7 +799,11 @@ class DedupEngine:
 
         ``fingerprints`` may be computed ahead (e.g. in another thread while the previous batch is written)."""
         fps = fingerprints if fingerprints is not None else self.fingerprinter.fingerprint_many([d.text for d in docs])
-        decided = self._decide_batch(docs, fps)
+        return self._process(docs, fps)
+
+    def _process(self, docs: Sequence[Document], fps: Sequence[Fingerprint], in_order: bool = False,
+                 mark: Any = None) -> list[Result | DuplicateIdError | IndexingError]:
+        decided = self._decide_batch(docs, fps, in_order=in_order, mark=mark)
         return decided.stored(self._store(decided))
 
     def _store(self, decided: "_Decided") -> dict[str, str]:
@@ -757,7 +821,9 @@ class DedupEngine:
         ``decided.departed`` (its cluster is decided again without it when the batch is settled). A version that
         another writer wrote or rewrote meanwhile (a page two crawlers index at once, each with its own content;
         or a re-indexed document merged by another writer's settling) is found by the conflict, fetched, and
-        written over in turn: nothing is overwritten unseen, and the content written last stays."""
+        written over in turn: nothing is overwritten unseen, and the content written last stays. A version another
+        writer wrote with the same content (two crawlers indexing one input) is left as it is: the document counts
+        as found already indexed (its result, and settling, take that version)."""
         if not decided.to_store:
             return {}
         if not getattr(self.index, "shared_writers", False):
@@ -767,6 +833,7 @@ class DedupEngine:
         # a re-indexed document's stored version, read now: its write then usually goes through at the first try
         departed = index.fetch([d.id for d in decided.departed], whole=False) if decided.departed else {}
         refused: dict[str, str] = {}
+        theirs: dict[str, StoredDoc] = {}  # the same content, written by another writer meanwhile
         todo = [replace(d, version=departed[d.id].version if d.id in departed else None) for d in decided.to_store]
         for _ in range(_MAX_WRITE_ATTEMPTS):
             if not todo:
@@ -784,8 +851,13 @@ class DedupEngine:
                 if stored is None:  # (deleted meanwhile: whoever deleted it decided its cluster again)
                     departed.pop(doc_id, None)
                     todo.append(replace(mine, version=None))
-                elif (stored.arrival, stored.fingerprint.content_hash) != (mine.arrival, mine.fingerprint.content_hash):
-                    departed[doc_id] = stored  # (not this very write, landed by a retried request)
+                elif (stored.arrival, stored.fingerprint.content_hash) == (mine.arrival, mine.fingerprint.content_hash):
+                    pass  # (this very write, landed by a retried request)
+                elif _same(stored.fingerprint, mine.fingerprint):
+                    departed.pop(doc_id, None)
+                    theirs[doc_id] = stored
+                else:
+                    departed[doc_id] = stored
                     todo.append(replace(mine, version=stored.version))
         else:
             from .maintenance import MaintenanceError
@@ -793,6 +865,11 @@ class DedupEngine:
             decided.departed = list(departed.values())
             raise MaintenanceError(f"{len(todo)} documents kept changing while being written; run again")
         decided.departed = list(departed.values())
+        if theirs:
+            decided.to_store = [d for d in decided.to_store if d.id not in theirs]
+            decided.found.extend(theirs.values())
+            decided.results = [Result.from_stored(theirs[r.id], already_indexed=True)
+                               if isinstance(r, Result) and r.id in theirs else r for r in decided.results]
         return refused
 
     def _settle(self, decided: "_Decided", refused: dict[str, str]) -> None:
@@ -804,12 +881,14 @@ class DedupEngine:
 
             if shared:
                 docs = [d for d in decided.to_store if d.id not in refused]
+                if decided.resumed:
+                    docs += decided.found
             else:  # (a re-indexed document may now duplicate an older one)
                 gone = {d.id for d in decided.departed}
                 docs = [d for d in decided.to_store if d.id in gone]
             latest = maintenance.settle(self.index, self.rule, docs, decided.departed,  # type: ignore[arg-type]
                                         since=decided.mark, mine=decided.mine,
-                                        found=decided.found if shared else (),
+                                        found=decided.found if shared and not decided.resumed else (),
                                         candidates=decided.candidates if shared else {},
                                         apart=decided.apart if shared else ()).latest()
             if latest:
@@ -817,16 +896,19 @@ class DedupEngine:
                                    if isinstance(r, Result) and r.id in latest else r for r in decided.results]
 
     def _decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint],
-                      writing: MemoryIndex | None = None) -> "_Decided":
+                      writing: MemoryIndex | None = None, in_order: bool = False, mark: Any = None) -> "_Decided":
         """Look up and decide one batch (nothing is written). ``writing``: the documents of the batch still being
-        written, in memory; the backend's stored versions of them are left out of the lookup."""
+        written, in memory; the backend's stored versions of them are left out of the lookup. ``in_order``: the
+        documents of the batch found already indexed are decided around as members of the batch at their places,
+        and with ``mark`` settled as the batch's own (see :meth:`process_batches`' ``resumed``)."""
         queries = [Lookup(d.id, fp) for d, fp in zip(docs, fps)]
         d_max = self.rule.candidate_distance
         decided = _Decided()
         being = writing.docs() if writing is not None else []  # (the batch before, being written)
         being_written = [doc.id for doc in being]
         if getattr(self.index, "shared_writers", False):  # what is visible now: settling looks at what came after
-            decided.mark = self.index.visible_mark()  # type: ignore[attr-defined]
+            decided.resumed = in_order and mark is not None
+            decided.mark = mark["mark"] if decided.resumed else self.index.visible_mark()  # type: ignore[attr-defined]
         if writing is not None:
             found = self.index.lookup(queries, d_max, exclude=being_written)  # type: ignore[call-arg]
             in_writing = writing.lookup(queries, d_max)
@@ -852,28 +934,34 @@ class DedupEngine:
             # Each document is decided against the index and the documents this batch decided before it: one
             # lookup in an index of the batch, where each sees only the documents before it (their candidates and
             # sentence counts)
-            batch = MemoryIndex(self.index.max_sentence_df, self.index.lookup_keys)
-            batch.add([StoredDoc(docs[i].id, fps[i], docs[i].id) for i in todo])
-            earlier = batch.lookup([queries[i] for i in todo], d_max, before=range(len(todo)))
             batch_decided: dict[str, StoredDoc] = {}  # the documents this batch decided so far
+            members = todo
+            if in_order and todo and decided.found:  # (looked up again without them: they are batch members)
+                placed = {d.id: without_payload(d) for d in decided.found}
+                found = self.index.lookup(queries, d_max, exclude=[*being_written, *placed])  # type: ignore[call-arg]
+                batch_decided.update(placed)
+                members = sorted(todo + [i for i, r in enumerate(results) if isinstance(r, Result)])
+            batch = MemoryIndex(self.index.max_sentence_df, self.index.lookup_keys)
+            batch.add([batch_decided.get(docs[i].id) or StoredDoc(docs[i].id, fps[i], docs[i].id) for i in members])
+            place = {i: n for n, i in enumerate(members)}
+            earlier = batch.lookup([queries[i] for i in todo], d_max, before=[place[i] for i in todo])
             cap = self.index.max_sentence_df
             for i, before in zip(todo, earlier):
                 doc, fp, res = docs[i], fps[i], found[i]
                 # never a duplicate of a document decided relative to this one (possible after an interrupted write)
                 candidates = [c for c in res.candidates
                               if c.id not in batch_decided and c.cluster != doc.id and c.duplicate_of != doc.id]
-                df = res.sentence_df
+                counts = [res.sentence_df, before.sentence_df]
                 if in_writing is not None:
                     other = in_writing[i]
                     candidates += [c for c in other.candidates if c.id not in batch_decided
                                    and c.cluster != doc.id and c.duplicate_of != doc.id]
-                    df = Counter(df)
-                    df.update(other.sentence_df)
-                    if any(df[h] > cap for h in fp.sentences):  # boilerplate only when both counts are added up
-                        crowded = {h for h in fp.sentences if df[h] > cap}
-                        candidates = self._found_by_lookup(fp, candidates, crowded)
+                    counts.append(other.sentence_df)
                 candidates += [batch_decided[c.id] for c in before.candidates]
-                stored = self._decide(doc, fp, candidates, boilerplate_of(fp, df, cap, before.sentence_df))
+                boilerplate, split = _boilerplate(fp, counts, cap)
+                if split:  # a part under the bound brought candidates through a hash that is over it in all parts
+                    candidates = self._found_by_lookup(fp, candidates, boilerplate)
+                stored = self._decide(doc, fp, candidates, boilerplate)
                 if decided.mark is not None and candidates:
                     decided.candidates[doc.id] = {c.id: c.arrival for c in candidates}
                     if stored.duplicate_of is None and any(self.rule.decide(fp, [c]) is not None for c in candidates):
@@ -886,25 +974,14 @@ class DedupEngine:
             raise
         decided.results = results  # type: ignore[assignment]  # (every slot is filled)
         if decided.mark is not None:
-            decided.mine = {d.id: written_state(d) for d in [*being, *decided.to_store]}
+            decided.mine = _mine(decided, being, mark)
         return decided
 
-    def _found_by_lookup(self, fp: Fingerprint, candidates: list[StoredDoc], boilerplate: set[int]) -> list[StoredDoc]:
-        """The candidates one lookup against all of them would have returned: same content, a shared lookup key
-        within the candidate distance, or shared sentences that are not ``boilerplate`` (a sentence can be under
-        the boilerplate bound in the index and in the batch being written, and over it in both together)."""
-        masks = self.index.lookup_keys.masks.tolist() if fp.n_features else ()
-        sentences, sketch = split_sentences(fp.sentences, boilerplate)
-        out = []
-        for c in candidates:
-            o = c.fingerprint
-            x = fp.simhash ^ o.simhash
-            if ((fp.n_chars and o.content_hash == fp.content_hash)
-                    or (masks and o.n_features and x.bit_count() <= self.rule.candidate_distance
-                        and any(x & m == 0 for m in masks))
-                    or sentence_candidate(sentences, sketch, o.sentences)):
-                out.append(c)
-        return out
+    def _found_by_lookup(self, fp: Fingerprint, candidates: list[StoredDoc], boilerplate: Collection[int]
+                         ) -> list[StoredDoc]:
+        """The candidates one lookup against all of them would have returned (:func:`found_by_lookup`): a hash can
+        be under the boilerplate bound in each part a lookup was split into, and over it in all of them together."""
+        return found_by_lookup(fp, candidates, boilerplate, self.index.lookup_keys, self.rule.candidate_distance)
 
     def check(self, text: str, limit: int = 10) -> list[Decision]:
         """Near duplicates of ``text`` among indexed documents (nothing is written), the one ingest would pick

@@ -166,7 +166,11 @@ class IDFTable:
         return _jieba_default()
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
+        """Write the table in jieba's format (``word idf`` per line), beside ``path`` first and put in place at the
+        end (:func:`~es_simhash.outputs.atomic_write`)."""
+        from .outputs import atomic_write
+
+        with atomic_write(path) as fh:
             for word, value in sorted(self._idf.items(), key=lambda kv: (-kv[1], kv[0])):
                 fh.write(f"{word} {value:.6f}\n")
 

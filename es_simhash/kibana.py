@@ -39,7 +39,7 @@ from urllib import request as urlrequest
 from urllib.parse import quote, urlsplit, urlunsplit
 
 __all__ = ["KibanaError", "InvalidKibanaURL", "saved_objects", "ndjson", "load_saved_objects", "import_saved_objects",
-           "NDJSON_NAME"]
+           "NDJSON_NAME", "export_saved_objects"]
 
 NDJSON_NAME = "es-simhash.ndjson"
 DEFAULT_PATTERN = "es-simhash*"
@@ -479,6 +479,19 @@ def _answer(status: int, raw: bytes, ctype: str, safe: str, n_objects: int) -> d
         raise KibanaError(f"Kibana imported {answer.get('successCount', 0)} of {n_objects} objects; "
                           f"{len(errs)} failed: {first}")
     return answer
+
+
+def export_saved_objects(path: str | os.PathLike[str], index_pattern: str | None = None) -> int:
+    """Write the saved objects (data view, saved searches, dashboard) as an ndjson file for Kibana's *Stack
+    Management > Saved objects > Import*, with the data view covering ``index_pattern`` (default ``es-simhash*``);
+    ``-`` writes to standard output. Returns how many objects were written. The file is written beside its path and
+    put in place at the end (:func:`~es_simhash.outputs.atomic_write`)."""
+    from .outputs import atomic_write
+
+    objects = load_saved_objects(index_pattern)
+    with atomic_write(path) as fh:
+        fh.write(ndjson(objects))
+    return len(objects)
 
 
 def write_ndjson(path: str | None = None) -> str:

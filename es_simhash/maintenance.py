@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Iterator,
 
 from .dedup import NO_FEATURES, DecisionRule, has_sketch
 from .fingerprint import Fingerprint
-from .index.base import CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key, boilerplate_of, written_state
+from .index.base import (CANONICAL, Lookup, MaintainedIndex, StoredDoc, arrival_key, boilerplate_of, found_by_lookup,
+                         written_state)
 
 if TYPE_CHECKING:
     from .sources import DeadLetter, Record
@@ -187,15 +188,47 @@ def _newer_canonicals(index: MaintainedIndex, rule: DecisionRule, docs: Sequence
     return list(out.values())
 
 
-def _canonical_decision(rule: DecisionRule, doc: StoredDoc, older: Sequence[StoredDoc], res: Any, cap: int,
-                        known: bool) -> Any:
+def _canonical_decision(index: MaintainedIndex, rule: DecisionRule, doc: StoredDoc, older: Sequence[StoredDoc],
+                        res: Any, cap: int, known: bool, holders: Mapping[int, list[StoredDoc]]) -> Any:
     """What settling decides for the canonical ``doc`` against the documents ``older`` than it (``res``: its
-    lookup); with ``known`` (:func:`repair`), with what the whole index knows of templates, and only into a cluster
-    a recheck would keep it in (so a repair never undoes a recheck)."""
+    lookup): the decision it got on arrival, when nothing was written concurrently (:func:`_as_on_arrival`; so
+    settling a document again changes nothing by itself); with ``known`` (:func:`repair`), with what the whole index
+    knows of templates, and only into a cluster a recheck would keep it in (so a repair never undoes a recheck)."""
     if not known:
-        return rule.decide(doc.fingerprint, older, boilerplate_of(doc.fingerprint, res.sentence_df, cap))
+        candidates, boilerplate = _as_on_arrival(index, rule, doc, older, res, cap, holders)
+        return rule.decide(doc.fingerprint, candidates, boilerplate)
     boilerplate = _known_boilerplate(rule, doc, res.candidates, res.sentence_df, cap)
     return _first_kept(rule, doc, _all_matches(rule, doc.fingerprint, older, boilerplate), res.candidates)
+
+
+def _crossing(doc: StoredDoc, res: Any, cap: int) -> list[int]:
+    """The hashes of ``doc`` held by more than ``cap`` documents now: the only ones that can have been under the
+    bound when it arrived (its lookup then used them, and counted them as its own)."""
+    return [h for h in doc.fingerprint.sentences if res.sentence_df.get(h, 0) > cap]
+
+
+def _as_on_arrival(index: MaintainedIndex, rule: DecisionRule, doc: StoredDoc, older: Sequence[StoredDoc], res: Any,
+                   cap: int, holders: Mapping[int, list[StoredDoc]]) -> tuple[list[StoredDoc], frozenset[int]]:
+    """The candidates and boilerplate hashes a lookup gave ``doc`` when it arrived, from ``older`` (the candidates of
+    its lookup now that arrived before it) and ``holders`` (:meth:`~es_simhash.index.base.MaintainedIndex.
+    first_holders` of its :func:`_crossing` hashes, ``cap + 1`` each): a hash over the bound now was boilerplate
+    then only if more than ``cap`` of the documents before it held it; if not, those documents were candidates
+    through it (and the rest of its hashes counted differently for them). Decisions depend on the order of
+    arrival alone: not on what arrived later."""
+    crossing = _crossing(doc, res, cap)
+    if not crossing:
+        return list(older), frozenset()
+    key = arrival_key(doc)
+    boilerplate: set[int] = set()
+    pool = {c.id: c for c in older}
+    for h in crossing:
+        before = [c for c in holders.get(h, ()) if arrival_key(c) < key and c.id != doc.id]
+        if len(before) > cap:
+            boilerplate.add(h)
+        else:
+            pool.update((c.id, c) for c in before if c.id not in pool and c.cluster != doc.id)
+    found = found_by_lookup(doc.fingerprint, pool.values(), boilerplate, index.lookup_keys, rule.candidate_distance)
+    return found, frozenset(boilerplate)
 
 
 def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writer, docs: list[StoredDoc],
@@ -216,16 +249,20 @@ def _settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: _Writ
         todo += _newer_canonicals(index, rule, left, {d.id for d in docs})
     moved: set[str] = set()  # the documents of ``todo`` that joined another cluster in the step before
     cap = index.max_sentence_df
+    holders: dict[int, list[StoredDoc]] = {}  # (the first holders of hashes over the bound, read once)
     while todo:
         seen.update(d.id for d in todo)
         found = index.lookup([Lookup(d.id, d.fingerprint) for d in todo], rule.candidate_distance)
+        if not known:
+            wanted = {h for d, res in zip(todo, found) if d.cluster == d.id for h in _crossing(d, res, cap)}
+            holders.update(index.first_holders(wanted - holders.keys(), cap + 1))
         newer: dict[str, StoredDoc] = {}
         joins: dict[str, tuple[Any, str, int, int]] = {}
         for d, res in zip(todo, found):
             key = arrival_key(d)
             older = [c for c in res.candidates if arrival_key(c) < key and c.cluster != d.id]
-            if older and d.cluster == d.id:
-                decision = _canonical_decision(rule, d, older, res, cap, known)
+            if (older or _crossing(d, res, cap)) and d.cluster == d.id:
+                decision = _canonical_decision(index, rule, d, older, res, cap, known, holders)
                 if decision is not None:
                     joins[d.id] = (decision, decision.of.cluster, d.arrival, d.fingerprint.content_hash)
             for c in res.candidates:  # a newer canonical that may have been written at the same time as this one
@@ -746,17 +783,20 @@ class _StoredRecords:
 
 
 def migrate(source, engine, *, dead_letters: str = "dead-letters.jsonl", checkpoint=None, report=None,
-            on_progress=None):
+            on_progress=None, start=None, stop=None):
     """Index every document stored in ``source`` (an :class:`~es_simhash.index.elastic.ElasticIndex`) again
     through ``engine`` (whose index is the new one), from its stored text and record, the earliest first: each is
     fingerprinted with the engine's fingerprinter and decided afresh (so clusters follow the new fingerprint).
     Client-side (no reindex module needed). A document without stored text is a dead letter (its "line" is its
     position in arrival order). With a ``checkpoint`` (inputs: ``[migration_input(source)]``) an interrupted
-    migration goes on where it stopped. Returns the :class:`~es_simhash.pipeline.Summary`."""
+    migration goes on where it stopped. ``start`` and ``stop``: as :func:`~es_simhash.pipeline.run_dedup` takes
+    them (create the new index before the first document; stop after a batch). Returns the
+    :class:`~es_simhash.pipeline.Summary`."""
     from .pipeline import run_dedup
 
     return run_dedup([migration_input(source)], engine, _StoredRecords(source), report=report,
-                     dead_letters=dead_letters, on_progress=on_progress, checkpoint=checkpoint)
+                     dead_letters=dead_letters, on_progress=on_progress, checkpoint=checkpoint, start=start,
+                     stop=stop)
 
 
 def migration_input(source) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import time
@@ -15,13 +16,14 @@ from collections import deque
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _json_str  # (what json.dumps(..., ensure_ascii=False) writes)
-from typing import IO, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from .dedup import DedupEngine, Document, DuplicateIdError, IndexingError, Result
 from .index.base import StoredDoc
-from .sources import DeadLetter, DeadLetterWriter, Record, RecordReader
+from .outputs import AtomicFile, OutputError
+from .sources import DeadLetter, DeadLetterWriter, Record, RecordReader, excerpt
 
-__all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "RecordSource", "run_dedup", "trim_lines"]
+__all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "RecordSource", "run_dedup"]
 
 
 class RecordSource(Protocol):
@@ -61,6 +63,8 @@ class Summary:
     """Of :attr:`indexed`: documents written by the earlier runs this one resumed (from the checkpoint)."""
     resumed_elapsed: float = 0.0
     """Of :attr:`elapsed`: seconds of the earlier runs this one resumed."""
+    resumed_already: int = 0
+    """Of :attr:`already_indexed`: found by the earlier runs this one resumed."""
     rechecked: int = 0
     """Records whose cluster the final recheck changed (``run_dedup(recheck=True)``); of them,
     :attr:`taken_back` are duplicates no more."""
@@ -68,6 +72,19 @@ class Summary:
     rechecked_earlier: int = 0
     """Documents of an index loaded from an earlier run whose cluster the recheck changed (not records of this
     run: they are in the index, not in the report)."""
+    dead_reasons: dict[str, int] = field(default_factory=dict)
+    """How many dead letters had each kind of reason (reasons that differ in their numbers alone are one kind),
+    under the first reason of that kind."""
+
+    @property
+    def undecided(self) -> str | None:
+        """When records were read but none could be decided (every one a dead letter): one line saying so, with the
+        most common reason; else ``None``. ``es-simhash`` then exits with code 5 and creates no index."""
+        if not self.read or self.kept or self.duplicates:
+            return None
+        reason, n = max(self.dead_reasons.items(), key=lambda kv: (kv[1], kv[0]), default=("unknown", 0))
+        which = "" if n == self.read else f"; the most common reason ({n:,} of them)"
+        return f"none of the {self.read:,} records read could be indexed{which}: {reason}"
 
     @property
     def reconciles(self) -> bool:
@@ -106,6 +123,7 @@ class Summary:
             "rechecked": self.rechecked,
             "taken_back": self.taken_back,
             "rechecked_earlier": self.rechecked_earlier,
+            "dead_reasons": dict(sorted(self.dead_reasons.items())),
         }
 
 
@@ -126,6 +144,13 @@ class Checkpoint:
     ``.lock`` file beside it naming the process) while it works, so a second run given the same checkpoint
     stops with :class:`CheckpointInUse` before it reads or writes anything; a lock left by a killed process
     (no such process on this host any more) is taken over.
+
+    The run's report and dead letters are written as partial files beside their paths
+    (:data:`~es_simhash.outputs.PARTIAL_SUFFIX`) and put in place when it finishes: an earlier report is never
+    cut into, and a resumed run appends to the partial files of the run it resumes (the checkpoint records their
+    paths, so a resume that names others is refused). ``batch_size`` is the size of the next batch, so a resumed
+    run cuts its batches where the interrupted one did: the first batch it decides is the one that run was writing
+    when it stopped (:meth:`DedupEngine.process_batches`' ``resumed``).
     """
 
     FORMAT = "es-simhash-checkpoint/1"
@@ -135,6 +160,12 @@ class Checkpoint:
         self.inputs = [os.path.abspath(p) if p != "-" else p for p in inputs]
         self.done: dict[str, int] = {}
         self.summary = Summary()
+        self.batch_size: int | None = None
+        """The size of the next batch (saved, so a resumed run cuts its batches where this one did)."""
+        self.mark: Any = None
+        """The visible mark the next batch was decided with (:attr:`DedupEngine.next_mark`; JSON)."""
+        self.outputs: dict[str, str] = {}
+        """The run's resumable outputs: ``report`` and ``dead_letters``, absolute paths."""
         self._locks = 0
 
     @staticmethod
@@ -216,57 +247,57 @@ class Checkpoint:
             read=s["read"], kept=s["kept"], duplicates=s["duplicates"], dead_letters=s["dead_letters"],
             already_indexed=s["already_indexed"], reasons=dict(s["reasons"]),
             encoding_fallbacks=int(s.get("encoding_fallbacks", 0)), html_stripped=int(s.get("html_stripped", 0)),
-            elapsed=float(s.get("elapsed_seconds", 0.0)),
+            elapsed=float(s.get("elapsed_seconds", 0.0)), dead_reasons=dict(s.get("dead_reasons", {})),
         )
         cp.summary.resumed_indexed = cp.summary.indexed
+        cp.summary.resumed_already = cp.summary.already_indexed
         cp.summary.resumed_elapsed = cp.summary.elapsed
+        cp.batch_size = data.get("batch_size")
+        cp.mark = data.get("mark")
+        cp.outputs = dict(data.get("outputs", {}))
         return cp
 
     def save(self, summary: Summary) -> None:
         tmp = f"{self.path}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"format": self.FORMAT, "inputs": self.inputs, "done": self.done,
-                       "summary": summary.to_dict()}, fh, ensure_ascii=False)
+            json.dump({"format": self.FORMAT, "inputs": self.inputs, "done": self.done, "batch_size": self.batch_size,
+                       "mark": self.mark,
+                       "outputs": self.outputs, "summary": summary.to_dict()}, fh, ensure_ascii=False)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
 
-    def open_report(self, path: str | os.PathLike[str]) -> IO[str]:
-        """The run's ``report`` file, opened for :func:`run_dedup`: a new run truncates it; a resumed one cuts it
-        back to the lines this checkpoint accounts for (a batch written after the last save goes: the run writes
-        it again) and appends. Take :meth:`lock` first, so a run that holds the checkpoint is never cut into."""
-        if not self.done:
-            return open(path, "w", encoding="utf-8")  # noqa: SIM115 - the caller closes it
-        trim_lines(path, self.summary.kept + self.summary.duplicates)
-        return open(path, "a", encoding="utf-8")  # noqa: SIM115
+    def output(self, name: str, option: str, path: str | os.PathLike[str] | None) -> None:
+        """Record the run's output ``name`` (``report``, ``dead_letters``) at ``path``; a resumed run must name the
+        same file the interrupted run wrote (:class:`~es_simhash.outputs.OutputError` otherwise: its partial file
+        is beside that one)."""
+        real = None if path is None else os.path.realpath(path)
+        if self.done:
+            was = self.outputs.get(name)
+            if was != real:
+                said = f"{option} {was}" if was else f"no {option}"
+                raise OutputError(f"{option}: the interrupted run was given {said}: resume with the same, or start "
+                                  "the run anew instead of resuming it")
+        if real is None:
+            self.outputs.pop(name, None)
+        else:
+            self.outputs[name] = real
+
+    def open_report(self, path: str | os.PathLike[str]) -> AtomicFile:
+        """The run's ``report`` file for :func:`run_dedup`, as a context manager giving the file to write: written
+        as a partial file beside ``path`` and put in place when the block ends well (an earlier report stays as it
+        was until then); a resumed run cuts the partial file of the run it resumes back to the lines this checkpoint
+        accounts for (a batch written after the last save goes: the run writes it again) and appends. Take
+        :meth:`lock` first, so a run that holds the checkpoint is never cut into."""
+        self.output("report", "--report", path)
+        report = AtomicFile(path, resumable=True)
+        report.open(self.summary.kept + self.summary.duplicates if self.done else None)
+        return report
 
     def remove(self) -> None:
         for p in (self.path, f"{self.path}.tmp"):
             if os.path.exists(p):
                 os.remove(p)
-
-
-def trim_lines(path: str | os.PathLike[str], keep: int) -> int:
-    """Cut a JSON Lines output back to its first ``keep`` lines (what a checkpoint accounts for: a run stopped
-    between writing a batch and saving its checkpoint left that batch's lines behind, and the resumed run writes
-    them again). Returns the number of lines removed; a missing or shorter file is left as it is."""
-    try:
-        fh = open(path, "r+b")  # noqa: SIM115
-    except FileNotFoundError:
-        return 0
-    with fh:
-        seen = 0
-        offset = 0
-        for line in fh:
-            if seen == keep:
-                break
-            seen += 1
-            offset += len(line)
-        else:
-            return 0
-        removed = 1 + sum(1 for _ in fh)
-        fh.truncate(offset)
-    return removed
 
 
 def _alive(holder: dict) -> bool:
@@ -293,18 +324,28 @@ def run_dedup(
     on_progress: Callable[[int, Summary], None] | None = None,
     checkpoint: Checkpoint | None = None,
     recheck: bool = False,
+    start: Callable[[], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Summary:
     """Deduplicate the JSON Lines ``inputs`` through ``engine``.
 
     ``report`` receives one JSON line per record in input order (``id, cluster, duplicate, duplicate_of,
     distance, reason, source, line``); ``output`` receives the original bytes of every record that is not a
-    duplicate; malformed records go to the ``dead_letters`` file (created only when needed) with their line
-    number and reason. ``on_progress(bytes_read, summary)`` is called after every batch.
+    duplicate; malformed records go to the ``dead_letters`` file with their line number and reason, in line
+    order (created only when needed, written beside its path and put in place when the run ends well:
+    :class:`~es_simhash.sources.DeadLetterWriter`). ``on_progress(bytes_read, summary)`` is called after every
+    batch. ``start()`` is called once, before the first record goes to the engine (``es-simhash index`` creates
+    its index there: a run whose every record is a dead letter creates none; :attr:`Summary.undecided` then says
+    why). ``stop()`` is asked after every batch: when it says so, the run stops there with
+    :class:`KeyboardInterrupt` (its checkpoint saved: ``es-simhash index`` stops so on a first Ctrl-C).
 
     With a ``checkpoint``, lines it records as done are skipped, its counts are carried over, and it is saved
-    after every batch (outputs are then appended to, not truncated, by the caller) and removed at the end. The
-    run holds the checkpoint's lock throughout (:class:`CheckpointInUse` if another process holds it; a caller
-    that opens outputs first should take ``checkpoint.lock()`` before it).
+    after every batch and removed at the end; the dead letters are resumable (their partial file is appended to
+    by a resumed run), and so should the report be (:meth:`Checkpoint.open_report`). The run holds the
+    checkpoint's lock throughout (:class:`CheckpointInUse` if another process holds it; a caller that opens
+    outputs first should take ``checkpoint.lock()`` before it). A resumed run's first batch is the batch the
+    interrupted run was writing when it stopped, and the documents of it found in the index are decided around in
+    input order, so the clusters are those of a run that was never interrupted.
 
     ``recheck`` (what ``es-simhash dedup`` does; not with a checkpoint): once every record is decided, the index
     takes its near-duplicate decisions again with what it knows by then (:func:`~es_simhash.maintenance.recheck`:
@@ -325,25 +366,38 @@ def run_dedup(
     with ExitStack() as stack:
         if checkpoint is not None:
             stack.enter_context(checkpoint.lock())
-        if resuming:
-            trim_lines(dead_letters, summary.dead_letters)
-        dlw = stack.enter_context(DeadLetterWriter(dead_letters, append=resuming))
+            checkpoint.output("dead_letters", "--dead-letters", dead_letters)
+        dlw = stack.enter_context(DeadLetterWriter(dead_letters, resumable=checkpoint is not None,
+                                                   keep_lines=summary.dead_letters if resuming else 0))
         run = _Run(summary, reader, dlw, report, output, checkpoint, on_progress)
         if recheck:
             run.duplicates_at = {}
             run.keep_raw = output is not None and not _rereadable(inputs)
-        documents = (([Document(r.id, r.text, r.fields) for r in batch], (batch, letters, position))
-                     for batch, letters, position in run.batches(inputs, engine.batch_size))
-        for (batch, letters, position), results in engine.process_batches(documents):
-            run.flush(batch, letters, position, results)
+
+        def documents() -> Iterator[tuple[list[Document], _Batch]]:
+            started = start is None
+            for batch in run.batches(inputs, engine.batch_size):
+                if not started and batch.records:
+                    start()  # type: ignore[misc]  # (not None: started is False)
+                    started = True
+                yield [Document(r.id, r.text, r.fields) for r in batch.records], batch
+
+        mark = checkpoint.mark if checkpoint is not None and resuming else None
+        for batch, results in engine.process_batches(documents(), resumed=resuming, mark=mark):
+            if checkpoint is not None:
+                checkpoint.mark = engine.next_mark
+            run.flush(batch, results)
+            if stop is not None and stop():
+                raise KeyboardInterrupt
+        read_to = reader.bytes_read  # (a recheck reads the inputs again: progress stays where the run got to)
         if recheck:
             _recheck_outputs(inputs, engine, reader, summary, report, output, run.duplicates_at or {})
-        summary.dead_letter_path = dlw.path if dlw.count or resuming and os.path.exists(dlw.path) else None
+    summary.dead_letter_path = dlw.path if dlw.written else None
     summary.elapsed = run.elapsed()
     if checkpoint is not None:
         checkpoint.remove()
     if on_progress is not None:
-        on_progress(reader.bytes_read, summary)
+        on_progress(read_to, summary)
     return summary
 
 
@@ -477,8 +531,26 @@ FIRST_BATCH = 100
 """Records in the first batch :func:`run_dedup` reads (see :meth:`_Run.batches`)."""
 
 
+@dataclass
+class _Batch:
+    """A batch of records as :meth:`_Run.batches` cuts it."""
+
+    records: list[Record]
+    letters: list[tuple[int, DeadLetter]]
+    """The dead letters read since the previous batch, each with the number of this batch's records read before
+    it (its place among them: dead letters are written in line order)."""
+    position: dict[str, int]
+    """Lines read per input up to the batch's last record (what a checkpoint saved after it records as done)."""
+    next_size: list[int] = field(default_factory=list)
+    """The size of the batch cut after this one, once it is cut (a checkpoint saves it: a resumed run's first batch
+    is then the one this run decides after this one)."""
+
+
 class _Run:
     """The state of one :func:`run_dedup`: where each batch's outcome goes."""
+
+    MAX_DEAD_REASONS = 20
+    """Distinct dead-letter reasons counted one by one (:attr:`Summary.dead_reasons`); the others together."""
 
     def __init__(self, summary: Summary, reader: RecordSource, dlw: DeadLetterWriter, report: IO[str] | None,
                  output: IO[bytes] | None, checkpoint: Checkpoint | None,
@@ -489,28 +561,39 @@ class _Run:
         self.elapsed_before = summary.elapsed  # the runs this one resumes
         self.duplicates_at: dict[str, tuple[str, int, bytes | None]] | None = None  # (for a recheck)
         self.keep_raw = False
+        self.kinds = {_reason_kind(r): r for r in summary.dead_reasons}  # kind -> its first reason
 
     def elapsed(self) -> float:
         return self.elapsed_before + time.perf_counter() - self.started
 
     def dead(self, letter: DeadLetter) -> None:
         self.dlw.write(letter)
-        self.summary.read += 1
-        self.summary.dead_letters += 1
+        s = self.summary
+        s.read += 1
+        s.dead_letters += 1
+        kind = _reason_kind(letter.reason)
+        reason = self.kinds.get(kind)
+        if reason is None and len(self.kinds) < self.MAX_DEAD_REASONS:
+            reason = self.kinds[kind] = letter.reason
+        reason = reason or "other reasons"
+        s.dead_reasons[reason] = s.dead_reasons.get(reason, 0) + 1
 
-    def flush(self, batch: list[Record], letters: list[DeadLetter], position: dict[str, int], results: list) -> None:
-        """Write one batch's outcome: the dead letters read before its last record (so a checkpoint is
-        all-or-nothing), its report/output lines, then the checkpoint at ``position`` (lines done per input)."""
+    def flush(self, batch: _Batch, results: list) -> None:
+        """Write one batch's outcome: its report/output lines and dead letters (in line order), then the checkpoint
+        at the batch's position (lines done per input)."""
         summary, report = self.summary, self.report
-        for letter in letters:
-            self.dead(letter)
-        for rec, res in zip(batch, results):
+        letters = iter(batch.letters)
+        letter = next(letters, None)
+        for j, (rec, res) in enumerate(zip(batch.records, results)):
+            while letter is not None and letter[0] <= j:
+                self.dead(letter[1])
+                letter = next(letters, None)
             if rec.encoding != "utf-8":
                 summary.encoding_fallbacks += 1
             if rec.html_stripped:
                 summary.html_stripped += 1
             if isinstance(res, (DuplicateIdError, IndexingError)):
-                self.dead(DeadLetter(rec.source, rec.line, str(res), rec.raw[:200].decode("utf-8", "replace")))
+                self.dead(DeadLetter(rec.source, rec.line, str(res), excerpt(rec.raw)))
                 continue
             _count(summary, res)
             if self.duplicates_at is not None and res.duplicate:
@@ -519,18 +602,21 @@ class _Run:
                 report.write(report_line(res, rec.source, rec.line))
             if self.output is not None and not res.duplicate:
                 self.output.write(rec.raw + b"\n")
+        while letter is not None:
+            self.dead(letter[1])
+            letter = next(letters, None)
         if self.checkpoint is not None:
             if report is not None:
                 report.flush()
             self.dlw.flush()
-            self.checkpoint.done.update(position)
+            self.checkpoint.done.update(batch.position)
+            self.checkpoint.batch_size = batch.next_size[0] if batch.next_size else None
             summary.elapsed = self.elapsed()
             self.checkpoint.save(summary)
         if self.on_progress is not None:
             self.on_progress(self.reader.bytes_read, summary)
 
-    def batches(self, inputs: Sequence[str], size: int
-                ) -> Iterator[tuple[list[Record], list[DeadLetter], dict[str, int]]]:
+    def batches(self, inputs: Sequence[str], size: int) -> Iterator[_Batch]:
         """Full batches of records, with the dead letters read since the previous batch and a snapshot of the
         lines read per input (batches are fingerprinted ahead, so the snapshot must not move).
 
@@ -539,30 +625,39 @@ class _Run:
         fingerprints, so a small one starts the pipeline sooner. So are the last ones: a batch is handed on once
         as many records again have been read after it, so when the input ends the records left (fewer than two
         batches) go in batches of half of them each time, down to :data:`FIRST_BATCH`: nothing overlaps the last
-        batch's decisions either. Decisions do not depend on batch sizes."""
+        batch's decisions either. A resumed run's first batch has the size its checkpoint saved (the batch the
+        interrupted run cut next). Decisions do not depend on batch sizes."""
         checkpoint = self.checkpoint
         ahead: deque[tuple[str, Record | DeadLetter]] = deque()  # read, not yet in a batch: (input, item)
         n_ahead = 0  # records in ``ahead``
         position: dict[str, int] = {}
+        last: list[_Batch] = []
 
-        def take(n: int) -> tuple[list[Record], list[DeadLetter], dict[str, int]]:
+        def take(n: int) -> _Batch:
             """The next ``n`` records, the dead letters read before the last of them, and the lines read up to it
             (with ``n`` = all records ahead: every dead letter left too)."""
             nonlocal n_ahead
-            batch: list[Record] = []
-            letters: list[DeadLetter] = []
+            records: list[Record] = []
+            letters: list[tuple[int, DeadLetter]] = []
             everything = n >= n_ahead
-            while ahead and (everything or len(batch) < n):
+            while ahead and (everything or len(records) < n):
                 src, item = ahead.popleft()
                 position[src] = item.line
                 if isinstance(item, DeadLetter):
-                    letters.append(item)
+                    letters.append((len(records), item))
                 else:
-                    batch.append(item)
-            n_ahead -= len(batch)
-            return batch, letters, dict(position)
+                    records.append(item)
+            n_ahead -= len(records)
+            batch = _Batch(records, letters, dict(position))
+            if last:
+                last[0].next_size.append(len(records))
+                last[0] = batch
+            else:
+                last.append(batch)
+            return batch
 
         target = min(size, FIRST_BATCH)
+        exact = checkpoint.batch_size if checkpoint is not None and checkpoint.done else None
         for path, src in zip(inputs, checkpoint.inputs if checkpoint else inputs):
             skip = checkpoint.done.get(src, 0) if checkpoint is not None else 0
             for item in self.reader.read_one(path, skip_lines=skip):
@@ -570,13 +665,27 @@ class _Run:
                 if isinstance(item, DeadLetter):
                     continue
                 n_ahead += 1
-                if n_ahead >= 2 * target:
+                if exact is not None:
+                    if n_ahead >= exact:
+                        yield take(exact)
+                        exact = None
+                elif n_ahead >= 2 * target:
                     yield take(target)
                     target = min(size, 2 * target)
+        if exact is not None and n_ahead > exact:
+            yield take(exact)
         smallest = min(size, FIRST_BATCH)
         while n_ahead > smallest:  # (never more than ``size``: a batch is also one bulk request)
             yield take(min(size, max(-(-n_ahead // 2), smallest)))
         yield take(n_ahead)
+
+
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+
+
+def _reason_kind(reason: str) -> str:
+    """A dead letter's reason with its numbers (a byte, an offset, a column) left out: its kind."""
+    return _NUMBERS.sub("#", reason)
 
 
 def report_line(res: Result, source: str, line: int) -> str:

@@ -672,7 +672,9 @@ def _section_reasons(add, plt, data: ReportData) -> None:
 
 def write_report(data: ReportData, path: str, title: str = "Duplicate report", rule: DefaultRule | None = None) -> int:
     """Render and write the page (``rule``: as :func:`render_html` takes it); returns its size in bytes."""
+    from .outputs import atomic_write
+
     page = render_html(data, title=title, rule=rule).encode("utf-8")
-    with open(path, "wb") as fh:
+    with atomic_write(path, binary=True) as fh:
         fh.write(page)
     return len(page)

@@ -35,6 +35,7 @@ __all__ = [
     "check_inputs",
     "first_field",
     "record_meta",
+    "excerpt",
 ]
 
 DEFAULT_TEXT_FIELDS: tuple[str, ...] = ("content", "text", "body")
@@ -107,8 +108,11 @@ def record_meta(record: dict[str, Any] | None) -> tuple[Any, Any, Any]:
     return first_field(record, TITLE_FIELDS), first_field(record, URL_FIELDS), first_field(record, TIME_FIELDS)
 
 
-def _excerpt(raw: bytes) -> str:
-    return raw[:_EXCERPT].decode("utf-8", errors="backslashreplace")
+def excerpt(raw: bytes, limit: int = _EXCERPT) -> str:
+    """The first ``limit`` bytes of a line as text, for a dead letter: cut before a character the limit would
+    split, bytes that are not UTF-8 shown as ``\\xNN`` escapes."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
+    return decoder.decode(raw[:limit], final=len(raw) <= limit)
 
 
 def _type_name(value: Any) -> str:
@@ -220,7 +224,7 @@ class RecordReader:
                     continue
                 if too_long:
                     yield DeadLetter(
-                        name, line_no, f"record longer than {self.max_record_bytes} bytes", _excerpt(line)
+                        name, line_no, f"record longer than {self.max_record_bytes} bytes", excerpt(line)
                     )
                     continue
                 if not line.strip():  # blank lines are not records
@@ -257,7 +261,7 @@ class RecordReader:
             text, text_field = self._text(obj, check_surrogates="\\u" in decoded or encoding not in _NO_SURROGATES)
             doc_id = self._id(obj, source, line_no)
         except _Bad as bad:
-            return DeadLetter(source, line_no, str(bad), _excerpt(raw))
+            return DeadLetter(source, line_no, str(bad), excerpt(raw))
         stripped = False
         if self.html != "keep":
             text, stripped = text_of(text, self.html)
@@ -340,17 +344,30 @@ def _json_object(decoded: str) -> dict[str, Any]:
 
 
 class DeadLetterWriter:
-    """Appends dead letters as JSON Lines; the file is only created when the first dead letter arrives."""
+    """Writes dead letters as JSON Lines, in the order they are written (:func:`~es_simhash.pipeline.run_dedup`
+    writes them in line order). The file is only created when the first dead letter arrives, and it is written
+    beside its path and put in place when the writer is closed after a run that ended well
+    (:class:`~es_simhash.outputs.AtomicFile`): a failed run leaves an earlier file as it was.
 
-    def __init__(self, path: str | os.PathLike[str], append: bool = False) -> None:
+    ``resumable`` (a checkpointed run): written as ``PATH.es-simhash-partial``, kept when the run stops;
+    ``keep_lines``: the number of dead letters the run being resumed wrote (its partial file is cut back to them
+    and appended to)."""
+
+    def __init__(self, path: str | os.PathLike[str], resumable: bool = False, keep_lines: int = 0) -> None:
+        from .outputs import AtomicFile
+
         self.path = os.fspath(path)
         self.count = 0
-        self.append = append
-        self._fh: IO[str] | None = None
+        """Dead letters written through this writer (not counting the ``keep_lines`` of the run it resumes)."""
+        self.kept = keep_lines
+        self._file = AtomicFile(self.path, resumable=resumable)
+        self._fh: IO[str] | None = self._file.open(keep_lines) if keep_lines else None
+        self.written = False
+        """Whether :meth:`close` put a file in place (some dead letters, of this run or of the one it resumed)."""
 
     def write(self, letter: DeadLetter) -> None:
         if self._fh is None:
-            self._fh = open(self.path, "a" if self.append else "w", encoding="utf-8")  # noqa: SIM115
+            self._fh = self._file.open()
         self._fh.write(json.dumps(letter.to_dict(), ensure_ascii=False) + "\n")
         self.count += 1
 
@@ -358,13 +375,20 @@ class DeadLetterWriter:
         if self._fh is not None:
             self._fh.flush()
 
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+    def close(self, ok: bool = True) -> None:
+        """Put the file in place (``ok``: the run ended well; nothing is created when there were no dead letters),
+        or leave the path as it was (a resumable run keeps its partial file for ``--resume``)."""
+        if self._fh is None:
+            return
+        self._fh = None
+        if ok:
+            self._file.commit()
+            self.written = True
+        else:
+            self._file.abort()
 
     def __enter__(self) -> "DeadLetterWriter":
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(ok=exc_type is None)

@@ -220,16 +220,19 @@ def test_help_explains_commands():
 
 
 def test_a_gbk_crawl_with_encoding_auto(tmp_path):
-    """A crawl saved in GBK (a common Chinese site encoding): by default every line is a dead letter whose reason
-    names --encoding auto; with it, every record is read, its reprint found, and the summary counts the lines read
-    as GB18030."""
+    """A crawl saved in GBK (a common Chinese site encoding): by default every line is a dead letter, and the run
+    fails (exit 5) with the reason, which names --encoding auto, on the terminal; with it, every record is read,
+    its reprint found, and the summary counts the lines read as GB18030."""
     zh = chinese_articles()[:6]
     lines = [{"id": f"p{i}", "content": t} for i, t in enumerate(zh)] + [{"id": "copy", "content": zh[2] + "（完）"}]
     path = tmp_path / "gbk.jsonl"
     path.write_bytes(b"".join(json.dumps(x, ensure_ascii=False).encode("gb18030") + b"\n" for x in lines))
     strict = run("dedup", path, "--report", "r.jsonl", "--no-progress", cwd=tmp_path)
-    assert strict.returncode == 0 and "dead letters 7" in strict.stderr.decode()
+    assert strict.returncode == 5, strict.stderr.decode()
+    assert "none of the 7 records read could be indexed: not UTF-8 (invalid byte" in strict.stderr.decode()
+    assert "try --encoding auto" in strict.stderr.decode()
     assert "try --encoding auto" in (tmp_path / "dead-letters.jsonl").read_text(encoding="utf-8")
+    assert not (tmp_path / "r.jsonl").exists()  # (a run that decided nothing writes no report)
     res = run("dedup", path, "--encoding", "auto", "--report", "r.jsonl", "--no-progress", cwd=tmp_path)
     err = res.stderr.decode()
     assert res.returncode == 0 and "read 7  kept 6  duplicates 1  dead letters 0" in err, err

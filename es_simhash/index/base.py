@@ -26,7 +26,8 @@ from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import LookupKeys
 
 __all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "MaintainedIndex", "CANONICAL", "MIN_SHARED_SKETCH",
-           "arrival_key", "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch", "split_sentences"]
+           "arrival_key", "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch", "split_sentences",
+           "found_by_lookup"]
 
 CANONICAL = "canonical"
 
@@ -80,6 +81,26 @@ def sentence_candidate(sentences: AbstractSet[H], sketch: AbstractSet[H], theirs
             if n_sketch >= MIN_SHARED_SKETCH:
                 return True
     return False
+
+
+def found_by_lookup(fp: Fingerprint, candidates: Iterable["StoredDoc"], boilerplate: Collection[int],
+                    lookup_keys: LookupKeys, max_distance: int) -> list["StoredDoc"]:
+    """The ``candidates`` that one lookup of ``fp`` would return with ``boilerplate`` as its boilerplate hashes
+    (the candidate test every backend applies, see the module's text): the same content, a shared lookup key
+    within ``max_distance`` bits, or sentence hashes shared through :func:`sentence_candidate`. The engine and
+    settling use it where what they know was gathered in parts (the index and the batch; or the index now and
+    the documents that arrived before a document) whose boilerplate differs from the whole's."""
+    masks = lookup_keys.masks.tolist() if fp.n_features else ()
+    sentences, sketch = split_sentences(fp.sentences, boilerplate)
+    out = []
+    for c in candidates:
+        o = c.fingerprint
+        x = fp.simhash ^ o.simhash
+        if ((fp.n_chars and o.content_hash == fp.content_hash)
+                or (masks and o.n_features and x.bit_count() <= max_distance and any(x & m == 0 for m in masks))
+                or sentence_candidate(sentences, sketch, o.sentences)):
+            out.append(c)
+    return out
 
 
 @dataclass(slots=True)
@@ -236,4 +257,10 @@ class MaintainedIndex(SegmentIndex, Protocol):
 
     def written_since(self, mark: Any) -> list[StoredDoc]:
         """The stored documents written or rewritten since ``mark`` (a :meth:`visible_mark`), or a superset."""
+        ...
+
+    def first_holders(self, hashes: Collection[int], limit: int) -> dict[int, list[StoredDoc]]:
+        """For each of ``hashes`` (sentence or sketch hashes), the first ``limit`` stored documents holding it in
+        arrival order (:func:`arrival_key`): what settling needs to know which of a document's hashes were
+        boilerplate when it arrived (held by more than ``max_sentence_df`` documents that arrived before it)."""
         ...

@@ -384,15 +384,20 @@ def _tls_message(url: str, reason: str) -> str:
     return f"{url} does not answer TLS ({why}): if the node serves plain HTTP, use {_other_scheme(url)}"
 
 
-_REFUSED = ("connection refused", "failed to establish", "name or service not known", "nodename nor servname",
-            "no route to host", "temporary failure in name resolution", "network is unreachable",
+_REFUSED = ("connection refused", "failed to establish", "no route to host", "network is unreachable",
             "cannot assign requested address")
+_UNRESOLVED = ("name or service not known", "nodename nor servname", "temporary failure in name resolution",
+               "no address associated with hostname", "getaddrinfo failed", "name resolution")
 
 
 def _connection_message(url: str, reason: str) -> str:
-    """Nothing listens (is it running?), or something took the connection and dropped it without an HTTP answer:
-    over http:// that is what an HTTPS node does."""
+    """The host name does not resolve (check the URL), nothing listens (is it running?), or something took the
+    connection and dropped it without an HTTP answer: over http:// that is what an HTTPS node does."""
     low = reason.lower()
+    if any(k in low for k in _UNRESOLVED):
+        host = urlsplit(url).hostname or url
+        return (f"cannot reach Elasticsearch at {url}: the host name {host!r} does not resolve (DNS): check the "
+                "host in the URL; set its URL with ES_URL")
     if any(k in low for k in _REFUSED) or not any(k in low for k in ("reset", "aborted", "remotedisconnected",
                                                                       "closed", "badstatusline")):
         return (f"cannot reach Elasticsearch at {url}: is it running? (see README: docker compose, or "
@@ -441,8 +446,9 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
     template["index_patterns"] = [index]
     template["template"]["mappings"]["_meta"]["fingerprint"] = fingerprint_config
     template["template"]["mappings"]["_meta"]["lookup"] = lookup_keys.to_meta()
-    if replicas is not None:
+    if replicas is not None:  # (else auto_expand_replicas 0-1: green on one node, a replica once there are two)
         template["template"]["settings"]["index"]["number_of_replicas"] = replicas
+        template["template"]["settings"]["index"]["auto_expand_replicas"] = "false"
     client.indices.put_index_template(name=f"es-simhash-{index}", **template)
     if client.indices.exists(index=index):
         check_index_config(client, index, fingerprint_config)
@@ -460,6 +466,12 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
         return False
     client.cluster.health(index=index, wait_for_status="yellow", timeout="60s")
     return True
+
+
+def index_exists(client, index: str, url: str = "") -> bool:
+    """Whether ``index`` exists (an index or an alias)."""
+    with elastic_errors(url):
+        return bool(client.indices.exists(index=index))
 
 
 def require_index(client, index: str, url: str = "") -> dict[str, Any]:
@@ -512,13 +524,22 @@ def check_index_config(client, index: str, fingerprint_config: dict[str, Any]) -
     meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
     if meta.get("managed_by") != "es-simhash":
         raise ElasticError(f"index {index!r} exists but was not created by es-simhash: pick another index name")
-    stored = meta.get("fingerprint")
+    stored = meta.get("fingerprint") or {}
     if stored != fingerprint_config:
-        diff = {k: (stored or {}).get(k) for k in fingerprint_config if (stored or {}).get(k) != fingerprint_config[k]}
+        diff = "; ".join(f"{_SETTING_NAMES.get(k, k)} {_shown(stored.get(k))} (this run: {_shown(v)})"
+                         for k, v in fingerprint_config.items() if stored.get(k) != v)
         how = (f"migrate {index!r} into a new index (`es-simhash migrate`) to fingerprint it again"
-               if (stored or {}).get("fingerprint_version") != fingerprint_config.get("fingerprint_version")
-               else "use the same IDF table and options, or a new index")
-        raise ElasticError(f"index {index!r} holds fingerprints made with other settings {diff}: {how}")
+               if stored.get("fingerprint_version") != fingerprint_config.get("fingerprint_version")
+               else "use the same IDF table (--idf) and options, or a new index")
+        raise ElasticError(f"index {index!r} holds fingerprints made with other settings: {diff}: {how}")
+
+
+_SETTING_NAMES = {"idf": "IDF table checksum", "fingerprint_version": "fingerprint version"}
+
+
+def _shown(value: Any) -> str:
+    """A fingerprint setting in a message: as JSON, a missing one as "none"."""
+    return "none" if value is None else json.dumps(value)
 
 
 def _bulk_retry_statuses() -> dict[str, Any]:
@@ -1255,6 +1276,37 @@ class ElasticIndex:
     def written_since(self, mark: int) -> list[StoredDoc]:
         """The documents whose ``_seq_no`` is above ``mark`` (written or rewritten since it; without text)."""
         return [d for page in self._search_all({"range": {"_seq_no": {"gt": mark}}}) for d in page]
+
+    def first_holders(self, hashes: Collection[int], limit: int) -> dict[int, list[StoredDoc]]:
+        """For each hash, the first ``limit`` documents holding it in arrival order (one search per hash, in one
+        ``_msearch``; without text or record)."""
+        wanted = sorted(set(hashes))
+        if not wanted:
+            return {}
+        searches: list[dict[str, Any]] = []
+        for h in wanted:
+            searches += [{"index": self.index},
+                         {"size": limit, "query": {"term": {"sentences": _hex(h)}},
+                          "sort": [{"arrival": {"order": "asc", "unmapped_type": "long", "missing": "_first"}},
+                                   {"doc_id": "asc"}],
+                          "_source": {"excludes": list(_PAYLOAD)}, "seq_no_primary_term": True,
+                          "track_total_hits": False}]
+
+        def attempt() -> dict[int, list[StoredDoc]]:
+            resp = self.client.msearch(searches=searches)
+            out: dict[int, list[StoredDoc]] = {}
+            for h, r in zip(wanted, resp["responses"]):
+                if "error" in r:
+                    err = r["error"]
+                    root = (err.get("root_cause") or [err])[0] if isinstance(err, dict) else {"reason": err}
+                    msg = f"search failed in index {self.index!r}: {root.get('type')}: {root.get('reason')}"
+                    if r.get("status") in _RETRY_STATUSES or root.get("type") in _RETRY_TYPES:
+                        raise _Transient(msg)
+                    raise ElasticError(msg)
+                out[h] = [_stored(hit) for hit in r["hits"]["hits"]]
+            return out
+
+        return self._retrying(attempt, "search")
 
     def records(self, page: int = 500) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
         """``(id, text, record)`` of every stored document, the earliest first (arrival, then ``indexed_at`` for

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Collection, Iterator, Sequence
 
 from ..fingerprint import SKETCH_BIT, Fingerprint
 from ..keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys
-from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, sharing_sketch, without_payload
+from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, arrival_key, sharing_sketch, without_payload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -593,6 +593,15 @@ class MemoryIndex:
         for start in range(0, len(ids), page):
             yield list(self.fetch(ids[start:start + page]).values())
 
+    def first_holders(self, hashes: Collection[int], limit: int) -> dict[int, list[StoredDoc]]:
+        """For each hash, the first ``limit`` live documents holding it, in arrival order."""
+        sentences, docs, alive = self._python_sentences(), self._docs, self._alive
+        out: dict[int, list[StoredDoc]] = {}
+        for h in set(hashes):
+            held = [docs[r] for r in sentences.get(h, ()) if alive[r]]
+            out[h] = sorted(held, key=arrival_key)[:limit]
+        return out
+
     def visible_mark(self) -> int:
         """Writes so far (every write is visible at once here)."""
         return self._writes
@@ -603,8 +612,20 @@ class MemoryIndex:
 
     # -- persistence ---------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the index to one ``.npz`` file (numpy arrays + JSON; no pickle)."""
+        """Write the index to one ``.npz`` file (numpy arrays + JSON; no pickle); ``.npz`` is added to a name
+        without it. The file is written beside its path and put in place at the end, so a failed save leaves an
+        earlier file as it was (:func:`~es_simhash.outputs.atomic_write`)."""
+        from ..outputs import atomic_write
+
+        name = os.fspath(path)
+        if not name.endswith(".npz") and name != os.devnull:
+            name += ".npz"
+        with atomic_write(name, binary=True) as fh:
+            self._save(fh)
+
+    def _save(self, fh: Any) -> None:
         import numpy as np
+
         docs = self.docs()
         fps = [d.fingerprint for d in docs]
         sentence_counts = np.array([len(f.sentences) for f in fps], dtype=np.int64)
@@ -615,7 +636,7 @@ class MemoryIndex:
             "docs": [[d.id, d.cluster, d.duplicate_of, d.distance, d.reason, d.arrival] for d in docs],
         }
         np.savez_compressed(
-            path,
+            fh,
             meta=np.frombuffer(json.dumps(meta, ensure_ascii=False).encode("utf-8"), dtype=np.uint8),
             simhash=np.array([f.simhash for f in fps], dtype=np.uint64),
             content_hash=np.array([f.content_hash for f in fps], dtype=np.uint64),
