@@ -146,3 +146,25 @@ def run_cli(*args, stdin: bytes | str | None = b"", env: dict | None = None, cwd
     finally:
         os.chdir(before)
     return subprocess.CompletedProcess(["es-simhash", *argv], code, stdout, stderr)
+
+
+# -- a crawl of templated short texts ----------------------------------------------------------------------
+TEMPLATE_HEADS = ("来源：人民网", "本文转载自新华网", "【环球网综合报道】")
+TEMPLATE_FOOTS = ("（责任编辑：李明）", "点击关注我们的公众号，获取更多精彩内容", "版权声明：转载请注明出处")
+
+
+def templated_crawl(seed: int, n: int = 800) -> list[dict]:
+    """``n`` records of real People's Daily text, half of them reprints wrapped in a site's header and footer
+    line (three of each: every such line is held by far more documents than ``max_sentence_df``), in a seeded
+    random order. Many texts are a few characters long (a photo caption, a byline), so the wrapper is most of
+    the reprint: what makes decisions hang on which template lines count as boilerplate when."""
+    import random
+
+    rng = random.Random(seed)
+    paragraphs = [p for _, p in corpora._pfr_paragraphs()]
+    texts = rng.sample(paragraphs, n // 2)
+    records = [{"id": f"o{i}", "content": t} for i, t in enumerate(texts)]
+    for i, t in enumerate(texts):
+        records.append({"id": f"r{i}", "content": f"{rng.choice(TEMPLATE_HEADS)}\n{t}\n{rng.choice(TEMPLATE_FOOTS)}"})
+    rng.shuffle(records)
+    return records

@@ -258,12 +258,14 @@ def four_crawls(tmp_path_factory):
 def _summary_numbers(stderr: str) -> dict:
     import re
 
-    m = re.search(r"\(([\d.]+)s, indexed ([\d,]+) into '[^']+'(?: \(([\d,]+) with the run it resumed\))?, "
+    m = re.search(r"\(([\d.]+)s, indexed ([\d,]+) into '[^']+'(?: \(and ([\d,]+) by the run it resumed\))?, "
                   r"([\d,]+) docs/s\)", stderr)
     assert m, stderr
     already = re.search(r"([\d,]+) were already indexed", stderr)
     num = lambda x: int(x.replace(",", "")) if x else None  # noqa: E731
-    return {"elapsed": float(m.group(1)), "this_run": num(m.group(2)), "total": num(m.group(3)),
+    resumed = num(m.group(3))
+    return {"elapsed": float(m.group(1)), "this_run": num(m.group(2)),
+            "total": None if resumed is None else num(m.group(2)) + resumed,
             "rate": num(m.group(4)), "already": num(already.group(1)) if already else 0}
 
 
@@ -296,19 +298,25 @@ def test_ctrl_c_during_index_says_what_was_saved_and_resume_reports_its_own_coun
     assert saved is not None, f"the run ended before 1,000 lines were saved: {err}"
     assert proc.returncode == 130, err
     lines = [x for x in err.splitlines() if x.strip()]
-    assert len(lines) == 1, err
+    # Ctrl-C stops the run once the batch being written is saved: one line says so at once, one line at the end
+    assert len(lines) == 2 and lines[0].startswith("es-simhash: stopping once the batch being written is saved"), err
     checkpoint = json.loads(saved.read_text())  # what the interrupted run left, as the user finds it
     done = sum(checkpoint["done"].values())
     s = checkpoint["summary"]
     written = s["kept"] + s["duplicates"] - s["already_indexed"]
-    assert f"interrupted: {done:,} input lines are done ({written:,} documents written" in lines[0]
-    assert saved.name in lines[0] and "--resume" in lines[0]
+    assert f"interrupted: {done:,} input lines are done ({written:,} documents written" in lines[1]
+    assert saved.name in lines[1] and "--resume" in lines[1]
     assert s["elapsed_seconds"] > 0
-    # a batch written after the last saved checkpoint (Ctrl-C or a kill between the two) left lines behind
+    # the report and dead letters are put in place when the run finishes; until then they are partial files
     report_path, dead_path = tmp_path / "report.jsonl", tmp_path / "dead-letters.jsonl"
-    with open(report_path, "a", encoding="utf-8") as fh:
-        fh.write(report_path.read_text().splitlines()[0] + "\n")
-    with open(dead_path, "a", encoding="utf-8") as fh:
+    assert not report_path.exists() and not dead_path.exists()
+    partial_report = tmp_path / "report.jsonl.es-simhash-partial"
+    partial_dead = tmp_path / "dead-letters.jsonl.es-simhash-partial"
+    assert len(partial_report.read_text().splitlines()) == s["kept"] + s["duplicates"]
+    # a batch written after the last saved checkpoint (a kill between the two) left lines behind
+    with open(partial_report, "a", encoding="utf-8") as fh:
+        fh.write(partial_report.read_text().splitlines()[0] + "\n")
+    with open(partial_dead, "a", encoding="utf-8") as fh:
         fh.write('{"source": "unsaved batch", "line": 1, "reason": "written after the checkpoint"}\n')
 
     started = time.monotonic()
@@ -330,6 +338,7 @@ def test_ctrl_c_during_index_says_what_was_saved_and_resume_reports_its_own_coun
     assert len(report) == len(set(report)) == 2620  # each record reported once
     dead = [json.loads(x) for x in dead_path.read_text().splitlines()]
     assert len(dead) == 8 and "unsaved batch" not in {d["source"] for d in dead}
+    assert not partial_report.exists() and not partial_dead.exists()
 
 
 def test_resume_without_a_checkpoint_starts_from_the_top(es_url, es_index_name, tmp_path):

@@ -1,0 +1,176 @@
+"""The same input gives the same clusters: decisions depend on the input order alone, not on ``--batch-size``,
+``--workers``, the backend, an interruption and ``--resume``, or running the same input again.
+
+The inputs are seeded random crawls of templated short texts (``support.templated_crawl``): real People's Daily
+paragraphs, half of them reprinted inside one of three site headers and footers, so each template line is held by
+far more documents than the boilerplate bound, and whether a line counted as boilerplate when a text arrived
+decides the text. (Before decisions were made by input order alone, every seed here gave other clusters at batch
+sizes 100, 500 and 1000 than at batch size 1.) The oracle is the embedded engine deciding one document at a time
+(``--batch-size 1``): nothing is decided in a batch there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from support import templated_crawl
+
+import es_simhash
+
+CODE = Path(es_simhash.__file__).resolve().parents[1]
+SEEDS = (0, 1, 2)
+N = 2000
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def crawls(tmp_path_factory) -> dict[int, Path]:
+    folder = tmp_path_factory.mktemp("order-only")
+    return {seed: _write(folder / f"crawl-{seed}.jsonl", templated_crawl(seed, N)) for seed in SEEDS}
+
+
+def clusters(report: Path) -> dict[str, tuple[str, str | None]]:
+    """id -> (cluster, duplicate_of) from a ``--report`` file."""
+    rows = [json.loads(x) for x in report.read_text(encoding="utf-8").splitlines()]
+    return {r["id"]: (r["cluster"], r["duplicate_of"]) for r in rows}
+
+
+def differing(a: dict, b: dict) -> list[str]:
+    assert a.keys() == b.keys()
+    return sorted(i for i in a if a[i] != b[i])
+
+
+def dedup(cli, crawl: Path, cwd: Path, name: str, *args: str) -> dict[str, tuple[str, str | None]]:
+    res = cli("dedup", crawl, "--report", f"{name}.jsonl", "--dead-letters", f"{name}-dead.jsonl", "--no-progress",
+              *args, cwd=cwd)
+    assert res.returncode == 0, res.stderr.decode()
+    return clusters(cwd / f"{name}.jsonl")
+
+
+@pytest.fixture(scope="module")
+def one_at_a_time(crawls, tmp_path_factory):
+    """The oracle: each seed's clusters decided one document at a time (no batch), on arrival."""
+    from support import run_cli
+
+    cwd = tmp_path_factory.mktemp("oracle")
+    return {seed: dedup(run_cli, crawl, cwd, f"one-{seed}", "--no-recheck", "--batch-size", "1")
+            for seed, crawl in crawls.items()}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_embedded_clusters_do_not_depend_on_the_batch_size_or_the_workers(seed, crawls, one_at_a_time, cli, tmp_path):
+    crawl, want = crawls[seed], one_at_a_time[seed]
+    assert sum(c != i for i, (c, _) in want.items()) > N // 3  # (the reprints found: the test has something to miss)
+    for batch_size in (7, 100, 500, 1000):
+        got = dedup(cli, crawl, tmp_path, f"b{batch_size}", "--no-recheck", "--batch-size", str(batch_size))
+        assert not differing(want, got), (seed, batch_size, differing(want, got)[:5])
+    for workers in ("0", "2"):
+        got = dedup(cli, crawl, tmp_path, f"w{workers}", "--no-recheck", "--workers", workers)
+        assert not differing(want, got), (seed, workers, differing(want, got)[:5])
+
+
+def test_the_recheck_does_not_depend_on_the_batch_size(crawls, cli, tmp_path):
+    """`dedup` takes its decisions again at the end (--recheck, the default): the result too is the same for
+    every batch size."""
+    crawl = crawls[SEEDS[0]]
+    want = dedup(cli, crawl, tmp_path, "r1", "--batch-size", "1")
+    for batch_size in (100, 1000):
+        got = dedup(cli, crawl, tmp_path, f"r{batch_size}", "--batch-size", str(batch_size))
+        assert not differing(want, got), (batch_size, differing(want, got)[:5])
+
+
+# -- Elasticsearch ---------------------------------------------------------------------------------------
+def _env(es_url: str) -> dict[str, str]:
+    path = os.pathsep.join(x for x in (str(CODE), os.environ.get("PYTHONPATH", "")) if x)
+    return dict(os.environ, ES_URL=es_url, PYTHONPATH=path)
+
+
+def index_cmd(crawl: Path, index: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "es_simhash", "index", str(crawl), "--index", index, "--no-progress",
+            "--report", "report.jsonl", "--checkpoint", "cp.json", *args]
+
+
+def run_index(crawl: Path, index: str, es_url: str, cwd: Path, *args: str) -> str:
+    res = subprocess.run(index_cmd(crawl, index, *args), capture_output=True, env=_env(es_url), cwd=cwd, timeout=600)
+    assert res.returncode == 0, res.stderr.decode()
+    return res.stderr.decode()
+
+
+def stored(client, index: str) -> dict[str, tuple[str, str | None]]:
+    """id -> (cluster, duplicate_of) of every document in the index, read back."""
+    from es_simhash.index.elastic import ElasticIndex
+
+    client.indices.refresh(index=index)
+    return {d.id: (d.cluster, d.duplicate_of) for page in ElasticIndex(client, index).scan() for d in page}
+
+
+def test_elasticsearch_gives_the_embedded_clusters_and_a_re_run_changes_nothing(crawls, one_at_a_time, es_url,
+                                                                                 client, es_index_name, tmp_path):
+    seed = SEEDS[1]
+    run_index(crawls[seed], es_index_name, es_url, tmp_path)
+    first = stored(client, es_index_name)
+    assert not differing(one_at_a_time[seed], first), differing(one_at_a_time[seed], first)[:5]
+    assert clusters(tmp_path / "report.jsonl") == first
+    err = run_index(crawls[seed], es_index_name, es_url, tmp_path)  # the same input again: idempotent
+    assert f"indexed 0 into {es_index_name!r}" in err and f"{N:,} were already indexed" in err, err
+    again = stored(client, es_index_name)
+    assert not differing(first, again), differing(first, again)[:5]
+
+
+def _count(es_url: str, index: str) -> int:
+    try:
+        with urllib.request.urlopen(f"{es_url}/{index}/_count", timeout=10) as resp:
+            return int(json.loads(resp.read())["count"])
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_a_run_killed_at_a_random_point_and_resumed_gives_the_same_clusters(round_, crawls, one_at_a_time, es_url,
+                                                                             client, es_index_name, tmp_path):
+    """`index` is SIGKILLed once the index holds a random share of the input (mid-batch or not), then the same
+    command with --resume finishes: the clusters are those of one uninterrupted run, and the counts add up."""
+    seed = SEEDS[round_ % len(SEEDS)]
+    rng = random.Random(f"kill-{round_}")
+    at = rng.randrange(N // 10, 9 * N // 10)
+    proc = subprocess.Popen(index_cmd(crawls[seed], es_index_name, "--batch-size", "100"), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=_env(es_url), cwd=tmp_path)
+    deadline = time.monotonic() + 300
+    try:
+        while _count(es_url, es_index_name) < at:
+            assert proc.poll() is None, f"the run ended before it was killed: {proc.stderr.read().decode()}"
+            assert time.monotonic() < deadline, "no progress"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    checkpoint = json.loads((tmp_path / "cp.json").read_text())
+    done = sum(checkpoint["done"].values())
+    assert 0 < done < N, f"killed after {done} lines were saved"
+    err = run_index(crawls[seed], es_index_name, es_url, tmp_path, "--batch-size", "100", "--resume")
+    got = stored(client, es_index_name)
+    assert len(got) == N
+    assert not differing(one_at_a_time[seed], got), (at, done, differing(one_at_a_time[seed], got)[:5])
+    assert clusters(tmp_path / "report.jsonl") == got  # (the report of the two runs together: every record, once)
+    written = int(err.split("indexed ")[1].split(" into")[0].replace(",", ""))
+    before = int(err.split("(and ")[1].split(" by the run it resumed")[0].replace(",", ""))
+    already = int(err.split(" were already indexed")[0].rsplit("\n", 1)[-1].replace(",", "")) \
+        if "were already indexed" in err else 0
+    assert written + before + already == N, err

@@ -1,0 +1,206 @@
+"""Nothing a user types destroys a file: every output is refused when it is an input or another output, and a run
+that fails or is interrupted leaves earlier outputs as they were. Run as a user runs them: `python -m es_simhash`
+in a real process (the option refusals come before any connection, so `index` needs no node for them)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from support import chinese_articles
+
+import es_simhash
+
+CODE = Path(es_simhash.__file__).resolve().parents[1]
+EXAMPLE = CODE / "examples" / "crawl.jsonl.gz"
+
+
+def run(*args, cwd: Path, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    full = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(CODE), os.environ.get("PYTHONPATH")]))}
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], capture_output=True, env=full,
+                          cwd=cwd, timeout=timeout)
+
+
+@pytest.fixture
+def crawl(tmp_path: Path) -> Path:
+    """A copy of the example crawl, and a symbolic link and a hard link to it."""
+    path = tmp_path / "crawl.jsonl.gz"
+    shutil.copyfile(EXAMPLE, path)
+    (tmp_path / "link.jsonl.gz").symlink_to(path)
+    os.link(path, tmp_path / "hard.jsonl.gz")
+    return path
+
+
+NAMES = ("crawl.jsonl.gz", "./crawl.jsonl.gz", "link.jsonl.gz", "hard.jsonl.gz")
+"""The input itself: by its name, with ./, through a symbolic link, through a hard link."""
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("command, option", [
+    ("dedup", "--report"), ("dedup", "--output"), ("dedup", "--dead-letters"),
+    ("index", "--report"), ("index", "--dead-letters"), ("index", "--checkpoint"),
+    ("fit-idf", "--output"),
+])
+def test_an_output_that_is_the_input_is_refused_and_the_input_is_unchanged(crawl, tmp_path, command, option, name):
+    before = crawl.read_bytes()
+    args = [command, "crawl.jsonl.gz", option, name]
+    if command == "index":
+        args += ["--es-url", "http://127.0.0.1:9"]  # (refused before any connection: nothing listens there)
+    res = run(*args, cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 1, err
+    assert f"{option} " in err and "is the input" in err and "give another path" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert crawl.read_bytes() == before
+
+
+def test_the_html_report_and_saved_index_cannot_overwrite_their_inputs(crawl, tmp_path):
+    before = crawl.read_bytes()
+    assert run("dedup", crawl, "--report", "r.jsonl", "--no-progress", cwd=tmp_path).returncode == 0
+    report = (tmp_path / "r.jsonl").read_bytes()
+    res = run("report", "--from-dedup", "r.jsonl", "--input", "crawl.jsonl.gz", "--output", "r.jsonl", cwd=tmp_path)
+    assert res.returncode == 1 and b"--output r.jsonl is the input r.jsonl" in res.stderr
+    res = run("report", "--from-dedup", "r.jsonl", "--input", "crawl.jsonl.gz", "-o", "link.jsonl.gz", cwd=tmp_path)
+    assert res.returncode == 1 and b"is the input" in res.stderr
+    res = run("dedup", crawl, "--save-index", "x.npz", "--report", "x.npz", cwd=tmp_path)
+    assert res.returncode == 1 and b"--report and --save-index name the same file" in res.stderr
+    assert (tmp_path / "r.jsonl").read_bytes() == report and crawl.read_bytes() == before
+    # a saved index read with --load-index is an input of the other outputs (but may be saved again in place)
+    assert run("dedup", crawl, "--save-index", "day1", "--no-progress", cwd=tmp_path).returncode == 0
+    saved = (tmp_path / "day1.npz").read_bytes()  # (.npz added, as numpy names it)
+    res = run("dedup", crawl, "--load-index", "day1.npz", "--report", "day1.npz", cwd=tmp_path)
+    assert res.returncode == 1 and b"is the input day1.npz" in res.stderr and (tmp_path / "day1.npz").read_bytes() == saved
+    res = run("dedup", crawl, "--load-index", "day1.npz", "--save-index", "day1.npz", "--no-progress", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+
+
+def test_two_outputs_that_are_one_file_are_refused_streams_are_not(crawl, tmp_path):
+    res = run("dedup", crawl, "--report", "a.jsonl", "--output", "./a.jsonl", cwd=tmp_path)
+    assert res.returncode == 1 and b"--report and --output name the same file" in res.stderr
+    assert not (tmp_path / "a.jsonl").exists()
+    res = run("dedup", crawl, "--report", "-", "--output", "-", cwd=tmp_path)
+    assert res.returncode == 1 and b"both write to standard output" in res.stderr
+    res = run("dedup", crawl, "--report", os.devnull, "--output", os.devnull, "--no-progress", cwd=tmp_path)
+    assert res.returncode == 0 and b"read 657" in res.stderr, res.stderr.decode()
+    res = run("dedup", crawl, "--report", "-", "--no-progress", cwd=tmp_path)
+    assert res.returncode == 0 and len(res.stdout.decode().splitlines()) == 655  # (the report on stdout)
+
+
+def test_a_failing_output_leaves_an_earlier_report_as_it_was(crawl, tmp_path):
+    """An output whose folder is missing is refused before anything is written, naming the option; an output that
+    fails in the middle of the run (a full disk: /dev/full) leaves the other outputs as they were too."""
+    old = tmp_path / "old.jsonl"
+    old.write_text('{"the previous run": "report"}\n')
+    res = run("dedup", crawl, "--report", old, "--output", "/missing-dir/u.jsonl", cwd=tmp_path)
+    assert res.returncode == 1 and b"--output /missing-dir/u.jsonl: the folder /missing-dir does not exist" in res.stderr
+    assert old.read_text() == '{"the previous run": "report"}\n'
+    res = run("dedup", crawl, "--report", tmp_path, cwd=tmp_path)
+    assert res.returncode == 1 and b"is a folder" in res.stderr and b"--report" in res.stderr
+    if os.path.exists("/dev/full"):
+        res = run("dedup", crawl, "--report", old, "--output", "/dev/full", "--dead-letters", "dl.jsonl",
+                  "--no-progress", cwd=tmp_path)
+        assert res.returncode == 1 and b"No space left on device" in res.stderr, res.stderr.decode()
+        assert old.read_text() == '{"the previous run": "report"}\n'
+        assert not (tmp_path / "dl.jsonl").exists()
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]  # (no temporary file left behind)
+
+
+def test_an_interrupted_dedup_leaves_earlier_outputs_as_they_were(tmp_path):
+    texts = [t for t in chinese_articles() if len(t) > 500] * 8
+    crawl = tmp_path / "big.jsonl"
+    crawl.write_text("".join(json.dumps({"id": f"d{i}", "content": t}, ensure_ascii=False) + "\n"
+                             for i, t in enumerate(texts)), encoding="utf-8")
+    (tmp_path / "r.jsonl").write_text("earlier report\n")
+    (tmp_path / "o.jsonl").write_text("earlier output\n")
+    full = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(CODE), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-m", "es_simhash", "dedup", str(crawl), "-r", "r.jsonl", "-o", "o.jsonl",
+                             "--no-progress", "--batch-size", "50"], cwd=tmp_path, env=full, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not [p for p in os.listdir(tmp_path) if p.endswith(".tmp") and os.path.getsize(tmp_path / p)]:
+        assert proc.poll() is None and time.monotonic() < deadline, "the run ended before it wrote anything"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err.decode()
+    assert b"no output was written (earlier files are as they were)" in err
+    assert (tmp_path / "r.jsonl").read_text() == "earlier report\n" and (tmp_path / "o.jsonl").read_text() == \
+        "earlier output\n"
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_a_misspelt_text_field_fails_with_the_reason(crawl, tmp_path):
+    res = run("dedup", crawl, "--text-field", "contnet", "--report", "r.jsonl", cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 5, err
+    assert "none of the 657 records read could be indexed" in err and "no text field (looked for 'contnet'" in err
+    assert "use --text-field" in err and not (tmp_path / "r.jsonl").exists()
+    dead = [json.loads(x) for x in (tmp_path / "dead-letters.jsonl").read_text().splitlines()]
+    assert len(dead) == 657 and [d["line"] for d in dead] == sorted(d["line"] for d in dead)
+
+
+def test_explain_refuses_a_path_that_is_not_a_file(tmp_path):
+    (tmp_path / "a.txt").write_text("内容去重是搜索引擎的基本功。" * 10, encoding="utf-8")
+    res = run("explain", "artcle.txt", "a.txt", cwd=tmp_path)
+    assert res.returncode == 1 and b"A: no such file artcle.txt (to compare it as a text, give --text)" in res.stderr
+    res = run("explain", "a.txt", "sub/dir/b", cwd=tmp_path)
+    assert res.returncode == 1 and b"B: no such file sub/dir/b" in res.stderr
+    res = run("explain", tmp_path, tmp_path, cwd=tmp_path)
+    assert res.returncode == 1 and b"is a folder, not a file" in res.stderr
+    res = run("explain", "a.txt", "a.txt", cwd=tmp_path)
+    assert res.returncode == 0 and res.stdout.startswith(b"A duplicates B: yes (exact)")
+    res = run("explain", "--text", "artcle.txt", "artcle.txt", cwd=tmp_path)
+    assert res.returncode == 0 and res.stdout.startswith(b"A duplicates B: yes (exact)")
+
+
+def test_dead_letters_are_in_line_order_with_whole_characters(tmp_path):
+    """Malformed lines and records refused later (a repeated id) are written in line order, and an excerpt is cut
+    before a character, not inside it."""
+    long = "中文" * 200
+    lines = [json.dumps({"id": "a", "content": long}, ensure_ascii=False), "{broken",
+             json.dumps({"id": "a", "content": "again " * 30}), "[1]", json.dumps({"id": "b", "content": long + "x"})]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = run("dedup", path, "--no-progress", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    dead = [json.loads(x) for x in (tmp_path / "dead-letters.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [d["line"] for d in dead] == [2, 3, 4]
+    assert "duplicate id 'a'" in dead[1]["reason"] and "\\x" not in dead[1]["excerpt"]
+    line = '{"id": "cc", "content": 5, "t": "' + long + '"}'
+    with pytest.raises(UnicodeDecodeError):
+        line.encode("utf-8")[:200].decode("utf-8")  # (200 bytes end inside a character)
+    (tmp_path / "one.jsonl").write_text(line + "\n", encoding="utf-8")
+    res = run("dedup", "one.jsonl", "--dead-letters", "d1.jsonl", cwd=tmp_path)
+    assert res.returncode == 5
+    excerpt = json.loads((tmp_path / "d1.jsonl").read_text(encoding="utf-8"))["excerpt"]
+    assert line.startswith(excerpt) and len(excerpt.encode("utf-8")) == 198, excerpt
+
+
+def test_kibana_export_writes_the_saved_objects_for_any_pattern(tmp_path):
+    res = run("kibana", "export", "--index-pattern", "crawl-2026-*", "--output", "objects.ndjson", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    objects = [json.loads(x) for x in (tmp_path / "objects.ndjson").read_text().splitlines()]
+    views = [o for o in objects if o["type"] == "index-pattern"]
+    assert len(views) == 1 and views[0]["attributes"]["title"] == "crawl-2026-*"
+    assert {o["type"] for o in objects} >= {"index-pattern", "search", "dashboard"}
+    assert "es-simhash*" not in (tmp_path / "objects.ndjson").read_text()
+    res = run("kibana", "export", "-p", "x*", "-o", "-", cwd=tmp_path)
+    assert res.returncode == 0 and b'"title": "x*"' in res.stdout
+
+
+def test_a_gzip_input_is_compared_by_file_not_by_name(tmp_path):
+    """Two inputs given through different names of one file are one input: outputs are compared with both."""
+    path = tmp_path / "c.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps({"id": "a", "content": "x" * 200}) + "\n")
+    res = run("dedup", path, tmp_path / "." / "c.jsonl.gz", "--output", tmp_path / "c.jsonl.gz", cwd=tmp_path)
+    assert res.returncode == 1 and b"is the input" in res.stderr
