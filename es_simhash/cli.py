@@ -4,7 +4,8 @@ Exit codes: 0 success (duplicates and dead letters are results, not failures); 1
 (missing file, bad option value, unreadable IDF table, a URL without scheme or with a bad port); 2 a usage error
 (unknown option, `check` without a text); 3 Elasticsearch (or Kibana) could not be reached, refused the request,
 is not what the URL should point at, or the index was not made by es-simhash; 4 an ingest gave up after retrying
-and can be resumed (--resume); 130 interrupted (`index`/`migrate`: with what was saved and how to resume).
+and can be resumed (--resume); 5 records were read but none could be decided (every one a dead letter: the line
+says why; no index is created); 130 interrupted (`index`/`migrate`: with what was saved and how to resume).
 """
 
 from __future__ import annotations

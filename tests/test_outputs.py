@@ -204,3 +204,84 @@ def test_a_gzip_input_is_compared_by_file_not_by_name(tmp_path):
         fh.write(json.dumps({"id": "a", "content": "x" * 200}) + "\n")
     res = run("dedup", path, tmp_path / "." / "c.jsonl.gz", "--output", tmp_path / "c.jsonl.gz", cwd=tmp_path)
     assert res.returncode == 1 and b"is the input" in res.stderr
+
+
+# -- with a real node --------------------------------------------------------------------------------------
+def _get(url: str):
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        return json.loads(resp.read())
+
+
+def test_a_misspelt_text_field_creates_no_index(crawl, tmp_path, es_url, es_index_name):
+    res = run("index", crawl, "--index", es_index_name, "--text-field", "contnet", "--no-progress", cwd=tmp_path,
+              env={"ES_URL": es_url})
+    err = res.stderr.decode()
+    assert res.returncode == 5, err
+    assert "none of the 657 records read could be indexed" in err and "no text field (looked for 'contnet'" in err
+    assert es_index_name not in _get(f"{es_url}/_cat/indices?format=json&expand_wildcards=all").__str__()
+    assert not list(tmp_path.glob("*.checkpoint.json"))  # (the run finished: nothing to resume)
+
+
+def test_indexes_are_green_on_one_node(crawl, tmp_path, es_url, es_index_name):
+    """The README's walk-through on its own single node: `init` and `index` leave a green index (replicas
+    auto-expanded 0-1); --replicas 1 asks for a replica the node cannot place (yellow, as asked)."""
+    env = {"ES_URL": es_url}
+    assert run("init", "--index", es_index_name, cwd=tmp_path, env=env).returncode == 0
+    assert run("index", crawl, "--index", es_index_name, "--no-progress", cwd=tmp_path, env=env).returncode == 0
+    other = f"{es_index_name}-b"
+    try:
+        assert run("index", crawl, "--index", other, "--no-progress", cwd=tmp_path, env=env).returncode == 0
+        rows = _get(f"{es_url}/_cat/indices/{es_index_name},{other}?format=json")
+        assert {r["index"]: r["health"] for r in rows} == {es_index_name: "green", other: "green"}
+        settings = _get(f"{es_url}/{other}/_settings")[other]["settings"]["index"]
+        assert settings["auto_expand_replicas"] == "0-1"
+    finally:
+        import urllib.request
+
+        for path in (other, f"_index_template/es-simhash-{other}"):
+            urllib.request.urlopen(urllib.request.Request(f"{es_url}/{path}", method="DELETE"), timeout=30)
+
+
+def test_explain_compares_a_file_with_a_stored_document(crawl, tmp_path, es_url, es_index_name):
+    """Why did `check --file article.txt` match rmrb-0000? `explain article.txt rmrb-0000 --index NAME`."""
+    env = {"ES_URL": es_url}
+    assert run("index", crawl, "--index", es_index_name, "--no-progress", cwd=tmp_path, env=env).returncode == 0
+    lines = gzip.open(crawl, "rt", encoding="utf-8").read().splitlines()
+    records = {r["id"]: r for r in (json.loads(x) for x in lines if x.startswith('{"id": "rmrb-'))}
+    (tmp_path / "article.txt").write_text("转载：" + records["rmrb-0000"]["content"], encoding="utf-8")
+    check = run("check", "--file", "article.txt", "--index", es_index_name, cwd=tmp_path, env=env)
+    assert check.returncode == 0 and json.loads(check.stdout.splitlines()[0])["id"] == "rmrb-0000"
+    res = run("explain", "article.txt", "rmrb-0000", "--index", es_index_name, "--json", cwd=tmp_path, env=env)
+    assert res.returncode == 0, res.stderr.decode()
+    out = json.loads(res.stdout)
+    assert out["duplicate"] and out["reason"] in ("simhash", "sentences")
+    res = run("explain", "article.txt", "no-such-id", "--index", es_index_name, cwd=tmp_path, env=env)
+    assert res.returncode == 1 and b"no document 'no-such-id' in index" in res.stderr
+
+
+def test_two_writers_of_one_input_count_what_each_wrote(tmp_path, es_url, es_index_name):
+    """Two processes index the same file at once, each with its own checkpoint: each says how many documents it
+    wrote and how many it found written already (by the other), and those add up to the input."""
+    arts = [a for a in chinese_articles() if 300 < len(a) < 1500][:300]
+    path = tmp_path / "same.jsonl"
+    path.write_text("".join(json.dumps({"id": f"s{i}", "content": a}, ensure_ascii=False) + "\n"
+                            for i, a in enumerate(arts)), encoding="utf-8")
+    full = {**os.environ, "ES_URL": es_url,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(CODE), os.environ.get("PYTHONPATH")]))}
+    procs = [subprocess.Popen([sys.executable, "-m", "es_simhash", "index", str(path), "--index", es_index_name,
+                               "--batch-size", "20", "--no-progress", "--checkpoint", f"w{w}.json"], cwd=tmp_path,
+                              env=full, stderr=subprocess.PIPE) for w in range(2)]
+    outs = [p.communicate(timeout=600)[1].decode() for p in procs]
+    import re
+
+    assert all(p.returncode == 0 for p in procs), outs
+    assert _get(f"{es_url}/{es_index_name}/_count")["count"] == len(arts)
+    for err in outs:
+        written = int(re.search(r"indexed ([\d,]+) into", err).group(1).replace(",", ""))
+        found = re.search(r"([\d,]+) were already indexed", err)
+        already = int(found.group(1).replace(",", "")) if found else 0
+        assert written + already == len(arts), err
+    # each document was created by one of them; the other found it (and left it as it was)
+    assert sum(int(re.search(r"indexed ([\d,]+) into", e).group(1).replace(",", "")) for e in outs) == len(arts)

@@ -201,3 +201,25 @@ def test_no_batch_is_bigger_than_the_batch_size(tmp_path, batch_size, n):
                   on_progress=lambda _b, summary: reads.append(summary.read))
     sizes = [b - a for a, b in zip([0] + reads, reads)]
     assert s.read == n and sum(sizes) == n and max(sizes) <= batch_size, sizes
+
+
+def test_progress_ends_at_the_input_size_with_a_recheck(tmp_path):
+    """The recheck reads the inputs again to correct the output (here: a forum template's second post, put with the
+    first on arrival, is taken back); the progress reported stays at the bytes the run read (a progress bar ends
+    at 100%, not 200%)."""
+    from test_cli import FORUM_BODIES, FORUM_NOTICE
+
+    from es_simhash.dedup import DefaultRule
+    from es_simhash.sources import RecordReader
+
+    lines = [{"id": f"p{i}", "content": f"【城市生活】网友原创\n{body}\n{FORUM_NOTICE}"} for i, body in enumerate(FORUM_BODIES)]
+    crawl = tmp_path / "forum.jsonl"
+    crawl.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    seen = []
+    with open(tmp_path / "out.jsonl", "wb") as output:
+        s = run_dedup([str(crawl)], DedupEngine(MemoryIndex(), rule=DefaultRule.rechecked(), batch_size=6),
+                      output=output, dead_letters=tmp_path / "dead.jsonl", recheck=True,
+                      on_progress=lambda b, _s: seen.append(b))
+    assert s.taken_back >= 1  # (the inputs were read again)
+    total = RecordReader.total_bytes([str(crawl)])
+    assert seen[-1] == total and max(seen) == total
