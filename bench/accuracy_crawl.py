@@ -18,6 +18,15 @@
                    short texts.
 * ``zh gbk``       a crawl from several crawlers, some of which saved GB18030 (GBK) bytes: the same article arrives in
                    UTF-8 from one crawler and in GB18030 from another.
+* ``zh traditional`` long, medium and short Chinese texts reprinted in Traditional script through OpenCC's four
+                   conversions (``s2t``, ``s2tw``, ``s2hk``, ``s2twp``: Taiwan's vocabulary too, ``软件`` -> ``軟體``),
+                   some after another reprint edit (a site wrapper, ads, deletions, typos); a quarter of the
+                   originals are themselves in Traditional script, so different articles in Traditional script are
+                   the hard negatives.
+* ``zh annotated`` articles reprinted by converter sites: romanisation after some characters (pinyin with tone
+                   marks or tone digits, or zhuyin, in brackets), often in Traditional script too, with lines of
+                   spam above; or as HTML with ruby annotations (``<ruby>內<rt>nèi</rt></ruby>``). Annotated
+                   copies of different articles are the hard negatives.
 
 Every document carries ``raw``: its JSON Lines record as the crawler wrote it (bytes, in its encoding).
 es-simhash reads it as its CLI does by default for a crawl (``RecordReader(encoding="auto", html="auto")``); the
@@ -30,6 +39,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -40,9 +50,9 @@ from accuracy_data import Doc, _deal, _key, _paras, _pools, _rng  # noqa: E402
 __all__ = ["PHENOMENA", "SIZES", "build", "peer_text"]
 
 PHENOMENA = [("zh", "spaced"), ("zh", "repeated"), ("zh", "template"), ("zh", "markup"), ("en", "markup"),
-             ("zh", "gbk")]
+             ("zh", "gbk"), ("zh", "traditional"), ("zh", "annotated")]
 SIZES = {("zh", "spaced"): 200, ("zh", "repeated"): 120, ("zh", "template"): 240, ("zh", "markup"): 120,
-         ("en", "markup"): 120, ("zh", "gbk"): 150}
+         ("en", "markup"): 120, ("zh", "gbk"): 150, ("zh", "traditional"): 240, ("zh", "annotated"): 150}
 
 
 def record(doc_id: str, text: str, encoding: str = "utf-8") -> bytes:
@@ -294,6 +304,104 @@ def _gbk_stream(split: str, seed: int, n: int) -> list[Doc]:
     return docs
 
 
+# -- Traditional script -------------------------------------------------------------------------------------
+CONVERSIONS = ("s2t", "s2tw", "s2hk", "s2twp")
+
+
+@lru_cache(maxsize=None)
+def _converter(name: str):
+    import opencc  # (the OpenCC package: pip install ".[bench]")
+
+    return opencc.OpenCC(f"{name}.json")
+
+
+def traditional(text: str, conversion: str) -> str:
+    """``text`` converted by OpenCC (``s2t``, ``s2tw``, ``s2hk`` or ``s2twp``)."""
+    return _converter(conversion).convert(text)
+
+
+def _traditional_stream(split: str, seed: int, n: int) -> list[Doc]:
+    pools = {b: _deal(_pools()[("zh", b)], split) for b in ("long", "medium", "short")}
+    docs: list[Doc] = []
+    longer: list[str] = []  # the keys of the long and medium originals
+    for bucket, share in (("long", 0.4), ("medium", 0.3), ("short", 0.3)):
+        pool = pools[bucket]
+        for _, text, cid, r in _originals(split, seed, "zh", f"traditional-{bucket}", pool, int(round(n * share))):
+            if bucket == "short" and any(_key(text) in k for k in longer):
+                continue  # (a People's Daily sentence of an article drawn here: the same text, not a negative)
+            longer.append(_key(text))
+            first = traditional(text, r.choice(CONVERSIONS)) if r.random() < 0.25 else text
+            docs.append(Doc(cid, first, cid, "zh", "traditional", "original", f"bucket:{bucket}"))
+            if r.random() < 0.75:
+                for v in range(r.choice((1, 1, 2, 3))):
+                    conversion = r.choice(CONVERSIONS)
+                    edit = r.choice(("none", "none", "wrap", "ads", "delete", "typo", "punct"))
+                    if bucket == "short":
+                        edit = {"wrap": "prefix", "ads": "suffix", "delete": "punct"}.get(edit, edit)
+                        edited = text if edit == "none" else data.edit_short(text, "zh", edit, 1, r)
+                    else:
+                        edited = text if edit == "none" else data.edit_long(text, "zh", edit, r.choice((1, 2)), r,
+                                                                            pool)[0]
+                    docs.append(Doc(f"{cid}-v{v}", traditional(edited, conversion), cid, "zh", "traditional",
+                                    "variant", f"{conversion}:{edit}"))
+    return docs
+
+
+# -- converter residue: romanisation, ruby ---------------------------------------------------------------------
+_SPAM = ["【最新】免费领取价值千元大礼包，点击进入官网", "热门搜索：股票 基金 理财 房价 汽车报价", "本站域名已更换，请收藏新网址",
+         "手机版 | 电脑版 | 简体中文 | 繁體中文"]
+
+
+def _romanised(ch: str, style: str) -> str:
+    from pypinyin import Style, pinyin  # (pip install ".[bench]")
+
+    kind = {"tone": Style.TONE, "digits": Style.TONE3, "zhuyin": Style.BOPOMOFO}[style]
+    return pinyin(ch, style=kind)[0][0]
+
+
+def annotated(text: str, r: random.Random, share: float, style: str) -> str:
+    """``text`` with the romanisation of a ``share`` of its ideographs in brackets after them (``內(nèi)``)."""
+    out = []
+    for ch in text:
+        out.append(ch)
+        if "\u4e00" <= ch <= "\u9fff" and r.random() < share:
+            out.append(f"({_romanised(ch, style)})")
+    return "".join(out)
+
+
+def ruby(text: str, r: random.Random, share: float) -> str:
+    """``text`` as HTML paragraphs with ruby annotations on a ``share`` of its ideographs."""
+    def mark(ch: str) -> str:
+        if "\u4e00" <= ch <= "\u9fff" and r.random() < share:
+            return f"<ruby>{ch}<rp>(</rp><rt>{_romanised(ch, 'tone')}</rt><rp>)</rp></ruby>"
+        return ch
+
+    return "".join(f"<p>{''.join(map(mark, p))}</p>" for p in _paras(text))
+
+
+def _annotated_stream(split: str, seed: int, n: int) -> list[Doc]:
+    pool = _deal(_pools()[("zh", "long")], split) + _deal(_pools()[("zh", "medium")], split)
+    docs: list[Doc] = []
+    for _, text, cid, r in _originals(split, seed, "zh", "annotated", pool, n):
+        if r.random() < 0.2:  # some originals are themselves annotated (negatives of each other)
+            first = annotated(text, r, r.choice((0.1, 0.3)), "tone")
+        else:
+            first = text
+        docs.append(Doc(cid, first, cid, "zh", "annotated", "original"))
+        if r.random() < 0.75:
+            for v in range(r.choice((1, 1, 2))):
+                kind = r.choice(("tone", "tone", "digits", "zhuyin", "ruby"))
+                base = traditional(text, r.choice(CONVERSIONS[:3])) if r.random() < 0.6 else text
+                if kind == "ruby":
+                    vt = ruby(base, r, r.choice((0.1, 0.3, 1.0)))
+                else:
+                    vt = annotated(base, r, r.choice((0.05, 0.2, 0.5)), kind)
+                    if r.random() < 0.5:
+                        vt = "\n".join(r.sample(_SPAM, r.choice((1, 2)))) + "\n" + vt
+                docs.append(Doc(f"{cid}-v{v}", vt, cid, "zh", "annotated", "variant", f"annotated:{kind}"))
+    return docs
+
+
 def _encode(docs: list[Doc]) -> list[Doc]:
     """Each document's record, in the encoding its crawler wrote (``edit`` says so in the GBK stream)."""
     for d in docs:
@@ -316,6 +424,8 @@ def build(split: str, seed: int = 1998, scale: float = 1.0) -> dict[tuple[str, s
         ("zh", "markup"): lambda n: _markup_stream(split, seed, "zh", n),
         ("en", "markup"): lambda n: _markup_stream(split, seed, "en", n),
         ("zh", "gbk"): lambda n: _gbk_stream(split, seed, n),
+        ("zh", "traditional"): lambda n: _traditional_stream(split, seed, n),
+        ("zh", "annotated"): lambda n: _annotated_stream(split, seed, n),
     }
     out = {}
     for g in PHENOMENA:

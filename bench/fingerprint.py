@@ -17,6 +17,11 @@ Targets (issue 13): native / Python reference >= 2.5x, native / segmentation onl
 native / peer >= 25x; the last line is machine-readable:
 ``RESULT native_vs_python=... native_vs_rjieba=... native_vs_jieba_simhash=...``. Python reference targets
 (info for the reference since the native core exists): es-simhash batch / peer >= 50x, / segmentation only >= 0.70.
+The fold of fingerprint version 6 (``es_simhash.fold``: Traditional characters to Simplified ones, invisible
+characters and romanisation dropped) is timed against no fold in the same run: ``native, fold off`` is the native
+core with its fold turned off (``es_simhash_native._set_fold(False)``; not a version 6 fingerprint, for timing
+only), on the same Simplified documents and on their OpenCC ``s2t`` conversion; target: the fold costs at most 10%
+of native throughput (``RESULT fold_on_vs_off=...``: native throughput with the fold / without, >= 0.90).
 ``--rust`` also builds and runs ``native/src/bin/fpbench.rs`` on the same documents: inside Rust, the full
 fingerprint against jieba-rs segmentation alone (target >= 0.70; ``RESULT fingerprint_vs_segment=...``).
 The English case (BBC News; peer: regex words + ``simhash.Simhash``) is reported as secondary information.
@@ -54,6 +59,7 @@ TARGET_NATIVE_VS_PYTHON = 2.5
 TARGET_NATIVE_VS_RJIEBA = 1.0
 TARGET_NATIVE_VS_PEER = 25.0
 TARGET_RUST_FINGERPRINT_VS_SEGMENT = 0.70
+TARGET_FOLD = 0.90
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _SENTENCE_PIECE = re.compile(r"[^。！？!?\n]*(?:[。！？!?]+[”’』」]*\n?|\n|$)")
@@ -291,12 +297,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     assert T.segmenter_name() != "rjieba" or T.segment(zh_norm[0]) == rjieba.cut(zh_norm[0])
 
     native = System("native", lambda: nat.fingerprint_many(zh))
+
+    def without_fold(texts: list[str]) -> Callable[[], object]:
+        def run() -> object:
+            native_module._set_fold(False)
+            try:
+                return nat.fingerprint_many(texts)
+            finally:
+                native_module._set_fold(True)
+        return run
+
+    nofold = System("native, fold off", without_fold(zh))
     es = System("es-simhash batch", lambda: fp.fingerprint_many(zh))
     es_single = System("es-simhash single", lambda: [fp.fingerprint(t) for t in zh])
     es_cold = System("es-simhash cold", lambda: cold["fp"].fingerprint_many(zh), setup=fresh)
     peer = System("peer jieba+simhash", lambda: [simhash.Simhash(jieba.lcut(t)).value for t in zh])
     seg = System("segmentation only", lambda: [rjieba.cut(n) for n in zh_norm])
-    zh_systems = [native, es, es_single, es_cold, peer, seg]
+    zh_systems = [native, nofold, es, es_single, es_cold, peer, seg]
     measure(zh_systems, args.repeats)
     print(table(zh_systems, len(zh), zh_chars, native))
     print("(last column: median time of the system / median time of native, i.e. how many times faster "
@@ -310,6 +327,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     peer_ratio = peer.median / es.median
     seg_ratio = seg.median / es.median
     native_py, native_seg, native_peer = es.median / native.median, seg.median / native.median, peer.median / native.median
+    fold_ratio = nofold.median / native.median
+    print(f"per-round native / native, fold off:            {paired(native, nofold)}")
+
+    # the same on the documents in Traditional script (OpenCC s2t): every character goes through the fold
+    import opencc
+
+    zh_t = [opencc.OpenCC("s2t.json").convert(t) for t in zh]
+    assert nat.fingerprint_many(zh_t) == batch, "a Traditional conversion fingerprints like its original"
+    trad = System("native, Traditional", lambda: nat.fingerprint_many(zh_t))
+    trad_nofold = System("native, Traditional, fold off", without_fold(zh_t))
+    measure([trad, trad_nofold], args.repeats)
+    print(f"\n-- the same documents in Traditional script (OpenCC s2t): native with the fold "
+          f"{len(zh_t) / trad.median:,.0f} docs/s, fold off {len(zh_t) / trad_nofold.median:,.0f} docs/s "
+          f"(on / off {trad_nofold.median / trad.median:.3f})")
 
     if not args.no_breakdown:
         print("\n-- where es-simhash batch spends its time (stages run one after another, warm cache, median)")
@@ -372,6 +403,9 @@ def main(argv: Sequence[str] | None = None) -> int:
          f"native / rjieba.cut alone = {native_seg:.2f}x  (target >= {TARGET_NATIVE_VS_RJIEBA:g}x)"),
         (native_peer >= TARGET_NATIVE_VS_PEER,
          f"native / jieba.lcut+simhash.Simhash = {native_peer:.1f}x  (target >= {TARGET_NATIVE_VS_PEER:g}x)"),
+        (fold_ratio >= TARGET_FOLD,
+         f"native throughput with the fold / without = {fold_ratio:.3f}  (target >= {TARGET_FOLD:.2f}: the fold "
+         "costs at most 10%)"),
         *([(rust_ratio >= TARGET_RUST_FINGERPRINT_VS_SEGMENT,
             f"inside Rust: full fingerprint / jieba-rs cut alone = {rust_ratio:.2f}  "
             f"(target >= {TARGET_RUST_FINGERPRINT_VS_SEGMENT:.2f})")] if rust_ratio is not None else []),
@@ -382,6 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = verdicts(results, t_start, args.strict)
     print(f"RESULT native_vs_python={native_py:.3f} native_vs_rjieba={native_seg:.3f} "
           f"native_vs_jieba_simhash={native_peer:.3f}")
+    print(f"RESULT fold_on_vs_off={fold_ratio:.3f} traditional_fold_on_vs_off={trad_nofold.median / trad.median:.3f}")
     return code
 
 

@@ -1,10 +1,13 @@
 """Fingerprints: TF-IDF weighted 64-bit SimHash, its four 16-bit segments, and the long-sentence signature.
 
-How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 5):
+How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 6):
 
 1. ``text.normalize``: NFKC (full/half width), casefold, collapsed whitespace (a run with a line break becomes
    one line break: since version 3 a title or heading line is a sentence of its own); since version 4 a space
-   between two CJK ideographs is removed (a repost spaced out character by character reads as the original).
+   between two CJK ideographs is removed (a repost spaced out character by character reads as the original);
+   since version 6 the text a reader sees (:mod:`es_simhash.fold`): invisible characters dropped, Traditional
+   characters folded to Simplified ones, and romanisation written after ideographs dropped, so a reprint in
+   either script, or a converter's annotated copy, is the same text.
 2. ``text.segment``: jieba-compatible words for Chinese, words for other text.
 3. Each token gets the weight ``w * min(tf, 5)`` with ``w = round(idf * 1024)`` and ``tf`` its count in the text
    (capped TF, version 4: one term repeated all over a text, such as an anonymised name, cannot outweigh the rest;
@@ -67,7 +70,7 @@ if TYPE_CHECKING:
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_sketch", "WEIGHT_SCALE", "SKETCH_BIT",
            "sentence_hashes", "content_hashes", "contradicts", "contradicting_pair", "text_contradicts", "NEGATIONS"]
 
-FINGERPRINT_VERSION = 5
+FINGERPRINT_VERSION = 6
 WEIGHT_SCALE = 1024
 N_SEGMENTS = 4
 SEGMENT_BITS = 16

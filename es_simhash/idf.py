@@ -142,9 +142,13 @@ class IDFTable:
 
     @classmethod
     def _parse(cls, text: str, path: str | os.PathLike[str]) -> "IDFTable":
-        # Normalising the whole file at once equals normalising each word (NFKC and casefold act within
-        # words here) and is several times faster than a call per word.
-        data = unicodedata.normalize("NFKC", text).casefold()
+        # Normalising the whole file at once equals normalising each word (NFKC, casefold and the script fold act
+        # within words here) and is several times faster than a call per word. Words that fold to one word (a
+        # Traditional and a Simplified spelling) keep the lowest IDF of theirs: the folded word stands for all of
+        # them, so its document frequency is at least the highest of theirs.
+        from .fold import fold_table
+
+        data = unicodedata.normalize("NFKC", text).casefold().translate(fold_table())
         idf: dict[str, float] = {}
         for lineno, line in enumerate(data.splitlines(), 1):
             word, _, value = line.strip().rpartition(" ")
@@ -153,9 +157,12 @@ class IDFTable:
                     raise ValueError(f"{path}:{lineno}: expected 'word idf', got {line[:60]!r}")
                 continue
             try:
-                idf[word.strip()] = float(value)
+                number = float(value)
             except ValueError:
                 raise ValueError(f"{path}:{lineno}: expected 'word idf', got {line[:60]!r}") from None
+            word = word.strip()
+            known = idf.get(word)
+            idf[word] = number if known is None else min(known, number)
         if not idf:
             raise ValueError(f"{path}: no 'word idf' lines found")
         return cls(idf, source=str(path))

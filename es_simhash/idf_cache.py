@@ -19,7 +19,7 @@ from typing import Any, Iterable, NamedTuple
 
 from .cache_dir import cache_root
 
-FORMAT = 2
+FORMAT = 3
 """Bumped when the parse or the cache files change (then every entry is made again)."""
 
 

@@ -3,7 +3,9 @@
 Crawl output often carries a page's markup (tags, ``style="..."`` attributes, ``&nbsp;`` entities) in what should
 be its text; fingerprinted as it is, a page that is mostly markup looks like every other page of its site.
 :func:`strip_html` keeps what a browser would show as text: tags and their attributes, comments, and the contents
-of ``script``/``style``/``template``/``noscript`` are dropped, entities and character references decoded, and
+of ``script``/``style``/``template``/``noscript`` are dropped, and so is ruby text (``<rt>``, ``<rp>``: the
+pronunciation a page prints above or beside characters, ``<ruby>內<rp>(</rp><rt>nèi</rt><rp>)</rp></ruby>`` is
+``內``), entities and character references decoded, and
 block-level elements (paragraphs, line breaks, list items, table cells, headings) end a line, so sentence splitting
 still sees their boundaries. It uses the standard library's HTML tokenizer (:class:`html.parser.HTMLParser`), not
 regular expressions: broken markup, ``>`` inside attribute values and unclosed tags are handled as browsers do.
@@ -27,7 +29,11 @@ _KNOWN = _BLOCK | _HIDDEN | frozenset({
     "a", "span", "b", "i", "u", "em", "strong", "font", "img", "small", "big", "sub", "sup", "html", "body", "meta",
     "link", "input", "button", "label", "select", "option", "textarea", "code", "abbr", "cite", "q", "s", "strike",
     "tt", "var", "wbr", "nobr", "source", "video", "audio", "picture", "caption", "col", "colgroup", "tfoot",
+    "ruby", "rb", "rt", "rp", "rtc",
 })
+_RUBY_TEXT = frozenset({"rt", "rp", "rtc"})
+"""Ruby annotations: hidden until their end tag, or (end tags are optional there) the next ruby element or the
+end of the ruby."""
 
 
 class _Text(HTMLParser):
@@ -35,11 +41,16 @@ class _Text(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.hidden = 0
+        self.ruby_text = False
         self.tags = 0  # known HTML elements met (start or end tags)
 
     def handle_starttag(self, tag: str, attrs) -> None:
         if tag in _KNOWN:
             self.tags += 1
+        if tag in ("ruby", "rb"):
+            self.ruby_text = False
+        elif tag in _RUBY_TEXT:
+            self.ruby_text = True
         if tag in _HIDDEN:
             self.hidden += 1
         elif tag in _BLOCK:
@@ -54,13 +65,15 @@ class _Text(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in _KNOWN:
             self.tags += 1
+        if tag in _RUBY_TEXT or tag == "ruby":
+            self.ruby_text = False
         if tag in _HIDDEN:
             self.hidden = max(0, self.hidden - 1)
         elif tag in _BLOCK:
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:
-        if not self.hidden:
+        if not self.hidden and not self.ruby_text:
             self.parts.append(data)
 
 

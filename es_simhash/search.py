@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import hamming
+from .fold import fold_text
 from .index.elastic import elastic_errors, validate_index_name
 
 __all__ = ["Hit", "ClusterSummary", "search", "filter_duplicates", "top_clusters", "MAX_QUERY_CHARS"]
@@ -75,17 +76,19 @@ def _hit(h: dict[str, Any]) -> Hit:
 
 
 def search(client, index: str, query: str, size: int = 10, collapse: bool = True, url: str = "") -> list[Hit]:
-    """Full-text search over ``title`` and ``content``.
+    """Full-text search over ``title`` and ``content``, in either script: the query and the indexed text are both
+    folded to one script (:func:`es_simhash.fold.fold_text`; the fields ``title_folded`` and ``content_folded``),
+    so a query in Traditional characters finds Simplified copies and the other way round.
 
     With ``collapse`` (the default) each duplicate cluster appears once, represented by its best-scoring
     document, and ``cluster_size`` says how many indexed documents the cluster holds.
     """
     validate_index_name(index)
-    query = query[:MAX_QUERY_CHARS]
+    query = fold_text(query[:MAX_QUERY_CHARS])
     body: dict[str, Any] = {
         "size": size,
         "_source": _HIT_FIELDS,
-        "query": {"multi_match": {"query": query, "fields": ["title^2", "content"]}},
+        "query": {"multi_match": {"query": query, "fields": ["title_folded^2", "content_folded"]}},
     }
     if collapse:
         body["collapse"] = {"field": "dup_cluster"}

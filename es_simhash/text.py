@@ -50,13 +50,16 @@ _LATIN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 def normalize(text: str) -> str:
     """Unicode-normalise ``text`` for fingerprinting.
 
-    NFKC folds full-width/half-width forms and compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``),
-    ``casefold`` removes case, a run of whitespace that holds a line break (a line boundary of
+    NFKC folds full-width/half-width forms and compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``);
+    invisible characters (format characters and variation selectors, :func:`es_simhash.fold.is_invisible`) are
+    dropped; ``casefold`` removes case; a run of whitespace that holds a line break (a line boundary of
     ``str.splitlines``) becomes one ``"\\n"`` (a line break ends a sentence: a title or a heading is its own
-    sentence) and any other run of whitespace one space, with none left at either end; then a space between two
-    CJK ideographs is removed (``"转 发 微 博"`` -> ``"转发微博"``: Chinese has no spaces between words). See
-    :func:`_normalize_many` for how it gets there quickly (``tests/test_normalize_fast.py`` checks it against
-    that definition written with regular expressions).
+    sentence) and any other run of whitespace one space, with none left at either end; Traditional characters are
+    folded to Simplified ones (:func:`es_simhash.fold.fold_table`) and romanisation written directly after an
+    ideograph is dropped (:func:`es_simhash.fold.strip_annotations`); then a space between two CJK ideographs is
+    removed (``"转 发 微 博"`` -> ``"转发微博"``: Chinese has no spaces between words). See :func:`_normalize_many`
+    for how it gets there quickly (``tests/test_normalize_fast.py`` checks it against that definition written with
+    regular expressions).
     """
     return _normalize_many([text])[0]
 
@@ -122,26 +125,36 @@ def _normalize_many(texts: Sequence[str]) -> list[str]:
        character on its own and ``.`` is its own decomposition, so NFKC of the text is unchanged;
     2. if the folded text is already NFKC (``unicodedata.is_normalized`` is exact, and quick when the answer
        is yes) NFKC is the identity on it; otherwise run the full NFKC on it (which equals NFKC of the input);
-    3. casefold, then ``" ".join(line.split())`` for each of ``str.splitlines()``, dropping blank lines and
+    3. drop invisible characters (only a text with a non-ASCII character can hold one);
+    4. casefold, then ``" ".join(line.split())`` for each of ``str.splitlines()``, dropping blank lines and
        joining with ``"\\n"``: ``str.split()`` uses the same whitespace definition as ``re``'s ``\\s`` for str
        patterns (``Py_UNICODE_ISSPACE``) and every line boundary of ``splitlines`` is such whitespace, so this
        is the definition in :func:`normalize`;
-    4. remove each space between two ideographs (only texts with a space and a non-ASCII character can have one).
+    5. fold the script and drop romanisation after ideographs (texts with a non-ASCII character only);
+    6. remove each space between two ideographs (only texts with a space and a non-ASCII character can have one).
     """
+    from .fold import invisible_pattern, fold_table, strip_annotations
+
     out = []
     is_normalized, nfkc = unicodedata.is_normalized, unicodedata.normalize
+    invisible = invisible_pattern()
+    table = fold_table()
     for t in _fold_fullwidth_many(texts):
         if "\u2026" in t:
             t = t.replace("\u2026", "...")
         if not is_normalized("NFKC", t):
             t = nfkc("NFKC", t)
+        if not t.isascii() and invisible.search(t):
+            t = invisible.sub("", t)
         lines = t.casefold().splitlines()
         if len(lines) == 1:
             n = " ".join(lines[0].split())
         else:
             n = "\n".join(filter(None, (" ".join(line.split()) for line in lines)))
-        if " " in n and not n.isascii():
-            n = _IDEOGRAPH_SPACE.sub("", n)
+        if not n.isascii():
+            n = strip_annotations(n.translate(table))
+            if " " in n:
+                n = _IDEOGRAPH_SPACE.sub("", n)
         out.append(n)
     return out
 

@@ -32,9 +32,22 @@ def english_articles() -> list[str]:
 
 
 # -- the reference SimHash ---------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def _ref_fold() -> dict[int, int]:
+    """The script fold, read from its data file (es_simhash/data/fold.txt) by this module itself."""
+    lines = (ROOT / "es_simhash" / "data" / "fold.txt").read_text(encoding="utf-8").splitlines()
+    return {ord(line[0]): ord(line[2]) for line in lines if not line.startswith("#")}
+
+
 def _ref_normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
+    """NFKC; invisible characters (format characters, variation selectors) dropped; casefold; whitespace collapsed;
+    the script folded; no space between ideographs. (Romanisation after ideographs is not dropped here: the
+    corpora hold none; tests/test_fold.py tests that part.)"""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf" and not 0xFE00 <= ord(ch) <= 0xFE0F)
+    text = text.casefold()
     text = "\n".join(filter(None, (" ".join(line.split()) for line in text.splitlines())))  # a line break stays
+    text = text.translate(_ref_fold())
     ideograph = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
     return re.sub(f"(?<={ideograph}) (?={ideograph})", "", text)  # spaces between ideographs are no boundary
 
@@ -46,7 +59,8 @@ def _ref_idf() -> tuple[dict[str, float], float]:
     table = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         word, value = line.rsplit(" ", 1)
-        table[_ref_normalize(word)] = float(value)
+        word = _ref_normalize(word)
+        table[word] = min(table.get(word, float("inf")), float(value))  # (spellings that fold alike: the lowest)
     values = sorted(table.values())
     return table, values[len(values) // 2]
 

@@ -399,3 +399,70 @@ def test_another_rjieba_version_keeps_the_native_core_out(native, monkeypatch, t
         assert module is None and "rjieba 0.3.0 is installed" in reason
     finally:
         F._native_module.cache_clear()
+
+
+# -- the fold of version 6 (es_simhash.fold): script, invisible characters, romanisation ------------------------
+def test_fold_tables_are_current(native):
+    """native/src/fold_tables.rs is what native/gen_tables.py writes from es_simhash/fold.py."""
+    sys.path.insert(0, str(ROOT / "native"))
+    try:
+        import gen_tables
+    finally:
+        sys.path.remove(str(ROOT / "native"))
+    assert (ROOT / "native" / "src" / "fold_tables.rs").read_text(encoding="utf-8") == gen_tables.render_fold()
+
+
+def test_every_fold_table_entry_folds_alike_on_both_engines(native):
+    """Each character the script fold changes, alone, between ideographs, after a bracket and spaced out: the
+    native core writes what Python writes, and that is the character's fold."""
+    from es_simhash import fold
+
+    table = fold.fold_table()
+    for template in ("{}", "中{}文", "(x{})", "转 {} 发"):
+        texts = [template.format(chr(c)) for c in table]
+        got, want = native.normalize_many(texts), T._normalize_many(texts)
+        assert got == want
+    assert T._normalize_many([chr(c) for c in table]) == [chr(t) for t in table.values()]
+    texts = ["".join(chr(c) for c in list(table)[i:i + 50]) for i in range(0, len(table), 50)]
+    nat, py = _pair()
+    assert nat.fingerprint_many(texts) == py.fingerprint_many(texts)
+
+
+def test_identical_on_converted_and_annotated_articles(native):
+    """People's Daily articles through OpenCC's four conversions, with romanisation after a third of their
+    characters (pinyin with tone marks, with tone digits, zhuyin): both engines give every fingerprint alike."""
+    import random
+
+    import opencc
+    from pypinyin import Style, pinyin
+
+    articles = corpora.peoples_daily_articles()[:60]
+    texts = []
+    for i, a in enumerate(articles):
+        converted = opencc.OpenCC(f"{('s2t', 's2tw', 's2hk', 's2twp')[i % 4]}.json").convert(a)
+        style = (Style.TONE, Style.TONE3, Style.BOPOMOFO)[i % 3]
+        rng = random.Random(i)
+        texts.append(converted)
+        texts.append("".join(c + (f"({pinyin(c, style=style)[0][0]})" if "\u4e00" <= c <= "\u9fff" and
+                                  rng.random() < 0.3 else "") for c in converted))
+        texts.append("".join(c + (pinyin(c, style=Style.TONE)[0][0] if "\u4e00" <= c <= "\u9fff" and
+                                  rng.random() < 0.2 else "") for c in a))
+    nat, py = _pair()
+    assert nat.fingerprint_many(texts) == py.fingerprint_many(texts)
+    assert native.normalize_many(texts) == T._normalize_many(texts)
+
+
+_ANNOTATIONS = ["(nèi)", "(nei4)", "(ㄋㄟˋ)", "(ㄇㄣ˙)", "(˙ㄇㄣ)", "(2019)", "(cpu)", "(ai)", "nèi", "róng", "café",
+                "(a b)", "(ü)", "(lǘ)", "(", ")", "（ㄋㄟˋ）", "ǎ", "\u200b", "\ufe0f", "\u00ad"]
+_annotated = st.lists(st.one_of(st.sampled_from(_ANNOTATIONS), st.sampled_from(list("內容国發中 \n。ab1")),
+                                st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF)), max_size=30).map("".join)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_annotated, min_size=1, max_size=4), st.integers(1, 9))
+def test_romanisation_and_invisible_characters_identical_on_generated_text(native, texts, min_chars):
+    assert native.normalize_many(texts) == T._normalize_many(texts)
+    normalized = T._normalize_many(texts)
+    assert [tuple(k) for k in native.keys_many(normalized, min_chars)] == T._keys_many(normalized, min_chars)
+    nat, py = _pair()
+    assert nat.fingerprint_many(texts) == py.fingerprint_many(texts)

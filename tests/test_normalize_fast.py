@@ -6,6 +6,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from es_simhash import fold
 from es_simhash import text as T
 
 _WS = re.compile(r"\s+")
@@ -16,10 +17,13 @@ _IDEOGRAPH = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
 
 
 def _reference_normalize(t: str) -> str:
-    """NFKC, casefold; a whitespace run with a line break becomes one newline, any other run one space; a space
-    between two CJK ideographs goes."""
-    t = _WS.sub(lambda m: "\n" if _LINE_BREAKS & set(m.group()) else " ",
-                unicodedata.normalize("NFKC", t).casefold()).strip()
+    """NFKC; invisible characters dropped; casefold; a whitespace run with a line break becomes one newline, any
+    other run one space; the script folded and romanisation after ideographs dropped (es_simhash.fold, which
+    defines those steps); a space between two CJK ideographs goes."""
+    t = unicodedata.normalize("NFKC", t)
+    t = "".join(ch for ch in t if not fold.is_invisible(ord(ch)))
+    t = _WS.sub(lambda m: "\n" if _LINE_BREAKS & set(m.group()) else " ", t.casefold()).strip()
+    t = fold.strip_annotations(t.translate(fold.fold_table()))
     return re.sub(f"(?<={_IDEOGRAPH}) (?={_IDEOGRAPH})", "", t)
 
 
@@ -30,7 +34,8 @@ def _reference_keys(normalized: str, min_chars: int) -> tuple[str, list[str]]:
 
 # Random code points, plus a bias towards the characters the fast paths special-case:
 # lone surrogates, astral letters, full-width ASCII, U+3000, combining marks, sentence ends, dots and whitespace.
-_SPECIAL = "\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308\u00a0\u2028\u3002…。.. \n\r\t_ßﬁ①㍿ＡＢ中文"
+_SPECIAL = ("\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308\u00a0\u2028\u3002…。.. \n\r\t_ßﬁ①㍿ＡＢ中文"
+            "內容國發髮著乾象像(（)）nèi róng ǚ nv2 ㄋㄟˋ˙\u200b\u200d\ufeff\u00ad\ufe0f\U000e0020")
 _chars = st.one_of(st.characters(codec=None), st.sampled_from(list(_SPECIAL)), st.characters(min_codepoint=0xFF00, max_codepoint=0xFF65))
 _texts = st.text(_chars, max_size=60)
 

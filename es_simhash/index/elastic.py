@@ -44,6 +44,7 @@ import numpy as np
 
 from .. import hamming
 from ..fingerprint import SKETCH_BIT, Fingerprint, _hex
+from ..fold import fold_text
 from ..sources import record_meta
 from ..keys import DEFAULT as DEFAULT_KEYS
 from ..keys import LookupKeys
@@ -515,7 +516,7 @@ def switch_alias(client, alias: str, index: str, url: str = "") -> list[str]:
 
 _PAYLOAD = ("content", "record")
 """What maintenance reads only to write a document back."""
-_ADDED_FIELDS = ("arrival",)
+_ADDED_FIELDS = ("arrival", "title_folded", "content_folded")
 """Mapped fields that indexes made by earlier releases lack (``ensure_index`` adds them)."""
 
 
@@ -1100,9 +1101,12 @@ class ElasticIndex:
         record = doc.fields or {}
         if doc.text is not None:
             src["content"] = doc.text
+            src["content_folded"] = fold_text(doc.text)
         for name, value in zip(("title", "url", "crawl_time"), record_meta(record)):
             if value is not None and not isinstance(value, (dict, list)):
                 src[name] = value if name == "crawl_time" else str(value)
+        if "title" in src:
+            src["title_folded"] = fold_text(src["title"])
         rest = {k: v for k, v in record.items() if doc.text is None or v is not doc.text}
         if rest:
             src["record"] = rest

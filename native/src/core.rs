@@ -1,28 +1,31 @@
-//! The fingerprint pipeline of `es_simhash.fingerprint.Fingerprinter.fingerprint_many` (version 5), in Rust.
+//! The fingerprint pipeline of `es_simhash.fingerprint.Fingerprinter.fingerprint_many` (version 6), in Rust.
 //!
 //! Every step mirrors the Python reference (which stays the definition; `tests/test_native_fingerprint.py`
 //! compares the two bit for bit): `text._normalize_many`, `text.segment` (jieba-rs 0.11.0 = rjieba 0.2.2, plus
 //! the re-split rule `text._jieba_compatible`), `Fingerprinter._token_weights`, the SimHash of
 //! `_simhash_chunk`, `text._keys_many`, `_signatures`, `_bottom_k`, `content_hashes`, `sentence_hashes`,
-//! `_word_bags`. Character properties come from `tables.rs`, generated from Python (`gen_tables.py`).
+//! `_word_bags`. Character properties come from `tables.rs`, generated from Python (`gen_tables.py`), and the fold
+//! of `es_simhash.fold` (script, invisible characters, romanisation) from `fold_tables.rs`, generated likewise.
 //!
 //! A text that cannot be guaranteed identical is answered `None` ("fallback needed"): the Python side then
 //! computes it (a code point unassigned in Python's Unicode database, where the `unicode-normalization` crate's
 //! newer Unicode could differ; sums of weights beyond 2^53, where Python's float64 sums could round; a
 //! `sublinear` count beyond the logarithm table handed in from numpy).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{OnceLock, RwLock};
 
 use jieba_rs::Jieba;
 use rustc_hash::{FxHashMap, FxHashSet};
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
+use crate::fold_tables;
 use crate::idf::IdfTable;
 use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
 /// The fingerprint version this core computes (`es_simhash.fingerprint.FINGERPRINT_VERSION` must equal it).
-pub const FINGERPRINT_VERSION: u32 = 5;
+pub const FINGERPRINT_VERSION: u32 = 6;
 const SKETCH_BIT: u64 = 1 << 63;
 const CJK_SENTENCE_BIT: u64 = 1 << 62;
 const GOLDEN: u64 = 0x9E3779B97F4A7C15;
@@ -82,6 +85,7 @@ fn bmp_flags() -> &'static [u8; 0x10000] {
         for cp in 0x80u32..0x10000 {
             let Some(c) = char::from_u32(cp) else { continue };
             if f[cp as usize] & (UNASSIGNED | CASEFOLD | SPACE) == 0
+                && !in_ranges(&fold_tables::INVISIBLE, cp)
                 && unicode_normalization::char::canonical_combining_class(c) == 0
                 && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
                 && !(cp == 0x2026 || cp == 0x3000 || (0xFF01..=0xFF5E).contains(&cp))
@@ -94,8 +98,9 @@ fn bmp_flags() -> &'static [u8; 0x10000] {
 }
 
 /// Code points U+3400..U+9FFF (the two main ideograph blocks): bit `cp - 0x3400` set when [`bmp_flags`] has
-/// `SIMPLE | CJK | ALNUM` for it. 3.4 KB where those flags take 27 KB of the table: the normalisation of a Chinese
-/// text reads this after each text's segmentation has pushed most of it out of the CPU's first-level cache.
+/// `SIMPLE | CJK | ALNUM` for it and the script fold leaves it as it is (a Traditional character goes through
+/// `emit`, which folds it). 3.4 KB where those flags take 27 KB of the table: the normalisation of a Chinese text
+/// reads this after each text's segmentation has pushed most of it out of the CPU's first-level cache.
 const IDEOGRAPH_BITS_FROM: u32 = 0x3400;
 const IDEOGRAPH_BITS_LEN: u32 = 0xA000 - IDEOGRAPH_BITS_FROM;
 
@@ -105,12 +110,174 @@ fn ideograph_bits() -> &'static [u64; (IDEOGRAPH_BITS_LEN / 64) as usize] {
         let f = bmp_flags();
         let mut bits = [0u64; (IDEOGRAPH_BITS_LEN / 64) as usize];
         for off in 0..IDEOGRAPH_BITS_LEN {
-            if f[(IDEOGRAPH_BITS_FROM + off) as usize] & (SIMPLE | CJK | ALNUM) == SIMPLE | CJK | ALNUM {
+            let cp = IDEOGRAPH_BITS_FROM + off;
+            if f[cp as usize] & (SIMPLE | CJK | ALNUM) == SIMPLE | CJK | ALNUM && folded_raw(cp) == cp {
                 bits[(off / 64) as usize] |= 1 << (off % 64);
             }
         }
         bits
     })
+}
+
+// -- the fold of version 6 (es_simhash.fold) -----------------------------------------------------------------
+static FOLD_ON: AtomicBool = AtomicBool::new(true);
+
+/// Turn the fold off (`false`) or on: for `bench/fingerprint.py`, which times the fold against no fold. Off, the
+/// fingerprints are not version 6's.
+pub fn set_fold(on: bool) {
+    FOLD_ON.store(on, Ordering::Relaxed);
+}
+
+#[inline]
+fn fold_on() -> bool {
+    FOLD_ON.load(Ordering::Relaxed)
+}
+
+/// The script fold of a code point (`fold_table()`), whether or not the fold is on.
+fn folded_raw(cp: u32) -> u32 {
+    match fold_tables::FOLD.binary_search_by(|&(a, _)| a.cmp(&cp)) {
+        Ok(i) => fold_tables::FOLD[i].1,
+        Err(_) => cp,
+    }
+}
+
+/// Code points the script fold changes: bit `cp` set (the BMP; astral ones are looked up).
+fn foldable_bits() -> &'static [u64; 1024] {
+    static BITS: OnceLock<[u64; 1024]> = OnceLock::new();
+    BITS.get_or_init(|| {
+        let mut bits = [0u64; 1024];
+        for &(a, _) in fold_tables::FOLD.iter() {
+            if a < 0x10000 {
+                bits[(a / 64) as usize] |= 1 << (a % 64);
+            }
+        }
+        bits
+    })
+}
+
+/// `fold_table().get(c, c)` when the fold is on.
+#[inline]
+fn fold_char(c: char) -> char {
+    let cp = c as u32;
+    if cp < 0x10000 && foldable_bits()[(cp / 64) as usize] >> (cp % 64) & 1 == 0 || !fold_on() {
+        return c;
+    }
+    char::from_u32(folded_raw(cp)).unwrap_or(c)
+}
+
+/// `fold.is_invisible` (when the fold is on).
+#[inline]
+fn invisible(cp: u32) -> bool {
+    fold_on() && in_ranges(&fold_tables::INVISIBLE, cp)
+}
+
+/// `fold._IDEOGRAPH`: the ideographs romanisation can follow.
+#[inline]
+fn annotatable(c: char) -> bool {
+    let cp = c as u32;
+    (0x3400..=0x4DBF).contains(&cp) || (0x4E00..=0x9FFF).contains(&cp) || (0xF900..=0xFAFF).contains(&cp)
+        || (0x20000..=0x3134F).contains(&cp)
+}
+
+fn untoned(c: char) -> Option<char> {
+    fold_tables::TONED.binary_search_by(|&(a, _)| a.cmp(&c)).ok().map(|i| fold_tables::TONED[i].1)
+}
+
+/// A letter of `fold._PINYIN_LETTERS`: a-z, ü, ê and the vowels with a tone mark.
+#[inline]
+fn pinyin_letter(c: char) -> bool {
+    c.is_ascii_lowercase() || c == 'ü' || c == 'ê' || untoned(c).is_some()
+}
+
+fn is_zhuyin_letter(c: char) -> bool {
+    let cp = c as u32;
+    (0x3105..=0x312F).contains(&cp) || (0x31A0..=0x31BF).contains(&cp)
+}
+
+fn is_zhuyin_tone(c: char) -> bool {
+    matches!(c as u32, 0x02C7 | 0x02C9 | 0x02CA | 0x02CB)
+}
+
+/// `fold._ZHUYIN.fullmatch(s)`: one to four letters, then a tone mark or the neutral tone's dot as NFKC leaves it
+/// (a space and U+0307); or that dot (with or without the space) before them.
+fn zhuyin(s: &[char]) -> bool {
+    let letters = |t: &[char]| (1..=4).contains(&t.len()) && t.iter().all(|&c| is_zhuyin_letter(c));
+    let after_dot = match s {
+        [' ', '\u{307}', rest @ ..] | ['\u{307}', rest @ ..] => Some(rest),
+        _ => None,
+    };
+    if after_dot.is_some_and(letters) {
+        return true;
+    }
+    match s {
+        [body @ .., ' ', '\u{307}'] if letters(body) => true,
+        [body @ .., last] if is_zhuyin_tone(*last) && letters(body) => true,
+        _ => letters(s),
+    }
+}
+
+/// `fold._syllable(s, bare)`.
+fn syllable(s: &[char], bare: bool) -> bool {
+    if !bare && zhuyin(s) {
+        return true;
+    }
+    let toned = s.iter().any(|&c| untoned(c).is_some());
+    if bare && !toned {
+        return false;
+    }
+    let body = match s {
+        [body @ .., last] if !bare && ('1'..='5').contains(last) => body,
+        _ => s,
+    };
+    let base: String = body.iter().map(|&c| untoned(c).unwrap_or(c)).collect();
+    fold_tables::PINYIN.binary_search(&base.as_str()).is_ok()
+}
+
+/// `fold.strip_annotations(normalized)`: bracketed syllables after an ideograph, then bare toned ones (each pass
+/// over the text as it was before it, as `re.sub` goes).
+fn strip_annotations(normalized: &str) -> String {
+    let mut chars: Vec<char> = normalized.chars().collect();
+    if chars.contains(&'(') {
+        let mut out = Vec::with_capacity(chars.len());
+        let mut i = 0;
+        while i < chars.len() {
+            if chars[i] == '(' && i > 0 && annotatable(chars[i - 1]) {
+                let inner = chars[i + 1..].iter().take(9).position(|&c| c == '(' || c == ')' || c == '\n');
+                if let Some(n) = inner {
+                    if (1..=8).contains(&n) && chars[i + 1 + n] == ')' && syllable(&chars[i + 1..i + 1 + n], false) {
+                        i += n + 2;
+                        continue;
+                    }
+                }
+            }
+            out.push(chars[i]);
+            i += 1;
+        }
+        chars = out;
+    }
+    if chars.iter().any(|&c| untoned(c).is_some()) {
+        let mut out = Vec::with_capacity(chars.len());
+        let mut i = 0;
+        while i < chars.len() {
+            if i > 0 && annotatable(chars[i - 1]) && pinyin_letter(chars[i]) {
+                let run = chars[i..].iter().take_while(|&&c| pinyin_letter(c)).count();
+                let next = chars.get(i + run);
+                if run <= 7 && !next.is_some_and(|c| c.is_ascii_digit()) && syllable(&chars[i..i + run], true) {
+                    i += run;
+                    continue;
+                }
+            }
+            out.push(chars[i]);
+            i += 1;
+        }
+        chars = out;
+    }
+    chars.into_iter().collect()
+}
+
+/// Whether `strip_annotations` can change a normalised text (a bracket, or a vowel with a tone mark).
+fn may_be_annotated(s: &str) -> bool {
+    fold_on() && !s.is_ascii() && s.chars().any(|c| c == '(' || untoned(c).is_some())
 }
 
 fn in_ranges(ranges: &[(u32, u32)], c: u32) -> bool {
@@ -265,9 +432,10 @@ impl Collapse {
         }
     }
 
-    /// A character that is not whitespace, already case-folded.
+    /// A character that is not whitespace, already case-folded (folded to its script here).
     #[inline]
     fn emit(&mut self, ch: char) {
+        let ch = fold_char(ch);
         if let Some(k) = &mut self.keys {
             if self.pending != 0 {
                 if k.dot || self.pending == 2 {
@@ -322,13 +490,33 @@ impl Collapse {
 
 /// `text.normalize(text)`, or `None` when the text holds a code point unassigned in Python's Unicode database.
 pub fn normalize(text: &str) -> Option<String> {
-    normalize_fast(text, None).or_else(|| normalize_full(text, None)).map(|(s, _)| s)
+    normalize_keyed(text, None).map(|(s, _)| s)
 }
 
 /// [`normalize`] and, of its result, [`keys`] (computed while writing it).
 pub fn normalize_with_keys(text: &str, min_sentence_chars: usize) -> Option<(String, Keys)> {
-    let m = Some(min_sentence_chars);
-    normalize_fast(text, m).or_else(|| normalize_full(text, m)).map(|(s, k)| (s, k.unwrap()))
+    normalize_keyed(text, Some(min_sentence_chars)).map(|(s, k)| (s, k.unwrap()))
+}
+
+fn normalize_keyed(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>)> {
+    let (s, k) = normalize_fast(text, keys).or_else(|| normalize_full(text, keys))?;
+    if !may_be_annotated(&s) {
+        return Some((s, k));
+    }
+    let stripped = strip_annotations(&s);
+    if stripped == s {
+        return Some((s, k));
+    }
+    // written again: a space between two ideographs that the annotation kept apart goes, and the keys follow
+    let mut w = Collapse::new(stripped.len(), keys);
+    for c in stripped.chars() {
+        if c.is_ascii() {
+            w.ascii(c as u8);
+        } else {
+            w.emit(c);
+        }
+    }
+    Some(w.finish())
 }
 
 /// The common case in one pass: ASCII, full-width forms, U+3000, U+2026, spaces and [`SIMPLE`] characters only
@@ -389,6 +577,8 @@ fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Key
         let f = table[cp as usize];
         if f & SIMPLE != 0 {
             w.emit(c);
+        } else if invisible(cp) {
+            continue;
         } else if (0xFF01..=0xFF5E).contains(&cp) {
             w.ascii((cp - 0xFEE0) as u8);
         } else if cp == 0x3000 {
@@ -433,11 +623,15 @@ fn normalize_full(text: &str, keys: Option<usize>) -> Option<(String, Option<Key
     if is_nfkc_quick(s.chars()) != IsNormalized::Yes {
         s = s.nfkc().collect();
     }
-    // 3. casefold, collapse whitespace; 4. no space between two CJK ideographs
+    // 3. invisible characters dropped; 4. casefold, collapse whitespace, fold the script; 5. no space between two
+    // CJK ideographs (romanisation after ideographs: `normalize_keyed`)
     let mut w = Collapse::new(s.len(), keys);
     for c in s.chars() {
         if c.is_ascii() {
             w.ascii(c as u8);
+            continue;
+        }
+        if invisible(c as u32) {
             continue;
         }
         let f = flags(c);

@@ -2,6 +2,7 @@
 //! it is installed (`es_simhash.fingerprint.Fingerprinter(engine="auto")`) and stays the reference.
 
 pub mod core;
+pub mod fold_tables;
 pub mod idf;
 pub mod memlookup;
 pub mod postings;
@@ -462,8 +463,16 @@ mod python {
         Ok(out)
     }
 
+    /// Turn the fold of fingerprint version 6 off (``False``) or on again: for ``bench/fingerprint.py``, which
+    /// times the fold against no fold in one run. Off, fingerprints are not version 6's: never index them.
+    #[pyfunction]
+    fn _set_fold(on: bool) {
+        core::set_fold(on);
+    }
+
     #[pymodule]
     fn es_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add_function(wrap_pyfunction!(_set_fold, m)?)?;
         m.add_class::<NativeFingerprinter>()?;
         m.add("IdfCacheError", m.py().get_type::<IdfCacheError>())?;
         m.add_function(wrap_pyfunction!(start_segmenter, m)?)?;
