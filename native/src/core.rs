@@ -155,11 +155,14 @@ fn foldable_bits() -> &'static [u64; 1024] {
     })
 }
 
-/// `fold_table().get(c, c)` when the fold is on.
+/// The first code point the script fold changes (`gen_tables.py` checks it: `FOLD` is sorted).
+const FOLD_FROM: u32 = fold_tables::FOLD[0].0;
+
+/// `fold_table().get(c, c)` (whether or not the fold is on: `Collapse` asks).
 #[inline]
-fn fold_char(c: char) -> char {
+fn fold_char(c: char, foldable: &[u64; 1024]) -> char {
     let cp = c as u32;
-    if cp < 0x10000 && foldable_bits()[(cp / 64) as usize] >> (cp % 64) & 1 == 0 || !fold_on() {
+    if cp < FOLD_FROM || cp < 0x10000 && foldable[(cp / 64) as usize] >> (cp % 64) & 1 == 0 {
         return c;
     }
     char::from_u32(folded_raw(cp)).unwrap_or(c)
@@ -233,51 +236,93 @@ fn syllable(s: &[char], bare: bool) -> bool {
     fold_tables::PINYIN.binary_search(&base.as_str()).is_ok()
 }
 
-/// `fold.strip_annotations(normalized)`: bracketed syllables after an ideograph, then bare toned ones (each pass
-/// over the text as it was before it, as `re.sub` goes).
-fn strip_annotations(normalized: &str) -> String {
-    let mut chars: Vec<char> = normalized.chars().collect();
-    if chars.contains(&'(') {
-        let mut out = Vec::with_capacity(chars.len());
-        let mut i = 0;
-        while i < chars.len() {
-            if chars[i] == '(' && i > 0 && annotatable(chars[i - 1]) {
-                let inner = chars[i + 1..].iter().take(9).position(|&c| c == '(' || c == ')' || c == '\n');
-                if let Some(n) = inner {
-                    if (1..=8).contains(&n) && chars[i + 1 + n] == ')' && syllable(&chars[i + 1..i + 1 + n], false) {
-                        i += n + 2;
-                        continue;
-                    }
-                }
-            }
-            out.push(chars[i]);
-            i += 1;
-        }
-        chars = out;
-    }
-    if chars.iter().any(|&c| untoned(c).is_some()) {
-        let mut out = Vec::with_capacity(chars.len());
-        let mut i = 0;
-        while i < chars.len() {
-            if i > 0 && annotatable(chars[i - 1]) && pinyin_letter(chars[i]) {
-                let run = chars[i..].iter().take_while(|&&c| pinyin_letter(c)).count();
-                let next = chars.get(i + run);
-                if run <= 7 && !next.is_some_and(|c| c.is_ascii_digit()) && syllable(&chars[i..i + run], true) {
-                    i += run;
-                    continue;
-                }
-            }
-            out.push(chars[i]);
-            i += 1;
-        }
-        chars = out;
-    }
-    chars.into_iter().collect()
+/// Where romanisation may follow an ideograph in a normalised text (`Collapse` notes them while writing it).
+struct Annotations {
+    /// byte offsets of the brackets right after an ideograph, ascending
+    brackets: Vec<usize>,
+    /// a vowel with a tone mark somewhere
+    toned: bool,
 }
 
-/// Whether `strip_annotations` can change a normalised text (a bracket, or a vowel with a tone mark).
-fn may_be_annotated(s: &str) -> bool {
-    fold_on() && !s.is_ascii() && s.chars().any(|c| c == '(' || untoned(c).is_some())
+/// `fold.strip_annotations(normalized)`: bracketed syllables after an ideograph, then bare toned ones (each pass
+/// over the text as it was before it, as `re.sub` goes). `None` when nothing is dropped (most brackets after an
+/// ideograph hold Chinese: one look at their first characters).
+fn strip_annotations(normalized: &str, places: &Annotations) -> Option<String> {
+    let bracketed = strip_bracketed(normalized, &places.brackets);
+    let text = bracketed.as_deref().unwrap_or(normalized);
+    match if places.toned { strip_bare(text) } else { None } {
+        Some(s) => Some(s),
+        None => bracketed,
+    }
+}
+
+/// `fold._BRACKETED.sub(...)` at the brackets `at` (right after an ideograph): one to eight characters that are not
+/// a bracket or a line break, then `)`; dropped when they are one pinyin or zhuyin syllable.
+fn strip_bracketed(s: &str, at: &[usize]) -> Option<String> {
+    let mut out: Option<String> = None;
+    let mut copied = 0; // bytes of `s` already in `out` (or dropped)
+    let mut inner = ['\0'; 9];
+    for &i in at {
+        if i < copied {
+            continue; // (inside a bracket already dropped)
+        }
+        let mut n = 0;
+        let mut close = None;
+        for (j, d) in s[i + 1..].char_indices().take(9) {
+            if d == '(' || d == '\n' {
+                break;
+            }
+            if d == ')' {
+                close = Some(i + 1 + j);
+                break;
+            }
+            inner[n] = d;
+            n += 1;
+        }
+        if let Some(end) = close {
+            if (1..=8).contains(&n) && syllable(&inner[..n], false) {
+                let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
+                o.push_str(&s[copied..i]);
+                copied = end + 1;
+            }
+        }
+    }
+    let mut o = out?;
+    o.push_str(&s[copied..]);
+    Some(o)
+}
+
+/// `fold._BARE.sub(...)`: a run of pinyin letters right after an ideograph, at most seven, not followed by a digit;
+/// dropped when it is one syllable with a tone mark.
+fn strip_bare(s: &str) -> Option<String> {
+    if !s.chars().any(toned) {
+        return None;
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < chars.len() {
+        if i > 0 && annotatable(chars[i - 1]) && pinyin_letter(chars[i]) {
+            let run = chars[i..].iter().take_while(|&&c| pinyin_letter(c)).count();
+            let next = chars.get(i + run);
+            if run <= 7 && !next.is_some_and(|c| c.is_ascii_digit()) && syllable(&chars[i..i + run], true) {
+                i += run;
+                changed = true;
+                continue;
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    changed.then_some(out)
+}
+
+/// A vowel with a tone mark (`fold.TONED`: all of them in U+00E0..U+01F9, but for three).
+#[inline]
+fn toned(c: char) -> bool {
+    let cp = c as u32;
+    ((0xE0..=0x1F9).contains(&cp) || (0x1E3F..=0x1EC1).contains(&cp)) && untoned(c).is_some()
 }
 
 fn in_ranges(ranges: &[(u32, u32)], c: u32) -> bool {
@@ -342,6 +387,13 @@ struct Collapse {
     pending: u8, // 0: none, 1: a space, 2: a line break
     last: char,
     keys: Option<Keys>,
+    /// the fold is on ([`set_fold`], read once per text), and the code points it changes
+    fold: bool,
+    foldable: &'static [u64; 1024],
+    /// where a bracket was written right after an ideograph (byte offsets in `out`), and whether a vowel with a tone
+    /// mark was: the places `strip_annotations` looks at
+    brackets: Vec<usize>,
+    toned: bool,
 }
 
 /// The content key and the spans of the sentence keys (see [`keys`]) of the text written so far.
@@ -408,6 +460,10 @@ impl Collapse {
             pending: 0,
             last: '\0',
             keys: keys.map(|m| Keys::new(capacity, m)),
+            fold: fold_on(),
+            foldable: foldable_bits(),
+            brackets: Vec::new(),
+            toned: false,
         }
     }
 
@@ -435,7 +491,12 @@ impl Collapse {
     /// A character that is not whitespace, already case-folded (folded to its script here).
     #[inline]
     fn emit(&mut self, ch: char) {
-        let ch = fold_char(ch);
+        let ch = if self.fold { fold_char(ch, self.foldable) } else { ch };
+        if ch == '(' && self.pending == 0 && annotatable(self.last) {
+            self.brackets.push(self.out.len());
+        } else if ch as u32 >= 0xE0 && toned(ch) {
+            self.toned = true;
+        }
         if let Some(k) = &mut self.keys {
             if self.pending != 0 {
                 if k.dot || self.pending == 2 {
@@ -483,8 +544,8 @@ impl Collapse {
         self.last = ch;
     }
 
-    fn finish(self) -> (String, Option<Keys>) {
-        (self.out, self.keys.map(Keys::finish))
+    fn finish(self) -> (String, Option<Keys>, Annotations) {
+        (self.out, self.keys.map(Keys::finish), Annotations { brackets: self.brackets, toned: self.toned })
     }
 }
 
@@ -499,14 +560,13 @@ pub fn normalize_with_keys(text: &str, min_sentence_chars: usize) -> Option<(Str
 }
 
 fn normalize_keyed(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>)> {
-    let (s, k) = normalize_fast(text, keys).or_else(|| normalize_full(text, keys))?;
-    if !may_be_annotated(&s) {
+    let (s, k, places) = normalize_fast(text, keys).or_else(|| normalize_full(text, keys))?;
+    if places.brackets.is_empty() && !places.toned || !fold_on() {
         return Some((s, k));
     }
-    let stripped = strip_annotations(&s);
-    if stripped == s {
+    let Some(stripped) = strip_annotations(&s, &places) else {
         return Some((s, k));
-    }
+    };
     // written again: a space between two ideographs that the annotation kept apart goes, and the keys follow
     let mut w = Collapse::new(stripped.len(), keys);
     for c in stripped.chars() {
@@ -516,12 +576,13 @@ fn normalize_keyed(text: &str, keys: Option<usize>) -> Option<(String, Option<Ke
             w.emit(c);
         }
     }
-    Some(w.finish())
+    let (s, k, _) = w.finish();
+    Some((s, k))
 }
 
 /// The common case in one pass: ASCII, full-width forms, U+3000, U+2026, spaces and [`SIMPLE`] characters only
 /// (then the text after the fold is already NFKC). `None`: any other character (use [`normalize_full`]).
-fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>)> {
+fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>, Annotations)> {
     let table = bmp_flags();
     let ideographs = ideograph_bits();
     let bytes = text.as_bytes();
@@ -599,7 +660,7 @@ fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Key
 }
 
 /// Step by step as Python does it: fold, NFKC, casefold and collapse.
-fn normalize_full(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>)> {
+fn normalize_full(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>, Annotations)> {
     // 1. full-width ASCII and U+3000 folded, U+2026 -> "..." (what Python does before NFKC)
     let mut s = String::with_capacity(text.len() + 8);
     for c in text.chars() {
