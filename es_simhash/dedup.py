@@ -521,12 +521,20 @@ def _boilerplate(fp: Fingerprint, counts: Sequence[Mapping[int, int]], cap: int)
     document frequencies: the index's lookup, the batch being written, this batch's earlier documents), and
     whether a part under ``cap`` on its own held one of them: that part's lookup then brought candidates through a
     hash one lookup over all the documents would have left out (:meth:`DedupEngine._found_by_lookup`)."""
-    out: set[int] = set()
+    out: list[int] = []
     split = False
+    if len(counts) == 2:  # (the index and this batch: the common case, written out)
+        index, batch = counts
+        for h in fp.sentences:
+            x, y = index.get(h, 0), batch.get(h, 0)
+            if x + y > cap:
+                out.append(h)
+                split = split or 0 < x <= cap or 0 < y <= cap
+        return frozenset(out), split
     for h in fp.sentences:
         n = [c.get(h, 0) for c in counts]
         if sum(n) > cap:
-            out.add(h)
+            out.append(h)
             split = split or any(0 < x <= cap for x in n)
     return frozenset(out), split
 
