@@ -43,11 +43,31 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: slow test (seconds to minutes)")
 
 
+ES_FIXTURES = {"es_url", "es_node", "es_index_name", "client"}
+BACKEND_FIXTURES = {"make_index"}
+"""Fixtures parametrised over the backends (``memory``, ``elastic``): their ``elastic`` variant needs a node too, which
+it asks for inside the fixture (``request.getfixturevalue``), out of the collection's sight."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Tests that use the node fixtures are marked `es` automatically (`-m "not es"` deselects them).
+    # Tests that use the node fixtures are marked `es` automatically (`-m "not es"` deselects them, and the 8.x run
+    # of scripts/test_es8.sh selects them with `-m es`), and so are the `elastic` variants of backend fixtures.
     for item in items:
-        if {"es_url", "es_node", "es_index_name", "client"} & set(getattr(item, "fixturenames", ())):
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if ES_FIXTURES & set(getattr(item, "fixturenames", ())) or any(
+                params.get(name) == "elastic" for name in BACKEND_FIXTURES):
             item.add_marker(pytest.mark.es)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    """Under CI=true no test skips: a skip (a missing node, corpus, tool or native core) is reported as a failure
+    with its reason. (An expected failure, xfail, stays one.)"""
+    outcome = yield
+    report = outcome.get_result()
+    if _in_ci() and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI=true, where every test must run: {report.longrepr}"
 
 
 def _in_ci() -> bool:

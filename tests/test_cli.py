@@ -61,7 +61,17 @@ def test_dedup_end_to_end(crawl, tmp_path):
     assert got == truth
     assert all(r["reason"] == "exact" for r in report if r["id"].startswith("exact"))
     assert all(r["cluster"] == truth[r["id"]] for r in report if truth[r["id"]])
-    assert len(kept) == sum(1 for v in truth.values() if v is None)
+    # the output: the input's own lines (bytes as read) of every record that is not a duplicate, in input order
+    seen, want = set(), []
+    for line in gzip.decompress(path.read_bytes()).splitlines():
+        try:
+            doc_id = json.loads(line)["id"]
+        except (ValueError, KeyError):
+            continue  # (a dead letter)
+        if doc_id in truth and truth[doc_id] is None and doc_id not in seen:
+            want.append(line)
+        seen.add(doc_id)
+    assert kept == want and len(kept) == sum(1 for v in truth.values() if v is None)
     summary = res.stderr.decode()
     assert f"read {n_lines}" in summary and f"duplicates {len([v for v in truth.values() if v])}" in summary
     assert "dead letters 3" in summary
@@ -135,7 +145,7 @@ def test_dedup_with_a_loaded_index_reports_only_its_own_records(tmp_path):
     summary = res.stderr.decode()
     assert "read 2  kept 2  duplicates 0" in summary and "1 documents of the loaded index changed" in summary
     assert [json.loads(x)["id"] for x in (tmp_path / "r2.jsonl").read_text().splitlines()] == ["q0", "q1"]
-    assert len((tmp_path / "o2.jsonl").read_bytes().splitlines()) == 2
+    assert (tmp_path / "o2.jsonl").read_bytes() == day2.read_bytes()  # (both posts of day 2 kept, as read)
 
 
 def test_rerun_gives_the_same_report(crawl, tmp_path):

@@ -398,15 +398,25 @@ def test_a_writer_killed_mid_batch_and_run_again_converges(corpus, sequential, e
             assert procs[victim].poll() is None, f"the victim ended before it was killed: {procs[victim].returncode}"
             assert time.monotonic() < deadline, "the victim made no progress"
             time.sleep(0.01)
-        for _ in range(500):  # aim at a moment when more of its documents are stored than its checkpoint covers
-            done = _lines_done(checkpoint)
-            if _stored(client, es_index_name, victim_ids) > done or procs[victim].poll() is not None:
+        # kill it mid-batch: at a moment when more of its documents are stored than its checkpoint covers. Seen so,
+        # the victim is stopped (SIGSTOP: it saves nothing more) and looked at again; still so, it is killed, else
+        # it goes on and the next such moment is taken.
+        while True:
+            assert procs[victim].poll() is None, "the victim ended before it was killed mid-batch"
+            assert time.monotonic() < deadline, "no moment mid-batch was seen"
+            if _stored(client, es_index_name, victim_ids) <= _lines_done(checkpoint):
+                continue
+            os.kill(procs[victim].pid, signal.SIGSTOP)
+            client.indices.refresh(index=es_index_name)
+            if _stored(client, es_index_name, victim_ids) > _lines_done(checkpoint):
                 break
+            os.kill(procs[victim].pid, signal.SIGCONT)
         os.kill(procs[victim].pid, signal.SIGKILL)
         assert procs[victim].wait(timeout=60) == -signal.SIGKILL, "the victim ended before it was killed"
         client.indices.refresh(index=es_index_name)
         done, stored = _lines_done(checkpoint), _stored(client, es_index_name, victim_ids)
         assert 0 < done < len(victim_ids), f"killed after {done} of {len(victim_ids)} lines"
+        assert stored > done, f"killed between batches: {stored} documents stored, {done} lines saved"
         for w, p in enumerate(procs):
             if w != victim:
                 finish(p, f"writer {w}")
@@ -417,8 +427,8 @@ def test_a_writer_killed_mid_batch_and_run_again_converges(corpus, sequential, e
                 p.wait()
     rerun = commands[victim] + (["--resume"] if again == "--resume" else [])
     finish(start(rerun, es_url, cwd), f"the killed writer run again ({again})")
-    what = (f"writer {victim} killed with {done} of its {len(victim_ids)} lines checkpointed and {stored} of its "
-            f"documents stored ({'mid-batch' if stored > done else 'between batches'}), run again {again}")
+    what = (f"writer {victim} killed mid-batch with {done} of its {len(victim_ids)} lines checkpointed and {stored} "
+            f"of its documents stored, run again {again}")
     check(client, es_index_name, corpus, sequential.forward, what)
 
 

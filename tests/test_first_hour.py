@@ -221,7 +221,6 @@ def test_report_reads_a_gzipped_dedup_report(tmp_path):
     ]
     path = tmp_path / "report.jsonl.gz"
     path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
-    pytest.importorskip("matplotlib")
     res = run("report", "--from-dedup", path, "-o", tmp_path / "r.html")
     assert res.returncode == 0, res.stderr.decode()
     assert "4 documents, 2 duplicates in 1 clusters" in res.stderr.decode()

@@ -412,6 +412,35 @@ def test_a_re_crawled_page_the_index_refuses_leaves_its_cluster_as_it_was():
     assert index.get("p").fingerprint == Fingerprinter().fingerprint(old)
 
 
+def test_a_re_crawled_page_a_write_blocked_index_refuses_leaves_its_cluster_as_it_was(client, es_index_name,
+                                                                                       fingerprinter):
+    """The same with a real refusal: Elasticsearch's write block on the index (``PUT /INDEX/_block/write``). The
+    re-crawl's write fails (after retrying for ``retry_for``), and no document of the index is rewritten, not even
+    for a moment (every stored version, ``_seq_no`` included, is what it was)."""
+    from es_simhash.index.elastic import ElasticError, ElasticIndex, ensure_index
+
+    old, new = chinese_articles()[3], chinese_articles()[30]
+    ensure_index(client, es_index_name, fingerprinter.config)
+    index = ElasticIndex(client, es_index_name, retry_for=1.0)
+    DedupEngine(index).process_batch([Document("p", old), Document("m", old[:200] + "。" + old[200:])])
+
+    def stored() -> dict:
+        client.indices.refresh(index=es_index_name)
+        hits = client.search(index=es_index_name, size=10, seq_no_primary_term=True)["hits"]["hits"]
+        return {h["_id"]: (h["_seq_no"], h["_source"]["dup_cluster"], h["_source"]["dup_of"],
+                           h["_source"]["content_hash"]) for h in hits}
+
+    before = stored()
+    assert {i: (c, o) for i, (_, c, o, _) in before.items()} == {"p": ("p", None), "m": ("p", "p")}
+    client.indices.add_block(index=es_index_name, block="write")
+    try:
+        with pytest.raises(ElasticError):
+            DedupEngine(index).process_batch([Document("p", new)])
+    finally:
+        client.indices.put_settings(index=es_index_name, settings={"index.blocks.write": False})
+    assert stored() == before
+
+
 def test_a_canonical_decided_while_a_since_deleted_page_held_its_template_sentences_is_decided_again(make_index,
                                                                                                     template_family):
     """As above, with o deleted instead of re-indexed, before w is written: no read shows a deleted document, so

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from es_simhash.fingerprint import FINGERPRINT_VERSION
-from support import chinese_articles, english_articles, run_cli
+from support import chinese_articles, english_articles, popcount_reference, reference_simhash, run_cli
 
 
 def cli(*args, es_url: str, cwd, stdin: bytes | None = None) -> subprocess.CompletedProcess:
@@ -220,8 +220,11 @@ def test_explain_two_stored_documents_by_id(es_url, es_index_name, client, crawl
     res = cli("explain", "zh0-repost", "zh0", "--index", es_index_name, "--json", es_url=es_url, cwd=tmp_path)
     got = json.loads(res.stdout)
     assert res.returncode == 0 and got["duplicate"] is True, res.stderr.decode()
-    stored = raw_state(client, es_index_name)["zh0-repost"]
-    assert got["reason"] == client.get(index=es_index_name, id="zh0-repost")["_source"]["dup_reason"]
-    assert stored["dup_of"] == "zh0"
+    # the distance is the one the independent reference SimHash gives the two stored texts (both long articles:
+    # within k = 3 bits a simhash duplicate)
+    texts = {r["id"]: r["content"] for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    want = popcount_reference(reference_simhash(texts["zh0-repost"]) ^ reference_simhash(texts["zh0"]))
+    assert got["distance"] == want <= 3 and got["reason"] == "simhash"
+    assert raw_state(client, es_index_name)["zh0-repost"]["dup_of"] == "zh0"
     missing = cli("explain", "zh0", "nope", "--index", es_index_name, es_url=es_url, cwd=tmp_path)
     assert missing.returncode == 1 and "no document 'nope'" in missing.stderr.decode()

@@ -174,12 +174,31 @@ def test_segments_index_loaded_from_file(tmp_path):
     assert _same(loaded, lookups, range(8)) > 0
 
 
-def test_native_can_be_turned_off():
+def test_native_can_be_turned_off(native, monkeypatch):
+    """``index.native = False``: lookups that would go to the native core (several queries, rows sorted into runs,
+    sentences) never call it, and answer as it does."""
+    memory = M
     assert MemoryIndex.native is True
-    index = MemoryIndex()
-    index.native = False
-    index.add([StoredDoc("a", _fp(5, 1), cluster="a")])
-    assert [c.id for c in index.lookup([Lookup("q", _fp(4, 2))], max_distance=3)[0].candidates] == ["a"]
+    rng = np.random.default_rng(3)
+    sims = rng.integers(0, 2**63, 6000, dtype=np.uint64).tolist()
+    docs = [StoredDoc(f"d{i}", Fingerprint(s, i + 1, (1000 + i % 50,), 40, 800, False), cluster=f"d{i}")
+            for i, s in enumerate(sims)]
+    queries = [Lookup(f"q{i}", Fingerprint(s ^ 0b101, 10**9 + i, (1000 + i % 50,), 40, 800, False))
+               for i, s in enumerate(sims[:40])]
+    on = MemoryIndex()
+    on.add(docs)
+    want = [sorted(c.id for c in r.candidates) for r in on.lookup(queries, max_distance=3)]
+    assert on._runs and all(len(w) >= 1 for w in want)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the native core was called")
+
+    off = MemoryIndex()
+    off.native = False
+    monkeypatch.setattr(memory, "_NATIVE_LOOKUP", refuse)
+    monkeypatch.setattr(memory, "_NATIVE_POSTINGS", refuse)
+    off.add(docs)
+    assert [sorted(c.id for c in r.candidates) for r in off.lookup(queries, max_distance=3)] == want
 
 
 def test_bad_arrays_are_refused(native):

@@ -11,13 +11,12 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
+import matplotlib  # noqa: F401  (a test dependency: the report draws its charts with it)
 import pytest
 
-pytest.importorskip("matplotlib")
-
-from es_simhash import report  # noqa: E402
-from es_simhash.index.elastic import ConnectionSettings, connect  # noqa: E402
-from support import run_cli  # noqa: E402
+from es_simhash import report
+from es_simhash.index.elastic import ConnectionSettings, connect
+from support import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "crawl.jsonl.gz"
