@@ -139,10 +139,10 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``maintenance.repair``
     instead, what ``es-simhash repair`` does to an index after ``index``). ``lookup_keys``: the index's SimHash
     lookup keys (``es_simhash.keys``; None: the default)."""
-    from es_simhash.dedup import DedupEngine, Document
+    from es_simhash.engine.engine import DedupEngine, Document
     from es_simhash.index.memory import MemoryIndex
-    from es_simhash.maintenance import recheck as recheck_index
-    from es_simhash.maintenance import repair as repair_index
+    from es_simhash.cluster.maintenance import recheck as recheck_index
+    from es_simhash.cluster.maintenance import repair as repair_index
 
     index = MemoryIndex() if lookup_keys is None else MemoryIndex(lookup_keys=lookup_keys)
     engine = DedupEngine(index, fingerprinter, rule, batch_size=batch_size)
@@ -167,7 +167,7 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
 def _read(docs: Sequence[data.Doc]):
     """Each document's text as es-simhash's CLI reads a crawl: records (``Doc.raw``, crawl-phenomena streams) go
     through ``RecordReader(encoding="auto", html="auto")``; None for a record it refuses."""
-    from es_simhash.sources import Record, RecordReader
+    from es_simhash.files.sources import Record, RecordReader
 
     reader = None
     for line_no, d in enumerate(docs, 1):
@@ -231,7 +231,7 @@ def systems(idf, include_slow: bool = True, crawl_idf=None,
     does; adds the system ``es-simhash fit-idf``. ``opt_in``: names of systems run only when asked for by name
     (``es-simhash segments``)."""
     from es_simhash import Fingerprinter
-    from es_simhash.dedup import DefaultRule
+    from es_simhash.engine.engine import DefaultRule
     from psimhash import PSimhashFingerprinter  # bench/psimhash.py
 
     out = {
@@ -250,7 +250,7 @@ def systems(idf, include_slow: bool = True, crawl_idf=None,
         out["es-simhash index+repair"] = lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule(),
                                                                  recheck="repair")
     if "es-simhash segments" in opt_in:
-        from es_simhash.keys import SEGMENTS
+        from es_simhash.lookup.keys import SEGMENTS
 
         out["es-simhash segments"] = lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule.rechecked(),
                                                              lookup_keys=SEGMENTS)
@@ -274,7 +274,7 @@ def fmt_table(rows: list[tuple], header: tuple) -> str:
 
 def segmentation_seconds(docs: Sequence[data.Doc]) -> float:
     """Time to normalise and segment a stream, nothing else: a ceiling for any jieba-compatible fingerprint."""
-    from es_simhash import text
+    from es_simhash.fingerprint import text
 
     t0 = time.perf_counter()
     for n in text._normalize_many([d.text for d in docs]):
@@ -288,7 +288,7 @@ def evaluate(split: data.Split, names: Sequence[str] | None, idf, include_slow: 
     ``ceilings``: filled with {group: seconds} of normalisation + segmentation alone, timed in the same run."""
     crawl_idf = None
     if not names or "es-simhash fit-idf" in names:
-        from es_simhash.idf import IDFTable
+        from es_simhash.fingerprint.idf import IDFTable
 
         crawl_idf = IDFTable.fit(d.text for g in data.GROUPS for d in split.groups[g])
     syst = systems(idf, include_slow, crawl_idf, opt_in=names or ())
@@ -402,7 +402,7 @@ def reach_diagnostics(split: data.Split, res: dict, groups: Sequence[tuple[str, 
     the nearest member of their true cluster: SimHash within the lookup's reach (``candidate_distance`` bits), or
     else long sentences (two or more, one), or else shingle-sketch hashes, or nothing. A miss with nothing shared
     cannot be found by any rule over these fingerprints."""
-    from es_simhash.dedup import DefaultRule
+    from es_simhash.engine.engine import DefaultRule
     from es_simhash.fingerprint import SKETCH_BIT, Fingerprinter
 
     reach = DefaultRule().candidate_distance
@@ -482,7 +482,7 @@ def crawl_diagnostics(split, res: dict, names: Sequence[str], phenomena) -> str:
 def k_sweep(split: data.Split, idf, log=print) -> dict:
     """Precision and recall against k for long and short texts (es-simhash defaults and SimHash alone)."""
     from es_simhash import Fingerprinter
-    from es_simhash.dedup import DefaultRule
+    from es_simhash.engine.engine import DefaultRule
 
     curves: dict = {}
     for label, fp in [("es-simhash", Fingerprinter(idf)),
@@ -509,7 +509,7 @@ def k_sweep(split: data.Split, idf, log=print) -> dict:
 def tune(seed: int, scale: float, idf, log=print) -> None:
     """The grid the defaults were chosen from: always on the dev split (never on test)."""
     from es_simhash import Fingerprinter
-    from es_simhash.dedup import DefaultRule
+    from es_simhash.engine.engine import DefaultRule
 
     split = data.build("dev", seed, scale)
     split.groups.update(crawl.build("dev", seed, scale))
@@ -551,7 +551,7 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
         # more signature sentences (session 8: measured, not adopted for its throughput cost; docs/accuracy.md)
         *[(dict(sentences=n), dict()) for n in (7, 8, 10, 12)],
     ]
-    from es_simhash.idf import IDFTable
+    from es_simhash.fingerprint.idf import IDFTable
 
     named = {
         ("idf", "uniform"): IDFTable({}, default=1.0, source="uniform"),  # every word weighs the same: TF only
@@ -648,7 +648,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import jieba
 
-    from es_simhash.idf import IDFTable
+    from es_simhash.fingerprint.idf import IDFTable
 
     jieba.setLogLevel(logging.WARNING)
     logging.getLogger("simhash").setLevel(logging.ERROR)  # PyPI simhash logs every crowded bucket

@@ -109,13 +109,16 @@ def wrap(obj, name, label):
     setattr(obj, name, timed)
 
 import es_simhash.__main__ as entry
-import es_simhash.early_start as early
+import es_simhash.fingerprint.early_start as early
 start = early.start_segmenter
 def start_then_wrap():
     started = start()
     if "imports" not in spent:
         t = time.perf_counter()
-        from es_simhash import cli, dedup, pipeline, sources
+        from es_simhash import cli
+        from es_simhash.engine import engine as dedup
+        from es_simhash.pipeline import run as pipeline
+        from es_simhash.files import sources
         import concurrent.futures._base as futures
         spent["imports"] = time.perf_counter() - t
         for obj, name, label in ((cli, "_fingerprinter", "Fingerprinter()"),

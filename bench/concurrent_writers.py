@@ -168,7 +168,7 @@ def canonicals_with_an_older_match(backend) -> list[str]:
     fingerprints at once, in memory (``MemoryIndex``, the default rule, the index's ``max_sentence_df``); a
     sequential run can have a few too (a sentence's document frequency when a document was decided was smaller
     than at the end), which the one-writer runs show."""
-    from es_simhash.dedup import DefaultRule
+    from es_simhash.engine.engine import DefaultRule
     from es_simhash.index.base import Lookup, arrival_key, boilerplate_of
     from es_simhash.index.memory import MemoryIndex
 
@@ -221,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import ingest  # bench/ingest.py: the documents
     from es_simhash import Fingerprinter
-    from es_simhash import text as T
+    from es_simhash.fingerprint import text as T
     from es_simhash.index.elastic import ElasticIndex
 
     def terminated(*_: Any) -> None:  # run the cleanup (writers, indexes) when killed

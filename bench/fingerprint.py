@@ -179,8 +179,8 @@ def stage_breakdown(fp, texts: Sequence[str], repeats: int) -> list[tuple[str, f
     ``Fingerprinter._simhash_batch``, ``text._keys_many``, ``fingerprint.content_hashes``,
     ``Fingerprinter._sketches``, ``Fingerprinter._signatures``, ``Fingerprinter._word_bags``).
     """
-    from es_simhash import fingerprint as F
-    from es_simhash import text as T
+    from es_simhash.fingerprint import fingerprinter as F
+    from es_simhash.fingerprint import text as T
 
     stages: dict[str, list[float]] = {}
 
@@ -251,8 +251,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     import simhash
 
     from es_simhash import Fingerprinter
-    from es_simhash import text as T
-    from es_simhash.fingerprint import _native_module
+    from es_simhash.fingerprint import text as T
+    from es_simhash.fingerprint.fingerprinter import _native_module
 
     if args.dump:
         dump(args.dump, chinese_docs(args.docs, args.min_chars, args.max_chars), Fingerprinter(engine="python"))

@@ -209,7 +209,7 @@ def real_pool(needed: int, max_span: int = 0) -> tuple[list[tuple[str, str, bool
 
 def build_docs(n_docs: int, planted_share: float, seed: int, max_span: int = 0):
     """(documents, number planted, composition of the real ones, longest span, pool size)."""
-    from es_simhash.dedup import Document
+    from es_simhash.engine.engine import Document
 
     rng = random.Random(seed)
     n_planted = int(round(n_docs * planted_share))
@@ -350,8 +350,8 @@ class Usage:
 
 def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size: int, captured: list | None = None):
     """One timed dedup ingest of ``docs`` into ``base``. Returns (usage, results, stage times, counters)."""
-    from es_simhash import dedup as dedup_mod
-    from es_simhash.dedup import DedupEngine
+    from es_simhash.engine import engine as dedup_mod
+    from es_simhash.engine.engine import DedupEngine
     from es_simhash.index.elastic import ElasticIndex
 
     index = ElasticIndex(client, base, chunk_size=chunk_size, url=url)
@@ -397,7 +397,7 @@ def run_without_lookups(client, url: str, base: str, fp, docs, batch_size: int, 
     backend's ``lookup`` answers "no candidates" without a search), so it fingerprints, decides (everything
     canonical), keeps the batch being written in memory and writes, as the real run does. Its rate is the most a
     faster lookup could give on this machine."""
-    from es_simhash.dedup import DedupEngine
+    from es_simhash.engine.engine import DedupEngine
     from es_simhash.index.base import LookupResult
     from es_simhash.index.elastic import ElasticIndex
 
@@ -429,7 +429,7 @@ def run_raw(client, base: str, actions: list[dict[str, Any]], chunk_size: int) -
 def raw_actions(index, stored) -> list[dict[str, Any]]:
     """Bulk actions of the StoredDocs into ``index`` (an ``ElasticIndex``), as its ``add`` builds them: ``_source``
     with the ``lookup_keys`` terms of the documents that have features."""
-    from es_simhash import hamming
+    from es_simhash.lookup import hamming
 
     keys: list[list[str] | None] = [None] * len(stored)
     with_keys = [i for i, d in enumerate(stored) if d.fingerprint.n_features]
@@ -474,7 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import numpy as np
 
     from es_simhash import Fingerprinter
-    from es_simhash import text as T
+    from es_simhash.fingerprint import text as T
     from es_simhash.index.elastic import ElasticIndex
 
     def terminated(*_: Any) -> None:  # run the cleanup (drop the base index) when killed
@@ -491,7 +491,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # reference decisions: the embedded engine (MemoryIndex) over the same documents, with its own Fingerprinter
     # (so the benchmark's stays cold until the warm-up round); random base documents are never candidates, so the
     # Elasticsearch runs must decide exactly alike
-    from es_simhash.dedup import DedupEngine
+    from es_simhash.engine.engine import DedupEngine
 
     t0 = time.perf_counter()
     memory_reference = [r.to_dict() for r in DedupEngine(None, Fingerprinter(), batch_size=args.batch_size)

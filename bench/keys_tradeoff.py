@@ -51,7 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 from _common import flip_bits, fmt_table, random_u64  # noqa: E402
-from es_simhash.keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys  # noqa: E402
+from es_simhash.lookup.keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys  # noqa: E402
 
 K_VALUES = range(3, 9)
 R_VALUES = range(1, 6)

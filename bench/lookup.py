@@ -148,7 +148,7 @@ def ground_truth(sims: np.ndarray, query_sim: np.ndarray) -> tuple[list[dict[str
 
 # -- load ------------------------------------------------------------------------------------------------------
 def create_index(client, config: dict, n: int, design: str, query_cache: bool) -> str:
-    from es_simhash.keys import DEFAULT, SEGMENTS
+    from es_simhash.lookup.keys import DEFAULT, SEGMENTS
 
     keys = DEFAULT if design == "tables" else SEGMENTS
     name = _es.fresh_index_with_keys(client, f"lookup-{design}-{n}", config, keys)
@@ -364,7 +364,7 @@ def designs_at(n: int, args) -> tuple[str, ...]:
 
 def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, Any]:
     from es_simhash.index.elastic import ElasticIndex
-    from es_simhash.keys import DEFAULT, SEGMENTS
+    from es_simhash.lookup.keys import DEFAULT, SEGMENTS
 
     t_size = time.perf_counter()
     designs = designs_at(n, args)

@@ -78,11 +78,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 from _common import flip_bits, fmt_table, random_u64, verdicts  # noqa: E402
-from es_simhash import hamming  # noqa: E402
+from es_simhash.lookup import hamming  # noqa: E402
 from es_simhash.fingerprint import Fingerprint  # noqa: E402
 from es_simhash.index.base import Lookup, LookupResult, StoredDoc  # noqa: E402
 from es_simhash.index.memory import MemoryIndex  # noqa: E402
-from es_simhash.keys import DEFAULT, SEGMENTS, LookupKeys  # noqa: E402
+from es_simhash.lookup.keys import DEFAULT, SEGMENTS, LookupKeys  # noqa: E402
 
 TARGET_BATCHED_LOOKUPS_PER_S = 250_000
 BEYOND = 3  # planted neighbours at K+1..K+3 that must not come back

@@ -6,15 +6,16 @@ __version__ = "0.1.0"
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "IDFTable", "hash64", "__version__"]
 
 if _TYPE_CHECKING:
-    from .fingerprint import FINGERPRINT_VERSION, Fingerprint, Fingerprinter, hash64
-    from .idf import IDFTable
+    from es_simhash.fingerprint.fingerprinter import FINGERPRINT_VERSION, Fingerprint, Fingerprinter, hash64
+    from es_simhash.fingerprint.idf import IDFTable
 
-_HOME = {"FINGERPRINT_VERSION": "fingerprint", "Fingerprint": "fingerprint", "Fingerprinter": "fingerprint",
-         "hash64": "fingerprint", "IDFTable": "idf"}
+_HOME = {"FINGERPRINT_VERSION": "fingerprint.fingerprinter", "Fingerprint": "fingerprint.fingerprinter",
+         "Fingerprinter": "fingerprint.fingerprinter", "hash64": "fingerprint.fingerprinter",
+         "IDFTable": "fingerprint.idf"}
 
 
 def __getattr__(name: str) -> _Any:
-    """The package's names, imported on first use: ``import es_simhash.early_start`` loads no numpy, so the
+    """The package's names, imported on first use: ``import es_simhash.fingerprint.early_start`` loads no numpy, so the
     ``es-simhash`` command starts its background work before the heavy imports (:mod:`es_simhash.__main__`)."""
     home = _HOME.get(name)
     if home is None:

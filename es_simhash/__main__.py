@@ -23,12 +23,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in BLAS_THREADS:
         os.environ.setdefault(name, "1")
     if args and args[0] in SEGMENTING_COMMANDS and "--help" not in args and "-h" not in args:
-        from .early_start import start_default_idf, start_segmenter
+        from es_simhash.fingerprint.early_start import start_default_idf, start_segmenter
 
         start_segmenter()
         if "--idf" not in args and not any(a.startswith("--idf=") for a in args):
             start_default_idf()
-    from .cli import main as run
+    from es_simhash.cli.app import main as run
 
     return run(argv)
 

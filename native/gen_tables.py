@@ -81,7 +81,7 @@ def render() -> str:
 
 def render_fold() -> str:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from es_simhash import fold
+    from es_simhash.fingerprint import fold
 
     table = sorted(fold.fold_table().items())
     syllables = sorted(fold.PINYIN_SYLLABLES)

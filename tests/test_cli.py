@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from es_simhash.fingerprint import FINGERPRINT_VERSION
-from es_simhash.text import normalize, segment
+from es_simhash.fingerprint.text import normalize, segment
 from support import chinese_articles, english_articles, run_cli
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from es_simhash.evaluate import LabelError, Labels, load_labels, score, sweep
+from es_simhash.readside.evaluate import LabelError, Labels, load_labels, score, sweep
 from support import chinese_articles
 
 

@@ -109,7 +109,7 @@ def test_dict_round_trip(fingerprinter):
 
 def test_sentence_hashes_tell_a_negation_or_a_swap_from_a_typo():
     from es_simhash.fingerprint import contradicts, sentence_hashes
-    from es_simhash.text import normalize, sentence_key
+    from es_simhash.fingerprint.text import normalize, sentence_key
 
     def h(s):
         return sentence_hashes([sentence_key(normalize(s))])[0]
@@ -132,7 +132,7 @@ def test_two_texts_contradict_when_any_pair_of_their_sentences_does():
     """``contradicting_pair`` (the meaning guard's test of two texts' signatures) is true exactly when some pair of
     long-sentence hashes contradicts; sketch hashes never count, and neither does a sentence both texts hold."""
     from es_simhash.fingerprint import SKETCH_BIT, contradicting_pair, contradicts, sentence_hashes
-    from es_simhash.text import normalize, sentence_key
+    from es_simhash.fingerprint.text import normalize, sentence_key
 
     def h(s):
         return sentence_hashes([sentence_key(normalize(s))])[0]
@@ -166,7 +166,7 @@ _TOKEN_CHARS = st.sampled_from(list("aZ09_-.'% 　，。！") + ["中", "文", "
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(_TOKEN_CHARS, max_size=5), max_size=40), st.integers(1, 3))
 def test_bulk_token_weights_equal_token_weight(tokens, min_token_len):
-    from es_simhash.idf import IDFTable
+    from es_simhash.fingerprint.idf import IDFTable
 
     # IDF values that land on .5 at the weight scale exercise round-half-to-even; negative ones the clamp to 0
     idf = IDFTable({"ab": 0.5 / 1024, "cd": 1.5 / 1024, "ef": 2.5 / 1024, "中文": -3.0, "09": 7.25}, default=11.7)
@@ -176,7 +176,7 @@ def test_bulk_token_weights_equal_token_weight(tokens, min_token_len):
 
 
 def test_bulk_token_weights_equal_token_weight_on_real_tokens(fingerprinter):
-    from es_simhash import text
+    from es_simhash.fingerprint import text
 
     tokens = list(dict.fromkeys(t for a in chinese_articles()[:200] + english_articles()[:100]
                                 for t in text.segment(text.normalize(a))))

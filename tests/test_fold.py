@@ -14,11 +14,12 @@ import pytest
 
 from support import chinese_articles
 
-from es_simhash import Fingerprinter, fold
-from es_simhash.dedup import DedupEngine, DefaultRule, Document
+from es_simhash import Fingerprinter
+from es_simhash.fingerprint import fold
+from es_simhash.engine.engine import DedupEngine, DefaultRule, Document
 from es_simhash.index.memory import MemoryIndex
-from es_simhash.sources import Record, RecordReader
-from es_simhash.text import normalize
+from es_simhash.files.sources import Record, RecordReader
+from es_simhash.fingerprint.text import normalize
 
 ROOT = Path(__file__).resolve().parents[1]
 CONVERSIONS = ("s2t", "s2tw", "s2hk", "s2twp")

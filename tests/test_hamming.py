@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from es_simhash import hamming
+from es_simhash.lookup import hamming
 from support import popcount_reference
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from es_simhash.idf import IDFTable, jieba_idf_path
+from es_simhash.fingerprint.idf import IDFTable, jieba_idf_path
 
 
 def test_a_cached_table_equals_the_parsed_one_and_a_broken_cache_is_ignored(tmp_path, monkeypatch):
@@ -63,7 +63,7 @@ def test_an_entry_damaged_or_deleted_after_it_was_read_is_parsed_again_and_rewri
     are the reference's (native core and Python), and the entry is written again."""
     import shutil
 
-    from es_simhash.fingerprint import Fingerprinter, _native_module
+    from es_simhash.fingerprint.fingerprinter import Fingerprinter, _native_module
 
     monkeypatch.setenv("ES_SIMHASH_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("ES_SIMHASH_ENGINE", raising=False)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from es_simhash import kibana
+from es_simhash.readside import kibana
 from es_simhash.index.elastic import index_template
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,9 @@ OPTION = re.compile(r"(?<![\w`-])--[a-z][a-z-]+")
 
 
 def _library_modules():
-    return [p for p in PACKAGE.rglob("*.py") if p.name not in ("cli.py", "__main__.py")]
+    """Every module of the library: all of the package but the command line (``cli/``) and ``__main__``."""
+    return [p for p in PACKAGE.rglob("*.py") if "cli" not in p.relative_to(PACKAGE).parts[:-1]
+            and p.name != "__main__.py"]
 
 
 def _text(node) -> str:
@@ -38,14 +40,20 @@ def test_library_exceptions_name_no_command_line_option():
 
 
 def test_no_module_imports_private_names_of_another():
+    """No module of es_simhash imports a private name (``_x``) of another (relative or absolute imports), nor a
+    private module but the native core's one door (``es_simhash._native``)."""
     found = []
-    for path in _library_modules() + [PACKAGE / "cli.py"]:
+    for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level:
-                private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
-                if private and not (path.name == "elastic.py" and node.module == "fingerprint"):
-                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.module} {private}")
-    # elastic.py writes fingerprints with fingerprint._hex (one codec); nothing else reaches into a module
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            if not (node.level or node.module == "es_simhash" or node.module.startswith("es_simhash.")):
+                continue
+            private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")
+                       and a.name != "_native"]
+            private += [part for part in node.module.split(".") if part.startswith("_") and part != "_native"]
+            if private:
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.module} {private}")
     assert not found, "\n".join(found)
 
 
@@ -63,7 +71,7 @@ def test_retry_statuses_are_one_tuple_passed_everywhere():
 
 
 def test_a_connection_error_names_the_setting_and_the_cli_names_the_option():
-    from es_simhash.cli import _elastic_message
+    from es_simhash.cli.app import _elastic_message
     from es_simhash.index.elastic import ElasticError, connect, ConnectionSettings
 
     try:

@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from es_simhash import Fingerprint, Fingerprinter
-from es_simhash.dedup import DedupEngine, Document
+from es_simhash.engine.engine import DedupEngine, Document
 from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.index.elastic import ElasticIndex, ensure_index, index_template
 from es_simhash.index.memory import MemoryIndex
-from es_simhash.keys import DEFAULT, SEGMENTS, LookupKeys
+from es_simhash.lookup.keys import DEFAULT, SEGMENTS, LookupKeys
 from support import chinese_articles
 
 

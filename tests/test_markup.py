@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from es_simhash.dedup import DedupEngine, Document
-from es_simhash.markup import looks_like_html, strip_html, text_of
-from es_simhash.sources import RecordReader
+from es_simhash.engine.engine import DedupEngine, Document
+from es_simhash.files.markup import looks_like_html, strip_html, text_of
+from es_simhash.files.sources import RecordReader
 from support import chinese_articles
 
 TEMPLATE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>某某日报网</title>

@@ -9,7 +9,7 @@ import pytest
 from es_simhash import Fingerprint
 from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.index.memory import IndexFileError, MemoryIndex
-from es_simhash.keys import DEFAULT, SEGMENTS
+from es_simhash.lookup.keys import DEFAULT, SEGMENTS
 
 
 def _table_masks(widths):

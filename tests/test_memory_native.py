@@ -21,7 +21,7 @@ from es_simhash import Fingerprint
 from es_simhash.index import memory as M
 from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.index.memory import MemoryIndex
-from es_simhash.keys import DEFAULT, SEGMENTS, LookupKeys
+from es_simhash.lookup.keys import DEFAULT, SEGMENTS, LookupKeys
 
 KEYS = [DEFAULT, SEGMENTS, LookupKeys(0, 1), LookupKeys(1, 2), LookupKeys(2, 3), LookupKeys(4, 2), LookupKeys(5, 3)]
 

@@ -22,10 +22,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from es_simhash import fingerprint as F
-from es_simhash import text as T
+from es_simhash.fingerprint import fingerprinter as F
+from es_simhash.fingerprint import text as T
 from es_simhash.fingerprint import Fingerprinter
-from es_simhash.idf import IDFTable
+from es_simhash.fingerprint.idf import IDFTable
 
 import support  # noqa: F401  (puts bench/ on sys.path)
 import corpora  # noqa: E402  bench/corpora.py
@@ -417,7 +417,7 @@ def test_fold_tables_are_current(native):
 def test_every_fold_table_entry_folds_alike_on_both_engines(native):
     """Each character the script fold changes, alone, between ideographs, after a bracket and spaced out: the
     native core writes what Python writes, and that is the character's fold."""
-    from es_simhash import fold
+    from es_simhash.fingerprint import fold
 
     table = fold.fold_table()
     for template in ("{}", "中{}文", "(x{})", "转 {} 发"):

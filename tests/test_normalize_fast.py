@@ -6,8 +6,8 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from es_simhash import fold
-from es_simhash import text as T
+from es_simhash.fingerprint import fold
+from es_simhash.fingerprint import text as T
 
 _WS = re.compile(r"\s+")
 _LINE_BREAKS = set("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")  # str.splitlines' boundaries

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from es_simhash.dedup import DedupEngine
+from es_simhash.engine.engine import DedupEngine
 from es_simhash.index.memory import MemoryIndex
-from es_simhash.pipeline import Checkpoint, NoCheckpoint, Summary, run_dedup
-from es_simhash.sources import InputError, check_inputs, record_meta
+from es_simhash.pipeline.run import Checkpoint, NoCheckpoint, Summary, run_dedup
+from es_simhash.files.sources import InputError, check_inputs, record_meta
 from support import english_articles
 
 
@@ -131,7 +131,7 @@ def test_resuming_after_any_batch_gives_the_uninterrupted_result(tmp_path, monke
     """The batches grow at the start and shrink at the end (the last ones are cut from records read ahead): a run
     interrupted after any of them, dead letters at its start, middle and very end included, resumes to exactly
     the report and dead letters of one uninterrupted run."""
-    from es_simhash import pipeline
+    from es_simhash.pipeline import run as pipeline
 
     monkeypatch.setattr(pipeline, "FIRST_BATCH", 4)
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma".split()
@@ -179,8 +179,8 @@ def test_resuming_after_any_batch_gives_the_uninterrupted_result(tmp_path, monke
                                   "\u2028\u2029/</script>", ""])
 def test_a_report_line_is_the_json_of_the_result(text):
     """Each ``--report`` line is exactly ``json.dumps`` of the result's fields plus source and line (non-ASCII kept)."""
-    from es_simhash.dedup import Result
-    from es_simhash.pipeline import report_line
+    from es_simhash.engine.engine import Result
+    from es_simhash.pipeline.run import report_line
 
     for res in (Result(text, "c" + text, True, text + "x", 3, "simhash"), Result(text, text, False, None, None,
                                                                                 "canonical")):
@@ -209,8 +209,8 @@ def test_progress_ends_at_the_input_size_with_a_recheck(tmp_path):
     at 100%, not 200%)."""
     from test_cli import FORUM_BODIES, FORUM_NOTICE
 
-    from es_simhash.dedup import DefaultRule
-    from es_simhash.sources import RecordReader
+    from es_simhash.engine.engine import DefaultRule
+    from es_simhash.files.sources import RecordReader
 
     lines = [{"id": f"p{i}", "content": f"【城市生活】网友原创\n{body}\n{FORUM_NOTICE}"} for i, body in enumerate(FORUM_BODIES)]
     crawl = tmp_path / "forum.jsonl"

@@ -3,7 +3,7 @@
 import jieba
 import pytest
 
-from es_simhash import text
+from es_simhash.fingerprint import text
 from support import chinese_articles
 
 

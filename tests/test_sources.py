@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from es_simhash.sources import DeadLetter, Record, RecordReader
+from es_simhash.files.sources import DeadLetter, Record, RecordReader
 
 
 def read(tmp_path, data: bytes, name="in.jsonl", **kw):

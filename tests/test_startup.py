@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from es_simhash import fingerprint as F
+from es_simhash.fingerprint import fingerprinter as F
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_background_build_gives_the_reference_fingerprints(native):
     pure-Python engine's, and the build starts once per process."""
     res = _run(f"""
         import es_simhash_native
-        from es_simhash.fingerprint import Fingerprinter, start_native_segmenter
+        from es_simhash.fingerprint.fingerprinter import Fingerprinter, start_native_segmenter
         texts = {TEXTS}
         assert start_native_segmenter() is True
         assert start_native_segmenter() is False and es_simhash_native.start_segmenter() is False
@@ -90,7 +90,7 @@ def test_fingerprinter_starts_the_build_and_python_engine_does_not(native):
 def test_engine_python_in_the_environment_starts_nothing(native):
     res = _run("""
         import es_simhash_native
-        from es_simhash.fingerprint import Fingerprinter, start_native_segmenter
+        from es_simhash.fingerprint.fingerprinter import Fingerprinter, start_native_segmenter
         Fingerprinter()
         print(start_native_segmenter(), es_simhash_native.start_segmenter())
     """, ES_SIMHASH_ENGINE="python")
@@ -105,7 +105,7 @@ def test_fork_during_the_build_does_not_hang_the_child(native):
     res = _run(f"""
         import os
         import time
-        from es_simhash.fingerprint import Fingerprinter, start_native_segmenter
+        from es_simhash.fingerprint.fingerprinter import Fingerprinter, start_native_segmenter
         texts = {TEXTS}
         assert start_native_segmenter()
         time.sleep(0.02)  # (the build is under way: without the wait at fork, the child would hang)
@@ -149,7 +149,8 @@ def test_the_command_starts_the_build_before_it_imports_numpy_or_the_engine(nati
         start = es_simhash_native.start_segmenter
         def probe():
             print("heavy modules at the start:", sorted(m for m in ("numpy", "click", "typer", "es_simhash.cli",
-                                                                     "es_simhash.fingerprint") if m in sys.modules))
+                                                                     "es_simhash.fingerprint.fingerprinter",
+                                                                     "es_simhash.engine.engine") if m in sys.modules))
             return start()
         es_simhash_native.start_segmenter = probe
         from es_simhash.__main__ import main
@@ -170,7 +171,7 @@ def test_a_table_read_from_the_cache_goes_to_the_native_core_without_its_dict(na
     import pickle
 
     from es_simhash.fingerprint import Fingerprinter
-    from es_simhash.idf import IDFTable
+    from es_simhash.fingerprint.idf import IDFTable
 
     monkeypatch.setenv("ES_SIMHASH_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("ES_SIMHASH_ENGINE", raising=False)
@@ -230,10 +231,10 @@ def test_fork_while_the_core_builds_its_idf_table(native):
     res = _run(f"""
         import os
         from es_simhash.fingerprint import Fingerprinter
-        from es_simhash.idf import IDFTable
+        from es_simhash.fingerprint.idf import IDFTable
         texts = {TEXTS}
         IDFTable.jieba_default()  # (cached now, if it was not)
-        from es_simhash import idf as I
+        from es_simhash.fingerprint import idf as I
         I._jieba_default.cache_clear()
         table = IDFTable.jieba_default()
         assert isinstance(table._native_idf(), tuple)
@@ -261,7 +262,7 @@ def test_the_default_idf_table_built_before_the_imports_gives_the_reference_fing
     cache = str(tmp_path / "cache")
     code = f"""
         import os
-        from es_simhash import early_start
+        from es_simhash.fingerprint import early_start
         started = early_start.start_default_idf()
         pid = os.fork()  # (at once: the table is most likely still being built)
         from es_simhash.fingerprint import Fingerprinter
@@ -317,7 +318,7 @@ def test_the_kept_dictionary_segments_as_the_built_one(native, tmp_path):
     code = f"""
         import sys
         sys.path.insert(0, {str(os.path.dirname(__file__))!r})
-        from es_simhash import early_start
+        from es_simhash.fingerprint import early_start
         print(early_start.start_segmenter())
         from es_simhash.fingerprint import Fingerprinter
         from support import chinese_articles
@@ -348,7 +349,7 @@ def test_the_command_fingerprints_its_first_texts_before_it_imports_numpy(native
     fingerprints); the run gives the usual result."""
     probe = """
         import sys
-        from es_simhash import fingerprint
+        from es_simhash.fingerprint import fingerprinter as fingerprint
         first = []
         many = fingerprint.Fingerprinter.fingerprint_many
         def probe(self, texts):
@@ -370,7 +371,7 @@ def test_fingerprinters_of_one_cached_table_share_one_native_core(native, tmp_pa
     """Fingerprinters made from the same IDF table read from the cache, with the same settings, share one native
     core (its IDF table is built once and its token cache stays warm); other settings get a core of their own."""
     from es_simhash.fingerprint import Fingerprinter
-    from es_simhash.idf import IDFTable
+    from es_simhash.fingerprint.idf import IDFTable
 
     monkeypatch.setenv("ES_SIMHASH_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("ES_SIMHASH_ENGINE", raising=False)

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from typing import (AbstractSet, Any, Collection, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar,
                     runtime_checkable)
 
-from ..fingerprint import SKETCH_BIT, Fingerprint
-from ..keys import LookupKeys
+from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, Fingerprint
+from es_simhash.lookup.keys import LookupKeys
 
 __all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "MaintainedIndex", "CANONICAL", "MIN_SHARED_SKETCH",
            "arrival_key", "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch", "split_sentences",

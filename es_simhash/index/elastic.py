@@ -42,13 +42,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from .. import hamming
-from ..fingerprint import SKETCH_BIT, Fingerprint, _hex
-from ..fold import fold_text
-from ..sources import record_meta
-from ..keys import DEFAULT as DEFAULT_KEYS
-from ..keys import LookupKeys
-from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, sentence_candidate, sharing_sketch
+from es_simhash import settings as conf
+from es_simhash.lookup import hamming
+from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, Fingerprint, hex64
+from es_simhash.fingerprint.fold import fold_text
+from es_simhash.files.sources import record_meta
+from es_simhash.lookup.keys import DEFAULT as DEFAULT_KEYS
+from es_simhash.lookup.keys import LookupKeys
+from es_simhash.index.base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, sentence_candidate, sharing_sketch
+from es_simhash.errors import ElasticError, IndexNotManaged, InvalidURL
 
 __all__ = [
     "ElasticIndex",
@@ -89,25 +91,6 @@ _MSEARCH_FILTER = (
     "responses.aggregations,responses.error,responses.status"
 )
 _INVALID_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:A-Z]')
-
-
-class ElasticError(Exception):
-    """Elasticsearch could not be reached or refused a request; the message is one line and has no secrets.
-
-    ``setting`` names the :class:`ConnectionSettings` field to look at (``"url"``, ``"ca_certs"``), if any; the
-    message then ends with the environment variable that sets it, and a command line adds its own option."""
-
-    def __init__(self, message: str, setting: str | None = None) -> None:
-        super().__init__(message)
-        self.setting = setting
-
-
-class IndexNotManaged(ElasticError):
-    """The index does not exist, or was not made by es-simhash (it has none of the fields es-simhash reads)."""
-
-
-class InvalidURL(ValueError):
-    """A URL that names no http(s) host and port (e.g. ``127.0.0.1:9200`` without ``http://``, or port 99999)."""
 
 
 def check_url(url: str, what: str = "Elasticsearch") -> str:
@@ -199,18 +182,10 @@ class ConnectionSettings:
         """The settings :meth:`from_env` would use, as a dict of the keys found (not validated): e.g. Kibana's
         import takes the credentials and CA from it (Kibana accepts Elasticsearch credentials)."""
         values: dict[str, Any] = {}
-        path = config or os.environ.get("ES_SIMHASH_CONFIG")
-        default = os.path.join(os.path.expanduser("~"), ".config", "es-simhash", "config.toml")
-        if path or os.path.exists(default):
-            values.update(_read_config(path or default, explicit=bool(path)))
-        env = {
-            "url": os.environ.get("ES_URL"),
-            "api_key": os.environ.get("ES_API_KEY"),
-            "username": os.environ.get("ES_USERNAME"),
-            "password": os.environ.get("ES_PASSWORD"),
-            "ca_certs": os.environ.get("ES_CA_CERTS"),
-        }
-        values.update({k: v for k, v in env.items() if v})
+        path, explicit = conf.config_path(config)
+        if path is not None:
+            values.update(conf.read_config(path, explicit))
+        values.update(conf.elastic_env())
         values.update({k: v for k, v in overrides.items() if v is not None})
         return values
 
@@ -259,28 +234,6 @@ def _fast_json_serializer():
             return orjson.loads(data)
 
     return _OrjsonLoads()
-
-
-def _read_config(path: str | os.PathLike[str], explicit: bool) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        if explicit:
-            raise ValueError(f"config file not found: {path}") from None
-        return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"cannot read config file {path}: {exc}") from None
-    section = data.get("elasticsearch", {})
-    allowed = {"url", "api_key", "username", "password", "ca_certs", "request_timeout"}
-    unknown = set(section) - allowed
-    if unknown:
-        raise ValueError(f"{path}: unknown [elasticsearch] keys {sorted(unknown)}; expected {sorted(allowed)}")
-    return dict(section)
 
 
 def connect(settings: ConnectionSettings | None = None, check: bool = True):
@@ -775,7 +728,7 @@ class ElasticIndex:
     def _sentence_terms(self, fp: Fingerprint, sentences: bool = True, sketch: bool = True) -> list[str]:
         """The fingerprint's sentence hashes as stored (long-sentence hashes, sketch hashes or both), less the
         known boilerplate ones."""
-        wanted = (_hex(h) for h in fp.sentences if (sketch if h >= SKETCH_BIT else sentences))
+        wanted = (hex64(h) for h in fp.sentences if (sketch if h >= SKETCH_BIT else sentences))
         return [x for x in wanted if x not in self._boilerplate]
 
     def _terms(self, field: str, values: list[str]) -> list[dict[str, Any]]:
@@ -795,7 +748,7 @@ class ElasticIndex:
         lk = self.lookup_keys
         fps = [q.fingerprint for q in queries]
         should: list[dict[str, Any]] = self._terms("ids", [q.id for q in queries])
-        contents = sorted({_hex(fp.content_hash) for fp in fps if fp.n_chars})
+        contents = sorted({hex64(fp.content_hash) for fp in fps if fp.n_chars})
         if contents:
             should += self._terms("content_hash", contents)
         with_keys = [fp.simhash for fp in fps if fp.n_features]
@@ -872,7 +825,7 @@ class ElasticIndex:
                     by_sentence.setdefault(h, []).append(j)
         df_of: dict[int, int] = {}
         for h in wanted:
-            x = _hex(h)
+            x = hex64(h)
             df = self._boilerplate.get(x) or (sketch_df.get(x, 0) if h >= SKETCH_BIT else len(by_sentence.get(h, ())))
             df_of[h] = df
             if df > cap:
@@ -912,7 +865,7 @@ class ElasticIndex:
         lk = self.lookup_keys
         should: list[dict[str, Any]] = [{"ids": {"values": [q.id]}}]
         if fp.n_chars:
-            should.append({"term": {"content_hash": _hex(fp.content_hash)}})
+            should.append({"term": {"content_hash": hex64(fp.content_hash)}})
         if fp.n_features:
             if lk.is_segments:
                 should += [{"term": {f"seg{i}": key}} for i, key in enumerate(lk.segment_terms(fp.simhash))]
@@ -1045,7 +998,7 @@ class ElasticIndex:
         for x, n in df.items():
             if n > self.max_sentence_df:
                 self._boilerplate[x] = n
-        sentence_df = {h: self._boilerplate.get(_hex(h)) or df.get(_hex(h), 0) for h in fp.sentences}
+        sentence_df = {h: self._boilerplate.get(hex64(h)) or df.get(hex64(h), 0) for h in fp.sentences}
         cols = _Hits(hits)
         existing = next((cols.doc(j) for j, doc_id in enumerate(cols.ids) if doc_id == q.id), None)
         others = np.array([j for j, doc_id in enumerate(cols.ids) if doc_id != q.id], dtype=np.intp)
@@ -1060,7 +1013,7 @@ class ElasticIndex:
             shares_key &= np.array([s.get("n_features") != 0 for s in srcs])
             keep |= shares_key & (hamming.distances(fp.simhash, sims) <= max_distance)
         if fp.n_chars:
-            content = _hex(fp.content_hash)
+            content = hex64(fp.content_hash)
             keep |= np.array([s.get("content_hash") == content for s in srcs])
         good = {x for x in sentences if df[x] <= self.max_sentence_df}
         if good:
@@ -1075,9 +1028,9 @@ class ElasticIndex:
         src: dict[str, Any] = {
             "doc_id": doc.id,
             "fingerprint_version": fp.version,
-            "simhash": _hex(fp.simhash),
+            "simhash": hex64(fp.simhash),
             "simhash_long": hamming.to_signed(fp.simhash),
-            "sentences": [_hex(h) for h in fp.sentences],
+            "sentences": [hex64(h) for h in fp.sentences],
             "n_features": fp.n_features,
             "n_chars": fp.n_chars,
             "short": fp.short,
@@ -1091,9 +1044,9 @@ class ElasticIndex:
             "arrival": doc.arrival,
         }
         if fp.n_chars:
-            src["content_hash"] = _hex(fp.content_hash)
+            src["content_hash"] = hex64(fp.content_hash)
         if fp.word_bag:
-            src["word_bag"] = _hex(fp.word_bag)
+            src["word_bag"] = hex64(fp.word_bag)
         for i, key in enumerate(fp.segment_keys()):
             src[f"seg{i}"] = key
         if lookup_keys:
@@ -1290,7 +1243,7 @@ class ElasticIndex:
         searches: list[dict[str, Any]] = []
         for h in wanted:
             searches += [{"index": self.index},
-                         {"size": limit, "query": {"term": {"sentences": _hex(h)}},
+                         {"size": limit, "query": {"term": {"sentences": hex64(h)}},
                           "sort": [{"arrival": {"order": "asc", "unmapped_type": "long", "missing": "_first"}},
                                    {"doc_id": "asc"}],
                           "_source": {"excludes": list(_PAYLOAD)}, "seq_no_primary_term": True,

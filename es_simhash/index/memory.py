@@ -29,9 +29,10 @@ from bisect import bisect_left
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Collection, Iterator, Sequence
 
-from ..fingerprint import SKETCH_BIT, Fingerprint
-from ..keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys
-from .base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, arrival_key, sharing_sketch, without_payload
+from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, Fingerprint
+from es_simhash.lookup.keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys
+from es_simhash.index.base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, arrival_key, sharing_sketch, without_payload
+from es_simhash.errors import IndexFileError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,13 +45,9 @@ _FORMAT_V1 = "es-simhash-memory-index/1"  # before lookup keys: the four 16-bit 
 
 def _native_lookup():
     """``es_simhash_native.memory_lookup`` when the native core is installed (and not turned off), else ``None``."""
-    if os.environ.get("ES_SIMHASH_MEMORY_NATIVE", "").strip().lower() in ("0", "false", "no", "off"):
-        return None
-    try:
-        import es_simhash_native  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return getattr(es_simhash_native, "memory_lookup", None)
+    from es_simhash import _native, settings
+
+    return getattr(_native.installed(), "memory_lookup", None) if settings.memory_native() else None
 
 
 _NATIVE_LOOKUP = _native_lookup()
@@ -58,11 +55,9 @@ _NATIVE_LOOKUP = _native_lookup()
 
 def _native_postings():
     """``es_simhash_native.SentencePostings`` when the native core is installed (and not turned off), else ``None``."""
-    if _native_lookup() is None:
-        return None
-    import es_simhash_native  # type: ignore[import-not-found]
+    from es_simhash import _native
 
-    return getattr(es_simhash_native, "SentencePostings", None)
+    return getattr(_native.installed(), "SentencePostings", None) if _native_lookup() is not None else None
 
 
 _NATIVE_POSTINGS = _native_postings()
@@ -74,10 +69,6 @@ def _post(sentences: dict[int, list[int]], start: int, hashes: Sequence[Sequence
     for row, hs in enumerate(hashes, start):
         for h in hs:
             sentences.setdefault(h, []).append(row)
-
-
-class IndexFileError(ValueError):
-    """A file given to :meth:`MemoryIndex.load` is not an es-simhash memory index."""
 
 
 @dataclass(slots=True)
@@ -348,7 +339,7 @@ class MemoryIndex:
         bits of it; unique, sorted by query then row. ``q_rows``: the numbers of the queries (with features)."""
         import numpy as np
 
-        from .. import hamming
+        from es_simhash.lookup import hamming
         lk = self.lookup_keys
         qs: list[np.ndarray] = []
         rs: list[np.ndarray] = []
@@ -400,7 +391,7 @@ class MemoryIndex:
         """Rows of the tail (all rows: there are no runs) sharing a key with ``fp`` within ``max_distance``."""
         import numpy as np
 
-        from .. import hamming
+        from es_simhash.lookup import hamming
         n = len(self._docs)
         x = self._simhash[:n] ^ np.uint64(fp.simhash)
         near = hamming.popcount(x) <= max_distance
@@ -615,7 +606,7 @@ class MemoryIndex:
         """Write the index to one ``.npz`` file (numpy arrays + JSON; no pickle); ``.npz`` is added to a name
         without it. The file is written beside its path and put in place at the end, so a failed save leaves an
         earlier file as it was (:func:`~es_simhash.outputs.atomic_write`)."""
-        from ..outputs import atomic_write
+        from es_simhash.files.outputs import atomic_write
 
         name = os.fspath(path)
         if not name.endswith(".npz") and name != os.devnull:

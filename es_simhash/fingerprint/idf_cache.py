@@ -17,7 +17,7 @@ from array import array
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
-from .cache_dir import cache_root
+from es_simhash.settings import cache_root
 
 FORMAT = 3
 """Bumped when the parse or the cache files change (then every entry is made again)."""

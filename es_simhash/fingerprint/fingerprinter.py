@@ -60,15 +60,16 @@ from dataclasses import dataclass, field
 from itertools import chain, compress
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from . import early_start
-from . import text as _text
-from .idf import IDFTable
+from es_simhash.fingerprint import early_start
+from es_simhash.fingerprint import text as _text
+from es_simhash.fingerprint.idf import IDFTable
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_sketch", "WEIGHT_SCALE", "SKETCH_BIT",
-           "sentence_hashes", "content_hashes", "contradicts", "contradicting_pair", "text_contradicts", "NEGATIONS"]
+           "sentence_hashes", "content_hashes", "contradicts", "contradicting_pair", "text_contradicts", "NEGATIONS",
+           "hex64"]
 
 FINGERPRINT_VERSION = 6
 WEIGHT_SCALE = 1024
@@ -90,7 +91,8 @@ def is_sketch(h: int) -> bool:
     return h >= SKETCH_BIT
 
 
-def _hex(value: int) -> str:
+def hex64(value: int) -> str:
+    """A 64-bit hash as 16 hex digits (how fingerprints are written to Elasticsearch and JSON)."""
     return f"{value:016x}"
 
 
@@ -136,15 +138,15 @@ class Fingerprint:
         """JSON-friendly form (hex strings for the 64-bit values)."""
         return {
             "fingerprint_version": self.version,
-            "simhash": _hex(self.simhash),
+            "simhash": hex64(self.simhash),
             "segments": list(self.segment_keys()),
-            "sentences": [_hex(h) for h in self.sentences],
-            "content_hash": _hex(self.content_hash),
+            "sentences": [hex64(h) for h in self.sentences],
+            "content_hash": hex64(self.content_hash),
             "n_features": self.n_features,
             "n_chars": self.n_chars,
             "short": self.short,
             "empty": self.empty,
-            "word_bag": _hex(self.word_bag),
+            "word_bag": hex64(self.word_bag),
         }
 
     @classmethod
@@ -239,10 +241,11 @@ _NOTICED: list[str] = []
 @lru_cache(maxsize=1)
 def _native_module() -> tuple[Any, str | None]:
     """``(es_simhash_native, None)`` when the native core is installed and usable here, else ``(None, reason)``."""
-    try:
-        import es_simhash_native  # type: ignore[import-not-found]
-    except ImportError as e:
-        return None, f"es_simhash_native is not installed ({e})"
+    from es_simhash import _native
+
+    es_simhash_native = _native.installed()
+    if es_simhash_native is None:
+        return None, f"es_simhash_native is not installed ({_native.import_error()})"
     native_version = getattr(es_simhash_native, "FINGERPRINT_VERSION", 4)
     if native_version != FINGERPRINT_VERSION:
         return None, (f"es_simhash_native computes fingerprint version {native_version}, this es-simhash "

@@ -12,7 +12,9 @@ from typing import Any
 
 def python_engine_forced() -> bool:
     """Whether ``ES_SIMHASH_ENGINE=python`` in the environment forces the pure-Python reference engine."""
-    return os.environ.get("ES_SIMHASH_ENGINE", "").strip().lower() == "python"
+    from es_simhash import settings
+
+    return settings.python_engine_forced()
 
 
 def start_segmenter() -> bool:
@@ -27,7 +29,7 @@ def start_segmenter() -> bool:
     start = _native_function("start_segmenter")
     if start is None:
         return False
-    from .cache_dir import cache_root
+    from es_simhash.settings import cache_root
 
     try:
         started = start(str(cache_root() / "segmenter"))
@@ -49,7 +51,7 @@ def start_default_idf() -> bool:
     start = _native_function("start_idf_files")
     if start is None:
         return False
-    from . import idf_cache
+    from es_simhash.fingerprint import idf_cache
 
     try:
         entry = idf_cache.read(idf_cache.key(idf_cache.jieba_idf_path()))
@@ -64,13 +66,9 @@ def start_default_idf() -> bool:
 def _native_function(name: str) -> Any:
     """The native core's function ``name``, or ``None`` when the core is not installed, predates it, or
     ``ES_SIMHASH_ENGINE=python`` forces the reference."""
-    if python_engine_forced():
-        return None
-    try:
-        import es_simhash_native  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return getattr(es_simhash_native, name, None)
+    from es_simhash import _native
+
+    return _native.function(name)
 
 
 def _before_fork(wait: str) -> None:

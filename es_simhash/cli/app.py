@@ -21,13 +21,13 @@ from typing import Callable, Iterator, List, Literal, Optional
 
 import click
 
-from . import __version__
-from .dedup import DedupEngine, DefaultRule
-from .fingerprint import FINGERPRINT_VERSION, Fingerprinter
-from .idf import IDFTable
-from .index.memory import MemoryIndex
-from .pipeline import Summary, iter_texts, run_dedup
-from .sources import RecordReader
+from es_simhash import __version__
+from es_simhash.engine.engine import DedupEngine, DefaultRule
+from es_simhash.fingerprint.fingerprinter import FINGERPRINT_VERSION, Fingerprinter
+from es_simhash.fingerprint.idf import IDFTable
+from es_simhash.index.memory import MemoryIndex
+from es_simhash.pipeline.run import Summary, iter_texts, run_dedup
+from es_simhash.files.sources import RecordReader
 
 
 class _Argument(click.Argument):
@@ -116,18 +116,10 @@ def err(message: str) -> None:
 
 
 def _stderr_is_terminal() -> bool:
-    """Whether stderr takes a progress bar: a terminal, or one by the environment's say (TTY_COMPATIBLE,
-    FORCE_COLOR), as rich decides."""
-    tty_compatible = os.environ.get("TTY_COMPATIBLE", "")
-    if tty_compatible in ("0", "1"):
-        return tty_compatible == "1"
-    force_color = os.environ.get("FORCE_COLOR")
-    if force_color is not None:
-        return force_color != ""
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):  # (no stream, or a closed one)
-        return False
+    """Whether stderr takes a progress bar (:func:`es_simhash.settings.stderr_is_terminal`)."""
+    from es_simhash import settings
+
+    return settings.stderr_is_terminal(sys.stderr)
 
 
 def _err_console():
@@ -234,7 +226,7 @@ def _reader(text_field: Optional[str], id_field: Optional[str], encoding: str, h
 
 
 def _check_inputs(inputs: List[str]) -> None:
-    from .sources import InputError, check_inputs
+    from es_simhash.files.sources import InputError, check_inputs
 
     try:
         check_inputs(inputs)
@@ -245,7 +237,7 @@ def _check_inputs(inputs: List[str]) -> None:
 def _check_outputs(inputs: List[str], *outputs: tuple[str, Optional[Path]], input_name: str = "input") -> None:
     """Refuse (one line naming the option, exit 1) an output that is an input or another output, or that cannot
     be written, before anything is read or written (:func:`es_simhash.outputs.check_outputs`)."""
-    from .outputs import Output, OutputError, check_outputs
+    from es_simhash.files.outputs import Output, OutputError, check_outputs
 
     try:
         check_outputs(inputs, [Output(option, path) for option, path in outputs], input_name)
@@ -385,7 +377,7 @@ def dedup(
                    ("--save-index", save_index))  # (--save-index may be --load-index: it is read whole first)
     index = MemoryIndex(lookup_keys=_lookup_keys(lookup))
     if load_index is not None:
-        from .index.memory import IndexFileError
+        from es_simhash.index.memory import IndexFileError
 
         try:
             index = MemoryIndex.load(load_index)
@@ -401,7 +393,7 @@ def dedup(
             raise UserError(f"{load_index} holds fingerprints of version {', '.join(map(str, sorted(old)))}, not "
                             f"{FINGERPRINT_VERSION}: they would never match new ones; build it again from its input "
                             "(dedup --save-index)")
-    from .outputs import AtomicFile
+    from es_simhash.files.outputs import AtomicFile
 
     rule = DefaultRule.rechecked(k=k) if recheck else DefaultRule(k=k)
     engine = DedupEngine(index, _fingerprinter(idf), rule, batch_size=batch_size, workers=workers)
@@ -464,7 +456,7 @@ class _Elastic:
     """Connection settings from flags/environment, and ElasticError -> one line, exit code 3."""
 
     def __init__(self, url, api_key, username, password, ca_certs, index: str | None = None) -> None:
-        from .index.elastic import ConnectionSettings
+        from es_simhash.index.elastic import ConnectionSettings
 
         try:
             self.settings = ConnectionSettings.from_env(
@@ -480,7 +472,7 @@ class _Elastic:
     @property
     def client(self):
         if self._client is None:
-            from .index.elastic import connect
+            from es_simhash.index.elastic import connect
 
             self._client = connect(self.settings)
         return self._client
@@ -489,7 +481,7 @@ class _Elastic:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> Literal[False]:
-        from .index.elastic import ElasticError
+        from es_simhash.index.elastic import ElasticError
 
         if isinstance(exc, ElasticError):
             raise UserError(_elastic_message(exc), code=3) from None
@@ -508,7 +500,7 @@ def _elastic_message(exc: Exception) -> str:
 
 def _valid_index(name: str) -> None:
     """Refuse an index name Elasticsearch would refuse (one line, exit 1), before anything else."""
-    from .index.elastic import validate_index_name
+    from es_simhash.index.elastic import validate_index_name
 
     try:
         validate_index_name(name)
@@ -517,7 +509,7 @@ def _valid_index(name: str) -> None:
 
 
 def _lookup_keys(spec: str):
-    from .keys import LookupKeys
+    from es_simhash.lookup.keys import LookupKeys
 
     try:
         return LookupKeys.parse(spec)
@@ -546,7 +538,7 @@ def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: boo
     """The run's checkpoint; with ``resume``, the saved one, or (none saved: the run it resumes stopped before its
     first batch, or finished) a new one, with a note: the run starts from the top (re-indexing what is already
     there changes nothing)."""
-    from .pipeline import Checkpoint, NoCheckpoint
+    from es_simhash.pipeline.run import Checkpoint, NoCheckpoint
 
     path = path or Path(Checkpoint.default_path(index, inputs))
     if not resume:
@@ -563,7 +555,7 @@ def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: boo
 
 def _lock(stack: ExitStack, checkpoint) -> None:
     """Hold the run's checkpoint (one line, exit 1, when another run holds it)."""
-    from .pipeline import CheckpointInUse
+    from es_simhash.pipeline.run import CheckpointInUse
 
     try:
         stack.enter_context(checkpoint.lock())
@@ -573,7 +565,7 @@ def _lock(stack: ExitStack, checkpoint) -> None:
 
 def _interrupted(checkpoint) -> UserError:
     """Ctrl-C during a checkpointed run: one line with what was saved and how to go on (exit 130)."""
-    from .pipeline import Checkpoint, NoCheckpoint
+    from es_simhash.pipeline.run import Checkpoint, NoCheckpoint
 
     try:
         saved = Checkpoint.load(checkpoint.path, checkpoint.inputs)
@@ -607,7 +599,7 @@ def init(
     ca_certs: Optional[str],
 ) -> None:
     """Install the index template and create the index (safe to run again)."""
-    from .index.elastic import ensure_index, read_lookup_keys
+    from es_simhash.index.elastic import ensure_index, read_lookup_keys
 
     keys = _lookup_keys(lookup)
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
@@ -651,7 +643,7 @@ def index_cmd(
     nothing. If the cluster stays unavailable longer than --retry-for, the command exits with code 4 and the
     same command with --resume finishes the job. Prints: read, indexed, duplicates, dead letters, elapsed.
     """
-    from .index.elastic import ElasticError, ElasticIndex
+    from es_simhash.index.elastic import ElasticError, ElasticIndex
 
     _check_inputs(inputs)
     _valid_index(index)
@@ -695,7 +687,7 @@ def _opened(es: "_Elastic", index: str, fingerprinter: Fingerprinter, keys, k: i
     """Make the index ready for ``backend``: an existing one is checked now (its fingerprint settings must be this
     run's: one line otherwise, before any input is read); a new one is created by the function returned, which
     ``run_dedup`` calls before its first record (a run whose every record is a dead letter creates none)."""
-    from .index.elastic import elastic_errors, ensure_index, index_exists
+    from es_simhash.index.elastic import elastic_errors, ensure_index, index_exists
 
     url = es.settings.safe_url
 
@@ -711,7 +703,7 @@ def _opened(es: "_Elastic", index: str, fingerprinter: Fingerprinter, keys, k: i
 
 
 def _resumable_report(checkpoint, report: Path):
-    from .outputs import OutputError
+    from es_simhash.files.outputs import OutputError
 
     try:
         return checkpoint.open_report(report)
@@ -793,7 +785,7 @@ def search_cmd(
     ca_certs: Optional[str],
 ) -> None:
     """Full-text search with one hit per duplicate cluster (and each cluster's size)."""
-    from .search import MAX_QUERY_CHARS, search
+    from es_simhash.readside.search import MAX_QUERY_CHARS, search
 
     if len(query) > MAX_QUERY_CHARS:
         err(f"note: the query is {len(query):,} characters long; "
@@ -824,7 +816,7 @@ def clusters(
     ca_certs: Optional[str],
 ) -> None:
     """The largest duplicate clusters, with their canonical document's title and url."""
-    from .search import top_clusters
+    from es_simhash.readside.search import top_clusters
 
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         _require(es, index)
@@ -861,7 +853,7 @@ def report_cmd(
     ca_certs: Optional[str],
 ) -> None:
     """Write a self-contained HTML report: cluster sizes, top clusters, duplicate rate over time, distances."""
-    from . import report
+    from es_simhash.readside import report
 
     read = [*([str(from_dedup)] if from_dedup is not None else []), *inputs]
     _check_outputs(read, ("--output", output))
@@ -899,7 +891,7 @@ def kibana_import(
     password: Optional[str], ca_certs: Optional[str],
 ) -> None:
     """Load the data view, saved searches and dashboard into Kibana (overwrites earlier imports)."""
-    from .kibana import InvalidKibanaURL, KibanaError, import_saved_objects
+    from es_simhash.readside.kibana import InvalidKibanaURL, KibanaError, import_saved_objects
 
     try:
         result = import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=api_key,
@@ -919,7 +911,7 @@ def kibana_import(
 def kibana_export(index_pattern: str, output: Path) -> None:
     """Write the saved objects for any index pattern to a file, to import in Kibana by hand (Stack Management >
     Saved objects > Import) when no Kibana is at hand here."""
-    from .kibana import export_saved_objects
+    from es_simhash.readside.kibana import export_saved_objects
 
     _check_outputs([], ("--output", output))
     n = export_saved_objects(output, index_pattern)
@@ -945,7 +937,7 @@ def explain(
 ) -> None:
     """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
     meaning guard's veto. Exit 0 either way."""
-    from .fingerprint import Fingerprint
+    from es_simhash.fingerprint.fingerprinter import Fingerprint
 
     if a == "-" and b == "-":
         raise UserError("A and B are both - (stdin): read one of them from a file", code=2)
@@ -993,7 +985,7 @@ def explain(
 def evaluate(labels_file: Path, no_sweep: bool, as_json: bool, k: int, idf: Optional[Path]) -> None:
     """Precision, recall and F1 of the current settings on your own labelled data, and a sweep over k and the
     rule's bounds with the setting that maximises F1 (then use it: -k, or DefaultRule(...) in Python)."""
-    from .evaluate import LabelError, load_labels, score, sweep
+    from es_simhash.readside.evaluate import LabelError, load_labels, score, sweep
 
     try:
         with open(labels_file, encoding="utf-8") as fh:
@@ -1054,14 +1046,14 @@ def _explained(arg: str, name: str, as_text: bool, with_index: bool) -> Optional
 def _require(es: "_Elastic", index: str) -> None:
     """Refuse (one line) an index that does not exist or that es-simhash did not make: its documents have none of
     the fields the commands read."""
-    from .index.elastic import require_index
+    from es_simhash.index.elastic import require_index
 
     require_index(es.client, index, es.settings.safe_url)
 
 
 def _maintained(es: "_Elastic", index: str):
     """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
-    from .index.elastic import ElasticIndex
+    from es_simhash.index.elastic import ElasticIndex
 
     _require(es, index)
     return ElasticIndex(es.client, index, url=es.settings.safe_url)
@@ -1091,7 +1083,7 @@ def delete(
     decided afresh, and no document is left pointing at a deleted one. Prints one JSON line per document
     changed (deleted, re-decided, re-pointed); ids not found are reported and are not an error (exit 0).
     """
-    from . import maintenance
+    from es_simhash.cluster import maintenance
 
     wanted = list(ids or [])
     if ids_file is not None:
@@ -1136,7 +1128,7 @@ def repair(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from . import maintenance
+    from es_simhash.cluster import maintenance
 
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         backend = _maintained(es, index)
@@ -1194,8 +1186,8 @@ def migrate(
     machine (no reindex module needed); one without stored text is a dead letter. Interrupted? The same
     command with --resume goes on. The old index is not changed; --alias switches readers over at the end.
     """
-    from . import maintenance
-    from .index.elastic import ElasticError, ElasticIndex, require_index, switch_alias
+    from es_simhash.cluster import maintenance
+    from es_simhash.index.elastic import ElasticError, ElasticIndex, require_index, switch_alias
 
     if source == target:
         raise UserError("--from and --to are the same index: migrate into a new one", code=2)
@@ -1265,7 +1257,9 @@ def main(argv: list[str] | None = None) -> int:
         err(f"es-simhash: error: {exc.strerror or exc}{where}")
         return 1
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
-        if os.environ.get("ES_SIMHASH_DEBUG"):
+        from es_simhash import settings
+
+        if settings.debug():
             raise
         err(f"es-simhash: unexpected error: {type(exc).__name__}: {exc} (set ES_SIMHASH_DEBUG=1 for a traceback)")
         return 1

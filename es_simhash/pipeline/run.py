@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _json_str  # (what json.dumps(..., ensure_ascii=False) writes)
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
-from .dedup import DedupEngine, Document, DuplicateIdError, IndexingError, Result
-from .index.base import StoredDoc
-from .outputs import AtomicFile, OutputError
-from .sources import DeadLetter, DeadLetterWriter, Record, RecordReader, excerpt
+from es_simhash.engine.engine import DedupEngine, Document, DuplicateIdError, IndexingError, Result
+from es_simhash.index.base import StoredDoc
+from es_simhash.files.outputs import AtomicFile, OutputError
+from es_simhash.files.sources import DeadLetter, DeadLetterWriter, Record, RecordReader, excerpt
+from es_simhash.errors import CheckpointInUse, NoCheckpoint
 
 __all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "RecordSource", "run_dedup"]
 
@@ -125,15 +126,6 @@ class Summary:
             "rechecked_earlier": self.rechecked_earlier,
             "dead_reasons": dict(sorted(self.dead_reasons.items())),
         }
-
-
-class CheckpointInUse(ValueError):
-    """Another running process holds the checkpoint: two runs must never share one."""
-
-
-class NoCheckpoint(ValueError):
-    """There is no checkpoint to resume from (the run it belonged to finished, or stopped before its first batch
-    was saved)."""
 
 
 class Checkpoint:
@@ -408,7 +400,7 @@ def _recheck_outputs(inputs: Sequence[str], engine: DedupEngine, reader: RecordS
     ``duplicates_at``: where this run's duplicates were read (source, line, and their raw bytes when the inputs
     cannot be read again): only they can change (a recheck takes back or moves duplicates, and re-points
     duplicates), and only they are this run's (an index loaded from an earlier run has documents of its own)."""
-    from .maintenance import recheck
+    from es_simhash.cluster.maintenance import recheck
 
     first: dict[str, tuple[str | None, str]] = {}  # id -> (duplicate_of, reason) before the recheck
     final: dict[str, StoredDoc] = {}

@@ -1,0 +1,1 @@
+"""The dedup engine: fingerprints, lookups, decisions and writes of batches of documents, on any backend."""

@@ -1,0 +1,88 @@
+"""Every error es-simhash raises on purpose, in one room, under one base class.
+
+A caller can catch :class:`EsSimhashError` for all of them, or one of its kinds; each message is one line that says
+what to do, names a setting (never a command-line option: the command line adds those), and holds no secret. The
+command line turns each kind into its exit code (``es_simhash.cli``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["EsSimhashError", "ElasticError", "IndexNotManaged", "InvalidURL", "MaintenanceError", "DuplicateIdError",
+           "IndexingError", "OutputError", "InputError", "LabelError", "IndexFileError", "CheckpointInUse",
+           "NoCheckpoint", "KibanaError", "InvalidKibanaURL", "ReportError"]
+
+
+class EsSimhashError(Exception):
+    """The base of es-simhash's own errors."""
+
+
+# -- Elasticsearch, Kibana -----------------------------------------------------------------------------------------
+class ElasticError(EsSimhashError):
+    """Elasticsearch could not be reached or refused a request; the message is one line and has no secrets.
+
+    ``setting`` names the connection setting to look at (``"url"``, ``"ca_certs"``), if any; the message then ends
+    with the environment variable that sets it, and a command line adds its own option."""
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+class IndexNotManaged(ElasticError):
+    """The index does not exist, or was not made by es-simhash (it has none of the fields es-simhash reads)."""
+
+
+class InvalidURL(EsSimhashError, ValueError):
+    """A URL that names no http(s) host and port (e.g. ``127.0.0.1:9200`` without ``http://``, or port 99999)."""
+
+
+class KibanaError(EsSimhashError):
+    """Kibana could not be reached or refused the import; the message is one line without secrets."""
+
+
+class InvalidKibanaURL(KibanaError, ValueError):
+    """The Kibana URL names no http(s) host and port."""
+
+
+# -- the engine and the index --------------------------------------------------------------------------------------
+class MaintenanceError(EsSimhashError, RuntimeError):
+    """A maintenance step could not finish (e.g. documents kept changing under it); running it again is safe."""
+
+
+class DuplicateIdError(EsSimhashError, ValueError):
+    """The same id appeared twice in one run."""
+
+
+class IndexingError(EsSimhashError, RuntimeError):
+    """The backend refused to store a document (e.g. a mapping error on one of its fields)."""
+
+
+class IndexFileError(EsSimhashError, ValueError):
+    """A file given to ``MemoryIndex.load`` is not an es-simhash memory index."""
+
+
+# -- files ---------------------------------------------------------------------------------------------------------
+class InputError(EsSimhashError, ValueError):
+    """An input that cannot be read as JSON Lines at all (missing, or a folder)."""
+
+
+class OutputError(EsSimhashError, ValueError):
+    """An output that would hurt an input or another output, or that cannot be written: the message names the
+    output and says what to do."""
+
+
+class CheckpointInUse(EsSimhashError, ValueError):
+    """Another running process holds the checkpoint: two runs must never share one."""
+
+
+class NoCheckpoint(EsSimhashError, ValueError):
+    """There is no checkpoint to resume from (the run it belonged to finished, or stopped before its first batch
+    was saved)."""
+
+
+class LabelError(EsSimhashError, ValueError):
+    """A labels file that cannot be read (the message names the line)."""
+
+
+class ReportError(EsSimhashError):
+    """A one-line problem with the report's input or environment (missing matplotlib, unreadable file)."""

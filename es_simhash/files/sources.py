@@ -1,0 +1,391 @@
+"""Reading crawl output: JSON Lines, gzip-compressed or not, from files or stdin, with dead letters.
+
+Every non-blank line is either a :class:`Record` or a :class:`DeadLetter` carrying its line number and a
+one-line reason; nothing is dropped silently and nothing raises on bad data. Blank lines are not records.
+Gzip is recognised by its magic bytes, so ``crawl.jsonl.gz``, a misnamed file, and a compressed stdin all work.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import hashlib
+import io
+import json
+import os
+import sys
+import zlib
+from dataclasses import dataclass, field
+from typing import IO, Any, BinaryIO, Iterator, Sequence
+
+from es_simhash.files.markup import HTML_MODES, text_of
+from es_simhash.errors import InputError
+
+__all__ = [
+    "Record",
+    "DeadLetter",
+    "RecordReader",
+    "DEFAULT_TEXT_FIELDS",
+    "DEFAULT_ID_FIELDS",
+    "DeadLetterWriter",
+    "MAX_ID_BYTES",
+    "TITLE_FIELDS",
+    "URL_FIELDS",
+    "TIME_FIELDS",
+    "InputError",
+    "check_inputs",
+    "first_field",
+    "record_meta",
+    "excerpt",
+]
+
+DEFAULT_TEXT_FIELDS: tuple[str, ...] = ("content", "text", "body")
+DEFAULT_ID_FIELDS: tuple[str, ...] = ("id", "_id", "doc_id", "url")
+MAX_ID_BYTES = 512  # Elasticsearch's limit for _id
+TITLE_FIELDS: tuple[str, ...] = ("title", "headline")
+URL_FIELDS: tuple[str, ...] = ("url", "link", "uri")
+TIME_FIELDS: tuple[str, ...] = ("crawl_time", "crawled_at", "fetch_time", "fetched_at", "timestamp", "date",
+                                "published_at")
+_EXCERPT = 200
+_FALLBACK = "gb18030"  # what --encoding auto tries after UTF-8
+_NO_SURROGATES = frozenset({"utf-8", _FALLBACK})  # codecs that never decode bytes to a lone surrogate
+_CHUNK = 1 << 20
+
+
+@dataclass(slots=True)
+class Record:
+    source: str
+    line: int
+    id: str
+    text: str
+    fields: dict[str, Any]
+    raw: bytes = field(repr=False, default=b"")
+    encoding: str = "utf-8"
+    """The encoding the line was decoded with (another than UTF-8 only with ``RecordReader(encoding="auto")``)."""
+    html_stripped: bool = False
+    """Whether ``text`` is the text of HTML markup the record carried (``RecordReader(html=...)``)."""
+
+
+@dataclass(slots=True)
+class DeadLetter:
+    source: str
+    line: int
+    reason: str
+    excerpt: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "line": self.line, "reason": self.reason, "excerpt": self.excerpt}
+
+
+def check_inputs(inputs: Sequence[str]) -> None:
+    """Raise :class:`InputError` for the first of ``inputs`` (paths, ``-`` for stdin) that is missing or a
+    directory, before anything is read or written."""
+    for p in inputs:
+        if p != "-" and not os.path.exists(p):
+            raise InputError(f"input not found: {p}")
+        if p != "-" and os.path.isdir(p):
+            raise InputError(f"input is a directory, expected a JSON Lines file: {p}")
+
+
+def first_field(record: dict[str, Any] | None, names: Sequence[str]) -> Any:
+    """The value of the first of ``names`` that ``record`` holds and that is neither ``None`` nor empty."""
+    if not record:
+        return None
+    for n in names:
+        v = record.get(n)
+        if v not in (None, ""):
+            return v
+    return None
+
+
+def record_meta(record: dict[str, Any] | None) -> tuple[Any, Any, Any]:
+    """``(title, url, crawl time)`` of a crawl record, each from the first of its usual field names
+    (:data:`TITLE_FIELDS`, :data:`URL_FIELDS`, :data:`TIME_FIELDS`) the record holds, else ``None``: what the
+    Elasticsearch index stores as ``title``, ``url`` and ``crawl_time`` and the report shows."""
+    return first_field(record, TITLE_FIELDS), first_field(record, URL_FIELDS), first_field(record, TIME_FIELDS)
+
+
+def excerpt(raw: bytes, limit: int = _EXCERPT) -> str:
+    """The first ``limit`` bytes of a line as text, for a dead letter: cut before a character the limit would
+    split, bytes that are not UTF-8 shown as ``\\xNN`` escapes."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
+    return decoder.decode(raw[:limit], final=len(raw) <= limit)
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "an array", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+class _CountingReader(io.RawIOBase):
+    """Counts bytes taken from the underlying (possibly compressed) stream, for progress bars."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        data = self._raw.read(len(b))
+        n = len(data)
+        b[:n] = data
+        self.count += n
+        return n
+
+
+class RecordReader:
+    """Reads JSON Lines crawl output into :class:`Record` objects and :class:`DeadLetter` objects.
+
+    ``text_field``/``id_field``: the field to use; ``None`` tries :data:`DEFAULT_TEXT_FIELDS` /
+    :data:`DEFAULT_ID_FIELDS` in order. A record without any id field gets ``SOURCE:LINE`` (stable when the same
+    file is ingested again). Ids longer than 512 bytes become ``sha256:<hex>`` of themselves.
+
+    ``encoding``: of the input lines: ``"utf-8"`` (the default), any Python codec name (``"gb18030"``, ``"big5"``,
+    ...), or ``"auto"``: each line is decoded as UTF-8, and a line that is not UTF-8 as GB18030 (a superset of GBK
+    and GB2312, still common on Chinese sites); the record then says so (:attr:`Record.encoding`). A line that
+    decodes under none of them is a dead letter.
+
+    ``html``: ``"keep"`` (the default) takes the text as it is; ``"auto"`` replaces a text that carries HTML
+    markup (:func:`es_simhash.markup.looks_like_html`) with the text of that markup; ``"strip"`` does so for
+    every text (:func:`es_simhash.markup.strip_html`: a real HTML parser; entities decoded, scripts and styles
+    dropped). The record's field then holds that text too (the original line stays in :attr:`Record.raw`).
+    """
+
+    def __init__(
+        self,
+        text_field: str | None = None,
+        id_field: str | None = None,
+        max_record_bytes: int = 16 << 20,
+        encoding: str = "utf-8",
+        html: str = "keep",
+    ) -> None:
+        if html not in HTML_MODES:
+            raise ValueError(f"unknown html mode {html!r}: use {', '.join(HTML_MODES)}")
+        self.html = html
+        if encoding != "auto":
+            try:
+                encoding = codecs.lookup(encoding).name
+            except LookupError:
+                raise ValueError(f"unknown encoding {encoding!r}: use auto, utf-8, gb18030, big5 or another "
+                                 "Python codec name") from None
+        self.encoding = encoding
+        self.text_fields = (text_field,) if text_field else DEFAULT_TEXT_FIELDS
+        self.id_fields = (id_field,) if id_field else DEFAULT_ID_FIELDS
+        self.explicit_text = text_field is not None
+        self.explicit_id = id_field is not None
+        self.max_record_bytes = max_record_bytes
+        self.bytes_read = 0
+        """Bytes consumed from the input files so far (compressed bytes for gzip): drives progress bars."""
+
+    @staticmethod
+    def total_bytes(paths: Sequence[str]) -> int | None:
+        """Sum of the input sizes, or ``None`` when one is stdin or not a regular file."""
+        total = 0
+        for p in paths:
+            if p == "-" or not os.path.isfile(p):
+                return None
+            total += os.path.getsize(p)
+        return total
+
+    def read(self, paths: Sequence[str]) -> Iterator[Record | DeadLetter]:
+        for path in paths:
+            yield from self.read_one(path)
+
+    def read_one(self, path: str, skip_lines: int = 0) -> Iterator[Record | DeadLetter]:
+        """Records and dead letters of one input; ``skip_lines`` lines are read past without parsing."""
+        name = "stdin" if path == "-" else path
+        raw: BinaryIO = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+        counter = _CountingReader(raw)
+        base = self.bytes_read
+        try:
+            buffered = io.BufferedReader(counter, buffer_size=_CHUNK)
+            stream: BinaryIO = buffered
+            if buffered.peek(2)[:2] == b"\x1f\x8b":
+                stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
+            line_no = 0
+            while True:
+                try:
+                    line, too_long = self._next_line(stream)
+                except (EOFError, OSError, zlib.error) as exc:  # truncated or corrupt gzip
+                    yield DeadLetter(name, line_no + 1, f"unreadable input, stopped reading this file: {exc}")
+                    return
+                finally:
+                    self.bytes_read = base + counter.count
+                if line is None:
+                    return
+                line_no += 1
+                if line_no <= skip_lines:
+                    continue
+                if too_long:
+                    yield DeadLetter(
+                        name, line_no, f"record longer than {self.max_record_bytes} bytes", excerpt(line)
+                    )
+                    continue
+                if not line.strip():  # blank lines are not records
+                    continue
+                yield self.parse(name, line_no, line)
+        finally:
+            if path != "-":
+                raw.close()
+
+    def _next_line(self, stream: BinaryIO) -> tuple[bytes | None, bool]:
+        """The next line (without its newline) and whether it exceeded ``max_record_bytes`` (then only its
+        beginning is returned and the rest is skipped without being held in memory)."""
+        line = stream.readline(self.max_record_bytes + 1)
+        if not line:
+            return None, False
+        if len(line) > self.max_record_bytes and not line.endswith(b"\n"):
+            head = line[:_EXCERPT]
+            while True:  # skip the rest of the over-long line in bounded chunks
+                more = stream.readline(_CHUNK)
+                if not more or more.endswith(b"\n"):
+                    break
+            return head, True
+        return line.rstrip(b"\r\n"), False
+
+    def parse(self, source: str, line_no: int, raw: bytes) -> Record | DeadLetter:
+        """One line of JSON Lines to a :class:`Record`, or a :class:`DeadLetter` saying what is wrong."""
+        try:
+            decoded, encoding = self._decode(raw)
+            if line_no == 1:
+                decoded = decoded.removeprefix("\ufeff")
+            obj = _json_object(decoded)
+            # (decoded from UTF-8 or GB18030, a lone surrogate can only come from a \u escape: a line without one
+            # needs no check; other codecs, such as utf-7, can make one)
+            text, text_field = self._text(obj, check_surrogates="\\u" in decoded or encoding not in _NO_SURROGATES)
+            doc_id = self._id(obj, source, line_no)
+        except _Bad as bad:
+            return DeadLetter(source, line_no, str(bad), excerpt(raw))
+        stripped = False
+        if self.html != "keep":
+            text, stripped = text_of(text, self.html)
+            if stripped:
+                obj[text_field] = text
+        return Record(source, line_no, doc_id, text, obj, raw, encoding, stripped)
+
+    def _decode(self, raw: bytes) -> tuple[str, str]:
+        """The line as text and the encoding it was decoded with."""
+        if b"\x00" in raw:
+            raise _Bad("NUL byte in the line (binary data?)")
+        encoding = "utf-8" if self.encoding == "auto" else self.encoding
+        try:
+            return raw.decode(encoding), encoding
+        except UnicodeDecodeError as exc:
+            if self.encoding != "auto":
+                hint = "; GBK or binary? try --encoding auto" if encoding == "utf-8" else ""
+                shown = "UTF-8" if encoding == "utf-8" else encoding
+                raise _Bad(f"not {shown} (invalid byte 0x{raw[exc.start]:02x} at offset {exc.start}{hint})") from None
+            try:
+                return raw.decode(_FALLBACK), _FALLBACK
+            except UnicodeDecodeError:
+                raise _Bad(f"neither UTF-8 nor {_FALLBACK} (invalid byte 0x{raw[exc.start]:02x} at offset "
+                           f"{exc.start} for UTF-8; binary, or another encoding: --encoding NAME)") from None
+
+    def _text(self, obj: dict[str, Any], check_surrogates: bool = True) -> tuple[str, str]:
+        """The record's text and the field it came from."""
+        for name in self.text_fields:
+            if name in obj:
+                value = obj[name]
+                if not isinstance(value, str):
+                    if self.explicit_text or not any(isinstance(obj.get(n), str) for n in self.text_fields):
+                        raise _Bad(f"field {name!r} is {_type_name(value)}, not a string")
+                    continue
+                if check_surrogates:
+                    try:
+                        value.encode("utf-8")
+                    except UnicodeEncodeError:
+                        raise _Bad("text contains invalid Unicode (a lone surrogate escape such as \\ud800)") from None
+                return value, name
+        raise _Bad(f"no text field (looked for {', '.join(map(repr, self.text_fields))}; use --text-field)")
+
+    def _id(self, obj: dict[str, Any], source: str, line_no: int) -> str:
+        """The record's id (``file:line`` when it has none, a digest when it is too long to be one)."""
+        doc_id = None
+        for name in self.id_fields:
+            value = obj.get(name)
+            if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+                doc_id = str(value)
+                break
+            if value is not None and self.explicit_id:
+                raise _Bad(f"id field {name!r} is {_type_name(value)}, not a string or number")
+        if doc_id is None:
+            if self.explicit_id:
+                raise _Bad(f"no {self.id_fields[0]!r} field (the --id-field)")
+            doc_id = f"{os.path.basename(source)}:{line_no}"
+        try:
+            id_bytes = doc_id.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Bad("id contains invalid Unicode (a lone surrogate escape)") from None
+        if len(id_bytes) > MAX_ID_BYTES:
+            doc_id = "sha256:" + hashlib.sha256(id_bytes).hexdigest()
+        return doc_id
+
+
+class _Bad(Exception):
+    """A line that is not a record: the dead letter's reason."""
+
+
+def _json_object(decoded: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(decoded)
+    except json.JSONDecodeError as exc:
+        raise _Bad(f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise _Bad("JSON nested too deeply") from None
+    if not isinstance(obj, dict):
+        raise _Bad(f"expected a JSON object, got {_type_name(obj)}")
+    return obj
+
+
+class DeadLetterWriter:
+    """Writes dead letters as JSON Lines, in the order they are written (:func:`~es_simhash.pipeline.run_dedup`
+    writes them in line order). The file is only created when the first dead letter arrives, and it is written
+    beside its path and put in place when the writer is closed after a run that ended well
+    (:class:`~es_simhash.outputs.AtomicFile`): a failed run leaves an earlier file as it was.
+
+    ``resumable`` (a checkpointed run): written as ``PATH.es-simhash-partial``, kept when the run stops;
+    ``keep_lines``: the number of dead letters the run being resumed wrote (its partial file is cut back to them
+    and appended to)."""
+
+    def __init__(self, path: str | os.PathLike[str], resumable: bool = False, keep_lines: int = 0) -> None:
+        from es_simhash.files.outputs import AtomicFile
+
+        self.path = os.fspath(path)
+        self.count = 0
+        """Dead letters written through this writer (not counting the ``keep_lines`` of the run it resumes)."""
+        self.kept = keep_lines
+        self._file = AtomicFile(self.path, resumable=resumable)
+        self._fh: IO[str] | None = self._file.open(keep_lines) if keep_lines else None
+        self.written = False
+        """Whether :meth:`close` put a file in place (some dead letters, of this run or of the one it resumed)."""
+
+    def write(self, letter: DeadLetter) -> None:
+        if self._fh is None:
+            self._fh = self._file.open()
+        self._fh.write(json.dumps(letter.to_dict(), ensure_ascii=False) + "\n")
+        self.count += 1
+
+    def flush(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+
+    def close(self, ok: bool = True) -> None:
+        """Put the file in place (``ok``: the run ended well; nothing is created when there were no dead letters),
+        or leave the path as it was (a resumable run keeps its partial file for ``--resume``)."""
+        if self._fh is None:
+            return
+        self._fh = None
+        if ok:
+            self._file.commit()
+            self.written = True
+        else:
+            self._file.abort()
+
+    def __enter__(self) -> "DeadLetterWriter":
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(ok=exc_type is None)

@@ -1,0 +1,357 @@
+"""Text handling: normalisation, sentence splitting, segmentation, stop words.
+
+Everything here is deterministic and pure: the same text always gives the same tokens, so fingerprints
+computed today match fingerprints computed next year (the fingerprint records a version; see
+``fingerprint.FINGERPRINT_VERSION``).
+
+Segmentation is jieba-compatible. The native ``rjieba`` (jieba-rs) is used when installed because it is much
+faster and, with the same dictionary and HMM, returns the same tokens as ``jieba.lcut`` (a test checks this on a
+real Chinese corpus); ``jieba`` itself is the reference and the fallback.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from importlib import resources
+from itertools import compress, count
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "normalize",
+    "content_key",
+    "split_sentences",
+    "sentence_key",
+    "segment",
+    "segmenter_name",
+    "has_cjk",
+    "stopwords",
+]
+
+# Anything that is not a letter, digit or CJK ideograph: punctuation, symbols, spaces, underscores.
+_NON_WORD = re.compile(r"[\W_]+")
+# Sentence ends: Chinese and Western terminal punctuation, line breaks, and a full stop followed by space/end
+# (so "3.5" and "U.S.A" do not split). After NFKC the full-width ！？；： are already ASCII.
+_SENTENCE_END = re.compile(r"[。！？!?;；…\r\n]+|\.(?=\s|$)")
+# CJK Unified Ideographs (+ extension A) — enough to decide whether a text needs the Chinese segmenter.
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# A space between two of those ideographs: Chinese puts no spaces between words, so such a space is layout or a
+# way around filters ("转 发 微 博"), never a word boundary (version 4).
+_IDEOGRAPH_SPACE = re.compile(r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]) (?=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
+# Word tokens for texts without CJK characters: runs of letters/digits, apostrophes inside words kept.
+_LATIN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def normalize(text: str) -> str:
+    """Unicode-normalise ``text`` for fingerprinting.
+
+    NFKC folds full-width/half-width forms and compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``);
+    invisible characters (format characters and variation selectors, :func:`es_simhash.fold.is_invisible`) are
+    dropped; ``casefold`` removes case; a run of whitespace that holds a line break (a line boundary of
+    ``str.splitlines``) becomes one ``"\\n"`` (a line break ends a sentence: a title or a heading is its own
+    sentence) and any other run of whitespace one space, with none left at either end; Traditional characters are
+    folded to Simplified ones (:func:`es_simhash.fold.fold_table`) and romanisation written directly after an
+    ideograph is dropped (:func:`es_simhash.fold.strip_annotations`); then a space between two CJK ideographs is
+    removed (``"转 发 微 博"`` -> ``"转发微博"``: Chinese has no spaces between words). See :func:`_normalize_many`
+    for how it gets there quickly (``tests/test_normalize_fast.py`` checks it against that definition written with
+    regular expressions).
+    """
+    return _normalize_many([text])[0]
+
+
+# Full-width ASCII (U+FF01..U+FF5E) and the ideographic space U+3000: the only characters NFKC changes in
+# typical Chinese text (，：；（）！？ and the full-width space).
+_FULLWIDTH_FIRST, _FULLWIDTH_LAST, _FULLWIDTH_SHIFT = 0xFF01, 0xFF5E, 0xFEE0
+_IDEOGRAPHIC_SPACE = 0x3000
+
+
+_FULLWIDTH_FOLD = {c: c - _FULLWIDTH_SHIFT for c in range(_FULLWIDTH_FIRST, _FULLWIDTH_LAST + 1)} | {
+    _IDEOGRAPHIC_SPACE: ord(" ")}
+"""The fold as a ``str.translate`` table, for a few characters (:data:`_FOLD_WITH_NUMPY`)."""
+_FOLD_WITH_NUMPY = 4096
+"""Characters from which :func:`_fold_fullwidth_many` folds with numpy (one pass) rather than ``str.translate``."""
+
+
+def _code_points(text: str) -> np.ndarray:
+    """The code points of ``text`` as a uint32 array (lone surrogates pass through)."""
+    import numpy as np
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+
+
+def _fold_fullwidth_many(texts: Sequence[str]) -> list[str]:
+    """Map U+FF01..U+FF5E to ASCII and U+3000 to a space, in one numpy pass over all non-ASCII texts.
+
+    These are exactly the NFKC images of those characters, and every one of them is its own full
+    decomposition with combining class 0, so ``NFKC(text) == NFKC(fold(text))`` for every text: folding first
+    never changes the final result, it only makes the common case cheap (see :func:`_normalize_many`).
+    Folding is one code point to one code point, so lengths do not change.
+    """
+    out = list(texts)
+    wide = [i for i, t in enumerate(out) if not t.isascii()]  # isascii() is O(1) on CPython strings
+    if not wide:
+        return out
+    if sum(len(out[i]) for i in wide) < _FOLD_WITH_NUMPY:  # (few characters: no numpy, e.g. at start-up)
+        for i in wide:
+            out[i] = out[i].translate(_FULLWIDTH_FOLD)
+        return out
+    import numpy as np
+
+    cps = _code_points("".join(out[i] for i in wide)).copy()
+    fullwidth = (cps - np.uint32(_FULLWIDTH_FIRST)) <= np.uint32(_FULLWIDTH_LAST - _FULLWIDTH_FIRST)  # wraps below
+    space = cps == _IDEOGRAPHIC_SPACE
+    if not (fullwidth.any() or space.any()):
+        return out
+    cps[fullwidth] -= np.uint32(_FULLWIDTH_SHIFT)
+    cps[space] = ord(" ")
+    folded = cps.tobytes().decode("utf-32-le", "surrogatepass")
+    pos = 0
+    for i in wide:
+        n = len(out[i])
+        out[i] = folded[pos : pos + n]
+        pos += n
+    return out
+
+
+def _normalize_many(texts: Sequence[str]) -> list[str]:
+    """:func:`normalize` of each text; same output, fast path for text that only needs the full-width fold.
+
+    1. fold full-width ASCII and U+3000 (:func:`_fold_fullwidth_many`; NFKC would do the same), and replace the
+       ellipsis U+2026 (common in Chinese text as ``……``) by its NFKC image ``...``: NFKC decomposes each
+       character on its own and ``.`` is its own decomposition, so NFKC of the text is unchanged;
+    2. if the folded text is already NFKC (``unicodedata.is_normalized`` is exact, and quick when the answer
+       is yes) NFKC is the identity on it; otherwise run the full NFKC on it (which equals NFKC of the input);
+    3. drop invisible characters (only a text with a non-ASCII character can hold one);
+    4. casefold, then ``" ".join(line.split())`` for each of ``str.splitlines()``, dropping blank lines and
+       joining with ``"\\n"``: ``str.split()`` uses the same whitespace definition as ``re``'s ``\\s`` for str
+       patterns (``Py_UNICODE_ISSPACE``) and every line boundary of ``splitlines`` is such whitespace, so this
+       is the definition in :func:`normalize`;
+    5. fold the script and drop romanisation after ideographs (texts with a non-ASCII character only);
+    6. remove each space between two ideographs (only texts with a space and a non-ASCII character can have one).
+    """
+    from es_simhash.fingerprint.fold import invisible_pattern, fold_table, strip_annotations
+
+    out = []
+    is_normalized, nfkc = unicodedata.is_normalized, unicodedata.normalize
+    invisible = invisible_pattern()
+    table = fold_table()
+    for t in _fold_fullwidth_many(texts):
+        if "\u2026" in t:
+            t = t.replace("\u2026", "...")
+        if not is_normalized("NFKC", t):
+            t = nfkc("NFKC", t)
+        if not t.isascii() and invisible.search(t):
+            t = invisible.sub("", t)
+        lines = t.casefold().splitlines()
+        if len(lines) == 1:
+            n = " ".join(lines[0].split())
+        else:
+            n = "\n".join(filter(None, (" ".join(line.split()) for line in lines)))
+        if not n.isascii():
+            n = strip_annotations(n.translate(table))
+            if " " in n:
+                n = _IDEOGRAPH_SPACE.sub("", n)
+        out.append(n)
+    return out
+
+
+def content_key(normalized: str) -> str:
+    """The letters, digits and ideographs of a normalised text, nothing else.
+
+    Two texts with the same content key differ only in punctuation, spacing, width or case: they are exact
+    duplicates for our purposes.
+    """
+    return _NON_WORD.sub("", normalized)
+
+
+def split_sentences(normalized: str) -> list[str]:
+    """Split a normalised text on Chinese and Western sentence punctuation and line breaks."""
+    return [s for s in (p.strip() for p in _SENTENCE_END.split(normalized)) if s]
+
+
+def sentence_key(sentence: str) -> str:
+    """A sentence reduced to its letters, digits and ideographs (punctuation/space edits do not change it)."""
+    return _NON_WORD.sub("", sentence)
+
+
+# Per-code-point tables for the BMP, built once on first use (astral code points are looked up one by one).
+# ``re``'s ``\\w`` on str patterns is ``str.isalnum() or "_"``, so ``[\\W_]`` removes exactly the code points
+# that are not ``isalnum()``; ``\\s`` is ``str.isspace()`` (no astral code point is a space).
+_SENTENCE_END_CHARS = "。！？!?;；…\r\n"
+
+
+@lru_cache(maxsize=None)
+def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    import numpy as np
+    bmp = [chr(c) for c in range(0x10000)]
+    word = np.fromiter((c.isalnum() for c in bmp), dtype=bool, count=0x10000)
+    space = np.fromiter((c.isspace() for c in bmp), dtype=bool, count=0x10000)
+    end = np.zeros(0x10000, dtype=bool)
+    end[[ord(c) for c in _SENTENCE_END_CHARS]] = True
+    return word, space, end
+
+
+def _keys_many(normalized: Sequence[str], min_sentence_chars: int) -> list[tuple[str, list[str]]]:
+    """For each text: its :func:`content_key` and, in text order, the :func:`sentence_key` of each of its
+    :func:`split_sentences` that has at least ``min_sentence_chars`` characters.
+
+    Same results as those regex functions (a test checks it on random text), computed for a whole batch with
+    a few numpy passes over the code points instead of one regex call per sentence:
+
+    * a code point is kept in a key when it is a letter/digit/ideograph (``isalnum``);
+    * a sentence ends at every sentence-end character, and at a ``.`` followed by whitespace or the end of the
+      text (``\\.(?=\\s|$)``; a ``$`` before a final newline is covered by the newline being whitespace);
+    * numbering the sentences with a running count of sentence ends (and text starts) gives every kept code
+      point its sentence; runs of separators only make empty sentences, which the length filter drops.
+    """
+    import numpy as np
+    if not normalized:
+        return []
+    word_t, space_t, end_t = _tables()
+    lengths = np.fromiter(map(len, normalized), dtype=np.intp, count=len(normalized))
+    offsets = np.zeros(len(normalized) + 1, dtype=np.intp)
+    np.cumsum(lengths, out=offsets[1:])
+    cps = _code_points("".join(normalized))
+    if cps.size and cps.max() > 0xFFFF:  # astral code points: clip for the tables, fix their word flag below
+        bmp = np.minimum(cps, 0xFFFF)
+        word = word_t[bmp]
+        end = end_t[bmp]
+        astral = np.flatnonzero(cps > 0xFFFF)
+        word[astral] = [chr(c).isalnum() for c in cps[astral].tolist()]
+        end[astral] = False
+    else:
+        word = word_t[cps]
+        end = end_t[cps]
+    dots = np.flatnonzero(cps == ord("."))
+    if dots.size:
+        nxt = dots + 1
+        last = np.zeros(cps.size + 1, dtype=bool)
+        last[offsets[1:]] = True  # position just past the end of each text
+        at_end = last[nxt]
+        follow = cps[np.minimum(nxt, cps.size - 1)]
+        end[dots[at_end | (space_t[np.minimum(follow, 0xFFFF)] & (follow <= 0xFFFF))]] = True
+    starts = offsets[:-1][lengths > 0]
+    end[starts] = True  # a new text starts a new sentence (harmless on separators: they are never kept)
+    # (np.compress and int32 running counts: the same values as boolean indexing and int64 sums, several times
+    # faster on masks as irregular as these; a count never exceeds the number of code points)
+    count_t = np.int32 if cps.size < 2**31 - 1 else np.intp
+    sentence = np.compress(word, np.cumsum(end, dtype=count_t))  # sentence number of each kept code point
+    kept = np.compress(word, cps).tobytes().decode("utf-32-le")  # letters/digits/ideographs never include surrogates
+    kept_before = np.concatenate(([0], np.cumsum(word, dtype=count_t)))[offsets]  # where each text starts in kept
+    # runs of equal sentence numbers in ``kept`` are the non-empty sentence keys
+    bounds = np.flatnonzero(np.diff(sentence)) + 1
+    run_start = np.concatenate(([0], bounds))
+    run_end = np.concatenate((bounds, [sentence.size]))
+    long_enough = (run_end - run_start) >= max(1, min_sentence_chars)
+    run_start, run_end = run_start[long_enough], run_end[long_enough]
+    run_text = np.searchsorted(kept_before, run_start, side="right") - 1
+    bounds_py = kept_before.tolist()
+    out: list[tuple[str, list[str]]] = [(kept[bounds_py[i] : bounds_py[i + 1]], []) for i in range(len(normalized))]
+    for i, a, b in zip(run_text.tolist(), run_start.tolist(), run_end.tolist()):
+        out[i][1].append(kept[a:b])
+    return out
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+def _latin_tokens(text: str) -> list[str]:
+    return _LATIN_WORD.findall(text)
+
+
+# jieba splits a run like "1.3nm" or "www.example.com" into "1.3", "nm" / "www", ".", "example", ...
+# (``jieba.finalseg.re_skip``); jieba-rs keeps such runs whole. Re-splitting those tokens with jieba's own
+# pattern makes the two agree token for token (checked on the People's Daily corpus by the test suite).
+_JIEBA_SKIP = re.compile(r"([a-zA-Z0-9]+(?:\.\d+)?%?)")
+_ASCII_RUN_WITH_SYMBOLS = re.compile(r"[a-z0-9][.+#&_%\-]+[a-z0-9]")
+
+
+def _jieba_compatible(tokens: list[str]) -> list[str]:
+    # Only multi-character ASCII tokens that are neither alphanumeric nor whitespace are re-split. Most tokens of
+    # Chinese text are not ASCII: ``compress`` skips them at C speed, Python only looks at the ASCII ones.
+    ascii_at = compress(count(), map(str.isascii, tokens))
+    split_at = [i for i in ascii_at if len(tokens[i]) > 1 and not tokens[i].isalnum() and not tokens[i].isspace()]
+    if not split_at:
+        return tokens
+    out: list[str] = []
+    prev = 0
+    for i in split_at:
+        out.extend(tokens[prev:i])
+        out.extend(x for x in _JIEBA_SKIP.split(tokens[i]) if x)
+        prev = i + 1
+    out.extend(tokens[prev:])
+    return out
+
+
+def _rjieba_cut(normalized: str) -> list[str]:
+    import rjieba  # type: ignore[import-not-found]
+
+    tokens = rjieba.cut(normalized)
+    # Most texts hold none of the symbols the pattern needs; a few substring tests are cheaper than its scan.
+    if any(c in normalized for c in ".+#&_%-") and _ASCII_RUN_WITH_SYMBOLS.search(normalized):
+        tokens = _jieba_compatible(tokens)
+    return tokens
+
+
+@lru_cache(maxsize=None)
+def _chinese_segmenter(name: str) -> Callable[[str], list[str]]:
+    if name == "rjieba":
+        import rjieba  # noqa: F401  # type: ignore[import-not-found]
+
+        return _rjieba_cut
+    if name == "jieba":
+        import logging
+
+        import jieba  # type: ignore[import-not-found]
+
+        jieba.setLogLevel(logging.WARNING)
+        return jieba.lcut
+    raise ValueError(f"unknown segmenter {name!r}: use 'rjieba' or 'jieba'")
+
+
+@lru_cache(maxsize=None)
+def segmenter_name(preferred: str = "auto") -> str:
+    """The segmenter actually used: ``rjieba`` when importable (or requested), else ``jieba``.
+
+    ``ES_SIMHASH_SEGMENTER=jieba`` in the environment forces the pure-Python reference.
+    """
+    from es_simhash import settings
+
+    preferred = settings.segmenter(preferred)
+    if preferred == "rjieba":
+        import rjieba  # noqa: F401  # type: ignore[import-not-found]
+
+        return "rjieba"
+    if preferred == "auto":
+        # found, not imported: importing rjieba builds its dictionary (~0.1 s), which a run whose native
+        # fingerprint core segments never needs
+        import importlib.util
+
+        return "rjieba" if importlib.util.find_spec("rjieba") is not None else "jieba"
+    return "jieba"
+
+
+def segment(normalized: str, segmenter: str = "auto") -> list[str]:
+    """Tokens of a normalised text: jieba-compatible words for Chinese (and mixed) text, words otherwise.
+
+    Punctuation and spaces come back as tokens from the Chinese segmenter; the fingerprint gives them weight 0.
+    """
+    if has_cjk(normalized):
+        return _chinese_segmenter(segmenter_name(segmenter))(normalized)
+    return _latin_tokens(normalized)
+
+
+def _read_word_list(name: str) -> Iterable[str]:
+    data = resources.files("es_simhash").joinpath("data").joinpath(name).read_text(encoding="utf-8")
+    words = [line for line in map(str.strip, data.splitlines()) if line and not line.startswith("#")]
+    return _normalize_many(words)  # (:func:`normalize` of each, in one call)
+
+
+@lru_cache(maxsize=None)
+def stopwords() -> frozenset[str]:
+    """The shipped Chinese and English stop words (normalised)."""
+    return frozenset(_read_word_list("stopwords_zh.txt")) | frozenset(_read_word_list("stopwords_en.txt"))
