@@ -300,10 +300,7 @@ def _crowded_by_others(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[
     document decided before later posts of its template arrived was decided with less: the template's hashes
     still looked like its match's own. (Its own cluster does not count: a reprint's copies all hold its
     sentences.)"""
-    crowded = getattr(rule, "crowded", None)
-    if crowded is None:
-        return frozenset()
-    return crowded(doc.fingerprint, _others(doc, candidates))
+    return rule.crowded(doc.fingerprint, _others(doc, candidates))
 
 
 def _others(doc: StoredDoc, candidates: Sequence[StoredDoc]) -> list[StoredDoc]:
@@ -346,14 +343,8 @@ def _stays(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc]) 
 
 def _all_matches(rule: DecisionRule, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int]
                  ) -> list[Any]:
-    """Every candidate ``fp`` duplicates, the rule's choice first (its ``matches``; else its one decision)."""
-    if not candidates:
-        return []
-    matches = getattr(rule, "matches", None)
-    if matches is not None:
-        return list(matches(fp, candidates, boilerplate))
-    one = rule.decide(fp, candidates, boilerplate)
-    return [one] if one is not None else []
+    """Every candidate ``fp`` duplicates, the rule's choice first."""
+    return list(rule.matches(fp, candidates, boilerplate)) if candidates else []
 
 
 def _first_kept(rule: DecisionRule, doc: StoredDoc, decisions: Sequence[Any], candidates: Sequence[StoredDoc]

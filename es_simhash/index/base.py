@@ -178,22 +178,30 @@ class LookupResult:
 
 @runtime_checkable
 class SegmentIndex(Protocol):
-    """What the dedup engine needs from a backend (memory, Elasticsearch, ...)."""
+    """What the dedup engine needs from a backend (memory, Elasticsearch, ...): everything it calls, and what the
+    backend can do (:attr:`overlapping_writes`, :attr:`shared_writers`; a backend that shares writers is a
+    :class:`MaintainedIndex`). A third backend is written from this protocol and :class:`MaintainedIndex` alone."""
 
     max_sentence_df: int
     """Sentences held by more documents than this are boilerplate: they bring no candidates."""
+
+    overlapping_writes: bool
+    """The engine may look up batch N+1 while batch N is written in another thread: lookups then leave batch N's
+    stored versions out (``exclude``) and the engine holds batch N in memory instead (Elasticsearch: True)."""
+
+    shared_writers: bool
+    """Other processes may write into this index at the same time: the engine writes each batch conditionally and
+    settles it after its write, through the :class:`MaintainedIndex` methods (Elasticsearch: True)."""
 
     @property
     def lookup_keys(self) -> LookupKeys:
         """Which keys bring SimHash candidates (the engine's in-batch index uses the same, so both agree)."""
         ...
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int) -> list[LookupResult]:
-        """Candidates for each query, in query order.
-
-        A backend whose class sets ``overlapping_writes = True`` (Elasticsearch) also takes ``exclude``, ids whose
-        stored versions it leaves out of every answer: the engine then writes a batch in another thread while it
-        looks up the next one, and holds the batch being written in memory instead (``DedupEngine``)."""
+    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
+        """Candidates for each query, in query order. ``exclude``: ids whose stored versions are left out of every
+        answer (as if they were not stored): the batch being written in another thread (:attr:`overlapping_writes`),
+        and the documents an interrupted run wrote of the batch a resumed run decides again."""
         ...
 
     def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
@@ -212,12 +220,6 @@ class MaintainedIndex(SegmentIndex, Protocol):
 
     Every method returns documents as stored, with :attr:`StoredDoc.version` set; writes are visible to the next
     read or lookup when they return."""
-
-    shared_writers: bool
-    """Other processes may write into this index at the same time (so each batch is settled after its write)."""
-
-    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
-        ...
 
     def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
         """The stored documents with these ids (missing ones are left out). Without ``whole`` a backend may leave

@@ -169,7 +169,9 @@ class MemoryIndex:
     native = _NATIVE_LOOKUP is not None
     """Batched SimHash lookups in the native core (same answers as numpy; set False for the numpy reference)."""
     shared_writers = False
-    """Only this process writes into it: batches need no settling after their write (:mod:`es_simhash.maintenance`)."""
+    """Only this process writes into it: batches need no settling after their write (:mod:`es_simhash.cluster`)."""
+    overlapping_writes = False
+    """A write is done when ``add`` returns: nothing to overlap with the next lookup."""
 
     def __init__(self, max_sentence_df: int = 50, lookup_keys: LookupKeys = DEFAULT) -> None:
         self.max_sentence_df = max_sentence_df

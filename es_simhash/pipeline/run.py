@@ -367,11 +367,11 @@ def run_dedup(
             run.keep_raw = output is not None and not _rereadable(inputs)
 
         def documents() -> Iterator[tuple[list[Document], _Batch]]:
-            started = start is None
+            waiting = start
             for batch in run.batches(inputs, engine.batch_size):
-                if not started and batch.records:
-                    start()  # type: ignore[misc]  # (not None: started is False)
-                    started = True
+                if waiting is not None and batch.records:
+                    waiting()
+                    waiting = None
                 yield [Document(r.id, r.text, r.fields) for r in batch.records], batch
 
         mark = checkpoint.mark if checkpoint is not None and resuming else None
@@ -405,7 +405,7 @@ def _recheck_outputs(inputs: Sequence[str], engine: DedupEngine, reader: RecordS
     first: dict[str, tuple[str | None, str]] = {}  # id -> (duplicate_of, reason) before the recheck
     final: dict[str, StoredDoc] = {}
     earlier: set[str] = set()  # documents of a loaded index: saved with it, not reported
-    for change in recheck(engine.index, engine.rule, repeat=True).changes:  # type: ignore[arg-type]
+    for change in recheck(engine.maintained(), engine.rule, repeat=True).changes:
         if change.id not in duplicates_at:
             earlier.add(change.id)
             continue
