@@ -9,14 +9,14 @@ articles, and minimal-change short texts that mean something else. Six streams: 
 
 Every system processes each stream online, one document at a time in stream order ("index, then query"): it
 either says "duplicate of X" (then it joins X's cluster) or starts a new cluster. es-simhash then takes its
-near-duplicate decisions again once the stream is indexed, as ``es-simhash dedup`` does (``maintenance.recheck``:
+near-duplicate decisions again once the stream is indexed, as ``es-simhash dedup`` does (``es_simhash.cluster.recheck``:
 what the whole stream shows of templates); its time is counted.
 
 * ``es-simhash``             ``DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule.rechecked())`` and the
                              recheck: what ``es-simhash dedup`` does
 * ``es-simhash no-recheck``  (opt-in) ``DefaultRule()``, the decisions made on arrival only, as ``es-simhash index``
                              makes them (``dedup --no-recheck``)
-* ``es-simhash index+repair`` (opt-in) the same, then ``maintenance.repair``: an index after ``index`` and ``repair``
+* ``es-simhash index+repair`` (opt-in) the same, then ``es_simhash.cluster.repair``: an index after ``index`` and ``repair``
 * ``es-simhash segments``    (opt-in: ``--systems``) the same with ``MemoryIndex(lookup_keys=SEGMENTS)``: SimHash
                              candidates through the four 16-bit segments of earlier releases instead of the default
                              permutation tables (``es_simhash.keys``), to measure both designs in one run
@@ -135,14 +135,14 @@ class CachingFingerprinter:
 def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None,
                recheck: bool | str = True) -> Run:
     """es-simhash through its real engine and embedded backend, as ``es-simhash dedup`` runs it: every document
-    decided on arrival, then the decisions taken again once the stream is indexed (``maintenance.recheck``;
-    ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``maintenance.repair``
+    decided on arrival, then the decisions taken again once the stream is indexed (``es_simhash.cluster.recheck``;
+    ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``es_simhash.cluster.repair``
     instead, what ``es-simhash repair`` does to an index after ``index``). ``lookup_keys``: the index's SimHash
     lookup keys (``es_simhash.keys``; None: the default)."""
     from es_simhash.engine.engine import DedupEngine, Document
     from es_simhash.index.memory import MemoryIndex
-    from es_simhash.cluster.maintenance import recheck as recheck_index
-    from es_simhash.cluster.maintenance import repair as repair_index
+    from es_simhash.cluster import recheck as recheck_index
+    from es_simhash.cluster import repair as repair_index
 
     index = MemoryIndex() if lookup_keys is None else MemoryIndex(lookup_keys=lookup_keys)
     engine = DedupEngine(index, fingerprinter, rule, batch_size=batch_size)

@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from es_simhash import Fingerprinter
-from es_simhash.cluster import maintenance
+from es_simhash import cluster as maintenance
 from es_simhash.engine.engine import DedupEngine, DefaultRule, Document
 from es_simhash.fingerprint import Fingerprint
 from es_simhash.index.memory import MemoryIndex

@@ -172,7 +172,7 @@ def test_migrate_a_version_2_index_and_switch_an_alias(es_url, es_index_name, cl
 def test_an_interrupted_migration_goes_on_from_its_checkpoint(es_url, es_index_name, client, fingerprinter, tmp_path):
     """Python API: a migration stopped after its second batch (Ctrl-C) and run again with its checkpoint ends with
     every document once, the counts of one whole run, and each document reported once."""
-    from es_simhash.cluster import maintenance
+    from es_simhash.pipeline import migrate as maintenance
     from es_simhash.engine.engine import DedupEngine, Document
     from es_simhash.index.elastic import ElasticIndex, ensure_index
     from es_simhash.pipeline.run import Checkpoint

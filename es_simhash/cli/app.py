@@ -1083,7 +1083,7 @@ def delete(
     decided afresh, and no document is left pointing at a deleted one. Prints one JSON line per document
     changed (deleted, re-decided, re-pointed); ids not found are reported and are not an error (exit 0).
     """
-    from es_simhash.cluster import maintenance
+    from es_simhash import cluster
 
     wanted = list(ids or [])
     if ids_file is not None:
@@ -1092,14 +1092,14 @@ def delete(
         except FileNotFoundError:
             raise UserError(f"ids file not found: {ids_file}") from None
         with fh:
-            wanted += list(maintenance.iter_ids(fh))
+            wanted += list(cluster.iter_ids(fh))
     if not wanted:
         raise UserError("no ids given: pass ids as arguments or --ids FILE", code=2)
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         backend = _maintained(es, index)
         try:
-            deleted, missing, settled = maintenance.delete(backend, DefaultRule(k=k), wanted)
-        except maintenance.MaintenanceError as exc:
+            deleted, missing, settled = cluster.delete(backend, DefaultRule(k=k), wanted)
+        except cluster.MaintenanceError as exc:
             raise UserError(str(exc)) from None
     _print_changes(settled.changes)
     moved = len({c.id for c in settled.changes if c.why != "deleted"})
@@ -1128,7 +1128,7 @@ def repair(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from es_simhash.cluster import maintenance
+    from es_simhash import cluster
 
     with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         backend = _maintained(es, index)
@@ -1145,12 +1145,12 @@ def repair(
 
         try:
             with bar:
-                report = maintenance.repair(backend, DefaultRule(k=k), dry_run=dry_run, after=after, on_page=on_page)
+                report = cluster.repair(backend, DefaultRule(k=k), dry_run=dry_run, after=after, on_page=on_page)
         except KeyboardInterrupt:
             resume = f" --after {state['last']}" if state["last"] else ""
             raise UserError(f"interrupted after checking {state['checked']:,} documents; everything checked so far "
                             f"is fixed: run `es-simhash repair --index {index}{resume}` to go on", code=130) from None
-        except maintenance.MaintenanceError as exc:
+        except cluster.MaintenanceError as exc:
             raise UserError(str(exc)) from None
     counts = ", ".join(f"{n:,} {why}" for why, n in sorted(report.counts().items()))
     verb = "would change" if dry_run else "changed"
@@ -1186,7 +1186,7 @@ def migrate(
     machine (no reindex module needed); one without stored text is a dead letter. Interrupted? The same
     command with --resume goes on. The old index is not changed; --alias switches readers over at the end.
     """
-    from es_simhash.cluster import maintenance
+    from es_simhash.pipeline.migrate import migrate
     from es_simhash.index.elastic import ElasticError, ElasticIndex, require_index, switch_alias
 
     if source == target:
@@ -1210,7 +1210,7 @@ def migrate(
             stack.enter_context(bar)
             stop = stack.enter_context(_stop_after_batch())
             try:
-                summary = maintenance.migrate(old, engine, dead_letters=str(dead_letters), checkpoint=checkpoint,
+                summary = migrate(old, engine, dead_letters=str(dead_letters), checkpoint=checkpoint,
                                               report=rep, on_progress=update, start=start, stop=stop)
             except KeyboardInterrupt:
                 raise _interrupted(checkpoint) from None

@@ -122,7 +122,7 @@ class DefaultRule(RuleBase):
     @classmethod
     def rechecked(cls, **settings: Any) -> "DefaultRule":
         """The rule for runs whose decisions are taken again once every document is indexed
-        (:func:`~es_simhash.maintenance.recheck`; ``es-simhash dedup`` does, ``DefaultRule()`` is for decisions
+        (:func:`~es_simhash.cluster.recheck`; ``es-simhash dedup`` does, ``DefaultRule()`` is for decisions
         that stay as made on arrival, as ``es-simhash index`` makes them): the sentence match also reaches
         ``far_sentence_k`` = 24 bits when half of the smaller signature is shared (chosen on the dev split with
         the recheck). A reprint wrapped in a site's header, sponsor and footer lines moves 17-24 bits and keeps
@@ -168,7 +168,7 @@ class DefaultRule(RuleBase):
     def crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
         """The sentence and sketch hashes of ``fp`` that ``candidates`` show to be a template's (held by more than
         ``max_sentence_clusters`` holders, see :meth:`matches`): what the rule counts as boilerplate beyond the
-        document counts. :func:`~es_simhash.maintenance.recheck` passes the candidates of the other clusters, of
+        document counts. :func:`~es_simhash.cluster.recheck` passes the candidates of the other clusters, of
         any arrival: what the whole index knows of the template by now."""
         if not (self.max_sentence_clusters and fp.sentences and len(candidates) > self.max_sentence_clusters):
             return frozenset()

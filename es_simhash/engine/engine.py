@@ -390,7 +390,7 @@ class DedupEngine:
                     departed[doc_id] = stored
                     todo.append(replace(mine, version=stored.version))
         else:
-            from es_simhash.cluster.maintenance import MaintenanceError
+            from es_simhash.errors import MaintenanceError
 
             decided.departed = list(departed.values())
             raise MaintenanceError(f"{len(todo)} documents kept changing while being written; run again")
@@ -403,11 +403,11 @@ class DedupEngine:
         return refused
 
     def _settle(self, decided: "_Decided", refused: dict[str, str]) -> None:
-        """Settle a written batch (:func:`es_simhash.maintenance.settle`) when other processes may write into the
+        """Settle a written batch (:func:`es_simhash.cluster.settle`) when other processes may write into the
         index too, or when it re-indexes documents with other content."""
         shared = self.index.shared_writers
         if shared or decided.departed:
-            from es_simhash.cluster import maintenance
+            from es_simhash.cluster.settle import settle
 
             if shared:
                 docs = [d for d in decided.to_store if d.id not in refused]
@@ -416,7 +416,7 @@ class DedupEngine:
             else:  # (a re-indexed document may now duplicate an older one)
                 gone = {d.id for d in decided.departed}
                 docs = [d for d in decided.to_store if d.id in gone]
-            latest = maintenance.settle(self.maintained(), self.rule, docs, decided.departed, since=decided.mark, mine=decided.mine,
+            latest = settle(self.maintained(), self.rule, docs, decided.departed, since=decided.mark, mine=decided.mine,
                                         found=decided.found if shared and not decided.resumed else (),
                                         candidates=decided.candidates if shared else {},
                                         apart=decided.apart if shared else ()).latest()

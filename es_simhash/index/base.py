@@ -215,7 +215,7 @@ class SegmentIndex(Protocol):
 
 @runtime_checkable
 class MaintainedIndex(SegmentIndex, Protocol):
-    """What index maintenance (:mod:`es_simhash.maintenance`: settling concurrent writes, updates, deletes,
+    """What index maintenance (:mod:`es_simhash.cluster`: settling concurrent writes, updates, deletes,
     repair) needs besides lookups: whole stored documents with their versions, and conditional writes.
 
     Every method returns documents as stored, with :attr:`StoredDoc.version` set; writes are visible to the next

@@ -607,7 +607,7 @@ class ElasticIndex:
     """The engine may look up batch N+1 while batch N is written (see :meth:`lookup`'s ``exclude``)."""
     shared_writers = True
     """Other processes may write into the index at the same time: the engine settles each batch after its write
-    (:func:`es_simhash.maintenance.settle`)."""
+    (:func:`es_simhash.cluster.settle`)."""
     max_terms_count = 65_536
     """Most values in one ``terms`` clause (the index setting ``index.max_terms_count``; its default)."""
     max_sketch_clauses = 4_000
@@ -1143,7 +1143,7 @@ class ElasticIndex:
         self._retrying(attempt, "bulk write")
         return refused, conflicts
 
-    # -- maintenance (es_simhash.maintenance) ---------------------------------------------------------------
+    # -- maintenance (es_simhash.cluster) ---------------------------------------------------------------
     def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
         """The stored documents with these ids, with their versions (missing ids are left out); without ``whole``
         only their fingerprints and cluster fields (no text or record: such a document cannot be written back)."""

@@ -529,7 +529,7 @@ class MemoryIndex:
                 extra.update(shared)
         return extra
 
-    # -- maintenance (es_simhash.maintenance) ---------------------------------------------------------------
+    # -- maintenance (es_simhash.cluster) ---------------------------------------------------------------
     def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
         """The stored documents with these ids, each with its version (missing ids are left out; ``whole`` makes
         no difference here: the index keeps no texts)."""

@@ -29,7 +29,7 @@ __all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "RecordSo
 
 class RecordSource(Protocol):
     """What :func:`run_dedup` reads records with: a :class:`~es_simhash.sources.RecordReader`, or any reader of
-    records from elsewhere (``maintenance.migrate`` reads the documents stored in an index)."""
+    records from elsewhere (:func:`~es_simhash.pipeline.migrate.migrate` reads the documents stored in an index)."""
 
     @property
     def bytes_read(self) -> int:
@@ -340,7 +340,7 @@ def run_dedup(
     input order, so the clusters are those of a run that was never interrupted.
 
     ``recheck`` (what ``es-simhash dedup`` does; not with a checkpoint): once every record is decided, the index
-    takes its near-duplicate decisions again with what it knows by then (:func:`~es_simhash.maintenance.recheck`:
+    takes its near-duplicate decisions again with what it knows by then (:func:`~es_simhash.cluster.recheck`:
     a template's second post, put with the first before the template was known, leaves its cluster), and the
     ``report`` and ``output`` files are corrected: a report line per record still, in input order, with its
     final cluster, and every record that is not a duplicate in the end in ``output``, in input order (read again
@@ -400,7 +400,7 @@ def _recheck_outputs(inputs: Sequence[str], engine: DedupEngine, reader: RecordS
     ``duplicates_at``: where this run's duplicates were read (source, line, and their raw bytes when the inputs
     cannot be read again): only they can change (a recheck takes back or moves duplicates, and re-points
     duplicates), and only they are this run's (an index loaded from an earlier run has documents of its own)."""
-    from es_simhash.cluster.maintenance import recheck
+    from es_simhash.cluster.recheck import recheck
 
     first: dict[str, tuple[str | None, str]] = {}  # id -> (duplicate_of, reason) before the recheck
     final: dict[str, StoredDoc] = {}

@@ -1,0 +1,52 @@
+"""Deleting documents from a living index (:func:`delete`): the rest of each cluster decided again as a
+sequential run without them would have decided it; :func:`iter_ids` reads ids, one per line."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from es_simhash.decide.rule import DecisionRule
+from es_simhash.index.base import (MaintainedIndex, StoredDoc)
+from es_simhash.errors import MaintenanceError
+from es_simhash.cluster.writes import Change, MAX_ATTEMPTS, Settled, Writer, state_of
+from es_simhash.cluster.settle import redecide, repoint, settle_canonicals
+
+
+def delete(index: MaintainedIndex, rule: DecisionRule, ids: Iterable[str]) -> tuple[list[str], list[str], Settled]:
+    """Delete documents, then decide the rest of their clusters again (the earliest remaining member becomes the
+    canonical; members no longer within the rule of anyone in the cluster are decided afresh). No document is
+    left pointing at a deleted one. Returns ``(deleted ids, ids not found, changes)``."""
+    ids = list(dict.fromkeys(ids))
+    settled = Settled()
+    writer = Writer(index, settled)
+    deleted: list[str] = []
+    departed: list[StoredDoc] = []
+    todo = index.fetch(ids, whole=False)
+    missing = [i for i in ids if i not in todo]
+    for _ in range(MAX_ATTEMPTS):
+        if not todo:
+            break
+        conflicts = set(index.remove(list(todo.values())))
+        for i, d in todo.items():
+            if i not in conflicts:
+                deleted.append(i)
+                departed.append(d)
+                settled.changes.append(Change(i, "deleted", state_of(d), (None, None)))
+        todo = index.fetch(sorted(conflicts), whole=False)
+    else:
+        raise MaintenanceError(f"{len(todo)} documents kept changing while being deleted; run again")
+    if departed:
+        gone = {d.id for d in departed}
+        roots = {d.id if d.cluster == d.id else d.cluster for d in departed} - gone
+        rewritten = redecide(index, rule, writer, roots, gone)
+        merged = settle_canonicals(index, rule, writer, [], left=departed)
+        repoint(index, writer, [d.id for d in rewritten] + merged, rule)
+    return deleted, missing, settled
+
+
+def iter_ids(lines: Iterable[str]) -> Iterator[str]:
+    """Ids from lines of text (one per line; blank lines and ``#`` comments skipped)."""
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith("#"):
+            yield line
