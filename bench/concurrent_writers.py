@@ -169,7 +169,8 @@ def canonicals_with_an_older_match(backend) -> list[str]:
     sequential run can have a few too (a sentence's document frequency when a document was decided was smaller
     than at the end), which the one-writer runs show."""
     from es_simhash.engine.engine import DefaultRule
-    from es_simhash.index.base import Lookup, arrival_key, boilerplate_of
+    from es_simhash.index.base import Lookup, arrival_key
+    from es_simhash.lookup.candidates import boilerplate_of
     from es_simhash.index.memory import MemoryIndex
 
     memory = MemoryIndex(backend.max_sentence_df, backend.lookup_keys)

@@ -266,6 +266,8 @@ def preload(client, index, n: int, seed: int, threads: int, chunk: int, merge_se
     vocab_arr = np.array(vocab, dtype=object)
 
     def actions():
+        from es_simhash.index.elastic.codec import to_source
+
         for start in range(0, n, BASE_CHUNK):
             m = min(BASE_CHUNK, n - start)
             sims = random_u64(rng, m)
@@ -281,7 +283,7 @@ def preload(client, index, n: int, seed: int, threads: int, chunk: int, merge_se
                 fields = {"title": " ".join(words[j][:4]), "url": f"https://example.org/base/{doc_id}.html",
                           "crawl_time": f"2024-04-{1 + j % 28:02d}T{j % 24:02d}:00:00Z"}
                 doc = StoredDoc(doc_id, fp, doc_id, fields=fields, text=text)
-                yield {"_index": name, "_id": doc_id, "_source": index._source(doc, NOW, terms[j])}
+                yield {"_index": name, "_id": doc_id, "_source": to_source(doc, NOW, terms[j])}
 
     return _es.bulk_load(client, name, actions(), n, threads, chunk, merge_segments)
 
@@ -429,6 +431,8 @@ def run_raw(client, base: str, actions: list[dict[str, Any]], chunk_size: int) -
 def raw_actions(index, stored) -> list[dict[str, Any]]:
     """Bulk actions of the StoredDocs into ``index`` (an ``ElasticIndex``), as its ``add`` builds them: ``_source``
     with the ``lookup_keys`` terms of the documents that have features."""
+    from es_simhash.index.elastic.codec import to_source
+
     from es_simhash.lookup import hamming
 
     keys: list[list[str] | None] = [None] * len(stored)
@@ -436,7 +440,7 @@ def raw_actions(index, stored) -> list[dict[str, Any]]:
     sims = hamming.as_uint64([stored[i].fingerprint.simhash for i in with_keys])
     for i, t in zip(with_keys, index.lookup_keys.terms(sims)):
         keys[i] = t
-    return [{"_index": index.index, "_id": d.id, "_source": index._source(d, NOW, k)} for d, k in zip(stored, keys)]
+    return [{"_index": index.index, "_id": d.id, "_source": to_source(d, NOW, k)} for d, k in zip(stored, keys)]
 
 
 # -- main ------------------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ the same synthetic documents are loaded into **two** indexes made by ``ensure_in
 Documents: uniform random 64-bit SimHashes, plus, for each of ``--queries`` (1,000) random query fingerprints
 (not stored themselves), one planted neighbour at each Hamming distance 0..5 (K = 3, and 2 beyond). Every
 document has a random content hash and no sentence hashes or text. They are written in the exact layout of
-``ElasticIndex.add``: ``ElasticIndex._source(doc, now, lookup_keys_terms)``, the terms precomputed with
+``ElasticIndex.add``: ``es_simhash.index.elastic.codec.to_source(doc, now, lookup_keys_terms)``, the terms precomputed with
 ``LookupKeys.terms`` in vectorised chunks of 20,000, sent with ``helpers.parallel_bulk`` (2 threads x 5,000 docs)
 with ``refresh_interval: -1``; then a refresh, a force-merge to ``--merge-segments`` (default 1) segment(s), and
 ``refresh_interval`` back to the template's. The node query cache is switched off on these indexes
@@ -171,6 +171,8 @@ def load(client, index, sims: np.ndarray, contents: np.ndarray, chunk: int, thre
     t_terms = [0.0]
 
     def actions():
+        from es_simhash.index.elastic.codec import to_source
+
         for start in range(0, len(sims), TERMS_CHUNK):
             s = sims[start:start + TERMS_CHUNK]
             c = contents[start:start + TERMS_CHUNK]
@@ -181,7 +183,7 @@ def load(client, index, sims: np.ndarray, contents: np.ndarray, chunk: int, thre
                 doc_id = f"d{start + j}"
                 doc = StoredDoc(doc_id, make_fp(sim, ch), doc_id)
                 yield {"_index": name, "_id": doc_id,
-                       "_source": index._source(doc, now, terms[j] if terms is not None else None)}
+                       "_source": to_source(doc, now, terms[j] if terms is not None else None)}
 
     timings = _es.bulk_load(client, name, actions(), len(sims), threads, chunk, merge_segments)
     return {**timings, "terms_s": t_terms[0]}
@@ -256,7 +258,7 @@ def replay(url: str, index_name: str, calls: list[list[dict[str, Any]]], repeats
     """Send the captured ``_msearch`` calls again, byte for byte as the client would (same ``filter_path``), with
     urllib: request/response bytes, the raw round trip and the server's ``took`` (each the best of ``repeats``,
     median over the calls), and for the first call the server's query and fetch phases (profile API)."""
-    from es_simhash.index.elastic import _MSEARCH_FILTER
+    from es_simhash.index.elastic.schema import MSEARCH_FILTER as _MSEARCH_FILTER
 
     header = json.dumps({"index": index_name}, separators=(",", ":"))
 

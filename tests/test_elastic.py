@@ -10,6 +10,7 @@ import pytest
 from es_simhash import Fingerprint, Fingerprinter
 from es_simhash.engine.engine import DedupEngine, Document
 from es_simhash.index.base import Lookup, StoredDoc
+from es_simhash.index.elastic.codec import to_source
 from es_simhash.index.elastic import ElasticIndex, ensure_index, index_template, server_version
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.keys import DEFAULT, SEGMENTS
@@ -177,7 +178,7 @@ def test_template_maps_every_field_the_code_writes(index, fingerprinter):
     props = index_template()["template"]["mappings"]["properties"]
     doc = StoredDoc("id1", fingerprinter.fingerprint(articles(1)[0]), "id1", text="t",
                     fields={"title": "T", "url": "u", "crawl_time": "2026-11-21T10:00:00Z", "extra": {"a": 1}})
-    written = index._source(doc, "2026-11-21T00:00:00+00:00", ["0:00000000"])
+    written = to_source(doc, "2026-11-21T00:00:00+00:00", ["0:00000000"])
     assert set(written) <= set(props) and "lookup_keys" in written
     assert all(props[f"seg{i}"]["type"] == "keyword" for i in range(4))
 

@@ -134,7 +134,6 @@ def test_stdin(monkeypatch):
                                                             max_size=4), max_leaves=10)),
 ), max_size=20))
 def test_fuzz_any_bytes_give_records_or_dead_letters(tmp_path_factory, chunks):
-    from es_simhash import Fingerprinter
 
     data = b"\n".join(chunks)
     p = tmp_path_factory.mktemp("fuzz") / "f.jsonl"

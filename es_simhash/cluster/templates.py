@@ -10,7 +10,8 @@ from typing import Any, Mapping, Sequence
 
 from es_simhash.decide.rule import DecisionRule
 from es_simhash.fingerprint.fingerprinter import Fingerprint
-from es_simhash.index.base import (StoredDoc, arrival_key, boilerplate_of)
+from es_simhash.index.base import StoredDoc, arrival_key
+from es_simhash.lookup.candidates import boilerplate_of
 
 
 def crowded_by_others(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc]) -> frozenset[int]:

@@ -8,7 +8,8 @@ from typing import Any, Sequence
 
 from es_simhash.decide.rule import Decision, RuleBase, has_sketch
 from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, Fingerprint, contradicting_pair, is_sketch, text_contradicts
-from es_simhash.index.base import MIN_SHARED_SKETCH, StoredDoc
+from es_simhash.index.base import StoredDoc
+from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
 
 __all__ = ["DefaultRule"]
 

@@ -20,8 +20,8 @@ from es_simhash.decide.rule import NO_FEATURES, Decision, DecisionRule, has_sket
 from es_simhash.engine.documents import Document, Result
 from es_simhash.errors import DuplicateIdError, IndexingError
 from es_simhash.fingerprint.fingerprinter import Fingerprint, Fingerprinter
-from es_simhash.index.base import (CANONICAL, Lookup, MaintainedIndex, SegmentIndex, StoredDoc, boilerplate_of,
-                                   found_by_lookup, without_payload, written_state)
+from es_simhash.index.base import CANONICAL, Lookup, MaintainedIndex, SegmentIndex, StoredDoc, without_payload, written_state
+from es_simhash.lookup.candidates import boilerplate_of, found_by_lookup
 from es_simhash.index.memory import MemoryIndex
 
 __all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "has_sketch",

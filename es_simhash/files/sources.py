@@ -20,6 +20,8 @@ from typing import IO, Any, BinaryIO, Iterator, Sequence
 
 from es_simhash.files.markup import HTML_MODES, text_of
 from es_simhash.errors import InputError
+from es_simhash.record_fields import (DEFAULT_ID_FIELDS, DEFAULT_TEXT_FIELDS, MAX_ID_BYTES, TIME_FIELDS, TITLE_FIELDS,
+                                      URL_FIELDS, first_field, record_meta)
 
 __all__ = [
     "Record",
@@ -39,13 +41,6 @@ __all__ = [
     "excerpt",
 ]
 
-DEFAULT_TEXT_FIELDS: tuple[str, ...] = ("content", "text", "body")
-DEFAULT_ID_FIELDS: tuple[str, ...] = ("id", "_id", "doc_id", "url")
-MAX_ID_BYTES = 512  # Elasticsearch's limit for _id
-TITLE_FIELDS: tuple[str, ...] = ("title", "headline")
-URL_FIELDS: tuple[str, ...] = ("url", "link", "uri")
-TIME_FIELDS: tuple[str, ...] = ("crawl_time", "crawled_at", "fetch_time", "fetched_at", "timestamp", "date",
-                                "published_at")
 _EXCERPT = 200
 _FALLBACK = "gb18030"  # what --encoding auto tries after UTF-8
 _NO_SURROGATES = frozenset({"utf-8", _FALLBACK})  # codecs that never decode bytes to a lone surrogate
@@ -85,24 +80,6 @@ def check_inputs(inputs: Sequence[str]) -> None:
             raise InputError(f"input not found: {p}")
         if p != "-" and os.path.isdir(p):
             raise InputError(f"input is a directory, expected a JSON Lines file: {p}")
-
-
-def first_field(record: dict[str, Any] | None, names: Sequence[str]) -> Any:
-    """The value of the first of ``names`` that ``record`` holds and that is neither ``None`` nor empty."""
-    if not record:
-        return None
-    for n in names:
-        v = record.get(n)
-        if v not in (None, ""):
-            return v
-    return None
-
-
-def record_meta(record: dict[str, Any] | None) -> tuple[Any, Any, Any]:
-    """``(title, url, crawl time)`` of a crawl record, each from the first of its usual field names
-    (:data:`TITLE_FIELDS`, :data:`URL_FIELDS`, :data:`TIME_FIELDS`) the record holds, else ``None``: what the
-    Elasticsearch index stores as ``title``, ``url`` and ``crawl_time`` and the report shows."""
-    return first_field(record, TITLE_FIELDS), first_field(record, URL_FIELDS), first_field(record, TIME_FIELDS)
 
 
 def excerpt(raw: bytes, limit: int = _EXCERPT) -> str:

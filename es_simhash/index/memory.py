@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, Collection, Iterator, Sequence
 
 from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, Fingerprint
 from es_simhash.lookup.keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys
-from es_simhash.index.base import MIN_SHARED_SKETCH, Lookup, LookupResult, StoredDoc, arrival_key, sharing_sketch, without_payload
+from es_simhash.index.base import Lookup, LookupResult, StoredDoc, arrival_key, without_payload
+from es_simhash.lookup.candidates import MIN_SHARED_SKETCH, sharing_sketch
 from es_simhash.errors import IndexFileError
 
 if TYPE_CHECKING:

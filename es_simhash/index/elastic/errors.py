@@ -1,0 +1,217 @@
+"""Client exceptions as one-line :class:`~es_simhash.errors.ElasticError` messages that say what to do, and the retry
+policy for transient failures (node restarting, shards unassigned, queue full)."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+import time
+from typing import Any, Callable, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from es_simhash.errors import ElasticError
+
+log = logging.getLogger("es_simhash.index.elastic")
+T = TypeVar("T")
+
+
+
+class Transient(Exception):
+    """A failure worth retrying (node restarting, shards unassigned, queue full)."""
+
+
+RETRY_STATUSES = (429, 502, 503, 504)
+"""HTTP statuses worth retrying: the client's transport, bulk items (``streaming_bulk``) and our own retries."""
+RETRY_TYPES = (
+    "es_rejected_execution_exception",
+    "unavailable_shards_exception",
+    "no_shard_available_action_exception",
+    "cluster_block_exception",
+    "node_not_connected_exception",
+    "node_closed_exception",
+)
+
+
+class elastic_errors:
+    """Context manager turning client exceptions into one-line :class:`ElasticError` messages."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
+        if exc is None:
+            return False
+        from elasticsearch import (
+            ApiError,
+            AuthenticationException,
+            AuthorizationException,
+            ConnectionError,
+            ConnectionTimeout,
+            SSLError,
+            TransportError,
+        )
+
+        if isinstance(exc, ElasticError):
+            return False
+        setting = None
+        if isinstance(exc, SSLError):
+            msg = _tls_message(self.url, str(exc))
+            setting = "ca_certs" if "TLS verification failed" in msg else None
+        elif isinstance(exc, ConnectionTimeout):
+            msg = (f"Elasticsearch at {self.url} did not answer in time; check it is healthy, or raise "
+                   "request_timeout (the config file's [elasticsearch] table)")
+        elif isinstance(exc, ConnectionError):
+            msg = _connection_message(self.url, str(exc))
+            setting = "url" if msg.startswith("cannot reach") else None
+        elif isinstance(exc, AuthenticationException):
+            msg = (
+                f"Elasticsearch at {self.url} rejected the credentials (401): "
+                "check ES_API_KEY, or ES_USERNAME and ES_PASSWORD"
+            )
+        elif isinstance(exc, AuthorizationException):
+            msg = f"Elasticsearch at {self.url} refused the request (403): the user or API key lacks privileges"
+        elif isinstance(exc, ApiError) and not _from_elasticsearch(exc):
+            msg = _not_elasticsearch_message(self.url, exc)
+        elif isinstance(exc, ApiError):
+            msg = f"Elasticsearch refused the request ({exc.meta.status}): {api_reason(exc)}"
+        elif isinstance(exc, TransportError):
+            msg = f"Elasticsearch transport error at {self.url}: {type(exc).__name__}"
+        else:
+            return False
+        raise ElasticError(msg, setting) from None
+
+
+def api_reason(exc: Any) -> str:
+    try:
+        err = exc.body["error"]
+        root = (err.get("root_cause") or [err])[0]
+        return _one_line(f"{root.get('type')}: {root.get('reason')}")
+    except Exception:  # noqa: BLE001
+        return _one_line(str(exc.message))
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    return " ".join(text.split())[:limit]
+
+
+def _other_scheme(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(("http" if parts.scheme == "https" else "https", parts.netloc, parts.path, "", ""))
+
+
+_TLS_VERIFY = ("certificate verify failed", "certificate_verify_failed", "hostname mismatch",
+               "doesn't match", "not valid for")
+
+
+def _tls_message(url: str, reason: str) -> str:
+    """A failed TLS handshake: the certificate was not trusted (pass the CA), or the other end does not speak TLS
+    at all (a plain-HTTP node: use http://)."""
+    found = re.search(r"\[SSL(?:: [A-Z_]+)?\] ([^()]+?)\s*(?:\(_ssl|\)|$)", reason)
+    why = _one_line(found.group(1) if found else reason, 120)
+    if any(k in reason.lower() for k in _TLS_VERIFY):
+        return f"TLS verification failed for {url} ({why}): pass the cluster's CA certificate with ES_CA_CERTS"
+    return f"{url} does not answer TLS ({why}): if the node serves plain HTTP, use {_other_scheme(url)}"
+
+
+_REFUSED = ("connection refused", "failed to establish", "no route to host", "network is unreachable",
+            "cannot assign requested address")
+_UNRESOLVED = ("name or service not known", "nodename nor servname", "temporary failure in name resolution",
+               "no address associated with hostname", "getaddrinfo failed", "name resolution")
+
+
+def _connection_message(url: str, reason: str) -> str:
+    """The host name does not resolve (check the URL), nothing listens (is it running?), or something took the
+    connection and dropped it without an HTTP answer: over http:// that is what an HTTPS node does."""
+    low = reason.lower()
+    if any(k in low for k in _UNRESOLVED):
+        host = urlsplit(url).hostname or url
+        return (f"cannot reach Elasticsearch at {url}: the host name {host!r} does not resolve (DNS): check the "
+                "host in the URL; set its URL with ES_URL")
+    if any(k in low for k in _REFUSED) or not any(k in low for k in ("reset", "aborted", "remotedisconnected",
+                                                                      "closed", "badstatusline")):
+        return (f"cannot reach Elasticsearch at {url}: is it running? (see README: docker compose, or "
+                "scripts/es_node.py start); set its URL with ES_URL")
+    if urlsplit(url).scheme == "http":
+        return (f"{url} closed the connection without an HTTP answer: an HTTPS node does that to plain HTTP; "
+                f"use {_other_scheme(url)}")
+    return f"{url} closed the connection without an answer: is it Elasticsearch?"
+
+
+def _from_elasticsearch(exc: Any) -> bool:
+    """Whether an HTTP error response came from Elasticsearch (its ``X-Elastic-Product`` header, or an
+    Elasticsearch error body) rather than from another server at that address."""
+    try:
+        headers = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}
+    except Exception:  # noqa: BLE001
+        headers = {}
+    if headers.get("x-elastic-product") == "Elasticsearch":
+        return True
+    body = getattr(exc, "body", None)
+    return isinstance(body, dict) and ("error" in body or "status" in body)
+
+
+def _not_elasticsearch_message(url: str, exc: Any) -> str:
+    try:
+        status = exc.meta.status
+        ctype = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}.get("content-type", "")
+        server = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}.get("server", "")
+    except Exception:  # noqa: BLE001
+        status, ctype, server = "?", "", ""
+    what = ", ".join(x for x in (f"HTTP {status}", ctype.split(";")[0], server and f"server {server}") if x)
+    return f"the server at {url} is not Elasticsearch ({_one_line(what, 120)}): check the Elasticsearch URL"
+
+
+def bulk_retry_statuses() -> dict[str, Any]:
+    """``streaming_bulk``'s ``retry_on_status`` (retried items, with backoff, inside one bulk call): the same
+    statuses as everywhere else; clients before 8.16 take no such argument (they retry 429 only)."""
+    from elasticsearch import helpers
+
+    if "retry_on_status" in inspect.signature(helpers.streaming_bulk).parameters:
+        return {"retry_on_status": RETRY_STATUSES}
+    return {}
+
+
+def retrying(fn: Callable[[], T], what: str, url: str, retry_for: float) -> T:
+    """Call ``fn`` until it succeeds, backing off (0.5 s doubling to 30 s) on transient failures — node down,
+    timeouts, 429/502/503/504 — for at most ``retry_for`` seconds (``url``: for messages), then raise
+    :class:`ElasticError`."""
+    from elasticsearch import ApiError, ConnectionError, ConnectionTimeout
+
+    deadline = time.monotonic() + retry_for
+    delay = 0.5
+    while True:
+        try:
+            with elastic_errors(url):
+                try:
+                    return fn()
+                except ApiError as exc:
+                    if exc.meta.status in RETRY_STATUSES:
+                        raise Transient(f"HTTP {exc.meta.status}: {api_reason(exc)}") from None
+                    raise
+        except (Transient, ElasticError) as exc:
+            cause = exc.__context__ if isinstance(exc, ElasticError) else None
+            transient = isinstance(exc, Transient) or isinstance(cause, (ConnectionError, ConnectionTimeout))
+            if not transient:
+                raise
+            if time.monotonic() + delay > deadline:
+                raise ElasticError(
+                    f"gave up on {what} after retrying for {retry_for:.0f}s: {exc}"
+                ) from None
+            log.warning("%s failed (%s); retrying in %.1fs", what, exc, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 30.0)
+
+
+def raise_item_error(item: dict[str, Any], what: str, index: str) -> None:
+    """Raise for one failed search of an ``_msearch`` (``item``, its response): :class:`Transient` when it is worth
+    retrying, else :class:`ElasticError`."""
+    err = item["error"]
+    root = (err.get("root_cause") or [err])[0] if isinstance(err, dict) else {"reason": err}
+    msg = f"{what} failed in index {index!r}: {root.get('type')}: {root.get('reason')}"
+    if item.get("status") in RETRY_STATUSES or root.get("type") in RETRY_TYPES:
+        raise Transient(msg)
+    raise ElasticError(msg)

@@ -1,0 +1,133 @@
+"""One Elasticsearch index as the backend holds it: client, name, limits, counters and the requests every
+part sends (retried searches, split ``terms`` clauses, sentence terms less known boilerplate)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+from es_simhash.index.elastic.admin import read_lookup_keys, validate_index_name
+from es_simhash.index.elastic.codec import from_docvalues
+from es_simhash.index.elastic.errors import elastic_errors, raise_item_error, retrying
+from es_simhash.index.elastic.schema import MSEARCH_FILTER
+
+from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, Fingerprint, hex64
+from es_simhash.lookup.keys import LookupKeys
+
+
+class IndexHandle:
+    """The state and the shared requests of one Elasticsearch index (see :class:`ElasticIndex`)."""
+
+    max_terms_count = 65_536
+    """Most values in one ``terms`` clause (the index setting ``index.max_terms_count``; its default)."""
+    max_sketch_clauses = 4_000
+    """Most sketch-hash clauses in one batched search (the batch is looked up in several searches beyond that):
+    Elasticsearch allows at least 1,024 clauses per search, more with a bigger heap (8,192 with 512 MB)."""
+
+    def __init__(
+        self,
+        client,
+        index: str,
+        *,
+        page_size: int = 500,
+        batch_page: int = 10_000,
+        max_candidates: int = 20_000,
+        max_sentence_df: int = 50,
+        chunk_size: int = 500,
+        max_retries: int = 8,
+        retry_for: float = 300.0,
+        url: str = "",
+        lookup_keys: LookupKeys | None = None,
+    ) -> None:
+        self.client = client
+        self.index = validate_index_name(index)
+        self.page_size = page_size
+        self.batch_page = batch_page
+        self.max_candidates = max_candidates
+        self.max_sentence_df = max_sentence_df
+        self.chunk_size = chunk_size
+        self.max_retries = max_retries
+        self.url = url
+        self.retry_for = retry_for
+        self.truncated_lookups = 0
+        self.crowded_batches = 0
+        """Documents whose own lookup search was full, so they were read to the end one page at a time."""
+        self.split_batches = 0
+        """Batched searches that came back full and were split in two."""
+        self.searches = 0
+        """Searches sent by lookups (each search of an ``_msearch`` counts)."""
+        self.hits_read = 0
+        """Hits those searches brought to the client (before the exact re-rank)."""
+        self._lookup_keys = lookup_keys
+        self._counting = threading.Lock()
+        self._boilerplate: dict[str, int] = {}
+        """Sentence hashes seen in more than ``max_sentence_df`` documents, with that count: left out of later
+        lookups (a sentence's document frequency only grows while documents are added)."""
+
+    @property
+    def lookup_keys(self) -> LookupKeys:
+        """The keys recorded in the index's mapping (segments for an index made before lookup keys existed;
+        the default keys for an index that does not exist yet)."""
+        if self._lookup_keys is None:
+            self._lookup_keys = read_lookup_keys(self.client, self.index, self.url)
+        return self._lookup_keys
+
+    def __len__(self) -> int:
+        with elastic_errors(self.url):
+            self.client.indices.refresh(index=self.index)
+            return int(self.client.count(index=self.index)["count"])
+
+    def _sentence_terms(self, fp: Fingerprint, sentences: bool = True, sketch: bool = True) -> list[str]:
+        """The fingerprint's sentence hashes as stored (long-sentence hashes, sketch hashes or both), less the
+        known boilerplate ones."""
+        wanted = (hex64(h) for h in fp.sentences if (sketch if h >= SKETCH_BIT else sentences))
+        return [x for x in wanted if x not in self._boilerplate]
+
+    def _terms(self, field: str, values: list[str]) -> list[dict[str, Any]]:
+        """``terms`` clauses over ``values`` (``ids`` clauses for the field ``"ids"``), split so none holds more than
+        ``max_terms_count`` (Elasticsearch's ``index.max_terms_count``, 65,536 by default, which a big batch's keys
+        can exceed)."""
+        step = self.max_terms_count
+        chunks = [values[i:i + step] for i in range(0, len(values), step)]
+        if field == "ids":
+            return [{"ids": {"values": c}} for c in chunks]
+        return [{"terms": {field: c}} for c in chunks]
+
+    def _df_agg(self, sentences: list[str], exclude: Sequence[str]) -> dict[str, Any]:
+        """An aggregation counting the documents that hold each of ``sentences`` (their document frequency),
+        leaving out ``exclude``. (``map``: no global ordinals, which would be rebuilt after every refresh.)"""
+        query: dict[str, Any] = {"terms": {"sentences": sentences}}
+        if exclude:
+            query = {"bool": {"filter": query, "must_not": self._terms("ids", list(exclude))}}
+        return {"filter": query, "aggs": {"df": {"terms": {
+            "field": "sentences", "include": sentences, "size": len(sentences), "execution_hint": "map"}}}}
+
+    def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if not bodies:
+            return []
+        searches: list[dict[str, Any]] = []
+        for b in bodies:
+            searches += [{"index": self.index}, b]
+
+        def attempt() -> list[dict[str, Any]]:
+            resp = self.client.msearch(searches=searches, filter_path=MSEARCH_FILTER)
+            out = []
+            for r in resp["responses"]:
+                if "error" in r:
+                    raise_item_error(r, "lookup", self.index)
+                hits = r.get("hits", {}).get("hits", [])
+                with self._counting:  # (lookups may run in several threads)
+                    self.searches += 1
+                    self.hits_read += len(hits)
+                for h in hits:
+                    h["_source"] = from_docvalues(h.pop("fields", {}))
+                    h["_id"] = h["_source"]["doc_id"]
+                out.append({"hits": {"hits": hits}, "aggregations": r.get("aggregations", {})})
+            return out
+
+        return self._retrying(attempt, "lookup")
+
+    def _retrying(self, fn, what: str):
+        """``fn()`` retried on transient failures for at most ``retry_for`` seconds (:func:`retrying`)."""
+        return retrying(fn, what, self.url, self.retry_for)
+

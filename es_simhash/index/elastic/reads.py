@@ -1,0 +1,139 @@
+"""What maintenance reads (:mod:`es_simhash.cluster`): documents by id with their versions, documents pointing at
+others, what was written since a mark, first holders of a hash, every record for a migration."""
+
+from __future__ import annotations
+
+from typing import Any, Collection, Iterator
+
+from es_simhash.index.elastic.codec import stored_doc
+from es_simhash.index.elastic.errors import raise_item_error
+from es_simhash.index.elastic.handle import IndexHandle
+from es_simhash.index.elastic.schema import PAYLOAD
+
+from es_simhash.fingerprint.fingerprinter import hex64
+from es_simhash.index.base import StoredDoc
+
+
+class MaintenanceReads(IndexHandle):
+    """Reads for maintenance (see :class:`ElasticIndex`)."""
+
+    def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
+        """The stored documents with these ids, with their versions (missing ids are left out); without ``whole``
+        only their fingerprints and cluster fields (no text or record: such a document cannot be written back)."""
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        light = {} if whole else {"source_excludes": PAYLOAD}
+
+        def attempt() -> dict[str, StoredDoc]:
+            resp = self.client.mget(index=self.index, ids=ids, realtime=True, **light)
+            return {d["_id"]: stored_doc(d) for d in resp["docs"] if d.get("found")}
+
+        return self._retrying(attempt, "fetch")
+
+    def _search_all(self, query: dict[str, Any], page: int = 1000, after: str | None = None
+                    ) -> Iterator[list[StoredDoc]]:
+        """Every document matching ``query``, with versions but without text or record, in ``doc_id`` order, a
+        page at a time."""
+        cursor = [after] if after is not None else None
+        while True:
+            body: dict[str, Any] = {"size": page, "query": query, "sort": [{"doc_id": "asc"}],
+                                    "_source": {"excludes": list(PAYLOAD)},
+                                    "seq_no_primary_term": True, "track_total_hits": False}
+            if cursor is not None:
+                body["search_after"] = cursor
+
+            def attempt() -> list[dict[str, Any]]:
+                return self.client.search(index=self.index, body=body)["hits"]["hits"]
+
+            hits = self._retrying(attempt, "search")
+            if not hits:
+                return
+            yield [stored_doc(h) for h in hits]
+            if len(hits) < page:
+                return
+            cursor = hits[-1]["sort"]
+
+    def pointing_at(self, ids: Collection[str]) -> list[StoredDoc]:
+        """The stored documents whose ``dup_cluster`` or ``dup_of`` is one of ``ids`` (without text or record)."""
+        ids = sorted(set(ids))
+        if not ids:
+            return []
+        query = {"bool": {"should": self._terms("dup_cluster", ids) + self._terms("dup_of", ids),
+                          "minimum_should_match": 1}}
+        return [d for page in self._search_all(query) for d in page]
+
+    def visible_mark(self) -> int:
+        """The lowest global checkpoint of the index's shards, read before a refresh: every operation up to it has
+        been processed by every copy, so after the refresh every document with a ``_seq_no`` up to it is visible
+        (with several shards, the lowest over them makes :meth:`written_since` a superset)."""
+
+        def attempt() -> int:
+            stats = self.client.indices.stats(index=self.index, level="shards", metric="docs",
+                                              filter_path="indices.*.shards.*.seq_no.global_checkpoint")
+            marks = [copy["seq_no"]["global_checkpoint"] for index in stats.get("indices", {}).values()
+                     for copies in index["shards"].values() for copy in copies]
+            self.client.indices.refresh(index=self.index)
+            return min(marks) if marks else -1
+
+        return self._retrying(attempt, "stats")
+
+    def written_since(self, mark: int) -> list[StoredDoc]:
+        """The documents whose ``_seq_no`` is above ``mark`` (written or rewritten since it; without text)."""
+        return [d for page in self._search_all({"range": {"_seq_no": {"gt": mark}}}) for d in page]
+
+    def first_holders(self, hashes: Collection[int], limit: int) -> dict[int, list[StoredDoc]]:
+        """For each hash, the first ``limit`` documents holding it in arrival order (one search per hash, in one
+        ``_msearch``; without text or record)."""
+        wanted = sorted(set(hashes))
+        if not wanted:
+            return {}
+        searches: list[dict[str, Any]] = []
+        for h in wanted:
+            searches += [{"index": self.index},
+                         {"size": limit, "query": {"term": {"sentences": hex64(h)}},
+                          "sort": [{"arrival": {"order": "asc", "unmapped_type": "long", "missing": "_first"}},
+                                   {"doc_id": "asc"}],
+                          "_source": {"excludes": list(PAYLOAD)}, "seq_no_primary_term": True,
+                          "track_total_hits": False}]
+
+        def attempt() -> dict[int, list[StoredDoc]]:
+            resp = self.client.msearch(searches=searches)
+            out: dict[int, list[StoredDoc]] = {}
+            for h, r in zip(wanted, resp["responses"]):
+                if "error" in r:
+                    raise_item_error(r, "search", self.index)
+                out[h] = [stored_doc(hit) for hit in r["hits"]["hits"]]
+            return out
+
+        return self._retrying(attempt, "search")
+
+    def records(self, page: int = 500) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
+        """``(id, text, record)`` of every stored document, the earliest first (arrival, then ``indexed_at`` for
+        documents of earlier releases, then id): what a migration indexes again, in the order they came."""
+        sort = [{"arrival": {"order": "asc", "unmapped_type": "long", "missing": "_first"}},
+                {"indexed_at": {"order": "asc", "unmapped_type": "date", "missing": "_first"}},
+                {"doc_id": "asc"}]
+        cursor = None
+        while True:
+            body: dict[str, Any] = {"size": page, "query": {"match_all": {}}, "sort": sort,
+                                    "_source": ["content", "record"], "track_total_hits": False}
+            if cursor is not None:
+                body["search_after"] = cursor
+
+            def attempt() -> list[dict[str, Any]]:
+                return self.client.search(index=self.index, body=body)["hits"]["hits"]
+
+            hits = self._retrying(attempt, "search")
+            for h in hits:
+                src = h.get("_source") or {}
+                yield h["_id"], src.get("content"), src.get("record") or {}
+            if len(hits) < page:
+                return
+            cursor = hits[-1]["sort"]
+
+    def scan(self, page: int = 1000, after: str | None = None) -> Iterator[list[StoredDoc]]:
+        """All stored documents (without text or record), with versions, in ``doc_id`` order from the first id
+        after ``after``."""
+        return self._search_all({"match_all": {}}, page, after)
+

@@ -1,0 +1,43 @@
+"""The index as es-simhash lays it out: the shipped template, the fields lookups read, what maintenance leaves out, the
+fields added since the first release."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+LOOKUP_FIELDS = [  # read from doc values by lookups, never from _source (which holds the text)
+    "doc_id",  # the hit's id: with no stored field read (not even _id), no compressed block of _source is opened
+    "simhash",
+    "content_hash",
+    "sentences",
+    "n_features",
+    "n_chars",
+    "short",
+    "fingerprint_version",
+    "word_bag",
+    "dup_cluster",
+    "dup_of",
+    "dup_distance",
+    "dup_reason",
+    "arrival",
+]
+MSEARCH_FILTER = (
+    "responses.hits.hits._id,responses.hits.hits.fields,responses.hits.hits.sort,"
+    "responses.aggregations,responses.error,responses.status"
+)
+
+
+def index_template() -> dict[str, Any]:
+    """The index template shipped in ``templates/index-template.json`` (a fresh copy)."""
+    data = resources.files("es_simhash").joinpath("templates").joinpath("index-template.json").read_text(encoding="utf-8")
+    template = json.loads(data)
+    template.pop("_comment", None)
+    return template
+
+
+PAYLOAD = ("content", "record")
+"""What maintenance reads only to write a document back."""
+ADDED_FIELDS = ("arrival", "title_folded", "content_folded")
+"""Mapped fields that indexes made by earlier releases lack (``ensure_index`` adds them)."""

@@ -1,0 +1,123 @@
+"""Writes: bulk ``index`` and ``delete`` actions through ``helpers.streaming_bulk``, conditional on the version read
+when maintenance asks, refreshed before the next lookup."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+from es_simhash.index.elastic.codec import to_source
+from es_simhash.index.elastic.errors import RETRY_STATUSES, RETRY_TYPES, Transient, bulk_retry_statuses
+from es_simhash.index.elastic.handle import IndexHandle
+
+from es_simhash.errors import ElasticError
+from es_simhash.index.base import StoredDoc
+from es_simhash.lookup import hamming
+
+
+class Writes(IndexHandle):
+    """Writing documents (see :class:`ElasticIndex`)."""
+
+    def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
+        """Bulk-index ``docs`` and refresh. Items refused for good (e.g. a mapping error) are returned with their
+        reason; transient failures (429, unavailable shards, a node down) are retried until ``retry_for``."""
+        return self._bulk(self._index_actions(docs, conditional=False))[0]
+
+    def add_conditional(self, docs: Sequence[StoredDoc]) -> tuple[dict[str, str], list[str]]:
+        """Bulk-index each document only over its stored version ``doc.version`` (``create`` when ``None``), then
+        refresh: ``(refused, conflicts)``, conflicts being the ids whose stored version is another (409)."""
+        return self._bulk(self._index_actions(docs, conditional=True))
+
+    def _index_actions(self, docs: Sequence[StoredDoc], conditional: bool) -> list[dict[str, Any]]:
+        """Bulk ``index`` actions writing ``docs`` whole (the lookup keys, left out of ``_source``, are derived
+        again from ``simhash``); ``conditional``: only over the stored version ``doc.version`` (``create`` when
+        ``None``)."""
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        keys: list[list[str] | None] = [None] * len(docs)
+        if not self.lookup_keys.is_segments:  # segments are always written (seg0..seg3): Kibana and users read them
+            with_keys = [i for i, d in enumerate(docs) if d.fingerprint.n_features]
+            terms = self.lookup_keys.terms(hamming.as_uint64([docs[i].fingerprint.simhash for i in with_keys]))
+            for i, t in zip(with_keys, terms):
+                keys[i] = t
+        actions = []
+        for d, k in zip(docs, keys):
+            action = {"_index": self.index, "_id": d.id, "_source": to_source(d, now, k)}
+            if conditional:
+                if d.version is None:
+                    action["_op_type"] = "create"
+                else:
+                    action["if_seq_no"], action["if_primary_term"] = d.version
+            actions.append(action)
+        return actions
+
+    def _bulk(self, actions: list[dict[str, Any]]) -> tuple[dict[str, str], list[str]]:
+        """Send bulk ``actions`` and refresh: ``(refused, conflicts)``, the ids refused for good with their reason
+        and the ids whose conditional write met another version (409). Transient failures are retried until
+        ``retry_for``."""
+        from elasticsearch import helpers
+
+        pending = {a["_id"]: a for a in actions}
+        refused: dict[str, str] = {}
+        conflicts: list[str] = []
+
+        def attempt() -> None:
+            transient: dict[str, str] = {}
+            for ok, item in helpers.streaming_bulk(
+                self.client,
+                list(pending.values()),
+                chunk_size=self.chunk_size,
+                max_retries=self.max_retries,
+                initial_backoff=1,
+                max_backoff=30,
+                raise_on_error=False,
+                yield_ok=True,
+                **bulk_retry_statuses(),
+            ):
+                op_type, op = next(iter(item.items()))
+                doc_id = str(op.get("_id"))
+                status = op.get("status")
+                if ok or (op_type == "delete" and status == 404):  # (a delete of a document already gone)
+                    pending.pop(doc_id, None)
+                    continue
+                err = op.get("error", {})
+                reason = (f"{err.get('type')}: {err.get('reason')}" if isinstance(err, dict) else str(err))[:300]
+                if status == 409:
+                    conflicts.append(doc_id)
+                    pending.pop(doc_id, None)
+                elif status in RETRY_STATUSES or (isinstance(err, dict) and err.get("type") in RETRY_TYPES):
+                    transient[doc_id] = reason
+                else:
+                    refused[doc_id] = reason
+                    pending.pop(doc_id, None)
+            if transient:
+                raise Transient(f"{len(transient)} documents not written yet: {next(iter(transient.values()))}")
+            self.client.indices.refresh(index=self.index)
+
+        self._retrying(attempt, "bulk write")
+        return refused, conflicts
+
+    def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Write each document whole over its stored version ``doc.version`` (``create`` when ``None``), then
+        refresh; returns the ids whose stored document had changed (version conflicts: nothing written)."""
+        refused, conflicts = self._bulk(self._index_actions(docs, conditional=True))
+        if refused:
+            raise ElasticError(f"index {self.index!r} refused {len(refused)} rewritten documents: "
+                               f"{next(iter(refused.values()))}")
+        return conflicts
+
+    def remove(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Delete each document if it is still ``doc.version`` (one already gone counts as deleted), then refresh;
+        returns the ids that had changed in the meantime."""
+        actions = []
+        for d in docs:
+            action: dict[str, Any] = {"_op_type": "delete", "_index": self.index, "_id": d.id}
+            if d.version is not None:
+                action["if_seq_no"], action["if_primary_term"] = d.version
+            actions.append(action)
+        refused, conflicts = self._bulk(actions)
+        if refused:
+            raise ElasticError(f"index {self.index!r} refused to delete {len(refused)} documents: "
+                               f"{next(iter(refused.values()))}")
+        self._boilerplate.clear()  # document frequencies went down: learn them again
+        return conflicts
+
