@@ -252,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from es_simhash import Fingerprinter
     from es_simhash.fingerprint import text as T
-    from es_simhash.fingerprint.fingerprinter import _native_module
+    from es_simhash.fingerprint.native_core import native_module as _native_module
 
     if args.dump:
         dump(args.dump, chinese_docs(args.docs, args.min_chars, args.max_chars), Fingerprinter(engine="python"))

@@ -6,7 +6,8 @@ __version__ = "0.1.0"
 __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "IDFTable", "hash64", "__version__"]
 
 if _TYPE_CHECKING:
-    from es_simhash.fingerprint.fingerprinter import FINGERPRINT_VERSION, Fingerprint, Fingerprinter, hash64
+    from es_simhash.fingerprint.fingerprinter import Fingerprinter
+    from es_simhash.fingerprint.model import FINGERPRINT_VERSION, Fingerprint, hash64
     from es_simhash.fingerprint.idf import IDFTable
 
 _HOME = {"FINGERPRINT_VERSION": "fingerprint.fingerprinter", "Fingerprint": "fingerprint.fingerprinter",

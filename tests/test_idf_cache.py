@@ -63,7 +63,8 @@ def test_an_entry_damaged_or_deleted_after_it_was_read_is_parsed_again_and_rewri
     are the reference's (native core and Python), and the entry is written again."""
     import shutil
 
-    from es_simhash.fingerprint.fingerprinter import Fingerprinter, _native_module
+    from es_simhash.fingerprint.fingerprinter import Fingerprinter
+    from es_simhash.fingerprint.native_core import native_module
 
     monkeypatch.setenv("ES_SIMHASH_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("ES_SIMHASH_ENGINE", raising=False)
@@ -73,7 +74,7 @@ def test_an_entry_damaged_or_deleted_after_it_was_read_is_parsed_again_and_rewri
     texts = ["人民日报评论员：今天天气很好。", "the quick brown fox", "今天天气"]
     reference = Fingerprinter(parsed, engine="python").fingerprint_many(texts)
     folder = tmp_path / "cache" / "idf"
-    engines = ["python"] + (["native"] if _native_module()[0] is not None else [])
+    engines = ["python"] + (["native"] if native_module()[0] is not None else [])
     for engine in engines:
         for damage in ("bytes", "deleted"):
             table = IDFTable.load(src)

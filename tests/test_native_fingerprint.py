@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from es_simhash.fingerprint import fingerprinter as F
+from es_simhash.fingerprint import native_core as N
 from es_simhash.fingerprint import text as T
 from es_simhash.fingerprint import Fingerprinter
 from es_simhash.fingerprint.idf import IDFTable
@@ -45,7 +45,7 @@ def _unavailable(what: str, reason: str):
 
 @pytest.fixture(scope="session")
 def native():
-    module, reason = F._native_module()
+    module, reason = N.native_module()
     if module is None:
         _unavailable("native fingerprint core (pip install ./native)", reason)
     return module
@@ -261,10 +261,10 @@ def test_tables_are_current(native):
 def test_sublinear_logarithms_are_numpys():
     """The ln table handed to the native core (``_ln_table()``) equals np.log of counts as the Python engine computes
     them (``np.log`` over the counts of one text: other array lengths, alignments and SIMD tails)."""
-    table = F._ln_table()
-    assert len(table) == F._LN_TABLE_SIZE
+    table = N.ln_table()
+    assert len(table) == N.LN_TABLE_SIZE
     for n in (1, 2, 3, 7, 8, 9, 15, 16, 17, 100):
-        for start in (1, 2, 5, 1000, F._LN_TABLE_SIZE - n + 1):
+        for start in (1, 2, 5, 1000, N.LN_TABLE_SIZE - n + 1):
             counts = np.arange(start, start + n, dtype=np.int64)
             assert np.log(counts).tolist() == table[start - 1 : start - 1 + n]
 
@@ -338,7 +338,7 @@ def test_engine_python_never_touches_the_native_module(monkeypatch):
     def boom():
         raise AssertionError("the native module was looked up")
 
-    monkeypatch.setattr(F, "_native_module", boom)
+    monkeypatch.setattr(N, "native_module", boom)
     fp = Fingerprinter(engine="python")
     assert fp.engine == "python"
     assert fp.fingerprint("中文文本的指纹").n_features > 0
@@ -347,8 +347,8 @@ def test_engine_python_never_touches_the_native_module(monkeypatch):
 def test_without_the_native_module_python_is_used_with_one_notice(monkeypatch, caplog):
     """No es_simhash_native (a user without Rust): same fingerprints from Python, one notice per process."""
     monkeypatch.setitem(sys.modules, "es_simhash_native", None)  # import fails as if not installed
-    F._native_module.cache_clear()
-    monkeypatch.setattr(F, "_NOTICED", [])
+    N.native_module.cache_clear()
+    monkeypatch.setattr(N, "NOTICED", [])
     try:
         with caplog.at_level(logging.WARNING, logger="es_simhash.fingerprint"):
             a, b = Fingerprinter(), Fingerprinter()
@@ -362,7 +362,7 @@ def test_without_the_native_module_python_is_used_with_one_notice(monkeypatch, c
         with pytest.raises(RuntimeError, match="not available"):
             Fingerprinter(engine="native")
     finally:
-        F._native_module.cache_clear()
+        N.native_module.cache_clear()
 
 
 def test_a_text_that_is_not_a_string_fails_as_in_python(native):
@@ -385,22 +385,22 @@ def test_another_rjieba_version_keeps_the_native_core_out(native, monkeypatch, t
     ``rjieba-VERSION.dist-info`` folder beside the package (as ``importlib.metadata`` reads it, without its imports)."""
     from importlib.metadata import version
 
-    assert F._installed_version("rjieba") == version("rjieba")
-    assert F._installed_version("numpy") == version("numpy")
-    assert F._installed_version("no-such-distribution-here") is None
+    assert N.installed_version("rjieba") == version("rjieba")
+    assert N.installed_version("numpy") == version("numpy")
+    assert N.installed_version("no-such-distribution-here") is None
     site = tmp_path / "site"
     (site / "rjieba").mkdir(parents=True)
     (site / "rjieba" / "__init__.py").write_text("raise ImportError('never imported: only found')\n")
     (site / "rjieba-0.3.0.dist-info").mkdir()
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "rjieba", raising=False)
-    F._native_module.cache_clear()
+    N.native_module.cache_clear()
     try:
-        assert F._installed_version("rjieba") == "0.3.0"
-        module, reason = F._native_module()
+        assert N.installed_version("rjieba") == "0.3.0"
+        module, reason = N.native_module()
         assert module is None and "rjieba 0.3.0 is installed" in reason
     finally:
-        F._native_module.cache_clear()
+        N.native_module.cache_clear()
 
 
 # -- the fold of version 6 (es_simhash.fold): script, invisible characters, romanisation ------------------------

@@ -16,12 +16,12 @@ import textwrap
 
 import pytest
 
-from es_simhash.fingerprint import fingerprinter as F
+from es_simhash.fingerprint import native_core as N
 
 
 @pytest.fixture(scope="module")
 def native():
-    module, reason = F._native_module()
+    module, reason = N.native_module()
     if module is None:
         pytest.skip(f"native fingerprint core unavailable: {reason}")
     if not hasattr(module, "start_segmenter"):

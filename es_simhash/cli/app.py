@@ -23,7 +23,8 @@ import click
 
 from es_simhash import __version__
 from es_simhash.engine.engine import DedupEngine, DefaultRule
-from es_simhash.fingerprint.fingerprinter import FINGERPRINT_VERSION, Fingerprinter
+from es_simhash.fingerprint.fingerprinter import Fingerprinter
+from es_simhash.fingerprint.model import FINGERPRINT_VERSION
 from es_simhash.fingerprint.idf import IDFTable
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.pipeline.run import Summary, iter_texts, run_dedup
@@ -937,7 +938,7 @@ def explain(
 ) -> None:
     """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
     meaning guard's veto. Exit 0 either way."""
-    from es_simhash.fingerprint.fingerprinter import Fingerprint
+    from es_simhash.fingerprint.model import Fingerprint
 
     if a == "-" and b == "-":
         raise UserError("A and B are both - (stdin): read one of them from a file", code=2)

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from es_simhash.decide.rule import DecisionRule
-from es_simhash.fingerprint.fingerprinter import Fingerprint
+from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import StoredDoc, arrival_key
 from es_simhash.lookup.candidates import boilerplate_of
 

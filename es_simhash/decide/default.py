@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from es_simhash.decide.rule import Decision, RuleBase, has_sketch
-from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, Fingerprint, contradicting_pair, is_sketch, text_contradicts
+from es_simhash.fingerprint.hashes import contradicting_pair, text_contradicts
+from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, is_sketch
 from es_simhash.index.base import StoredDoc
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, Fingerprint
+from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint
 from es_simhash.index.base import StoredDoc
 
 __all__ = ["Decision", "DecisionRule", "RuleBase", "NO_FEATURES", "has_sketch"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from es_simhash.fingerprint.fingerprinter import Fingerprint
+from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import StoredDoc
 
 __all__ = ["Document", "Result"]

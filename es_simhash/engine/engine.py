@@ -19,7 +19,8 @@ from es_simhash.decide.default import DefaultRule
 from es_simhash.decide.rule import NO_FEATURES, Decision, DecisionRule, has_sketch
 from es_simhash.engine.documents import Document, Result
 from es_simhash.errors import DuplicateIdError, IndexingError
-from es_simhash.fingerprint.fingerprinter import Fingerprint, Fingerprinter
+from es_simhash.fingerprint.fingerprinter import Fingerprinter
+from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import CANONICAL, Lookup, MaintainedIndex, SegmentIndex, StoredDoc, without_payload, written_state
 from es_simhash.lookup.candidates import boilerplate_of, found_by_lookup
 from es_simhash.index.memory import MemoryIndex

@@ -132,7 +132,7 @@ def _normalize_many(texts: Sequence[str]) -> list[str]:
     5. fold the script and drop romanisation after ideographs (texts with a non-ASCII character only);
     6. remove each space between two ideographs (only texts with a space and a non-ASCII character can have one).
     """
-    from es_simhash.fingerprint.fold import invisible_pattern, fold_table, strip_annotations
+    from es_simhash.fingerprint.fold import fold_table, invisible_pattern, strip_annotations
 
     out = []
     is_normalized, nfkc = unicodedata.is_normalized, unicodedata.normalize

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import (Any, Collection, Iterator, Protocol, Sequence, runtime_checkable)
 
-from es_simhash.fingerprint.fingerprinter import Fingerprint
+from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.lookup.candidates import (MIN_SHARED_SKETCH, boilerplate_of, found_by_lookup, sentence_candidate,
                                          sharing_sketch, split_sentences)
 from es_simhash.lookup.keys import LookupKeys

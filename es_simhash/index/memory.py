@@ -29,7 +29,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Collection, Iterator, Sequence
 
-from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, Fingerprint
+from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint
 from es_simhash.lookup.keys import DEFAULT, MAX_KEY_BITS, SEGMENTS, LookupKeys
 from es_simhash.index.base import Lookup, LookupResult, StoredDoc, arrival_key, without_payload
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH, sharing_sketch

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import AbstractSet, Collection, Hashable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
-from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, Fingerprint
+from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint
 from es_simhash.lookup.keys import LookupKeys
 
 __all__ = ["MIN_SHARED_SKETCH", "split_sentences", "boilerplate_of", "sharing_sketch", "sentence_candidate",

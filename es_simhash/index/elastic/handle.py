@@ -11,7 +11,7 @@ from es_simhash.index.elastic.codec import from_docvalues
 from es_simhash.index.elastic.errors import elastic_errors, raise_item_error, retrying
 from es_simhash.index.elastic.schema import MSEARCH_FILTER
 
-from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, Fingerprint, hex64
+from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, hex64
 from es_simhash.lookup.keys import LookupKeys
 
 

@@ -14,7 +14,7 @@ from es_simhash.index.elastic.codec import Hits
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.schema import LOOKUP_FIELDS
 
-from es_simhash.fingerprint.fingerprinter import SKETCH_BIT, hex64
+from es_simhash.fingerprint.model import SKETCH_BIT, hex64
 from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH, sentence_candidate, sharing_sketch
 from es_simhash.lookup import hamming

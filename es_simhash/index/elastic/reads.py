@@ -10,7 +10,7 @@ from es_simhash.index.elastic.errors import raise_item_error
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.schema import PAYLOAD
 
-from es_simhash.fingerprint.fingerprinter import hex64
+from es_simhash.fingerprint.model import hex64
 from es_simhash.index.base import StoredDoc
 
 

@@ -1,0 +1,348 @@
+"""The reference engine: fingerprints in Python with numpy, vectorised over a batch (one dict lookup per
+token, then gathers and two ``bincount``'s). The native core reproduces it bit for bit; a subclass of
+:class:`~es_simhash.fingerprint.fingerprinter.Fingerprinter` that overrides one of its methods keeps it."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import chain, compress
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from es_simhash.fingerprint import text as _text
+from es_simhash.fingerprint.hashes import bottom_k, content_hashes, sentence_hashes
+from es_simhash.fingerprint.idf import IDFTable
+from es_simhash.fingerprint.model import FINGERPRINT_VERSION, WEIGHT_SCALE, Fingerprint
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def _hash64_many(tokens: Sequence[str]) -> np.ndarray:
+    """:func:`hash64` of each string, as a uint64 array (the 8-byte little-endian digests read in one go)."""
+    import numpy as np
+    blake2b = hashlib.blake2b
+    digests = b"".join([blake2b(t.encode("utf-8"), digest_size=8).digest() for t in tokens])
+    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
+_WORD_CHAR = re.compile(r"[^\W_]")  # a letter, digit or ideograph
+
+
+class TokenIds(dict):
+    """token -> vocabulary id. Looking up a token not seen yet gives it the next id and queues it in ``new``, so
+    one C-level pass of lookups (:meth:`Vocabulary.ids_of`) both finds the known tokens and numbers the new ones."""
+
+    __slots__ = ("new",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.new: list[str] = []
+
+    def __missing__(self, token: str) -> int:
+        i = self[token] = len(self)
+        self.new.append(token)
+        return i
+
+
+@dataclass
+class Vocabulary:
+    """Per-token cache: id -> (64-bit hash, integer weight). Grows as new tokens are seen."""
+
+    ids: TokenIds = field(default_factory=TokenIds)
+    # (numpy arrays, made by the first ids_of: a fingerprinter that never uses the Python engine imports no numpy)
+    hashes: np.ndarray = None  # type: ignore[assignment]
+    weights: np.ndarray = None  # type: ignore[assignment]
+    words: np.ndarray = None  # type: ignore[assignment]  # has a letter/digit/ideograph
+
+    def ids_of(self, tokens: list[str], weights_of: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        """Ids of the tokens; the tokens not seen yet get the next ids, and their hashes and weights (``weights_of``
+        maps a list of new tokens to their weights) are computed and stored in bulk."""
+        import numpy as np
+
+        if self.hashes is None:
+            self.hashes = np.zeros(1024, dtype=np.uint64)
+            self.weights = np.zeros(1024, dtype=np.float64)
+            self.words = np.zeros(1024, dtype=bool)
+        ids = self.ids
+        try:
+            out = np.fromiter(map(ids.__getitem__, tokens), dtype=np.intp, count=len(tokens))
+            if ids.new:
+                start, stop = len(ids) - len(ids.new), len(ids)
+                hashes, weights = _hash64_many(ids.new), weights_of(ids.new)
+                if stop > len(self.hashes):
+                    size = max(stop, 2 * len(self.hashes))
+                    self.hashes = np.resize(self.hashes, size)
+                    self.weights = np.resize(self.weights, size)
+                    self.words = np.resize(self.words, size)
+                self.hashes[start:stop] = hashes
+                self.weights[start:stop] = weights
+                self.words[start:stop] = np.fromiter(
+                    (_WORD_CHAR.search(t) is not None for t in ids.new), dtype=bool, count=stop - start)
+        except BaseException:
+            for token in ids.new:  # numbered but not stored: forget them (they are the highest ids)
+                del ids[token]
+            raise
+        finally:
+            ids.new.clear()
+        return out
+
+
+def _tf_weights(weights: np.ndarray, tf: np.ndarray, mode: str) -> np.ndarray:
+    """The weight of a token that occurs ``tf`` times in a document, from the weight of one occurrence: ``raw``
+    ``w * tf``; ``sublinear`` ``round(w * (1 + ln tf))``; ``cap:N`` ``w * min(tf, N)``. Whole numbers, so the
+    sums stay exact."""
+    import numpy as np
+    if mode == "sublinear":
+        return np.rint(weights * (1.0 + np.log(tf)))
+    if mode.startswith("cap:"):
+        return weights * np.minimum(tf, int(mode[4:]))
+    return weights * tf
+
+
+# (16 x 4) float64 table: row v holds the bits of the nibble v, least significant first.
+@lru_cache(maxsize=1)
+def _nibble_bits() -> np.ndarray:
+    import numpy as np
+
+    return np.unpackbits(np.arange(16, dtype=np.uint8)[:, None], axis=1, bitorder="little")[:, :4].astype(np.float64)
+
+
+class ReferenceEngine:
+    """The pure-Python (numpy) fingerprint computation of :class:`~es_simhash.fingerprint.fingerprinter.Fingerprinter`,
+    which holds the settings it reads."""
+
+    MAX_VOCABULARY = 4_000_000
+    _TOKENS_PER_CHUNK = 1 << 16
+    _DOCS_PER_CHUNK = 4096
+
+    # the settings (set by Fingerprinter.__init__)
+    idf: IDFTable
+    stopwords: frozenset[str]
+    min_token_len: int
+    n_sentences: int
+    min_sentence_chars: int
+    short_chars: int
+    sketch: int
+    sketch_chars: int
+    sketch_shingle: tuple[int, int]
+    line_sketch: int
+    tf: str
+    segmenter: str
+    _vocab: Vocabulary
+
+    def token_weight(self, token: str) -> int:
+        """Integer weight of one occurrence of ``token`` (0 for punctuation, spaces, stop words, short tokens)."""
+        if len(token) < self.min_token_len or token in self.stopwords or _text.content_key(token) != token:
+            return 0
+        return max(0, round(self.idf.get(token) * WEIGHT_SCALE))
+
+    def _token_weights(self, tokens: list[str]) -> np.ndarray:
+        """:meth:`token_weight` of each token, as float64 (the same values, with a few C-level passes).
+
+        ``content_key(t) == t`` exactly when ``t.isalnum()`` (for a non-empty ``t``: ``[\\W_]`` removes exactly
+        the code points that are not ``isalnum()``, see ``text._tables``), and ``numpy.rint`` rounds half to even
+        like ``round``, so every weight equals :meth:`token_weight`'s. A subclass that overrides
+        :meth:`token_weight` gets it called per token.
+        """
+        import numpy as np
+        n = len(tokens)
+        if type(self).token_weight is not ReferenceEngine.token_weight:
+            return np.fromiter(map(self.token_weight, tokens), dtype=np.float64, count=n)
+        ok = np.fromiter(map(str.isalnum, tokens), dtype=bool, count=n)
+        if self.min_token_len > 1:
+            ok &= np.fromiter(map(len, tokens), dtype=np.intp, count=n) >= self.min_token_len
+        ok &= ~np.fromiter(map(self.stopwords.__contains__, tokens), dtype=bool, count=n)
+        weights = np.zeros(n, dtype=np.float64)
+        at = np.flatnonzero(ok)
+        if at.size:
+            idf = np.fromiter(map(self.idf.get, compress(tokens, ok.tolist())), dtype=np.float64, count=at.size)
+            w = np.rint(idf * WEIGHT_SCALE)
+            weights[at] = np.where(w > 0, w, 0.0)
+        return weights
+
+
+    def _fingerprint_many_python(self, texts: Sequence[str]) -> list[Fingerprint]:
+        """:meth:`fingerprint_many` in pure Python (with numpy): the reference the native core reproduces."""
+        normalized = _text._normalize_many(texts)
+        seg = self.segmenter
+        tokens = [_text.segment(n, seg) for n in normalized]
+        simhashes, n_features = self._simhash_batch(tokens)
+        keys = _text._keys_many(normalized, self.min_sentence_chars)
+        short_chars = self.short_chars
+        sketches = self._sketches(normalized, keys)
+        signatures = self._signatures([sentence_keys for _, sentence_keys in keys])
+        return [
+            Fingerprint(
+                sim if nf else 0,  # simhash
+                content_hash,
+                signature + sketch,  # sentences (+ shingle sketch of a shorter text)
+                nf,  # n_features
+                len(key),  # n_chars
+                len(key) < short_chars,  # short
+                FINGERPRINT_VERSION,
+                word_bag,
+            )
+            for (key, _), content_hash, sim, nf, signature, sketch, word_bag in zip(
+                keys, content_hashes([k for k, _ in keys]), simhashes.tolist(), n_features.tolist(), signatures,
+                sketches, self._word_bags(tokens, sketches))
+        ]
+
+    def _word_bags(self, tokens: list[list[str]], sketches: list[tuple[int, ...]]) -> list[int]:
+        """:attr:`Fingerprint.word_bag` of each text: for the texts with a sketch, the sum of the vocabulary hashes
+        of their word tokens (every token is in the vocabulary once the SimHashes are computed), else 0."""
+        import numpy as np
+        out = [0] * len(tokens)
+        with_sketch = [i for i, sk in enumerate(sketches) if sk]
+        if not with_sketch:
+            return out
+        vocab = self._vocab
+        lengths = np.fromiter((len(tokens[i]) for i in with_sketch), dtype=np.intp, count=len(with_sketch))
+        ids = vocab.ids_of(list(chain.from_iterable(tokens[i] for i in with_sketch)), self._token_weights)
+        values = np.where(vocab.words[ids], vocab.hashes[ids], np.uint64(0))
+        starts = np.zeros(len(with_sketch), dtype=np.intp)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        sums = np.add.reduceat(np.append(values, np.uint64(0)), starts)  # appended 0: a last text without tokens
+        sums[lengths == 0] = 0
+        for i, v in zip(with_sketch, sums.tolist()):
+            out[i] = v
+        return out
+
+    def _sketches(self, normalized: Sequence[str], keys: list[tuple[str, list[str]]]) -> list[tuple[int, ...]]:
+        """Bottom-``sketch`` shingle hashes of each shorter text's content key (``()`` for longer texts), with the
+        bottom-``line_sketch`` hashes of each of its long enough lines when it has two or more (ascending)."""
+        out: list[tuple[int, ...]] = [()] * len(keys)
+        if not self.sketch or not self.sketch_chars:
+            return out
+        by_n: dict[int, list[int]] = {}
+        for i, (key, _) in enumerate(keys):
+            if 0 < len(key) < self.sketch_chars:
+                n = self.sketch_shingle[0] if _text.has_cjk(key) else self.sketch_shingle[1]
+                by_n.setdefault(n, []).append(i)
+        for n, docs in by_n.items():
+            for i, sketch in zip(docs, bottom_k([keys[i][0] for i in docs], n, self.sketch)):
+                out[i] = sketch
+            if self.line_sketch:
+                self._add_line_sketches(out, normalized, keys, docs, n)
+        return out
+
+    def _add_line_sketches(self, out: list[tuple[int, ...]], normalized: Sequence[str],
+                           keys: list[tuple[str, list[str]]], docs: list[int], n: int) -> None:
+        """Version 5: the bottom-``line_sketch`` hashes of each line (of at least ``min_sentence_chars``
+        letters/ideographs, twice that without Chinese) of the texts ``docs`` that have two such lines or more,
+        merged into their sketches in ``out``."""
+        owner: list[int] = []
+        line_keys: list[str] = []
+        for i in docs:
+            least = self.min_sentence_chars if _text.has_cjk(keys[i][0]) else 2 * self.min_sentence_chars
+            lines = [k for k in map(_text.content_key, normalized[i].split("\n")) if len(k) >= least]
+            if len(lines) >= 2:
+                owner += [i] * len(lines)
+                line_keys += lines
+        merged: dict[int, set[int]] = {}
+        for i, sketch in zip(owner, bottom_k(line_keys, n, self.line_sketch) if line_keys else ()):
+            merged.setdefault(i, set(out[i])).update(sketch)
+        for i, hashes in merged.items():
+            out[i] = tuple(sorted(hashes))
+
+    def _signature_keys(self, keys: list[str]) -> list[str]:
+        """The ``sentences`` longest distinct sentence keys (of at least ``min_sentence_chars`` characters)."""
+        if self.n_sentences == 0 or not keys:
+            return []
+        keys = sorted(keys, key=len, reverse=True)  # stable: equal lengths stay in text order
+        seen: dict[str, None] = {}
+        for k in keys:
+            seen.setdefault(k)
+            if len(seen) == self.n_sentences:
+                break
+        return list(seen)
+
+    def _signatures(self, sentence_keys: list[list[str]]) -> list[tuple[int, ...]]:
+        """The signature of each text from its sentence keys (of at least ``min_sentence_chars`` characters, in
+        text order): the hashes of its :meth:`_signature_keys`, all hashed in one batch."""
+        chosen = [self._signature_keys(k) for k in sentence_keys]
+        flat = sentence_hashes(list(chain.from_iterable(chosen)))
+        signatures, pos = [], 0
+        for c in chosen:
+            signatures.append(tuple(dict.fromkeys(flat[pos : pos + len(c)])))
+            pos += len(c)
+        return signatures
+
+    def _token_ids(self, flat: list[str]) -> np.ndarray:
+        """Vocabulary ids of the tokens: one C-level pass of dict lookups; new tokens are added on a miss."""
+        vocab = self._vocab
+        if len(vocab.ids) > self.MAX_VOCABULARY:
+            self._vocab = vocab = Vocabulary()
+        return vocab.ids_of(flat, self._token_weights)
+
+    def _simhash_batch(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+        n_docs = len(token_lists)
+        simhashes = np.zeros(n_docs, dtype=np.uint64)
+        n_features = np.zeros(n_docs, dtype=np.int64)
+        start = 0
+        while start < n_docs:  # bound memory: a few arrays of (tokens x 8..16) and (docs x 256..2048) per chunk
+            stop, total = start, 0
+            while stop < n_docs and (
+                stop == start
+                or (total + len(token_lists[stop]) <= self._TOKENS_PER_CHUNK and stop - start < self._DOCS_PER_CHUNK)
+            ):
+                total += len(token_lists[stop])
+                stop += 1
+            self._simhash_chunk(token_lists[start:stop], simhashes[start:stop], n_features[start:stop])
+            start = stop
+        return simhashes, n_features
+
+    def _simhash_chunk(self, token_lists: list[list[str]], out: np.ndarray, n_out: np.ndarray) -> None:
+        """SimHash of each document of the chunk, by digit histograms instead of a (tokens x 64) bit matrix.
+
+        Each 64-bit token hash is read as ``64 / r`` digits of ``r`` bits (r = 8: bytes, r = 4: nibbles). One
+        ``bincount`` sums the token weights per (document, digit position, digit value); a product of that
+        histogram with the (2^r x r) table of the bits of every digit value then gives, for every document and
+        bit, the weight of the tokens whose hash has that bit set. Weights are whole numbers far below 2^53, so
+        every float64 sum here is exact whatever its order: the bits are identical to the per-bit definition.
+        Bytes need 8 histogram entries per token but 2,048 per document, nibbles 16 and 256: bytes win when
+        documents average more than ~224 weighted tokens.
+        """
+        import numpy as np
+        n_docs = len(token_lists)
+        lengths = np.fromiter(map(len, token_lists), dtype=np.intp, count=n_docs)
+        ids = self._token_ids(list(chain.from_iterable(token_lists)))
+        weights = self._vocab.weights[ids]
+        keep = weights > 0
+        doc_of = np.compress(keep, np.repeat(np.arange(n_docs), lengths))  # (np.compress: x[keep], faster)
+        weights = np.compress(keep, weights)
+        counts = np.bincount(doc_of, minlength=n_docs)
+        n_out[:] = counts
+        if doc_of.size == 0:
+            return
+        kept = np.compress(keep, ids)
+        if self.tf != "raw":  # one weight per (document, token), from the token's count in the document
+            pair, first, tf = np.unique(doc_of.astype(np.int64) * len(self._vocab.weights) + kept,
+                                        return_index=True, return_counts=True)
+            doc_of, kept, weights = doc_of[first], kept[first], weights[first]
+            weights = _tf_weights(weights, tf, self.tf)
+        hashes = self._vocab.hashes[kept]
+        digit_bits = 8 if doc_of.size >= 224 * n_docs else 4
+        n_digits, n_values = 64 // digit_bits, 1 << digit_bits
+        digits = hashes.astype("<u8", copy=False).view(np.uint8).reshape(-1, 8)  # byte j = bits 8j..8j+7
+        if digit_bits == 4:  # nibble 2j = low half of byte j (bits 8j..8j+3), 2j+1 = high half
+            digits = np.stack((digits & 0xF, digits >> 4), axis=2).reshape(-1, 16)
+        # histogram bin of (document, digit position k, digit value v) = (doc * n_digits + k) * n_values + v
+        bins = (doc_of * (n_digits * n_values))[:, None] + (np.arange(n_digits) * n_values) + digits
+        hist = np.bincount(
+            bins.reshape(-1), weights=np.repeat(weights, n_digits), minlength=n_docs * n_digits * n_values
+        ).reshape(n_docs * n_digits, n_values)
+        if digit_bits == 8:
+            # A byte is 16 * hi + lo: its bits 0..3 depend only on lo, bits 4..7 only on hi, so each 256-bin byte
+            # histogram folds into two 16-bin nibble histograms (lo first: nibble 2j, then hi: nibble 2j+1).
+            h = hist.reshape(-1, 16, 16)
+            hist = np.stack((h.sum(axis=1), h.sum(axis=2)), axis=1)
+        # weight behind each bit being 1. einsum (not matmul): the product is tiny and must not wake BLAS threads,
+        # whose spinning costs far more than the product on a busy machine.
+        ones = np.einsum("nv,vb->nb", hist.reshape(n_docs * 16, 16), _nibble_bits()).reshape(n_docs, 64)
+        totals = np.bincount(doc_of, weights=weights, minlength=n_docs)
+        set_bits = (2 * ones) > totals[:, None]  # documents without features: 0 > 0, no bits
+        out[:] = np.packbits(set_bits, axis=1, bitorder="little").reshape(-1).view("<u8")
