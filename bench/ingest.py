@@ -352,7 +352,7 @@ class Usage:
 
 def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size: int, captured: list | None = None):
     """One timed dedup ingest of ``docs`` into ``base``. Returns (usage, results, stage times, counters)."""
-    from es_simhash.engine import engine as dedup_mod
+    from es_simhash.engine import pipelining as dedup_mod
     from es_simhash.engine.engine import DedupEngine
     from es_simhash.index.elastic import ElasticIndex
 
@@ -371,7 +371,7 @@ def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size
     engine = DedupEngine(index, fp, batch_size=batch_size)
     if hasattr(engine, "_decide_batch"):
         engine._decide_batch = clock.wrap("decide_batch", engine._decide_batch)
-    write_cls = getattr(dedup_mod, "_Write", None)
+    write_cls = getattr(dedup_mod, "InWriting", None)
     patched: dict[str, Any] = {}
     if write_cls is not None:
         for attr, label in (("finish", "write wait"), ("__init__", "write start")):

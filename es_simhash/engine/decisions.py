@@ -1,0 +1,247 @@
+"""Deciding one batch (nothing written): each document against the index's candidates, the documents of the
+batch still being written, and the ones this batch decided before it, in input order; what the batch decided
+(:class:`Decided`), which settling and a resumed run read."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence, cast
+
+from es_simhash.decide.rule import NO_FEATURES, DecisionRule
+from es_simhash.engine.documents import Document, Result
+from es_simhash.errors import DuplicateIdError, IndexingError
+from es_simhash.fingerprint.model import Fingerprint
+from es_simhash.index.base import (
+    CANONICAL,
+    Lookup,
+    MaintainedIndex,
+    SegmentIndex,
+    StoredDoc,
+    without_payload,
+    written_state,
+)
+from es_simhash.index.memory import MemoryIndex
+from es_simhash.lookup.candidates import found_by_lookup
+
+
+def split_boilerplate(fp: Fingerprint, counts: Sequence[Mapping[int, int]], cap: int) -> tuple[frozenset[int], bool]:
+    """The hashes of ``fp`` held by more than ``cap`` documents in all ``counts`` together (each a part's
+    document frequencies: the index's lookup, the batch being written, this batch's earlier documents), and
+    whether a part under ``cap`` on its own held one of them: that part's lookup then brought candidates through a
+    hash one lookup over all the documents would have left out (:meth:`BatchDecisions._found_by_lookup`)."""
+    out: list[int] = []
+    split = False
+    if len(counts) == 2:  # (the index and this batch: the common case, written out)
+        index, batch = counts
+        for h in fp.sentences:
+            x, y = index.get(h, 0), batch.get(h, 0)
+            if x + y > cap:
+                out.append(h)
+                split = split or 0 < x <= cap or 0 < y <= cap
+        return frozenset(out), split
+    for h in fp.sentences:
+        n = [c.get(h, 0) for c in counts]
+        if sum(n) > cap:
+            out.append(h)
+            split = split or any(0 < x <= cap for x in n)
+    return frozenset(out), split
+
+
+def mine_of(decided: Decided, being: Sequence[StoredDoc], mark: dict[str, Any] | None
+          ) -> dict[str, tuple[int, str, str | None]]:
+    """What this writer writes in a decided batch, or was writing when its mark was taken (``being``), as written;
+    for the batch of a resumed run (``decided.resumed``), also what the interrupted run was writing then (``mark``)
+    and what it wrote of this batch (found indexed)."""
+    mine = {d.id: written_state(d) for d in [*being, *decided.to_store]}
+    if not decided.resumed or mark is None:
+        return mine
+    return {**{i: (a, c, o) for i, (a, c, o) in mark["mine"].items()},
+            **{d.id: written_state(d) for d in decided.found}, **mine}
+
+
+def same_fingerprint(a: Fingerprint, b: Fingerprint) -> bool:
+    """Same fingerprint (the order of sentence hashes does not matter: backends may store them as a set)."""
+    return a == b or (
+        (a.simhash, a.content_hash, a.n_features, a.n_chars, a.short, a.version, a.word_bag)
+        == (b.simhash, b.content_hash, b.n_features, b.n_chars, b.short, b.version, b.word_bag)
+        and sorted(a.sentences) == sorted(b.sentences)
+    )
+
+
+@dataclass
+class Decided:
+    """One batch looked up and decided, not yet written."""
+
+    results: list[Result | DuplicateIdError | IndexingError] = field(default_factory=list)
+    to_store: list[StoredDoc] = field(default_factory=list)
+    new_ids: list[str] = field(default_factory=list)
+    """Ids this batch marked as seen."""
+    departed: list[StoredDoc] = field(default_factory=list)
+    """Stored versions of documents this batch re-indexes with other content (their clusters are decided again)."""
+    found: list[StoredDoc] = field(default_factory=list)
+    """Documents of this batch found already indexed with the same content (settled again after a kill)."""
+    resumed: bool = False
+    """The batch an interrupted run was writing, decided with the mark that run took (``mark``): its documents
+    found indexed were written by that run after the mark, and are settled as this batch's own writes."""
+    mark: Any = None
+    """The index's visible mark taken before this batch's lookup (backends with ``shared_writers``)."""
+    apart: list[str] = field(default_factory=list)
+    """Canonicals that one of their candidates alone would have made duplicates: kept apart by what the rule
+    looks at over all candidates (a template's holders) or by boilerplate; settling decides one again if a
+    candidate is gone by then (deleted: nothing else would tell)."""
+    mine: dict[str, tuple[int, str, str | None]] = field(default_factory=dict)
+    """What this engine writes in this batch, or was writing when the mark was taken: id -> (arrival, cluster,
+    duplicate_of) as written. A document written since the mark in any other state is another writer's (or a
+    rewrite), whatever its id."""
+    candidates: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Each document's candidates when it was decided (id -> arrival; backends with ``shared_writers``): settling
+    decides a document again when one of them was rewritten meanwhile, or when its match is gone or is another
+    version by the time it is written."""
+
+    def stored(self, refused: dict[str, str]) -> list[Result | DuplicateIdError | IndexingError]:
+        """The results once written: documents the backend refused become :class:`IndexingError`."""
+        if not refused:
+            return self.results
+        return [IndexingError(f"refused by the index: {refused[r.id]}")
+                if isinstance(r, Result) and r.id in refused and not r.already_indexed else r
+                for r in self.results]
+
+    def refers_to(self, ids: dict[str, str]) -> bool:
+        return any(d.cluster in ids or d.duplicate_of in ids for d in self.to_store)
+
+    def forget(self, seen: dict[str, None]) -> None:
+        for doc_id in self.new_ids:
+            seen.pop(doc_id, None)
+
+
+class BatchDecisions:
+    """How :class:`~es_simhash.engine.DedupEngine` decides a batch (its part in deciding; see :mod:`es_simhash.engine`)."""
+
+    # what the engine holds (set by DedupEngine.__init__)
+    index: SegmentIndex
+    rule: DecisionRule
+    _seen: dict[str, None]
+    _last_arrival: int
+
+    if TYPE_CHECKING:
+        def maintained(self) -> MaintainedIndex: ...
+
+    def _decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint],
+                      writing: MemoryIndex | None = None, in_order: bool = False, mark: Any = None) -> Decided:
+        """Look up and decide one batch (nothing is written). ``writing``: the documents of the batch still being
+        written, in memory; the backend's stored versions of them are left out of the lookup. ``in_order``: the
+        documents of the batch found already indexed are decided around as members of the batch at their places,
+        and with ``mark`` settled as the batch's own (see :meth:`process_batches`' ``resumed``)."""
+        queries = [Lookup(d.id, fp) for d, fp in zip(docs, fps)]
+        d_max = self.rule.candidate_distance
+        decided = Decided()
+        being = writing.docs() if writing is not None else []  # (the batch before, being written)
+        being_written = [doc.id for doc in being]
+        if self.index.shared_writers:  # what is visible now: settling looks at what came after
+            decided.resumed = in_order and mark is not None
+            decided.mark = mark["mark"] if decided.resumed else self.maintained().visible_mark()
+        if writing is not None:
+            found = self.index.lookup(queries, d_max, exclude=being_written)
+            in_writing = writing.lookup(queries, d_max)
+        else:
+            found = self.index.lookup(queries, d_max)
+            in_writing = None
+        results: list[Result | DuplicateIdError | IndexingError | None] = [None] * len(docs)
+        todo: list[int] = []  # the documents this batch decides, in input order
+        for i, (doc, fp, res) in enumerate(zip(docs, fps, found)):
+            if doc.id in self._seen:
+                results[i] = DuplicateIdError(f"duplicate id {doc.id!r}: already seen earlier in this input")
+                continue
+            self._seen[doc.id] = None
+            decided.new_ids.append(doc.id)
+            if res.existing is not None and same_fingerprint(res.existing.fingerprint, fp):
+                results[i] = Result.from_stored(res.existing, already_indexed=True)
+                decided.found.append(res.existing)
+                continue
+            if res.existing is not None:  # re-indexed with other content: its former cluster is decided again
+                decided.departed.append(res.existing)
+            todo.append(i)
+        try:
+            # Each document is decided against the index and the documents this batch decided before it: one
+            # lookup in an index of the batch, where each sees only the documents before it (their candidates and
+            # sentence counts)
+            batch_decided: dict[str, StoredDoc] = {}  # the documents this batch decided so far
+            members = todo
+            if in_order and todo and decided.found:  # (looked up again without them: they are batch members)
+                placed = {d.id: without_payload(d) for d in decided.found}
+                found = self.index.lookup(queries, d_max, exclude=[*being_written, *placed])
+                batch_decided.update(placed)
+                members = sorted(todo + [i for i, r in enumerate(results) if isinstance(r, Result)])
+            batch = MemoryIndex(self.index.max_sentence_df, self.index.lookup_keys)
+            batch.add([batch_decided.get(docs[i].id) or StoredDoc(docs[i].id, fps[i], docs[i].id) for i in members])
+            place = {i: n for n, i in enumerate(members)}
+            earlier = batch.lookup([queries[i] for i in todo], d_max, before=[place[i] for i in todo])
+            cap = self.index.max_sentence_df
+            for i, before in zip(todo, earlier):
+                doc, fp, res = docs[i], fps[i], found[i]
+                # never a duplicate of a document decided relative to this one (possible after an interrupted write)
+                candidates = [c for c in res.candidates
+                              if c.id not in batch_decided and c.cluster != doc.id and c.duplicate_of != doc.id]
+                counts = [res.sentence_df, before.sentence_df]
+                if in_writing is not None:
+                    other = in_writing[i]
+                    candidates += [c for c in other.candidates if c.id not in batch_decided
+                                   and c.cluster != doc.id and c.duplicate_of != doc.id]
+                    counts.append(other.sentence_df)
+                candidates += [batch_decided[c.id] for c in before.candidates]
+                boilerplate, split = split_boilerplate(fp, counts, cap)
+                if split:  # a part under the bound brought candidates through a hash that is over it in all parts
+                    candidates = self._found_by_lookup(fp, candidates, boilerplate)
+                stored = self._decide(doc, fp, candidates, boilerplate)
+                if decided.mark is not None and candidates:
+                    decided.candidates[doc.id] = {c.id: c.arrival for c in candidates}
+                    if stored.duplicate_of is None and any(self.rule.decide(fp, [c]) is not None for c in candidates):
+                        decided.apart.append(doc.id)
+                batch_decided[doc.id] = without_payload(stored)  # (as an index keeps it: no text, no record)
+                decided.to_store.append(stored)
+                results[i] = Result.from_stored(stored)
+        except BaseException:  # (a rule that raised, Ctrl-C: nothing of this batch was decided, so nothing seen)
+            decided.forget(self._seen)
+            raise
+        decided.results = cast("list[Result | DuplicateIdError | IndexingError]", results)  # (every slot is filled)
+        if decided.mark is not None:
+            decided.mine = mine_of(decided, being, mark)
+        return decided
+
+    def _found_by_lookup(self, fp: Fingerprint, candidates: list[StoredDoc], boilerplate: Collection[int]
+                         ) -> list[StoredDoc]:
+        """The candidates one lookup against all of them would have returned (:func:`found_by_lookup`): a hash can
+        be under the boilerplate bound in each part a lookup was split into, and over it in all of them together."""
+        return found_by_lookup(fp, candidates, boilerplate, self.index.lookup_keys, self.rule.candidate_distance)
+
+    def _arrival(self, candidates: Sequence[StoredDoc]) -> int:
+        """Now (microseconds), but later than every candidate and every document this engine decided before: a
+        document always arrives after what it was decided against, even across machines whose clocks differ."""
+        now = max(time.time_ns() // 1000, self._last_arrival + 1)
+        for c in candidates:
+            if c.arrival >= now:
+                now = c.arrival + 1
+        self._last_arrival = now
+        return now
+
+    def _decide(
+        self, doc: Document, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int]
+    ) -> StoredDoc:
+        decision = self.rule.decide(fp, candidates, boilerplate)
+        arrival = self._arrival(candidates)
+        if decision is None:
+            reason = NO_FEATURES if fp.empty else CANONICAL
+            return StoredDoc(doc.id, fp, cluster=doc.id, reason=reason, fields=doc.fields, text=doc.text,
+                             arrival=arrival)
+        return StoredDoc(
+            doc.id,
+            fp,
+            cluster=decision.of.cluster,
+            duplicate_of=decision.of.id,
+            distance=decision.distance,
+            reason=decision.reason,
+            fields=doc.fields,
+            text=doc.text,
+            arrival=arrival,
+        )

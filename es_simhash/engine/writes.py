@@ -1,0 +1,119 @@
+"""Writing a decided batch: over the version each document replaces when other writers share the index (a
+conflict is read and written over in turn; the same content from another writer counts as already indexed), then
+settling it (:func:`es_simhash.cluster.settle`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from es_simhash.decide.rule import DecisionRule
+from es_simhash.engine.decisions import Decided, same_fingerprint
+from es_simhash.engine.documents import Result
+from es_simhash.index.base import MaintainedIndex, SegmentIndex, StoredDoc
+
+MAX_WRITE_ATTEMPTS = 20  # conditional writes of one batch that keep meeting other versions before giving up
+
+
+class BatchWrites:
+    """How :class:`~es_simhash.engine.DedupEngine` writes and settles a batch."""
+
+    # what the engine holds (set by DedupEngine.__init__)
+    index: SegmentIndex
+    rule: DecisionRule
+
+    def _store(self, decided: Decided) -> dict[str, str]:
+        """Write a decided batch (:meth:`_write`), then settle it (:meth:`_settle`). Returns the refused ids with
+        their reasons; the results of documents that settling moved to another cluster are updated."""
+        refused = self._write(decided)
+        self._settle(decided, refused)
+        return refused
+
+    def _write(self, decided: Decided) -> dict[str, str]:
+        """Write a decided batch; returns the ids the backend refused, with their reasons.
+
+        With other writers (``shared_writers``) each document is written only over the version it replaces:
+        created if no document has its id, else over the stored version found, which becomes one of
+        ``decided.departed`` (its cluster is decided again without it when the batch is settled). A version that
+        another writer wrote or rewrote meanwhile (a page two crawlers index at once, each with its own content;
+        or a re-indexed document merged by another writer's settling) is found by the conflict, fetched, and
+        written over in turn: nothing is overwritten unseen, and the content written last stays. A version another
+        writer wrote with the same content (two crawlers indexing one input) is left as it is: the document counts
+        as found already indexed (its result, and settling, take that version)."""
+        if not decided.to_store:
+            return {}
+        if not self.index.shared_writers:
+            return self.index.add(decided.to_store)
+        index = self.maintained()
+        ours = {d.id: d for d in decided.to_store}
+        # a re-indexed document's stored version, read now: its write then usually goes through at the first try
+        departed = index.fetch([d.id for d in decided.departed], whole=False) if decided.departed else {}
+        refused: dict[str, str] = {}
+        theirs: dict[str, StoredDoc] = {}  # the same content, written by another writer meanwhile
+        todo = [replace(d, version=departed[d.id].version if d.id in departed else None) for d in decided.to_store]
+        for _ in range(MAX_WRITE_ATTEMPTS):
+            if not todo:
+                break
+            more_refused, conflicts = index.add_conditional(todo)
+            refused.update(more_refused)
+            for doc_id in more_refused:  # (not written: the version found stays where it is)
+                departed.pop(doc_id, None)
+            if not conflicts:
+                break
+            current = index.fetch(conflicts, whole=False)
+            todo = []
+            for doc_id in conflicts:
+                stored, mine = current.get(doc_id), ours[doc_id]
+                if stored is None:  # (deleted meanwhile: whoever deleted it decided its cluster again)
+                    departed.pop(doc_id, None)
+                    todo.append(replace(mine, version=None))
+                elif (stored.arrival, stored.fingerprint.content_hash) == (mine.arrival, mine.fingerprint.content_hash):
+                    pass  # (this very write, landed by a retried request)
+                elif same_fingerprint(stored.fingerprint, mine.fingerprint):
+                    departed.pop(doc_id, None)
+                    theirs[doc_id] = stored
+                else:
+                    departed[doc_id] = stored
+                    todo.append(replace(mine, version=stored.version))
+        else:
+            from es_simhash.errors import MaintenanceError
+
+            decided.departed = list(departed.values())
+            raise MaintenanceError(f"{len(todo)} documents kept changing while being written; run again")
+        decided.departed = list(departed.values())
+        if theirs:
+            decided.to_store = [d for d in decided.to_store if d.id not in theirs]
+            decided.found.extend(theirs.values())
+            decided.results = [Result.from_stored(theirs[r.id], already_indexed=True)
+                               if isinstance(r, Result) and r.id in theirs else r for r in decided.results]
+        return refused
+
+    def _settle(self, decided: Decided, refused: dict[str, str]) -> None:
+        """Settle a written batch (:func:`es_simhash.cluster.settle`) when other processes may write into the
+        index too, or when it re-indexes documents with other content."""
+        shared = self.index.shared_writers
+        if shared or decided.departed:
+            from es_simhash.cluster.settle import settle
+
+            if shared:
+                docs = [d for d in decided.to_store if d.id not in refused]
+                if decided.resumed:
+                    docs += decided.found
+            else:  # (a re-indexed document may now duplicate an older one)
+                gone = {d.id for d in decided.departed}
+                docs = [d for d in decided.to_store if d.id in gone]
+            latest = settle(self.maintained(), self.rule, docs, decided.departed, since=decided.mark, mine=decided.mine,
+                                        found=decided.found if shared and not decided.resumed else (),
+                                        candidates=decided.candidates if shared else {},
+                                        apart=decided.apart if shared else ()).latest()
+            if latest:
+                decided.results = [Result.from_stored(latest[r.id], r.already_indexed)
+                                   if isinstance(r, Result) and r.id in latest else r for r in decided.results]
+
+    # -- internals -----------------------------------------------------------------------------------------
+    def maintained(self) -> MaintainedIndex:
+        """The backend as a :class:`~es_simhash.index.base.MaintainedIndex`: one that shares writers, or that a
+        batch re-indexes a document of with other content (settled after its write), must be one."""
+        if not isinstance(self.index, MaintainedIndex):
+            raise TypeError(f"{type(self.index).__name__} is not a MaintainedIndex: it can neither share writers nor "
+                            "take a document re-indexed with other content")
+        return self.index
