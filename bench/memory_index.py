@@ -319,19 +319,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     def gathers_alone(index: MemoryIndex, k: int, batch: int, queries: list[Lookup]) -> Callable[[], None]:
         """Only the random memory reads a batched lookup makes (directory slots, keys, row numbers, SimHashes),
         their positions worked out beforehand, untimed: the floor of this layout, whatever the code around it."""
-        from es_simhash.index import memory as m
+        from es_simhash.index.memory import runs as m
 
         prepared = []
         for j in range(0, len(queries), batch):
             sims = np.array([q.fingerprint.simhash for q in queries[j : j + batch]], dtype=np.uint64)
-            qkeys = m._scrambled(index.lookup_keys.keys(sims))
+            qkeys = m.scrambled(index.lookup_keys.keys(sims))
             for run in index._runs:
                 where = ((qkeys >> np.uint32(m.MAX_KEY_BITS - run.bits)).astype(np.int64)
                          + np.arange(qkeys.shape[1], dtype=np.int64) * (1 << run.bits)).ravel()
                 lo = run.offsets[where]
                 counts = run.offsets[where + 1] - lo
                 nz = np.flatnonzero(counts)
-                pos = m._expand(lo[nz], counts[nz])
+                pos = m.expand(lo[nz], counts[nz])
                 match = run.keys[pos] == qkeys.ravel()[np.repeat(nz, counts[nz])]
                 prepared.append((run, where, pos, pos[match]))
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from es_simhash import Fingerprint
-from es_simhash.index import memory as M
+from es_simhash.index.memory import native as M
 from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.keys import DEFAULT, SEGMENTS, LookupKeys
@@ -34,12 +34,12 @@ def _in_ci() -> bool:
 def native(request):
     if request.node.name.startswith("test_fallback"):  # the fallback is tested whatever is installed
         return None
-    if M._NATIVE_LOOKUP is None:
+    if M.NATIVE_LOOKUP is None:
         reason = "es_simhash_native.memory_lookup is not available (pip install ./native)"
         if _in_ci():
             pytest.fail(f"{reason} (CI=true, so this fails)", pytrace=False)
         pytest.skip(reason)
-    return M._NATIVE_LOOKUP
+    return M.NATIVE_LOOKUP
 
 
 def _fp(simhash: int, content: int, n_features: int = 10) -> Fingerprint:
@@ -54,19 +54,19 @@ def _flip(rng, x: int, d: int) -> int:
 
 def _answers(index: MemoryIndex, queries, k: int, native: bool, exclude=()):
     calls = []
-    real = M._NATIVE_LOOKUP
+    real = M.NATIVE_LOOKUP
 
     def counted(*args):
         calls.append(1)
         return real(*args)
 
     index.native = native
-    M._NATIVE_LOOKUP = counted
+    M.NATIVE_LOOKUP = counted
     try:
         res = index.lookup(queries, max_distance=k, exclude=exclude)
     finally:
         del index.native  # back to the class default
-        M._NATIVE_LOOKUP = real
+        M.NATIVE_LOOKUP = real
     # the native path is taken for every lookup that needs the SimHash channel beyond the one-query tail fast path
     fast_path = len(queries) == 1 and not index._runs
     assert len(calls) == (1 if native and len(index._docs) and not fast_path else 0)
@@ -195,8 +195,8 @@ def test_native_can_be_turned_off(native, monkeypatch):
 
     off = MemoryIndex()
     off.native = False
-    monkeypatch.setattr(memory, "_NATIVE_LOOKUP", refuse)
-    monkeypatch.setattr(memory, "_NATIVE_POSTINGS", refuse)
+    monkeypatch.setattr(M, "NATIVE_LOOKUP", refuse)
+    monkeypatch.setattr(M, "NATIVE_POSTINGS", refuse)
     off.add(docs)
     assert [sorted(c.id for c in r.candidates) for r in off.lookup(queries, max_distance=3)] == want
 
@@ -262,16 +262,16 @@ def test_crowded_bucket_in_runs_and_tail():
 def test_fallback_without_the_native_module(monkeypatch):
     """Without the module (or with ES_SIMHASH_MEMORY_NATIVE=0) lookups take the numpy path, with the same answers."""
     monkeypatch.setitem(sys.modules, "es_simhash_native", None)  # import fails
-    assert M._native_lookup() is None
+    assert M.native_lookup() is None
     monkeypatch.undo()
     monkeypatch.setenv("ES_SIMHASH_MEMORY_NATIVE", "0")
-    assert M._native_lookup() is None
+    assert M.native_lookup() is None
     rng = np.random.default_rng(2)
     sims, queries = _planted(rng, DEFAULT, 3000, 20)
     index = MemoryIndex()
     index.add([StoredDoc(f"d{i}", _fp(s, i + 1), cluster=f"d{i}") for i, s in enumerate(sims)])
     lookups = [Lookup(f"q{i}", _fp(q, 10**9 + i)) for i, q in enumerate(queries)]
     want = [[c.id for c in r.candidates] for r in index.lookup(lookups, max_distance=3)]
-    monkeypatch.setattr(M, "_NATIVE_LOOKUP", None)
+    monkeypatch.setattr(M, "NATIVE_LOOKUP", None)
     assert [[c.id for c in r.candidates] for r in index.lookup(lookups, max_distance=3)] == want
     assert sum(map(len, want)) == 4 * len(queries)

@@ -22,7 +22,7 @@ import pytest
 
 from es_simhash import Fingerprint
 from es_simhash.fingerprint import SKETCH_BIT
-from es_simhash.index import memory as M
+from es_simhash.index.memory import native as M
 from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
 from es_simhash.index.memory import MemoryIndex
@@ -33,7 +33,7 @@ from support import chinese_articles
 @pytest.fixture(autouse=True)
 def calls(monkeypatch):
     """Counts the native postings' calls (and fails or skips without the native module)."""
-    real = M._NATIVE_POSTINGS
+    real = M.NATIVE_POSTINGS
     if real is None:
         reason = "es_simhash_native.SentencePostings is not available (pip install ./native)"
         if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
@@ -57,7 +57,7 @@ def calls(monkeypatch):
         def rows(self, h):
             return self._p.rows(h)
 
-    monkeypatch.setattr(M, "_NATIVE_POSTINGS", Counted)
+    monkeypatch.setattr(M, "NATIVE_POSTINGS", Counted)
     return counts
 
 
@@ -326,7 +326,7 @@ def test_pickle_and_copy(stream, calls):
 
 
 def test_bad_arguments_are_refused():
-    p = M._NATIVE_POSTINGS(SKETCH_BIT, MIN_SHARED_SKETCH)
+    p = M.NATIVE_POSTINGS(SKETCH_BIT, MIN_SHARED_SKETCH)
     p.add(0, [(1, 2), (2,)])
     with pytest.raises(ValueError):
         p.add(1, [(3,)])  # rows go up
@@ -349,12 +349,12 @@ def test_turned_off_like_the_native_lookup(monkeypatch):
     import sys
 
     monkeypatch.setenv("ES_SIMHASH_MEMORY_NATIVE", "0")
-    assert M._native_postings() is None and M._native_lookup() is None
+    assert M.native_postings() is None and M.native_lookup() is None
     monkeypatch.delenv("ES_SIMHASH_MEMORY_NATIVE")
-    assert M._native_postings() is not None
+    assert M.native_postings() is not None
     monkeypatch.setitem(sys.modules, "es_simhash_native", None)  # import fails
-    assert M._native_postings() is None
-    monkeypatch.setattr(M, "_NATIVE_POSTINGS", None)
+    assert M.native_postings() is None
+    monkeypatch.setattr(M, "NATIVE_POSTINGS", None)
     index = MemoryIndex()
     index.add([StoredDoc("x", Fingerprint(9, 4, (5,), 4, 9, False), cluster="x")])
     res = index.lookup([Lookup("q", Fingerprint(2**63, 3, (5,), 4, 9, False))], 3)
