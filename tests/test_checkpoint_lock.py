@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from es_simhash.pipeline.run import Checkpoint, CheckpointInUse
+from es_simhash.pipeline import Checkpoint, CheckpointInUse
 
 
 def test_a_held_checkpoint_refuses_a_second_run_until_released(tmp_path):

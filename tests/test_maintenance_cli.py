@@ -175,7 +175,7 @@ def test_an_interrupted_migration_goes_on_from_its_checkpoint(es_url, es_index_n
     from es_simhash.pipeline import migrate as maintenance
     from es_simhash.engine.engine import DedupEngine, Document
     from es_simhash.index.elastic import ElasticIndex, ensure_index
-    from es_simhash.pipeline.run import Checkpoint
+    from es_simhash.pipeline import Checkpoint
 
     zh = chinese_articles()[20:40]
     old, new = f"{es_index_name}-old", f"{es_index_name}-new"

@@ -177,7 +177,6 @@ def test_segments_index_loaded_from_file(tmp_path):
 def test_native_can_be_turned_off(native, monkeypatch):
     """``index.native = False``: lookups that would go to the native core (several queries, rows sorted into runs,
     sentences) never call it, and answer as it does."""
-    memory = M
     assert MemoryIndex.native is True
     rng = np.random.default_rng(3)
     sims = rng.integers(0, 2**63, 6000, dtype=np.uint64).tolist()

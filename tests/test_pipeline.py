@@ -9,7 +9,7 @@ import pytest
 
 from es_simhash.engine.engine import DedupEngine
 from es_simhash.index.memory import MemoryIndex
-from es_simhash.pipeline.run import Checkpoint, NoCheckpoint, Summary, run_dedup
+from es_simhash.pipeline import Checkpoint, NoCheckpoint, Summary, run_dedup
 from es_simhash.files.sources import InputError, check_inputs, record_meta
 from support import english_articles
 
@@ -180,7 +180,7 @@ def test_resuming_after_any_batch_gives_the_uninterrupted_result(tmp_path, monke
 def test_a_report_line_is_the_json_of_the_result(text):
     """Each ``--report`` line is exactly ``json.dumps`` of the result's fields plus source and line (non-ASCII kept)."""
     from es_simhash.engine.engine import Result
-    from es_simhash.pipeline.run import report_line
+    from es_simhash.pipeline.summary import report_line
 
     for res in (Result(text, "c" + text, True, text + "x", 3, "simhash"), Result(text, text, False, None, None,
                                                                                 "canonical")):

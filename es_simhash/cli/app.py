@@ -27,7 +27,7 @@ from es_simhash.fingerprint.fingerprinter import Fingerprinter
 from es_simhash.fingerprint.model import FINGERPRINT_VERSION
 from es_simhash.fingerprint.idf import IDFTable
 from es_simhash.index.memory import MemoryIndex
-from es_simhash.pipeline.run import Summary, iter_texts, run_dedup
+from es_simhash.pipeline import Summary, iter_texts, run_dedup
 from es_simhash.files.sources import RecordReader
 
 
@@ -539,7 +539,7 @@ def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: boo
     """The run's checkpoint; with ``resume``, the saved one, or (none saved: the run it resumes stopped before its
     first batch, or finished) a new one, with a note: the run starts from the top (re-indexing what is already
     there changes nothing)."""
-    from es_simhash.pipeline.run import Checkpoint, NoCheckpoint
+    from es_simhash.pipeline import Checkpoint, NoCheckpoint
 
     path = path or Path(Checkpoint.default_path(index, inputs))
     if not resume:
@@ -556,7 +556,7 @@ def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: boo
 
 def _lock(stack: ExitStack, checkpoint) -> None:
     """Hold the run's checkpoint (one line, exit 1, when another run holds it)."""
-    from es_simhash.pipeline.run import CheckpointInUse
+    from es_simhash.pipeline import CheckpointInUse
 
     try:
         stack.enter_context(checkpoint.lock())
@@ -566,7 +566,7 @@ def _lock(stack: ExitStack, checkpoint) -> None:
 
 def _interrupted(checkpoint) -> UserError:
     """Ctrl-C during a checkpointed run: one line with what was saved and how to go on (exit 130)."""
-    from es_simhash.pipeline.run import Checkpoint, NoCheckpoint
+    from es_simhash.pipeline import Checkpoint, NoCheckpoint
 
     try:
         saved = Checkpoint.load(checkpoint.path, checkpoint.inputs)

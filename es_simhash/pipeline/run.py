@@ -6,303 +6,21 @@ the only difference between them is the index the engine was given.
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import shutil
-import socket
 import time
 from collections import deque
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring as _json_str  # (what json.dumps(..., ensure_ascii=False) writes)
-from typing import IO, Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import IO, Callable, Iterable, Iterator, Sequence
 
-from es_simhash.engine.engine import DedupEngine, Document, DuplicateIdError, IndexingError, Result
-from es_simhash.index.base import StoredDoc
-from es_simhash.files.outputs import AtomicFile, OutputError
+from es_simhash.engine.engine import DedupEngine, Document, DuplicateIdError, IndexingError
 from es_simhash.files.sources import DeadLetter, DeadLetterWriter, Record, RecordReader, excerpt
-from es_simhash.errors import CheckpointInUse, NoCheckpoint
+from es_simhash.pipeline.checkpoint import Checkpoint
+from es_simhash.pipeline.corrections import recheck_outputs, rereadable
+from es_simhash.pipeline.source import RecordSource
+from es_simhash.pipeline.summary import Summary, count_result, reason_kind, report_line
 
-__all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "RecordSource", "run_dedup"]
-
-
-class RecordSource(Protocol):
-    """What :func:`run_dedup` reads records with: a :class:`~es_simhash.sources.RecordReader`, or any reader of
-    records from elsewhere (:func:`~es_simhash.pipeline.migrate.migrate` reads the documents stored in an index)."""
-
-    @property
-    def bytes_read(self) -> int:
-        """Progress so far (bytes for files; any growing count)."""
-        ...
-
-    def read_one(self, path: str, skip_lines: int = 0) -> Iterator[Record | DeadLetter]:
-        """The records and dead letters of one input, after its first ``skip_lines`` lines."""
-        ...
-
-
-@dataclass
-class Summary:
-    """Counts of one run. ``read == kept + duplicates + dead_letters`` always holds."""
-
-    read: int = 0
-    kept: int = 0
-    """Records that are not duplicates (canonical documents, including ones without usable features)."""
-    duplicates: int = 0
-    dead_letters: int = 0
-    already_indexed: int = 0
-    """Of ``kept + duplicates``: records found already indexed with the same content (idempotent re-run)."""
-    elapsed: float = 0.0
-    """Seconds of work, summed over resumed runs."""
-    dead_letter_path: str | None = None
-    reasons: dict[str, int] = field(default_factory=dict)
-    encoding_fallbacks: int = 0
-    """Records that were not UTF-8 and were decoded as GB18030 (``RecordReader(encoding="auto")``)."""
-    html_stripped: int = 0
-    """Records whose text was HTML, replaced by the text of that markup (``RecordReader(html=...)``)."""
-    resumed_indexed: int = 0
-    """Of :attr:`indexed`: documents written by the earlier runs this one resumed (from the checkpoint)."""
-    resumed_elapsed: float = 0.0
-    """Of :attr:`elapsed`: seconds of the earlier runs this one resumed."""
-    resumed_already: int = 0
-    """Of :attr:`already_indexed`: found by the earlier runs this one resumed."""
-    rechecked: int = 0
-    """Records whose cluster the final recheck changed (``run_dedup(recheck=True)``); of them,
-    :attr:`taken_back` are duplicates no more."""
-    taken_back: int = 0
-    rechecked_earlier: int = 0
-    """Documents of an index loaded from an earlier run whose cluster the recheck changed (not records of this
-    run: they are in the index, not in the report)."""
-    dead_reasons: dict[str, int] = field(default_factory=dict)
-    """How many dead letters had each kind of reason (reasons that differ in their numbers alone are one kind),
-    under the first reason of that kind."""
-
-    @property
-    def undecided(self) -> str | None:
-        """When records were read but none could be decided (every one a dead letter): one line saying so, with the
-        most common reason; else ``None``. ``es-simhash`` then exits with code 5 and creates no index."""
-        if not self.read or self.kept or self.duplicates:
-            return None
-        reason, n = max(self.dead_reasons.items(), key=lambda kv: (kv[1], kv[0]), default=("unknown", 0))
-        which = "" if n == self.read else f"; the most common reason ({n:,} of them)"
-        return f"none of the {self.read:,} records read could be indexed{which}: {reason}"
-
-    @property
-    def reconciles(self) -> bool:
-        return self.read == self.kept + self.duplicates + self.dead_letters
-
-    @property
-    def indexed(self) -> int:
-        """Documents written into the index (over resumed runs too): the decided ones not already there."""
-        return self.kept + self.duplicates - self.already_indexed
-
-    @property
-    def indexed_this_run(self) -> int:
-        return self.indexed - self.resumed_indexed
-
-    @property
-    def elapsed_this_run(self) -> float:
-        return max(self.elapsed - self.resumed_elapsed, 0.0)
-
-    @property
-    def rate_this_run(self) -> float:
-        """Documents written per second by this run alone (not counting the runs it resumed)."""
-        return self.indexed_this_run / self.elapsed_this_run if self.elapsed_this_run else 0.0
-
-    def to_dict(self) -> dict:
-        return {
-            "read": self.read,
-            "kept": self.kept,
-            "duplicates": self.duplicates,
-            "dead_letters": self.dead_letters,
-            "already_indexed": self.already_indexed,
-            "reasons": dict(sorted(self.reasons.items())),
-            "elapsed_seconds": round(self.elapsed, 3),
-            "dead_letter_file": self.dead_letter_path,
-            "encoding_fallbacks": self.encoding_fallbacks,
-            "html_stripped": self.html_stripped,
-            "rechecked": self.rechecked,
-            "taken_back": self.taken_back,
-            "rechecked_earlier": self.rechecked_earlier,
-            "dead_reasons": dict(sorted(self.dead_reasons.items())),
-        }
-
-
-class Checkpoint:
-    """Where a run got to, saved atomically after every batch, so an interrupted ``index`` can ``--resume``.
-
-    Everything up to ``done[source]`` lines of each input has been indexed, reported and dead-lettered; the
-    saved ``summary`` counts exactly those lines. A run holds the checkpoint's lock (:meth:`lock`, a
-    ``.lock`` file beside it naming the process) while it works, so a second run given the same checkpoint
-    stops with :class:`CheckpointInUse` before it reads or writes anything; a lock left by a killed process
-    (no such process on this host any more) is taken over.
-
-    The run's report and dead letters are written as partial files beside their paths
-    (:data:`~es_simhash.outputs.PARTIAL_SUFFIX`) and put in place when it finishes: an earlier report is never
-    cut into, and a resumed run appends to the partial files of the run it resumes (the checkpoint records their
-    paths, so a resume that names others is refused). ``batch_size`` is the size of the next batch, so a resumed
-    run cuts its batches where the interrupted one did: the first batch it decides is the one that run was writing
-    when it stopped (:meth:`DedupEngine.process_batches`' ``resumed``).
-    """
-
-    FORMAT = "es-simhash-checkpoint/1"
-
-    def __init__(self, path: str | os.PathLike[str], inputs: Sequence[str]) -> None:
-        self.path = os.fspath(path)
-        self.inputs = [os.path.abspath(p) if p != "-" else p for p in inputs]
-        self.done: dict[str, int] = {}
-        self.summary = Summary()
-        self.batch_size: int | None = None
-        """The size of the next batch (saved, so a resumed run cuts its batches where this one did)."""
-        self.mark: Any = None
-        """The visible mark the next batch was decided with (:attr:`DedupEngine.next_mark`; JSON)."""
-        self.outputs: dict[str, str] = {}
-        """The run's resumable outputs: ``report`` and ``dead_letters``, absolute paths."""
-        self._locks = 0
-
-    @staticmethod
-    def default_path(index: str, inputs: Sequence[str]) -> str:
-        """The checkpoint of a run of ``inputs`` into ``index`` when none is named: in the current folder, named
-        after the index and a digest of the inputs' absolute paths, so runs on other inputs (concurrent writers
-        into one index) never share one, and the same command finds its own again with ``--resume``."""
-        import hashlib
-
-        names = "\n".join(os.path.abspath(p) if p != "-" else p for p in inputs)
-        return f"es-simhash-{index}-{hashlib.sha1(names.encode('utf-8')).hexdigest()[:10]}.checkpoint.json"
-
-    @property
-    def lock_path(self) -> str:
-        return f"{self.path}.lock"
-
-    @contextmanager
-    def lock(self) -> Iterator[None]:
-        """Hold the checkpoint for this run (re-entrant); raises :class:`CheckpointInUse` when a live process holds
-        it."""
-        if self._locks == 0:
-            self._acquire()
-        self._locks += 1
-        try:
-            yield
-        finally:
-            self._locks -= 1
-            if self._locks == 0:
-                try:
-                    os.remove(self.lock_path)
-                except FileNotFoundError:
-                    pass
-
-    def _acquire(self) -> None:
-        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S")}
-        for _ in range(2):
-            try:
-                fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                holder = self._holder()
-                if holder is not None and not _alive(holder):
-                    os.remove(self.lock_path)  # left by a process that was killed: take it over
-                    continue
-                who = (f"process {holder.get('pid')} on {holder.get('host')} since {holder.get('since')}"
-                       if holder else "another process")
-                raise CheckpointInUse(
-                    f"checkpoint {self.path} is in use by {who}: give each concurrent run its own checkpoint"
-                ) from None
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(me, fh)
-            return
-        raise CheckpointInUse(f"checkpoint {self.path} is in use by another process")
-
-    def _holder(self) -> dict | None:
-        try:
-            with open(self.lock_path, encoding="utf-8") as fh:
-                data = json.load(fh)
-            return data if isinstance(data, dict) else None
-        except (OSError, ValueError):
-            return None
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str], inputs: Sequence[str]) -> "Checkpoint":
-        cp = cls(path, inputs)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except FileNotFoundError:
-            raise NoCheckpoint(f"no checkpoint at {path}: nothing to resume") from None
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"unreadable checkpoint {path}: {exc}") from None
-        if data.get("format") != cls.FORMAT:
-            raise ValueError(f"{path} is not an es-simhash checkpoint")
-        if data["inputs"] != cp.inputs:
-            raise ValueError(f"checkpoint {path} is for other inputs: {', '.join(data['inputs'])}")
-        cp.done = {k: int(v) for k, v in data["done"].items()}
-        s = data["summary"]
-        cp.summary = Summary(
-            read=s["read"], kept=s["kept"], duplicates=s["duplicates"], dead_letters=s["dead_letters"],
-            already_indexed=s["already_indexed"], reasons=dict(s["reasons"]),
-            encoding_fallbacks=int(s.get("encoding_fallbacks", 0)), html_stripped=int(s.get("html_stripped", 0)),
-            elapsed=float(s.get("elapsed_seconds", 0.0)), dead_reasons=dict(s.get("dead_reasons", {})),
-        )
-        cp.summary.resumed_indexed = cp.summary.indexed
-        cp.summary.resumed_already = cp.summary.already_indexed
-        cp.summary.resumed_elapsed = cp.summary.elapsed
-        cp.batch_size = data.get("batch_size")
-        cp.mark = data.get("mark")
-        cp.outputs = dict(data.get("outputs", {}))
-        return cp
-
-    def save(self, summary: Summary) -> None:
-        tmp = f"{self.path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump({"format": self.FORMAT, "inputs": self.inputs, "done": self.done, "batch_size": self.batch_size,
-                       "mark": self.mark,
-                       "outputs": self.outputs, "summary": summary.to_dict()}, fh, ensure_ascii=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
-
-    def output(self, name: str, option: str, path: str | os.PathLike[str] | None) -> None:
-        """Record the run's output ``name`` (``report``, ``dead_letters``) at ``path``; a resumed run must name the
-        same file the interrupted run wrote (:class:`~es_simhash.outputs.OutputError` otherwise: its partial file
-        is beside that one)."""
-        real = None if path is None else os.path.realpath(path)
-        if self.done:
-            was = self.outputs.get(name)
-            if was != real:
-                said = f"{option} {was}" if was else f"no {option}"
-                raise OutputError(f"{option}: the interrupted run was given {said}: resume with the same, or start "
-                                  "the run anew instead of resuming it")
-        if real is None:
-            self.outputs.pop(name, None)
-        else:
-            self.outputs[name] = real
-
-    def open_report(self, path: str | os.PathLike[str]) -> AtomicFile:
-        """The run's ``report`` file for :func:`run_dedup`, as a context manager giving the file to write: written
-        as a partial file beside ``path`` and put in place when the block ends well (an earlier report stays as it
-        was until then); a resumed run cuts the partial file of the run it resumes back to the lines this checkpoint
-        accounts for (a batch written after the last save goes: the run writes it again) and appends. Take
-        :meth:`lock` first, so a run that holds the checkpoint is never cut into."""
-        self.output("report", "--report", path)
-        report = AtomicFile(path, resumable=True)
-        report.open(self.summary.kept + self.summary.duplicates if self.done else None)
-        return report
-
-    def remove(self) -> None:
-        for p in (self.path, f"{self.path}.tmp"):
-            if os.path.exists(p):
-                os.remove(p)
-
-
-def _alive(holder: dict) -> bool:
-    """Whether the process named by a lock file may still be running (always assumed on another host)."""
-    if holder.get("host") != socket.gethostname():
-        return True
-    try:
-        os.kill(int(holder["pid"]), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, KeyError, ValueError, TypeError):
-        return True
-    return True
+__all__ = ["run_dedup", "iter_texts"]
 
 
 def run_dedup(
@@ -364,7 +82,7 @@ def run_dedup(
         run = _Run(summary, reader, dlw, report, output, checkpoint, on_progress)
         if recheck:
             run.duplicates_at = {}
-            run.keep_raw = output is not None and not _rereadable(inputs)
+            run.keep_raw = output is not None and not rereadable(inputs)
 
         def documents() -> Iterator[tuple[list[Document], _Batch]]:
             waiting = start
@@ -383,7 +101,7 @@ def run_dedup(
                 raise KeyboardInterrupt
         read_to = reader.bytes_read  # (a recheck reads the inputs again: progress stays where the run got to)
         if recheck:
-            _recheck_outputs(inputs, engine, reader, summary, report, output, run.duplicates_at or {})
+            recheck_outputs(inputs, engine, reader, summary, report, output, run.duplicates_at or {})
     summary.dead_letter_path = dlw.path if dlw.written else None
     summary.elapsed = run.elapsed()
     if checkpoint is not None:
@@ -391,132 +109,6 @@ def run_dedup(
     if on_progress is not None:
         on_progress(read_to, summary)
     return summary
-
-
-def _recheck_outputs(inputs: Sequence[str], engine: DedupEngine, reader: RecordSource, summary: Summary,
-                     report: IO[str] | None, output: IO[bytes] | None,
-                     duplicates_at: Mapping[str, tuple[str, int, bytes | None]]) -> None:
-    """:func:`run_dedup`'s final recheck: the index's decisions taken again, the counts and files corrected.
-    ``duplicates_at``: where this run's duplicates were read (source, line, and their raw bytes when the inputs
-    cannot be read again): only they can change (a recheck takes back or moves duplicates, and re-points
-    duplicates), and only they are this run's (an index loaded from an earlier run has documents of its own)."""
-    from es_simhash.cluster.recheck import recheck
-
-    first: dict[str, tuple[str | None, str]] = {}  # id -> (duplicate_of, reason) before the recheck
-    final: dict[str, StoredDoc] = {}
-    earlier: set[str] = set()  # documents of a loaded index: saved with it, not reported
-    for change in recheck(engine.maintained(), engine.rule, repeat=True).changes:
-        if change.id not in duplicates_at:
-            earlier.add(change.id)
-            continue
-        first.setdefault(change.id, (change.before[1], change.was_reason or ""))
-        if change.doc is not None:
-            final[change.id] = change.doc
-    summary.rechecked_earlier = len(earlier)
-    if not final:
-        return
-    taken_back: set[str] = set()
-    for doc_id, doc in final.items():
-        was_duplicate_of, was_reason = first[doc_id]
-        if was_duplicate_of is not None and doc.is_canonical:
-            taken_back.add(doc_id)
-        summary.reasons[was_reason] = summary.reasons.get(was_reason, 0) - 1
-        summary.reasons[doc.reason] = summary.reasons.get(doc.reason, 0) + 1
-    summary.reasons = {r: n for r, n in summary.reasons.items() if n}
-    summary.rechecked = len(final)
-    summary.taken_back = len(taken_back)
-    summary.duplicates -= len(taken_back)
-    summary.kept += len(taken_back)
-    if report is not None:
-        _correct_report(report, final, duplicates_at)
-    if output is not None and taken_back:
-        _correct_output(output, inputs, reader, taken_back, duplicates_at)
-
-
-def _rewritable(fh: IO) -> str | None:
-    """The real path of ``fh`` (symbolic links followed) when it is a regular file that can be written again
-    whole, else None."""
-    name = getattr(fh, "name", None)
-    if not isinstance(name, str) or not os.path.isfile(name):
-        return None
-    try:
-        return os.path.realpath(name) if fh.seekable() else None
-    except (OSError, ValueError):
-        return None
-
-
-@contextmanager
-def _replacing(path: str, mode: str) -> Iterator[IO]:
-    """A new version of the file ``path``, written beside it and put in its place (with its permissions) only
-    when the block ends without an error; otherwise the file is left as it was and the new version removed."""
-    tmp = path + ".recheck"
-    try:
-        with open(tmp, mode, encoding=None if "b" in mode else "utf-8") as dst:
-            yield dst
-        shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
-def _correct_report(report: IO[str], final: Mapping[str, StoredDoc],
-                    duplicates_at: Mapping[str, tuple[str, int, bytes | None]]) -> None:
-    report.flush()
-    path = _rewritable(report)
-    if path is None:  # (a pipe: the corrected lines follow; a later line of an id replaces its earlier one)
-        for doc_id, doc in final.items():
-            source, line, _ = duplicates_at[doc_id]
-            report.write(report_line(Result.from_stored(doc), source, line))
-        return
-    with open(path, encoding="utf-8") as src, _replacing(path, "w") as dst:
-        for text in src:
-            row = json.loads(text)
-            now = final.get(row["id"])
-            dst.write(text if now is None else report_line(Result.from_stored(now), row["source"], row["line"]))
-
-
-def _correct_output(output: IO[bytes], inputs: Sequence[str], reader: RecordSource, unique: set[str],
-                    duplicates_at: Mapping[str, tuple[str, int, bytes | None]]) -> None:
-    """Add the records of ``unique`` (duplicates no more) to ``output``: in input order when it is a file and
-    the inputs are files (the records it holds are the others that are not duplicates, in input order: each is met
-    again in the inputs), else at its end."""
-    output.flush()
-    kept_raw = [raw for raw in (duplicates_at[i][2] for i in unique) if raw is not None]
-    if kept_raw:  # (inputs that cannot be read again, e.g. standard input: their raw bytes were kept)
-        for raw in kept_raw:
-            output.write(raw + b"\n")
-        return
-    unique = set(unique)  # (each record is written once: an id's later records are dead letters)
-    path = _rewritable(output)
-    if path is None:
-        for records in (reader.read_one(p) for p in inputs):
-            for rec in records:
-                if isinstance(rec, Record) and rec.id in unique:
-                    output.write(rec.raw + b"\n")
-                    unique.discard(rec.id)
-        return
-    with open(path, "rb") as src, _replacing(path, "wb") as dst:
-        kept = src.readline()
-        for records in (reader.read_one(p) for p in inputs):
-            for rec in records:
-                if not isinstance(rec, Record):
-                    continue
-                line = rec.raw + b"\n"
-                if kept and line == kept:
-                    dst.write(kept)
-                    kept = src.readline()
-                elif rec.id in unique:
-                    dst.write(line)
-                    unique.discard(rec.id)
-        while kept:  # (never expected: what the inputs no longer hold is kept, not lost)
-            dst.write(kept)
-            kept = src.readline()
-
-
-def _rereadable(inputs: Sequence[str]) -> bool:
-    """Whether every input is a regular file (read again by a recheck), not standard input or a pipe."""
-    return all(p != "-" and os.path.isfile(p) for p in inputs)
 
 
 FIRST_BATCH = 100
@@ -553,7 +145,7 @@ class _Run:
         self.elapsed_before = summary.elapsed  # the runs this one resumes
         self.duplicates_at: dict[str, tuple[str, int, bytes | None]] | None = None  # (for a recheck)
         self.keep_raw = False
-        self.kinds = {_reason_kind(r): r for r in summary.dead_reasons}  # kind -> its first reason
+        self.kinds = {reason_kind(r): r for r in summary.dead_reasons}  # kind -> its first reason
 
     def elapsed(self) -> float:
         return self.elapsed_before + time.perf_counter() - self.started
@@ -563,7 +155,7 @@ class _Run:
         s = self.summary
         s.read += 1
         s.dead_letters += 1
-        kind = _reason_kind(letter.reason)
+        kind = reason_kind(letter.reason)
         reason = self.kinds.get(kind)
         if reason is None and len(self.kinds) < self.MAX_DEAD_REASONS:
             reason = self.kinds[kind] = letter.reason
@@ -587,7 +179,7 @@ class _Run:
             if isinstance(res, (DuplicateIdError, IndexingError)):
                 self.dead(DeadLetter(rec.source, rec.line, str(res), excerpt(rec.raw)))
                 continue
-            _count(summary, res)
+            count_result(summary, res)
             if self.duplicates_at is not None and res.duplicate:
                 self.duplicates_at[res.id] = (rec.source, rec.line, rec.raw if self.keep_raw else None)
             if report is not None:
@@ -670,35 +262,6 @@ class _Run:
         while n_ahead > smallest:  # (never more than ``size``: a batch is also one bulk request)
             yield take(min(size, max(-(-n_ahead // 2), smallest)))
         yield take(n_ahead)
-
-
-_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
-
-
-def _reason_kind(reason: str) -> str:
-    """A dead letter's reason with its numbers (a byte, an offset, a column) left out: its kind."""
-    return _NUMBERS.sub("#", reason)
-
-
-def report_line(res: Result, source: str, line: int) -> str:
-    """The ``--report`` line of one result: ``json.dumps({**res.to_dict(), "source": source, "line": line},
-    ensure_ascii=False)`` and a newline, written out field by field (a third of the time, on every record)."""
-    dup_of = "null" if res.duplicate_of is None else _json_str(res.duplicate_of)
-    distance = "null" if res.distance is None else int(res.distance)
-    return (f'{{"id": {_json_str(res.id)}, "cluster": {_json_str(res.cluster)}, '
-            f'"duplicate": {"true" if res.duplicate else "false"}, "duplicate_of": {dup_of}, "distance": {distance}, '
-            f'"reason": {_json_str(res.reason)}, "source": {_json_str(source)}, "line": {int(line)}}}\n')
-
-
-def _count(summary: Summary, res: Result) -> None:
-    summary.read += 1
-    if res.duplicate:
-        summary.duplicates += 1
-    else:
-        summary.kept += 1
-    if res.already_indexed:
-        summary.already_indexed += 1
-    summary.reasons[res.reason] = summary.reasons.get(res.reason, 0) + 1
 
 
 def iter_texts(inputs: Iterable[str], reader: RecordReader | None = None) -> Iterable[str]:
