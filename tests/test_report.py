@@ -15,6 +15,7 @@ import matplotlib  # noqa: F401  (a test dependency: the report draws its charts
 import pytest
 
 from es_simhash.readside import report
+from es_simhash.readside.report import data as report_data
 from es_simhash.index.elastic import ConnectionSettings, connect
 from support import run_cli
 
@@ -222,8 +223,8 @@ def test_missing_matplotlib_is_a_clear_one_line_error(tmp_path):
 
 def test_time_buckets_of_the_file_report_are_aligned_like_elasticsearch():
     t = [(datetime(2026, 11, d, 9, tzinfo=timezone.utc), d % 2 == 0) for d in (1, 2, 2, 25)]
-    buckets, name = report._bucket_times(t)  # 24 days: 12h buckets would be too many, days it is
+    buckets, name = report_data.bucket_times(t)  # 24 days: 12h buckets would be too many, days it is
     assert name == "1d" and len(buckets) == 25
     assert [(b.start.isoformat(), b.documents, b.duplicates) for b in buckets[:3]] == [
         ("2026-11-01T00:00:00+00:00", 1, 0), ("2026-11-02T00:00:00+00:00", 2, 2), ("2026-11-03T00:00:00+00:00", 0, 0)]
-    assert report._bucket_times([])[0] == []
+    assert report_data.bucket_times([])[0] == []
