@@ -121,7 +121,7 @@ def field_problems(objects, fields: dict[str, str]) -> list[str]:
 
 def test_shipped_ndjson_is_what_the_generator_makes(objects):
     assert NDJSON.read_text(encoding="utf-8") == kibana.ndjson(kibana.saved_objects()), \
-        "regenerate with: python -m es_simhash.kibana"
+        "regenerate with: python -m es_simhash.readside.kibana"
     assert {o["type"] for o in objects} == {"index-pattern", "search", "visualization", "dashboard"}
 
 

@@ -1,0 +1,161 @@
+"""Importing the saved objects into Kibana and exporting them to a file (``es-simhash kibana import`` /
+``export``): the Kibana URL checked, credentials from the settings, one-line errors."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import ssl
+import uuid
+from typing import Any
+from urllib import error as urlerror
+from urllib import request as urlrequest
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from es_simhash import settings
+from es_simhash.errors import InvalidKibanaURL, KibanaError
+from es_simhash.readside.kibana.objects import DASHBOARD_ID, NDJSON_NAME, load_saved_objects, ndjson
+
+
+# -- import ------------------------------------------------------------------------------------------------
+def _safe(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port: int | str | None
+    try:
+        port = parts.port
+    except ValueError:  # out of range: shown as written (without credentials)
+        port = parts.netloc.rsplit("@", 1)[-1].rsplit(":", 1)[-1]
+    if port:
+        host = f"{host}:{port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | None = None,
+                         space: str | None = None, api_key: str | None = None, username: str | None = None,
+                         password: str | None = None, ca_certs: str | None = None,
+                         timeout: float = 60.0, config: str | os.PathLike[str] | None = None) -> str:
+    """Import the saved objects (``overwrite=true``) and return a one-line summary.
+
+    Credentials and CA default to those of the Elasticsearch connection (Kibana accepts Elasticsearch
+    credentials): :meth:`~es_simhash.index.elastic.ConnectionSettings.from_env`'s config file (``config``) and
+    environment (``ES_API_KEY``, or ``ES_USERNAME``/``ES_PASSWORD``; ``ES_CA_CERTS``); the URL to ``KIBANA_URL``
+    or ``http://localhost:5601``. Raises :class:`InvalidKibanaURL` or :class:`KibanaError` with a one-line reason.
+    """
+    from es_simhash.index.elastic import ConnectionSettings
+
+    conn = ConnectionSettings.values(config, api_key=api_key, username=username, password=password,
+                                     ca_certs=ca_certs)  # ValueError: an unreadable config file
+    url = settings.kibana_url(kibana_url)
+    safe, parts = _check_kibana_url(url)
+    username, password = conn.get("username") or None, conn.get("password")
+    if parts.username and not username:  # user:password@host in the URL
+        username, password = parts.username, parts.password
+    base = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, "", ""))
+    prefix = f"/s/{quote(space, safe='')}" if space else ""
+    endpoint = f"{base}{prefix}/api/saved_objects/_import?overwrite=true"
+
+    objects = load_saved_objects(index_pattern)
+    boundary = "es-simhash-" + uuid.uuid4().hex
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{NDJSON_NAME}\"\r\n"
+            f"Content-Type: application/ndjson\r\n\r\n").encode() + ndjson(objects).encode("utf-8") + \
+        f"\r\n--{boundary}--\r\n".encode()
+    headers = {"kbn-xsrf": "es-simhash", "Content-Type": f"multipart/form-data; boundary={boundary}",
+               "Accept": "application/json"}
+    if conn.get("api_key"):
+        headers["Authorization"] = f"ApiKey {conn['api_key']}"
+    elif username:
+        token = base64.b64encode(f"{username}:{password or ''}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    status, raw, ctype = _post(endpoint, body, headers, safe, parts.scheme == "https", conn.get("ca_certs") or None,
+                               timeout)
+    answer = _answer(status, raw, ctype, safe, len(objects))
+    where = f" (space {space})" if space else ""
+    return (f"imported {answer.get('successCount', len(objects))} saved objects into Kibana at {safe}{where}: "
+            f"data view {objects[0]['attributes']['title']!r}, dashboard 'es-simhash: duplicates' "
+            f"({safe}{prefix}/app/dashboards#/view/{DASHBOARD_ID})")
+
+
+def _check_kibana_url(url: str):
+    """``(url for messages, split url)``; :class:`InvalidKibanaURL` unless it is ``http(s)://host[:port]``."""
+    safe = _safe(url)
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidKibanaURL(f"invalid Kibana URL {safe!r}: {exc}; expected http(s)://host:port, "
+                               "e.g. http://localhost:5601") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        hint = f"http://{url}" if "://" not in url else "http(s)://host:port"
+        raise InvalidKibanaURL(f"invalid Kibana URL {safe!r}: expected http(s)://host:port, e.g. {hint}")
+    return safe, parts
+
+
+def _post(endpoint: str, body: bytes, headers: dict[str, str], safe: str, https: bool, ca_certs: str | None,
+          timeout: float) -> tuple[int, bytes, str]:
+    """POST the import: ``(status, body, content type)`` of any HTTP answer; :class:`KibanaError` without one."""
+    ctx = None
+    if https:
+        try:
+            ctx = ssl.create_default_context(cafile=ca_certs) if ca_certs else ssl.create_default_context()
+        except (OSError, ssl.SSLError) as exc:
+            raise KibanaError(f"cannot read CA certificate {ca_certs}: {exc}") from None
+    req = urlrequest.Request(endpoint, data=body, headers=headers, method="POST")
+    try:
+        with urlrequest.urlopen(req, timeout=timeout, context=ctx) as resp:
+            return resp.status, resp.read(), resp.headers.get("Content-Type", "")
+    except urlerror.HTTPError as exc:
+        if exc.headers.get("X-Elastic-Product") == "Elasticsearch":
+            raise KibanaError(f"{safe} is Elasticsearch, not Kibana: give Kibana's URL (its port is 5601 by "
+                              "default)") from None
+        return exc.code, exc.read(), exc.headers.get("Content-Type", "")
+    except urlerror.URLError as exc:
+        if isinstance(exc.reason, ssl.SSLError):
+            raise KibanaError(f"TLS verification failed for {safe}: pass Kibana's CA certificate (ca_certs, "
+                              "ES_CA_CERTS)") from None
+        raise KibanaError(f"cannot reach Kibana at {safe}: is it running? Check the Kibana URL (KIBANA_URL) "
+                          f"({exc.reason})") from None
+    except (TimeoutError, OSError) as exc:
+        raise KibanaError(f"Kibana at {safe} did not answer: {exc}") from None
+
+
+def _answer(status: int, raw: bytes, ctype: str, safe: str, n_objects: int) -> dict[str, Any]:
+    """The JSON answer of a successful import; :class:`KibanaError` with Kibana's reason otherwise."""
+    try:
+        answer = json.loads(raw or b"null")
+    except ValueError:
+        answer = None
+    if answer is None and status not in (401, 403):
+        raise KibanaError(f"the server at {safe} is not Kibana (HTTP {status}"
+                          f"{', ' + ctype.split(';')[0] if ctype else ''}, not a JSON answer): check the Kibana URL")
+    if status == 401:
+        raise KibanaError(f"Kibana at {safe} rejected the credentials (401): check ES_API_KEY, or ES_USERNAME "
+                          "and ES_PASSWORD")
+    if status == 403:
+        raise KibanaError(f"Kibana at {safe} refused the import (403): the user lacks saved-object privileges")
+    if status != 200 or not isinstance(answer, dict):
+        msg = ((answer.get("message") or answer.get("error") or json.dumps(answer)[:200]) if isinstance(answer, dict)
+               else raw[:200].decode("utf-8", "replace"))
+        raise KibanaError(f"Kibana at {safe} refused the import ({status}): {' '.join(str(msg).split())[:300]}")
+    if not answer.get("success"):
+        errs = answer.get("errors") or []
+        first = "; ".join(f"{e.get('type')} {e.get('id')}: {(e.get('error') or {}).get('type')}" for e in errs[:3])
+        raise KibanaError(f"Kibana imported {answer.get('successCount', 0)} of {n_objects} objects; "
+                          f"{len(errs)} failed: {first}")
+    return answer
+
+
+def export_saved_objects(path: str | os.PathLike[str], index_pattern: str | None = None) -> int:
+    """Write the saved objects (data view, saved searches, dashboard) as an ndjson file for Kibana's *Stack
+    Management > Saved objects > Import*, with the data view covering ``index_pattern`` (default ``es-simhash*``);
+    ``-`` writes to standard output. Returns how many objects were written. The file is written beside its path and
+    put in place at the end (:func:`~es_simhash.outputs.atomic_write`)."""
+    from es_simhash.files.outputs import atomic_write
+
+    objects = load_saved_objects(index_pattern)
+    with atomic_write(path) as fh:
+        fh.write(ndjson(objects))
+    return len(objects)
+
+
