@@ -17,7 +17,8 @@ WIDTH = 100
 
 
 def _commands(group, path: tuple[str, ...] = ()):
-    """``(path, command)`` of every command under a click group, depth first, in the order ``--help`` lists."""
+    """``(path, command)`` of every command under a group (the Typer app's click group), depth first, in the order
+    ``--help`` lists."""
     yield path, group
     if hasattr(group, "list_commands"):  # a group
         ctx = group.make_context(" ".join(("es-simhash", *path)), ["--help"], resilient_parsing=True)
@@ -26,7 +27,7 @@ def _commands(group, path: tuple[str, ...] = ()):
 
 
 def _help(app, path: tuple[str, ...]) -> str:
-    from click.testing import CliRunner
+    from typer.testing import CliRunner
 
     env = {"COLUMNS": str(WIDTH), "LINES": "50", "NO_COLOR": "1", "TERM": "dumb", "FORCE_COLOR": None,
            "ES_URL": None, "ES_API_KEY": None, "ES_USERNAME": None, "ES_PASSWORD": None, "ES_CA_CERTS": None,
@@ -39,12 +40,14 @@ def _help(app, path: tuple[str, ...]) -> str:
 
 def render() -> str:
     """The reference as Markdown: one section per command, its ``--help`` verbatim."""
+    from typer.main import get_command
+
     from es_simhash.cli import app
 
     parts = ["# Command-line reference", "",
              "Generated from `--help` by `python scripts/cli_reference.py`; do not edit by hand "
              "(`tests/test_cli_reference.py` fails when this file and the commands disagree).", ""]
-    for path, _ in _commands(app):
+    for path, _ in _commands(get_command(app)):
         title = " ".join(("es-simhash", *path))
         parts += [f"## `{title}`" if path else f"## `{title}` (overview)", "", "```text", _help(app, path), "```", ""]
     return "\n".join(parts)

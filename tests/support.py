@@ -128,15 +128,15 @@ def flip_bits(value: int, positions) -> int:
 # -- the command line, in process ---------------------------------------------------------------------------
 def run_cli(*args, stdin: bytes | str | None = b"", env: dict | None = None, cwd=None, es_url: str | None = None):
     """Run ``es-simhash ARGS`` in this process, as the console script does (``es_simhash.cli.main``: the same
-    one-line errors and exit codes), with stdin, stdout and stderr captured by ``click.testing.CliRunner``.
+    one-line errors and exit codes), with stdin, stdout and stderr captured by ``typer.testing.CliRunner``.
     ``env`` (variables to set; ``None`` values unset) and ``cwd`` apply for the run only. Returns a
     ``subprocess.CompletedProcess`` (``returncode``, ``stdout`` and ``stderr`` as bytes), like the subprocess
     helpers it replaces; tests of signals, kills and a fresh interpreter keep a real subprocess."""
     import os
     import subprocess
 
-    import click.formatting
-    from click.testing import CliRunner
+    import typer._click.formatting as formatting  # (Typer's copy of click: the width the help is wrapped at)
+    from typer.testing import CliRunner
 
     from es_simhash.cli import main
 
@@ -149,12 +149,10 @@ def run_cli(*args, stdin: bytes | str | None = b"", env: dict | None = None, cwd
         if cwd is not None:
             os.chdir(cwd)
         runner = CliRunner()
-        if hasattr(runner, "mix_stderr"):  # click < 8.2: stderr apart from stdout
-            runner.mix_stderr = False
         with runner.isolation(input=stdin, env=env) as streams:
             # help as wide as in a real process (the terminal's width, 80 columns without one), not the runner's
             # fixed 80 (it restores its setting on the way out)
-            click.formatting.FORCED_WIDTH = None
+            formatting.FORCED_WIDTH = None
             code = main(argv)
             stdout, stderr = streams[0].getvalue(), streams[1].getvalue()
     finally:

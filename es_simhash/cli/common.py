@@ -1,0 +1,215 @@
+"""What every command shares: the one-line error (:class:`UserError`), stderr lines and progress bars, the options
+several commands take (declared once, as ``Annotated`` types), and the small steps before a run (inputs and
+outputs checked, the fingerprinter and the reader made)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from es_simhash.files.sources import RecordReader
+from es_simhash.fingerprint.fingerprinter import Fingerprinter
+from es_simhash.fingerprint.idf import IDFTable
+from es_simhash.pipeline import Summary
+
+
+class UserError(Exception):
+    """An error with a one-line message for the user (exit code 1 unless ``code`` says otherwise)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def err(message: str) -> None:
+    """A line on stderr (messages, summaries, warnings; the progress bars draw there too)."""
+    print(message, file=sys.stderr, flush=True)
+
+def _stderr_is_terminal() -> bool:
+    """Whether stderr takes a progress bar (:func:`es_simhash.settings.stderr_is_terminal`)."""
+    from es_simhash import settings
+
+    return settings.stderr_is_terminal(sys.stderr)
+
+def _err_console():
+    """The rich console on stderr that progress bars draw on (rich is imported only when a bar is drawn)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+def _print_table(table) -> None:
+    """A rich table on stdout (rich is imported only by the commands that print one)."""
+    from rich.console import Console
+
+    Console(soft_wrap=True).print(table)
+
+# -- options several commands take ---------------------------------------------------------------------------
+TextField = Annotated[Optional[str], typer.Option(
+    "--text-field", help="JSON field holding the text (default: content, text, body).", show_default=False)]
+IdField = Annotated[Optional[str], typer.Option(
+    "--id-field", help="JSON field holding the id (default: id, _id, doc_id, url).", show_default=False)]
+Idf = Annotated[Optional[Path], typer.Option(
+    "--idf", help="IDF table in jieba format (from `fit-idf`) (default: jieba's).", show_default=False)]
+MaxDistance = Annotated[int, typer.Option("-k", "--max-distance", min=0, max=16, help="Hamming distance for long texts.")]
+Inputs = Annotated[List[str], typer.Argument(metavar="INPUTS...", help="JSON Lines files (.gz too), or - for stdin.",
+                                            show_default=False)]
+Report = Annotated[Optional[Path], typer.Option(
+    "--report", "-r", help="Write one JSON line per record: id, cluster, duplicate, distance, reason.",
+    show_default=False)]
+DeadLetters = Annotated[Path, typer.Option(
+    "--dead-letters", help="Where malformed records go (created only if needed).")]
+Encoding = Annotated[str, typer.Option(
+    "--encoding",
+    help="Encoding of the input lines: utf-8, auto (UTF-8, and GB18030 for a line that is not: each such line is "
+         "counted in the summary), gb18030, big5, or any Python codec name.")]
+Html = Annotated[str, typer.Option(
+    "--html",
+    help="Markup in the text: auto (a text that carries HTML tags is replaced by the text of that markup, read with "
+         "an HTML parser: tags, attributes, scripts and styles dropped, entities decoded; counted in the summary), "
+         "strip (every text), keep (as it is).")]
+Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")]
+Workers = Annotated[int, typer.Option(
+    "--workers", min=0, max=64,
+    help="Workers that fingerprint batches ahead on other cores (0: one thread in this process): threads with "
+         "the native core, processes (a second or two each to start) with the pure-Python engine. For big inputs "
+         "on a machine with N cores, N-1. Results are the same.")]
+AsJson = Annotated[bool, typer.Option("--json", help="JSON lines instead of a table.")]
+TextFile = Annotated[Optional[Path], typer.Option("--file", "-f", help="Read the text from this file (UTF-8).",
+                                                  show_default=False)]
+
+
+def _fingerprinter(idf: Optional[Path]) -> Fingerprinter:
+    if idf is None:
+        return Fingerprinter()
+    try:
+        return Fingerprinter(IDFTable.load(idf))
+    except FileNotFoundError:
+        raise UserError(f"IDF table not found: {idf}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read IDF table: {exc}") from None
+
+def _read_text_arg(text: Optional[str], file: Optional[Path]) -> str:
+    if file is not None:
+        try:
+            return file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise UserError(f"file not found: {file}") from None
+        except UnicodeDecodeError as exc:
+            raise UserError(f"{file} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if text is None or text == "-":
+        return sys.stdin.read()
+    return text
+
+def _reader(text_field: Optional[str], id_field: Optional[str], encoding: str, html: str = "keep") -> RecordReader:
+    try:
+        return RecordReader(text_field, id_field, encoding=encoding, html=html)
+    except ValueError as exc:
+        raise UserError(str(exc), code=2) from None
+
+def _check_inputs(inputs: List[str]) -> None:
+    from es_simhash.files.sources import InputError, check_inputs
+
+    try:
+        check_inputs(inputs)
+    except InputError as exc:
+        raise UserError(str(exc)) from None
+
+def _check_outputs(inputs: List[str], *outputs: tuple[str, Optional[Path]], input_name: str = "input") -> None:
+    """Refuse (one line naming the option, exit 1) an output that is an input or another output, or that cannot
+    be written, before anything is read or written (:func:`es_simhash.outputs.check_outputs`)."""
+    from es_simhash.files.outputs import Output, OutputError, check_outputs
+
+    try:
+        check_outputs(inputs, [Output(option, path) for option, path in outputs], input_name)
+    except OutputError as exc:
+        raise UserError(str(exc)) from None
+
+def _undecided(summary: Summary) -> None:
+    """Exit 5 (one line with the reason) when records were read and none could be decided: a misspelt
+    --text-field, an input that is not what it should be."""
+    if summary.undecided is None:
+        return
+    where = f"; every reason is in {summary.dead_letter_path}" if summary.dead_letter_path else ""
+    raise UserError(f"{summary.undecided}{where}", code=5)
+
+def _lookup_keys(spec: str):
+    from es_simhash.lookup.keys import LookupKeys
+
+    try:
+        return LookupKeys.parse(spec)
+    except ValueError as exc:
+        raise UserError(str(exc), code=2) from None
+
+def _warn_beyond_keys(k: int, keys) -> None:
+    if k > keys.k:
+        err(f"warning: -k {k} is beyond the {keys.k} bits the lookup keys guarantee: a neighbour farther "
+            f"than {keys.k} bits is found only when it shares a lookup key (or a sentence); for a guarantee "
+            f"use a new index with --lookup tables:{k}:3")
+
+def _progress(total: int | None, enabled: bool, label: str, unit: str = "bytes"):
+    """A rich progress bar over input bytes (``unit="docs"``: documents) on stderr (disabled when stderr is not a
+    terminal)."""
+    if not enabled or not _stderr_is_terminal():  # (no bar: rich is not even imported)
+        from contextlib import nullcontext
+
+        return nullcontext(), lambda bytes_read, s: None
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        *((DownloadColumn(), TransferSpeedColumn()) if unit == "bytes" else (MofNCompleteColumn(),)),
+        TextColumn("{task.fields[docs]} docs, {task.fields[dups]} dups, {task.fields[dead]} dead"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=_err_console(),
+        disable=not enabled or not _stderr_is_terminal(),
+        transient=False,
+    )
+    task = progress.add_task(label, total=total, docs=0, dups=0, dead=0)
+
+    def update(bytes_read: int, s: Summary) -> None:
+        progress.update(task, completed=bytes_read, docs=s.read, dups=s.duplicates, dead=s.dead_letters)
+
+    return progress, update
+
+def _print_summary(summary: Summary, extra: str = "") -> None:
+    s = summary
+    line = (
+        f"read {s.read:,}  kept {s.kept:,}  duplicates {s.duplicates:,}  dead letters {s.dead_letters:,}"
+        f"  ({s.elapsed:.1f}s{', ' + extra if extra else ''})"
+    )
+    err(line)
+    if s.already_indexed:
+        parts = [f"{s.indexed_this_run:,} written by this run"]
+        if s.resumed_indexed:
+            parts.append(f"{s.resumed_indexed:,} by the run it resumed")
+        parts.append(f"{s.already_indexed:,} already there")
+        err(f"{s.already_indexed:,} were already indexed with the same content (left as they were): "
+            f"{' + '.join(parts)} = {s.kept + s.duplicates:,} documents decided")
+    if s.rechecked:
+        err(f"recheck: {s.rechecked:,} decisions taken again once the input's templates were known, "
+            f"{s.taken_back:,} duplicates no more (--no-recheck: the decisions made on arrival)")
+    if s.rechecked_earlier:
+        err(f"recheck: {s.rechecked_earlier:,} documents of the loaded index changed cluster too (they are in the "
+            "index, not in this run's report)")
+    if s.html_stripped:
+        err(f"{s.html_stripped:,} records carried HTML: their text was read from the markup (--html)")
+    if s.encoding_fallbacks:
+        err(f"{s.encoding_fallbacks:,} records were not UTF-8 and were read as GB18030 (--encoding auto)")
+    if s.dead_letter_path:
+        err(f"dead letters written to {s.dead_letter_path}")
+    if not s.reconciles:  # pragma: no cover - an internal invariant; say so loudly if it ever breaks
+        raise UserError("internal error: read != kept + duplicates + dead letters", code=1)

@@ -1,0 +1,307 @@
+"""The commands that write an Elasticsearch index or look into it by document: ``init``, ``index``, ``check``,
+``delete``, ``repair`` and ``migrate``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress, Report,
+                                   TextField, TextFile, UserError, Workers, _check_inputs, _check_outputs,
+                                   _err_console, _fingerprinter, _lookup_keys, _print_summary, _progress,
+                                   _read_text_arg, _reader, _stderr_is_terminal, _undecided, err)
+from es_simhash.cli.connection import (ApiKey, CaCerts, CheckpointFile, EsUrl, IndexBatch, IndexName, Lookup,
+                                       Password, Resume, Username, _checkpoint, _describe_keys, _Elastic,
+                                       _elastic_message, _indexed_line, _interrupted, _lock, _maintained, _opened,
+                                       _resumable_report, _stop_after_batch, _valid_index)
+from es_simhash.engine.engine import DedupEngine, DefaultRule
+from es_simhash.files.sources import RecordReader
+from es_simhash.pipeline import run_dedup
+
+
+def init(
+    index: IndexName = "es-simhash",
+    replicas: Annotated[Optional[int], typer.Option("--replicas", min=0, help="Replicas (default: cluster default).",
+                                                    show_default=False)] = None,
+    idf: Idf = None,
+    lookup: Lookup = "tables",
+    es_url: EsUrl = None,
+    api_key: ApiKey = None,
+    username: Username = None,
+    password: Password = None,
+    ca_certs: CaCerts = None,
+) -> None:
+    """Install the index template and create the index (safe to run again)."""
+    from es_simhash.index.elastic import ensure_index, read_lookup_keys
+
+    keys = _lookup_keys(lookup)
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        created = ensure_index(es.client, index, _fingerprinter(idf).config, replicas=replicas, lookup_keys=keys)
+        recorded = read_lookup_keys(es.client, index, es.settings.safe_url)
+    kept = "" if created or recorded == keys else f"; it keeps them: --lookup {lookup} applies to new indexes"
+    err(f"index {index!r} {'created' if created else 'already exists'} at {es.settings.safe_url} "
+        f"(lookup keys: {_describe_keys(recorded)}{kept})")
+
+def index_cmd(
+    inputs: Inputs,
+    index: IndexName = "es-simhash",
+    report: Report = None,
+    dead_letters: DeadLetters = Path("dead-letters.jsonl"),
+    text_field: TextField = None,
+    id_field: IdField = None,
+    k: MaxDistance = 3,
+    idf: Idf = None,
+    batch_size: IndexBatch = 500,
+    workers: Workers = 0,
+    lookup: Lookup = "tables",
+    encoding: Encoding = "utf-8",
+    html: Html = "auto",
+    progress: Progress = True,
+    retry_for: Annotated[float, typer.Option(
+        "--retry-for", min=0, help="Seconds to keep retrying when the cluster is down or overloaded.")] = 300.0,
+    checkpoint_file: CheckpointFile = None,
+    resume: Resume = False,
+    es_url: EsUrl = None,
+    api_key: ApiKey = None,
+    username: Username = None,
+    password: Password = None,
+    ca_certs: CaCerts = None,
+) -> None:
+    """Index crawl output into Elasticsearch, detecting duplicates on ingest.
+
+    Every document is indexed with its fingerprint and duplicate cluster; re-running the same input changes
+    nothing. If the cluster stays unavailable longer than --retry-for, the command exits with code 4 and the
+    same command with --resume finishes the job. Prints: read, indexed, duplicates, dead letters, elapsed.
+    """
+    from es_simhash.index.elastic import ElasticError, ElasticIndex
+
+    _check_inputs(inputs)
+    _valid_index(index)
+    keys = _lookup_keys(lookup)
+    reader = _reader(text_field, id_field, encoding, html)
+    checkpoint = _checkpoint(checkpoint_file, index, inputs, resume)
+    _check_outputs(inputs, ("--report", report), ("--dead-letters", dead_letters),
+                   ("--checkpoint", Path(checkpoint.path)))
+    fingerprinter = _fingerprinter(idf)
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        backend = ElasticIndex(es.client, index, url=es.settings.safe_url, retry_for=retry_for)
+        start = _opened(es, index, fingerprinter, keys, k, backend)
+        engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
+        bar, update = _progress(RecordReader.total_bytes(inputs), progress, "index")
+        with ExitStack() as stack:
+            _lock(stack, checkpoint)  # before any output is opened
+            rep = stack.enter_context(_resumable_report(checkpoint, report)) if report else None
+            stack.enter_context(bar)
+            stop = stack.enter_context(_stop_after_batch())
+            try:
+                summary = run_dedup(inputs, engine, reader, report=rep, dead_letters=dead_letters,
+                                    on_progress=update, checkpoint=checkpoint, start=start, stop=stop)
+            except KeyboardInterrupt:
+                raise _interrupted(checkpoint) from None
+            except ElasticError as exc:
+                done = sum(checkpoint.done.values())
+                raise UserError(
+                    f"{_elastic_message(exc)}; {done:,} input lines are done and saved in {checkpoint.path}: "
+                    "run the same command with --resume to finish",
+                    code=4,
+                ) from None
+            _undecided(summary)
+    _print_summary(summary, _indexed_line(summary, index))
+    if backend.truncated_lookups:
+        err(f"warning: {backend.truncated_lookups:,} lookups hit a bucket larger than "
+            f"{backend.max_candidates:,} documents and compared only that many candidates")
+
+def check(
+    text: Annotated[Optional[str], typer.Argument(help="The text, or - for stdin.", show_default=False)] = None,
+    file: TextFile = None,
+    index: IndexName = "es-simhash",
+    k: MaxDistance = 3,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many matches.")] = 10,
+    idf: Idf = None,
+    es_url: EsUrl = None,
+    api_key: ApiKey = None,
+    username: Username = None,
+    password: Password = None,
+    ca_certs: CaCerts = None,
+) -> None:
+    """List indexed near duplicates of a text (JSON lines: id, cluster, distance, reason). Exit 0 either way."""
+    if text is None and file is None:
+        raise UserError("no text to check: give the text, - to read it from stdin, or --file FILE", code=2)
+    text = _read_text_arg(text, file)
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        backend = _maintained(es, index)
+        engine = DedupEngine(backend, _fingerprinter(idf), DefaultRule(k=k))
+        found = engine.check(text, limit=limit)
+    for d in found:
+        typer.echo(json.dumps(d.to_dict(), ensure_ascii=False))
+    err(f"{len(found)} near duplicate{'s' if len(found) != 1 else ''} in {index!r}")
+
+def _print_changes(changes) -> None:
+    for c in changes:
+        typer.echo(json.dumps(c.to_dict(), ensure_ascii=False))
+
+def delete(
+    ids: Annotated[Optional[List[str]], typer.Argument(help="Ids of the documents to delete.",
+                                                       show_default=False)] = None,
+    ids_file: Annotated[Optional[Path], typer.Option("--ids", help="A file of ids, one per line (- for stdin).",
+                                                     show_default=False)] = None,
+    index: IndexName = "es-simhash",
+    k: MaxDistance = 3,
+    es_url: EsUrl = None,
+    api_key: ApiKey = None,
+    username: Username = None,
+    password: Password = None,
+    ca_certs: CaCerts = None,
+) -> None:
+    """Delete documents and keep their clusters whole.
+
+    The rest of a deleted document's cluster is decided again in the order its documents arrived: the earliest
+    remaining member becomes the canonical, members no longer within the rule of anyone in the cluster are
+    decided afresh, and no document is left pointing at a deleted one. Prints one JSON line per document
+    changed (deleted, re-decided, re-pointed); ids not found are reported and are not an error (exit 0).
+    """
+    from es_simhash import cluster
+
+    wanted = list(ids or [])
+    if ids_file is not None:
+        try:
+            fh = sys.stdin if str(ids_file) == "-" else open(ids_file, encoding="utf-8")  # noqa: SIM115
+        except FileNotFoundError:
+            raise UserError(f"ids file not found: {ids_file}") from None
+        with fh:
+            wanted += list(cluster.iter_ids(fh))
+    if not wanted:
+        raise UserError("no ids given: pass ids as arguments or --ids FILE", code=2)
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        backend = _maintained(es, index)
+        try:
+            deleted, missing, settled = cluster.delete(backend, DefaultRule(k=k), wanted)
+        except cluster.MaintenanceError as exc:
+            raise UserError(str(exc)) from None
+    _print_changes(settled.changes)
+    moved = len({c.id for c in settled.changes if c.why != "deleted"})
+    err(f"deleted {len(deleted):,} of {len(wanted):,} documents from {index!r}"
+        f"{f' ({len(missing):,} not found)' if missing else ''}; {moved:,} other documents changed cluster")
+
+def repair(
+    index: IndexName = "es-simhash",
+    k: MaxDistance = 3,
+    dry_run: Annotated[bool, typer.Option("--dry-run",
+                                          help="Only print what would change (first-order changes).")] = False,
+    after: Annotated[Optional[str], typer.Option(
+        "--after", help="Start after this id (go on with an interrupted repair: it prints the id).",
+        show_default=False)] = None,
+    progress: Progress = True,
+    es_url: EsUrl = None,
+    api_key: ApiKey = None,
+    username: Username = None,
+    password: Password = None,
+    ca_certs: CaCerts = None,
+) -> None:
+    """Find and fix inconsistent clusters that older runs or other tools left.
+
+    Canonicals that duplicate an older document join its cluster, clusters whose canonical joined another
+    cluster or is missing are re-pointed, documents pointing at missing documents are decided again, and
+    contradictory flags are fixed. Prints one JSON line per change and a summary; a second repair changes
+    nothing. Safe to interrupt: it prints how to go on.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from es_simhash import cluster
+
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        backend = _maintained(es, index)
+        total = len(backend)
+        bar = Progress(TextColumn("[bold]repair"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       console=_err_console(), disable=not progress or not _stderr_is_terminal())
+        task = bar.add_task("repair", total=total)
+        state = {"checked": 0, "last": after, "printed": 0}
+
+        def on_page(report) -> None:
+            _print_changes(report.changes[state["printed"]:])
+            state.update(checked=report.checked, last=report.last_id, printed=len(report.changes))
+            bar.update(task, completed=report.checked)
+
+        try:
+            with bar:
+                report = cluster.repair(backend, DefaultRule(k=k), dry_run=dry_run, after=after, on_page=on_page)
+        except KeyboardInterrupt:
+            resume = f" --after {state['last']}" if state["last"] else ""
+            raise UserError(f"interrupted after checking {state['checked']:,} documents; everything checked so far "
+                            f"is fixed: run `es-simhash repair --index {index}{resume}` to go on", code=130) from None
+        except cluster.MaintenanceError as exc:
+            raise UserError(str(exc)) from None
+    counts = ", ".join(f"{n:,} {why}" for why, n in sorted(report.counts().items()))
+    verb = "would change" if dry_run else "changed"
+    err(f"checked {report.checked:,} documents in {index!r}: " + (f"{verb} {counts}" if counts else "nothing to fix"))
+
+def migrate(
+    source: Annotated[str, typer.Option("--from", help="The index to read (it is left as it is).",
+                                        show_default=False)],
+    target: Annotated[str, typer.Option("--to", help="The new index (created if needed).", show_default=False)],
+    alias: Annotated[Optional[str], typer.Option(
+        "--alias", help="When done, point this alias at the new index alone (atomically), so readers switch over.",
+        show_default=False)] = None,
+    report: Report = None,
+    dead_letters: DeadLetters = Path("dead-letters.jsonl"),
+    k: MaxDistance = 3,
+    idf: Idf = None,
+    batch_size: IndexBatch = 500,
+    workers: Workers = 0,
+    lookup: Lookup = "tables",
+    progress: Progress = True,
+    checkpoint_file: CheckpointFile = None,
+    resume: Resume = False,
+    es_url: EsUrl = None,
+    api_key: ApiKey = None,
+    username: Username = None,
+    password: Password = None,
+    ca_certs: CaCerts = None,
+) -> None:
+    """Copy an index into a new one with the current fingerprint and lookup keys (e.g. after an upgrade).
+
+    Every document is fingerprinted again from its stored text and decided afresh, the earliest first, on this
+    machine (no reindex module needed); one without stored text is a dead letter. Interrupted? The same
+    command with --resume goes on. The old index is not changed; --alias switches readers over at the end.
+    """
+    from es_simhash.pipeline.migrate import migrate
+    from es_simhash.index.elastic import ElasticError, ElasticIndex, require_index, switch_alias
+
+    if source == target:
+        raise UserError("--from and --to are the same index: migrate into a new one", code=2)
+    _valid_index(source)
+    _valid_index(target)
+    keys = _lookup_keys(lookup)
+    checkpoint = _checkpoint(checkpoint_file, target, [f"index:{source}"], resume)
+    _check_outputs([], ("--report", report), ("--dead-letters", dead_letters), ("--checkpoint", Path(checkpoint.path)))
+    fingerprinter = _fingerprinter(idf)
+    with _Elastic(es_url, api_key, username, password, ca_certs, target) as es:
+        require_index(es.client, source, es.settings.safe_url)
+        old = ElasticIndex(es.client, source, url=es.settings.safe_url)
+        backend = ElasticIndex(es.client, target, url=es.settings.safe_url)
+        start = _opened(es, target, fingerprinter, keys, k, backend)
+        engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
+        bar, update = _progress(len(old), progress, "migrate", unit="docs")
+        with ExitStack() as stack:
+            _lock(stack, checkpoint)
+            rep = stack.enter_context(_resumable_report(checkpoint, report)) if report else None
+            stack.enter_context(bar)
+            stop = stack.enter_context(_stop_after_batch())
+            try:
+                summary = migrate(old, engine, dead_letters=str(dead_letters), checkpoint=checkpoint,
+                                              report=rep, on_progress=update, start=start, stop=stop)
+            except KeyboardInterrupt:
+                raise _interrupted(checkpoint) from None
+            except ElasticError as exc:
+                raise UserError(f"{_elastic_message(exc)}; the same command with --resume goes on", code=4) from None
+            _undecided(summary)
+        switched = ""
+        if alias:
+            before = switch_alias(es.client, alias, target, es.settings.safe_url)
+            switched = f"; alias {alias!r} now points at {target!r}" + (f" (was {', '.join(before)})" if before else "")
+    _print_summary(summary, f"into {target!r}{switched}")

@@ -1,0 +1,267 @@
+"""The commands that need no server: ``fingerprint``, ``dedup`` (the embedded index), ``fit-idf``, ``explain`` and
+``evaluate``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress,
+                                   Report, TextField, TextFile, UserError, Workers, _check_inputs, _check_outputs,
+                                   _fingerprinter, _lookup_keys, _print_summary, _print_table, _progress,
+                                   _read_text_arg, _reader, _undecided, _warn_beyond_keys, err)
+from es_simhash.cli.connection import ApiKey, CaCerts, EsUrl, Password, Username, _Elastic, _maintained
+from es_simhash.engine.engine import DedupEngine, DefaultRule
+from es_simhash.files.sources import RecordReader
+from es_simhash.fingerprint.idf import IDFTable
+from es_simhash.fingerprint.model import FINGERPRINT_VERSION
+from es_simhash.index.memory import MemoryIndex
+from es_simhash.pipeline import iter_texts, run_dedup
+
+
+def fingerprint(
+    text: Annotated[Optional[str], typer.Argument(help="The text, or - to read it from stdin.", show_default=False)] = None,
+    file: TextFile = None,
+    idf: Idf = None,
+) -> None:
+    """Print the fingerprint of a text as JSON (SimHash, segments, sentence signature, flags)."""
+    fp = _fingerprinter(idf).fingerprint(_read_text_arg(text, file))
+    typer.echo(json.dumps(fp.to_dict(), ensure_ascii=False, indent=2))
+
+def dedup(
+    inputs: Inputs,
+    report: Report = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="Write the records that are not duplicates (original lines, input order).",
+        show_default=False)] = None,
+    dead_letters: DeadLetters = Path("dead-letters.jsonl"),
+    text_field: TextField = None,
+    id_field: IdField = None,
+    k: MaxDistance = 3,
+    idf: Idf = None,
+    batch_size: Annotated[int, typer.Option(
+        "--batch-size", min=1,
+        help="Documents fingerprinted per batch (the first batches are smaller: 100, then doubling).")] = 1000,
+    workers: Workers = 0,
+    save_index: Annotated[Optional[Path], typer.Option("--save-index", help="Save the in-memory index (.npz).",
+                                                       show_default=False)] = None,
+    load_index: Annotated[Optional[Path], typer.Option(
+        "--load-index", help="Start from a saved index, e.g. yesterday's crawl (it keeps its lookup keys).",
+        show_default=False)] = None,
+    lookup: Annotated[str, typer.Option(
+        "--lookup", help="Lookup keys of the in-memory index: 'tables' (20 permutation tables for k <= 3), "
+                         "'tables:K:R', or 'segments' (earlier releases).")] = "tables",
+    encoding: Encoding = "utf-8",
+    html: Html = "auto",
+    recheck: Annotated[bool, typer.Option(
+        "--recheck/--no-recheck",
+        help="Once every record is decided, take the near-duplicate decisions again with what the whole input "
+             "showed of templates (a site header, a share line), and correct the report and output; the sentence "
+             "match then reaches further (DefaultRule.rechecked). --no-recheck: the decisions made on arrival, as "
+             "`index` makes them.")] = True,
+    progress: Progress = True,
+) -> None:
+    """Find near duplicates in crawl output with no server (embedded in-memory index).
+
+    Prints a summary to stderr: read = kept + duplicates + dead letters.
+    """
+    _check_inputs(inputs)
+    if save_index is not None and not str(save_index).endswith(".npz") and str(save_index) not in ("-", os.devnull):
+        save_index = Path(f"{save_index}.npz")  # (what numpy names it)
+    loaded = [str(load_index)] if load_index is not None else []
+    _check_outputs([*inputs, *loaded], ("--report", report), ("--output", output), ("--dead-letters", dead_letters))
+    _check_outputs(inputs, ("--report", report), ("--output", output), ("--dead-letters", dead_letters),
+                   ("--save-index", save_index))  # (--save-index may be --load-index: it is read whole first)
+    index = MemoryIndex(lookup_keys=_lookup_keys(lookup))
+    if load_index is not None:
+        from es_simhash.index.memory import IndexFileError
+
+        try:
+            index = MemoryIndex.load(load_index)
+        except FileNotFoundError:
+            raise UserError(f"index file not found: {load_index}") from None
+        except IndexFileError:
+            raise UserError(f"{load_index} is not an es-simhash index file: give one written by "
+                            "`es-simhash dedup --save-index`") from None
+        except (ValueError, OSError, KeyError) as exc:
+            raise UserError(f"cannot load index {load_index}: {exc}") from None
+        old = index.fingerprint_versions() - {FINGERPRINT_VERSION}
+        if old:
+            raise UserError(f"{load_index} holds fingerprints of version {', '.join(map(str, sorted(old)))}, not "
+                            f"{FINGERPRINT_VERSION}: they would never match new ones; build it again from its input "
+                            "(dedup --save-index)")
+    from es_simhash.files.outputs import AtomicFile
+
+    rule = DefaultRule.rechecked(k=k) if recheck else DefaultRule(k=k)
+    engine = DedupEngine(index, _fingerprinter(idf), rule, batch_size=batch_size, workers=workers)
+    _warn_beyond_keys(k, index.lookup_keys)
+    reader = _reader(text_field, id_field, encoding, html)
+    bar, update = _progress(RecordReader.total_bytes(inputs), progress, "dedup")
+    try:
+        with ExitStack() as stack:  # (the outputs are put in place when the block ends well, else left as they were)
+            rep = stack.enter_context(AtomicFile(report)) if report else None
+            out = stack.enter_context(AtomicFile(output, binary=True)) if output else None
+            stack.enter_context(bar)
+            summary = run_dedup(
+                inputs, engine, reader, report=rep, output=out, dead_letters=dead_letters, on_progress=update,
+                recheck=recheck,
+            )
+            _undecided(summary)
+            if save_index is not None:
+                index.save(save_index)
+    except KeyboardInterrupt:
+        raise UserError("interrupted: no output was written (earlier files are as they were): run the command "
+                        "again", code=130) from None
+    _print_summary(summary)
+
+def fit_idf(
+    inputs: Inputs,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the IDF table (jieba format).",
+                                         show_default=False)],
+    min_df: Annotated[int, typer.Option("--min-df", min=1,
+                                        help="Keep words found in at least this many documents.")] = 2,
+    text_field: TextField = None,
+    encoding: Encoding = "utf-8",
+) -> None:
+    """Learn an IDF table from your own crawl (use it with --idf)."""
+    _check_inputs(inputs)
+    _check_outputs(inputs, ("--output", output))
+    reader = _reader(text_field, None, encoding)
+    try:
+        table = IDFTable.fit(iter_texts(inputs, reader), min_df=min_df)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    table.save(output)
+    err(f"wrote {len(table):,} words to {output} (unknown words get {table.default:.3f})")
+
+def explain(
+    a: Annotated[str, typer.Argument(
+        help="A file holding a text, - to read one from stdin, or the text itself; with --index, a document id "
+             "instead of a text.", show_default=False)],
+    b: Annotated[str, typer.Argument(help="The same, for what A is compared with.", show_default=False)],
+    index: Annotated[Optional[str], typer.Option(
+        "--index", "-i", help="Read A and B that are not files (or -) as ids of documents stored in this "
+        "Elasticsearch index: `explain article.txt rmrb-0000 --index NAME` says why `check` matched it.",
+        show_default=False)] = None,
+    as_text: Annotated[bool, typer.Option(
+        "--text", help="Take A and B as texts, never as files (without it, an argument that looks like a path but "
+                       "is no file is refused).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object instead of words.")] = False,
+    k: MaxDistance = 3,
+    idf: Idf = None,
+    es_url: EsUrl = None,
+    api_key: ApiKey = None,
+    username: Username = None,
+    password: Password = None,
+    ca_certs: CaCerts = None,
+) -> None:
+    """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
+    meaning guard's veto. Exit 0 either way."""
+    from es_simhash.fingerprint.model import Fingerprint
+
+    if a == "-" and b == "-":
+        raise UserError("A and B are both - (stdin): read one of them from a file", code=2)
+    engine = DedupEngine(MemoryIndex(), _fingerprinter(idf), DefaultRule(k=k))
+    given = [_explained(x, name, as_text, index is not None) for x, name in ((a, "A"), (b, "B"))]
+    ids = [x for x, t in zip((a, b), given) if t is None]
+    found = {}
+    if ids:
+        with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+            found = _maintained(es, str(index)).fetch(ids)
+        missing = [x for x in ids if x not in found]
+        if missing:
+            raise UserError(f"no document {missing[0]!r} in index {index!r}, and no such file")
+    texts: list[str | Fingerprint] = [t if t is not None else found[x].text or found[x].fingerprint
+                                      for x, t in zip((a, b), given)]
+    out = engine.explain(texts[0], texts[1])
+    if as_json:
+        typer.echo(json.dumps(out, ensure_ascii=False))
+        return
+
+    def side(name: str, s: dict) -> str:
+        kind = "short" if s["short"] else "long"
+        return (f"{name}: {kind}, {s['letters']:,} letters/ideographs, {s['features']:,} weighted words, "
+                f"{s['long_sentences']} long sentences, {s['sketch']} sketch hashes")
+
+    verdict = f"yes ({out['reason']})" if out["duplicate"] else "no"
+    typer.echo(f"A duplicates B: {verdict}; SimHash distance {out['distance']} bits")
+    if "a" in out:
+        typer.echo(side("A", out["a"]))
+        typer.echo(side("B", out["b"]))
+        typer.echo(f"shared: {out['shared_segments']} of 4 segments, {out['shared_sentences']} long sentences, "
+                   f"{out['shared_sketch']} sketch hashes{', same content' if out['exact'] else ''}")
+    for line in out["why"]:
+        typer.echo(f"- {line}")
+
+def evaluate(
+    labels_file: Annotated[Path, typer.Argument(
+        metavar="LABELS", help="JSON Lines of labelled pairs ({\"a\", \"b\", \"duplicate\"}) or of documents with a "
+        "cluster label ({\"id\", \"content\", \"cluster\"}).", show_default=False)],
+    no_sweep: Annotated[bool, typer.Option("--no-sweep", help="Only score the current settings.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object instead of tables.")] = False,
+    k: MaxDistance = 3,
+    idf: Idf = None,
+) -> None:
+    """Precision, recall and F1 of the current settings on your own labelled data, and a sweep over k and the
+    rule's bounds with the setting that maximises F1 (then use it: -k, or DefaultRule(...) in Python)."""
+    from es_simhash.readside.evaluate import LabelError, load_labels, score, sweep
+
+    try:
+        with open(labels_file, encoding="utf-8") as fh:
+            labels = load_labels(fh, str(labels_file))
+    except FileNotFoundError:
+        raise UserError(f"labels file not found: {labels_file}") from None
+    except (LabelError, UnicodeDecodeError) as exc:
+        raise UserError(str(exc)) from None
+    fingerprinter, rule = _fingerprinter(idf), DefaultRule(k=k)
+    if no_sweep:
+        sc = score(labels, fingerprinter, rule)
+        if as_json:
+            typer.echo(json.dumps({"current": sc.to_dict()}))
+        else:
+            typer.echo(f"precision {sc.precision:.3f}  recall {sc.recall:.3f}  F1 {sc.f1:.3f}  "
+                       f"({sc.true_pairs:,} labelled duplicate pairs, {sc.predicted_pairs:,} predicted)")
+        return
+    res = sweep(labels, fingerprinter, rule)
+    if as_json:
+        typer.echo(json.dumps(res.to_dict()))
+        return
+    c = res.current
+    typer.echo(f"{labels.kind}: current settings: precision {c.precision:.3f}  recall {c.recall:.3f}  F1 {c.f1:.3f}"
+               f"  ({c.true_pairs:,} labelled duplicate pairs, {c.predicted_pairs:,} predicted)")
+    from rich.table import Table
+
+    table = Table("setting", "value", "precision", "recall", "F1")
+    for setting, value, sc in res.rows:
+        mark = " *" if value == res.best[setting] else ""
+        table.add_row(setting, f"{value}{mark}", f"{sc.precision:.3f}", f"{sc.recall:.3f}", f"{sc.f1:.3f}")
+    _print_table(table)
+    b = res.best_score
+    settings = ", ".join(f"{k_}={v}" for k_, v in res.best.items())
+    typer.echo(f"best of each together ({settings}): precision {b.precision:.3f}  recall {b.recall:.3f}  "
+               f"F1 {b.f1:.3f}")
+
+_PATH_LIKE = re.compile(r"^[^\s]*(?:[/\\][^\s]*|\.[A-Za-z0-9]{1,5})$")
+"""An ``explain`` argument written as a path (a folder separator, or a file extension, and no space)."""
+
+def _explained(arg: str, name: str, as_text: bool, with_index: bool) -> Optional[str]:
+    """The text an ``explain`` argument stands for (``None``: a document id, read from the index)."""
+    if arg == "-":
+        return sys.stdin.read()
+    if not as_text:
+        if os.path.isfile(arg):
+            return _read_text_arg(None, Path(arg))
+        if os.path.isdir(arg):
+            raise UserError(f"{name}: {arg} is a folder, not a file")
+    if with_index:
+        return None
+    if not as_text and _PATH_LIKE.match(arg):
+        raise UserError(f"{name}: no such file {arg} (to compare it as a text, give --text)")
+    return arg

@@ -1,0 +1,154 @@
+"""The commands that read an index and show it: ``search``, ``clusters``, ``report`` and ``kibana import`` /
+``export``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from es_simhash.cli.common import AsJson, IdField, UserError, _check_outputs, _print_table, err
+from es_simhash.cli.connection import ApiKey, CaCerts, EsUrl, IndexName, Password, Username, _Elastic, _require
+from es_simhash.engine.engine import DefaultRule
+
+
+def search_cmd(
+    query: Annotated[str, typer.Argument(help="Words to search for in title and content.", show_default=False)],
+    index: IndexName = "es-simhash",
+    size: Annotated[int, typer.Option("--size", "-n", min=1, max=10_000, help="Number of hits.")] = 10,
+    show_all: Annotated[bool, typer.Option("--all", help="Show duplicates too (no collapsing).")] = False,
+    as_json: AsJson = False,
+    es_url: EsUrl = None,
+    api_key: ApiKey = None,
+    username: Username = None,
+    password: Password = None,
+    ca_certs: CaCerts = None,
+) -> None:
+    """Full-text search with one hit per duplicate cluster (and each cluster's size)."""
+    from es_simhash.readside.search import MAX_QUERY_CHARS, search
+
+    if len(query) > MAX_QUERY_CHARS:
+        err(f"note: the query is {len(query):,} characters long; "
+            f"searching with its first {MAX_QUERY_CHARS:,}")
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        _require(es, index)
+        hits = search(es.client, index, query, size=size, collapse=not show_all, url=es.settings.safe_url)
+    if as_json:
+        for h in hits:
+            typer.echo(json.dumps(h.to_dict(), ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    table = Table("score", "id", "title", "cluster size", "duplicate of")
+    for h in hits:
+        table.add_row(f"{h.score or 0:.2f}", h.id, (h.title or "")[:60], str(h.cluster_size), h.duplicate_of or "")
+    _print_table(table)
+
+def clusters(
+    index: IndexName = "es-simhash",
+    top: Annotated[int, typer.Option("--top", "-n", min=1, max=10_000, help="How many clusters.")] = 10,
+    as_json: AsJson = False,
+    es_url: EsUrl = None,
+    api_key: ApiKey = None,
+    username: Username = None,
+    password: Password = None,
+    ca_certs: CaCerts = None,
+) -> None:
+    """The largest duplicate clusters, with their canonical document's title and url."""
+    from es_simhash.readside.search import top_clusters
+
+    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        _require(es, index)
+        rows = top_clusters(es.client, index, top=top, url=es.settings.safe_url)
+    if as_json:
+        for r in rows:
+            typer.echo(json.dumps(r.to_dict(), ensure_ascii=False))
+        return
+    from rich.table import Table
+
+    table = Table("size", "cluster", "title", "url")
+    for r in rows:
+        table.add_row(str(r.size), r.cluster, (r.title or "")[:60], r.url or "")
+    _print_table(table)
+
+def report_cmd(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the HTML page.")] = Path("report.html"),
+    index: IndexName = "es-simhash",
+    from_dedup: Annotated[Optional[Path], typer.Option(
+        "--from-dedup", help="Report on a `dedup --report` file instead of an index (no server).",
+        show_default=False)] = None,
+    inputs: Annotated[Optional[List[str]], typer.Option(
+        "--input", help="With --from-dedup: the crawl input it read, for titles, urls and crawl times.",
+        show_default=False)] = None,
+    id_field: IdField = None,
+    top: Annotated[int, typer.Option("--top", "-n", min=0, max=1000,
+                                     help="How many of the largest clusters to list.")] = 20,
+    k: Annotated[int, typer.Option(
+        "-k", "--max-distance", min=0, max=16,
+        help="The -k the documents were decided with (the page states the rule's limits).")] = 3,
+    es_url: EsUrl = None,
+    api_key: ApiKey = None,
+    username: Username = None,
+    password: Password = None,
+    ca_certs: CaCerts = None,
+) -> None:
+    """Write a self-contained HTML report: cluster sizes, top clusters, duplicate rate over time, distances."""
+    from es_simhash.readside import report
+
+    inputs = list(inputs or [])
+    read = [*([str(from_dedup)] if from_dedup is not None else []), *inputs]
+    _check_outputs(read, ("--output", output))
+    try:
+        if from_dedup is not None:
+            data = report.from_dedup_report(str(from_dedup), inputs, top=top, id_field=id_field)
+        else:
+            with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+                _require(es, index)
+                data = report.from_index(es.client, index, top=top, url=es.settings.safe_url)
+        size = report.write_report(data, str(output), rule=DefaultRule(k=k))
+    except report.ReportError as exc:
+        raise UserError(str(exc)) from None
+    err(f"report written to {output} ({size / 1024:,.0f} KiB): {data.documents:,} documents, "
+        f"{data.duplicates:,} duplicates in {data.clusters_with_duplicates:,} clusters")
+
+def kibana_import(
+    kibana_url: Annotated[Optional[str], typer.Option(
+        "--kibana-url", envvar="KIBANA_URL", show_envvar=True, help="Kibana URL (default: http://localhost:5601).",
+        show_default=False)] = None,
+    index: Annotated[str, typer.Option("--index", "-i", envvar="ES_SIMHASH_INDEX", show_envvar=True,
+                                       help="Index name or pattern the data view covers.")] = "es-simhash*",
+    space: Annotated[Optional[str], typer.Option("--space", help="Kibana space id (default: the default space).",
+                                                 show_default=False)] = None,
+    api_key: ApiKey = None,
+    username: Username = None,
+    password: Password = None,
+    ca_certs: CaCerts = None,
+) -> None:
+    """Load the data view, saved searches and dashboard into Kibana (overwrites earlier imports)."""
+    from es_simhash.readside.kibana import InvalidKibanaURL, KibanaError, import_saved_objects
+
+    try:
+        result = import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=api_key,
+                                      username=username, password=password, ca_certs=ca_certs)
+    except (InvalidKibanaURL, ValueError) as exc:  # a bad URL, an unreadable config file
+        raise UserError(str(exc)) from None
+    except KibanaError as exc:
+        raise UserError(str(exc), code=3) from None
+    err(result)
+
+def kibana_export(
+    index_pattern: Annotated[str, typer.Option(
+        "--index-pattern", "-p", envvar="ES_SIMHASH_INDEX", show_envvar=True,
+        help="Index name or pattern the data view covers.")] = "es-simhash*",
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the ndjson file (- for stdout).")
+                      ] = Path("es-simhash-kibana.ndjson"),
+) -> None:
+    """Write the saved objects for any index pattern to a file, to import in Kibana by hand (Stack Management >
+    Saved objects > Import) when no Kibana is at hand here."""
+    from es_simhash.readside.kibana import export_saved_objects
+
+    _check_outputs([], ("--output", output))
+    n = export_saved_objects(output, index_pattern)
+    err(f"wrote {n} saved objects for {index_pattern!r} to {'stdout' if str(output) == '-' else output}")
