@@ -22,9 +22,11 @@ if [ ! -f /usr/share/games/fortunes/chinese ] && command -v apt-get >/dev/null 2
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fortunes-zh) >/dev/null \
         || echo "warning: could not install fortunes-zh (apt-get install fortunes-zh)" >&2
 fi
-# Lint (pyflakes, pycodestyle errors, complexity <= 15) and types, as configured in pyproject.toml.
+# Lint (pyflakes, pycodestyle errors, complexity <= 15), types and layers, as configured in pyproject.toml.
 python3 -m ruff check es_simhash
 python3 -m mypy es_simhash
+# Layers (pyproject.toml [tool.importlinter]): a module importing a layer above its own fails here
+python3 -c "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
 status=0
 python3 -m pytest "$@" || status=$?
 

@@ -72,7 +72,7 @@ def test_retry_statuses_are_one_tuple_passed_everywhere():
 
 
 def test_a_connection_error_names_the_setting_and_the_cli_names_the_option():
-    from es_simhash.cli.app import _elastic_message
+    from es_simhash.cli.connection import elastic_message
     from es_simhash.index.elastic import ElasticError, connect, ConnectionSettings
 
     try:
@@ -80,6 +80,6 @@ def test_a_connection_error_names_the_setting_and_the_cli_names_the_option():
     except ElasticError as exc:
         assert exc.setting == "url" and "--" not in str(exc)
         assert str(exc).endswith("set its URL with ES_URL")
-        assert _elastic_message(exc).endswith("set its URL with ES_URL or --es-url")
+        assert elastic_message(exc).endswith("set its URL with ES_URL or --es-url")
     else:
         raise AssertionError("nothing listens on port 9")

@@ -28,19 +28,19 @@ def err(message: str) -> None:
     """A line on stderr (messages, summaries, warnings; the progress bars draw there too)."""
     print(message, file=sys.stderr, flush=True)
 
-def _stderr_is_terminal() -> bool:
+def stderr_is_terminal() -> bool:
     """Whether stderr takes a progress bar (:func:`es_simhash.settings.stderr_is_terminal`)."""
     from es_simhash import settings
 
     return settings.stderr_is_terminal(sys.stderr)
 
-def _err_console():
+def err_console():
     """The rich console on stderr that progress bars draw on (rich is imported only when a bar is drawn)."""
     from rich.console import Console
 
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
-def _print_table(table) -> None:
+def print_table(table) -> None:
     """A rich table on stdout (rich is imported only by the commands that print one)."""
     from rich.console import Console
 
@@ -81,7 +81,7 @@ TextFile = Annotated[Optional[Path], typer.Option("--file", "-f", help="Read the
                                                   show_default=False)]
 
 
-def _fingerprinter(idf: Optional[Path]) -> Fingerprinter:
+def make_fingerprinter(idf: Optional[Path]) -> Fingerprinter:
     if idf is None:
         return Fingerprinter()
     try:
@@ -91,7 +91,7 @@ def _fingerprinter(idf: Optional[Path]) -> Fingerprinter:
     except (ValueError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read IDF table: {exc}") from None
 
-def _read_text_arg(text: Optional[str], file: Optional[Path]) -> str:
+def read_text_arg(text: Optional[str], file: Optional[Path]) -> str:
     if file is not None:
         try:
             return file.read_text(encoding="utf-8")
@@ -103,13 +103,13 @@ def _read_text_arg(text: Optional[str], file: Optional[Path]) -> str:
         return sys.stdin.read()
     return text
 
-def _reader(text_field: Optional[str], id_field: Optional[str], encoding: str, html: str = "keep") -> RecordReader:
+def make_reader(text_field: Optional[str], id_field: Optional[str], encoding: str, html: str = "keep") -> RecordReader:
     try:
         return RecordReader(text_field, id_field, encoding=encoding, html=html)
     except ValueError as exc:
         raise UserError(str(exc), code=2) from None
 
-def _check_inputs(inputs: List[str]) -> None:
+def require_inputs(inputs: List[str]) -> None:
     from es_simhash.files.sources import InputError, check_inputs
 
     try:
@@ -117,7 +117,7 @@ def _check_inputs(inputs: List[str]) -> None:
     except InputError as exc:
         raise UserError(str(exc)) from None
 
-def _check_outputs(inputs: List[str], *outputs: tuple[str, Optional[Path]], input_name: str = "input") -> None:
+def refuse_unsafe_outputs(inputs: List[str], *outputs: tuple[str, Optional[Path]], input_name: str = "input") -> None:
     """Refuse (one line naming the option, exit 1) an output that is an input or another output, or that cannot
     be written, before anything is read or written (:func:`es_simhash.outputs.check_outputs`)."""
     from es_simhash.files.outputs import Output, OutputError, check_outputs
@@ -127,7 +127,7 @@ def _check_outputs(inputs: List[str], *outputs: tuple[str, Optional[Path]], inpu
     except OutputError as exc:
         raise UserError(str(exc)) from None
 
-def _undecided(summary: Summary) -> None:
+def exit_if_undecided(summary: Summary) -> None:
     """Exit 5 (one line with the reason) when records were read and none could be decided: a misspelt
     --text-field, an input that is not what it should be."""
     if summary.undecided is None:
@@ -135,7 +135,7 @@ def _undecided(summary: Summary) -> None:
     where = f"; every reason is in {summary.dead_letter_path}" if summary.dead_letter_path else ""
     raise UserError(f"{summary.undecided}{where}", code=5)
 
-def _lookup_keys(spec: str):
+def parse_lookup_keys(spec: str):
     from es_simhash.lookup.keys import LookupKeys
 
     try:
@@ -143,16 +143,16 @@ def _lookup_keys(spec: str):
     except ValueError as exc:
         raise UserError(str(exc), code=2) from None
 
-def _warn_beyond_keys(k: int, keys) -> None:
+def warn_beyond_keys(k: int, keys) -> None:
     if k > keys.k:
         err(f"warning: -k {k} is beyond the {keys.k} bits the lookup keys guarantee: a neighbour farther "
             f"than {keys.k} bits is found only when it shares a lookup key (or a sentence); for a guarantee "
             f"use a new index with --lookup tables:{k}:3")
 
-def _progress(total: int | None, enabled: bool, label: str, unit: str = "bytes"):
+def progress_bar(total: int | None, enabled: bool, label: str, unit: str = "bytes"):
     """A rich progress bar over input bytes (``unit="docs"``: documents) on stderr (disabled when stderr is not a
     terminal)."""
-    if not enabled or not _stderr_is_terminal():  # (no bar: rich is not even imported)
+    if not enabled or not stderr_is_terminal():  # (no bar: rich is not even imported)
         from contextlib import nullcontext
 
         return nullcontext(), lambda bytes_read, s: None
@@ -174,8 +174,8 @@ def _progress(total: int | None, enabled: bool, label: str, unit: str = "bytes")
         TextColumn("{task.fields[docs]} docs, {task.fields[dups]} dups, {task.fields[dead]} dead"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=_err_console(),
-        disable=not enabled or not _stderr_is_terminal(),
+        console=err_console(),
+        disable=not enabled or not stderr_is_terminal(),
         transient=False,
     )
     task = progress.add_task(label, total=total, docs=0, dups=0, dead=0)
@@ -185,7 +185,7 @@ def _progress(total: int | None, enabled: bool, label: str, unit: str = "bytes")
 
     return progress, update
 
-def _print_summary(summary: Summary, extra: str = "") -> None:
+def print_summary(summary: Summary, extra: str = "") -> None:
     s = summary
     line = (
         f"read {s.read:,}  kept {s.kept:,}  duplicates {s.duplicates:,}  dead letters {s.dead_letters:,}"

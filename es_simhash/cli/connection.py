@@ -10,7 +10,7 @@ from typing import Annotated, Callable, Iterator, List, Literal, Optional
 
 import typer
 
-from es_simhash.cli.common import UserError, _warn_beyond_keys, err
+from es_simhash.cli.common import UserError, warn_beyond_keys, err
 from es_simhash.fingerprint.fingerprinter import Fingerprinter
 from es_simhash.pipeline import Summary
 
@@ -46,7 +46,7 @@ Resume = Annotated[bool, typer.Option("--resume", help="Continue an interrupted 
 
 
 # -- the connection ------------------------------------------------------------------------------------------
-class _Elastic:
+class Elastic:
     """Connection settings from flags/environment, and ElasticError -> one line, exit code 3."""
 
     def __init__(self, url, api_key, username, password, ca_certs, index: str | None = None) -> None:
@@ -59,7 +59,7 @@ class _Elastic:
         except ValueError as exc:
             raise UserError(str(exc)) from None
         if index is not None:
-            _valid_index(index)
+            require_valid_index(index)
         self.index = index
         self._client = None
 
@@ -71,25 +71,25 @@ class _Elastic:
             self._client = connect(self.settings)
         return self._client
 
-    def __enter__(self) -> "_Elastic":
+    def __enter__(self) -> "Elastic":
         return self
 
     def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         from es_simhash.index.elastic import ElasticError
 
         if isinstance(exc, ElasticError):
-            raise UserError(_elastic_message(exc), code=3) from None
+            raise UserError(elastic_message(exc), code=3) from None
         return False
 
 _SETTING_OPTIONS = {"url": "--es-url", "ca_certs": "--ca-certs"}
 
-def _elastic_message(exc: Exception) -> str:
+def elastic_message(exc: Exception) -> str:
     """An ``ElasticError``'s line, with the option that sets the connection setting it names (if any): the
     library's message ends with its environment variable ("... with ES_URL"), the option follows ("or --es-url")."""
     option = _SETTING_OPTIONS.get(getattr(exc, "setting", None) or "")
     return f"{exc} or {option}" if option else str(exc)
 
-def _valid_index(name: str) -> None:
+def require_valid_index(name: str) -> None:
     """Refuse an index name Elasticsearch would refuse (one line, exit 1), before anything else."""
     from es_simhash.index.elastic import validate_index_name
 
@@ -98,27 +98,27 @@ def _valid_index(name: str) -> None:
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
-def _require(es: "_Elastic", index: str) -> None:
+def require_managed_index(es: "Elastic", index: str) -> None:
     """Refuse (one line) an index that does not exist or that es-simhash did not make: its documents have none of
     the fields the commands read."""
     from es_simhash.index.elastic import require_index
 
     require_index(es.client, index, es.settings.safe_url)
 
-def _maintained(es: "_Elastic", index: str):
+def maintained_index(es: "Elastic", index: str):
     """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
     from es_simhash.index.elastic import ElasticIndex
 
-    _require(es, index)
+    require_managed_index(es, index)
     return ElasticIndex(es.client, index, url=es.settings.safe_url)
 
-def _describe_keys(keys) -> str:
+def describe_keys(keys) -> str:
     if keys.is_segments:
         return "four 16-bit segments"
     return f"{keys.n_tables} permutation tables, k = {keys.k}"
 
 # -- a checkpointed run ----------------------------------------------------------------------------------------
-def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: bool):
+def run_checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: bool):
     """The run's checkpoint; with ``resume``, the saved one, or (none saved: the run it resumes stopped before its
     first batch, or finished) a new one, with a note: the run starts from the top (re-indexing what is already
     there changes nothing)."""
@@ -136,7 +136,7 @@ def _checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: boo
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
-def _lock(stack: ExitStack, checkpoint) -> None:
+def hold_checkpoint(stack: ExitStack, checkpoint) -> None:
     """Hold the run's checkpoint (one line, exit 1, when another run holds it)."""
     from es_simhash.pipeline import CheckpointInUse
 
@@ -145,7 +145,7 @@ def _lock(stack: ExitStack, checkpoint) -> None:
     except CheckpointInUse as exc:
         raise UserError(f"{exc} (option --checkpoint FILE)") from None
 
-def _interrupted(checkpoint) -> UserError:
+def interrupted_error(checkpoint) -> UserError:
     """Ctrl-C during a checkpointed run: one line with what was saved and how to go on (exit 130)."""
     from es_simhash.pipeline import Checkpoint, NoCheckpoint
 
@@ -162,7 +162,7 @@ def _interrupted(checkpoint) -> UserError:
         f"interrupted: {sum(saved.done.values()):,} input lines are done ({s.indexed - before:,} documents written "
         f"by this run) and saved in {checkpoint.path}: run the same command with --resume to go on", code=130)
 
-def _opened(es: "_Elastic", index: str, fingerprinter: Fingerprinter, keys, k: int, backend,
+def ready_index(es: "Elastic", index: str, fingerprinter: Fingerprinter, keys, k: int, backend,
             ) -> Optional[Callable[[], None]]:
     """Make the index ready for ``backend``: an existing one is checked now (its fingerprint settings must be this
     run's: one line otherwise, before any input is read); a new one is created by the function returned, which
@@ -174,14 +174,14 @@ def _opened(es: "_Elastic", index: str, fingerprinter: Fingerprinter, keys, k: i
     def create() -> None:
         with elastic_errors(url):
             ensure_index(es.client, index, fingerprinter.config, lookup_keys=keys)
-        _warn_beyond_keys(k, backend.lookup_keys)
+        warn_beyond_keys(k, backend.lookup_keys)
 
     if not index_exists(es.client, index, url):
         return create
     create()
     return None
 
-def _resumable_report(checkpoint, report: Path):
+def resumable_report(checkpoint, report: Path):
     from es_simhash.files.outputs import OutputError
 
     try:
@@ -190,7 +190,7 @@ def _resumable_report(checkpoint, report: Path):
         raise UserError(str(exc)) from None
 
 @contextmanager
-def _stop_after_batch() -> Iterator[Callable[[], bool]]:
+def stop_after_batch() -> Iterator[Callable[[], bool]]:
     """Ctrl-C during a checkpointed run: the run stops once the batch being written is written and saved in the
     checkpoint (the counts of the message then are exact); a second Ctrl-C stops it at once."""
     import signal
@@ -213,7 +213,7 @@ def _stop_after_batch() -> Iterator[Callable[[], bool]]:
     finally:
         signal.signal(signal.SIGINT, previous)
 
-def _indexed_line(summary: Summary, index: str) -> str:
+def indexed_line(summary: Summary, index: str) -> str:
     """What this run wrote and how fast; after a resume, what the runs it resumed wrote too, so that the documents
     of the input add up: written by this run + by the runs it resumed + found already indexed."""
     s = summary

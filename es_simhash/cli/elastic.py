@@ -12,13 +12,13 @@ from typing import Annotated, List, Optional
 import typer
 
 from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress, Report,
-                                   TextField, TextFile, UserError, Workers, _check_inputs, _check_outputs,
-                                   _err_console, _fingerprinter, _lookup_keys, _print_summary, _progress,
-                                   _read_text_arg, _reader, _stderr_is_terminal, _undecided, err)
+                                   TextField, TextFile, UserError, Workers, require_inputs, refuse_unsafe_outputs,
+                                   err_console, make_fingerprinter, parse_lookup_keys, print_summary, progress_bar,
+                                   read_text_arg, make_reader, stderr_is_terminal, exit_if_undecided, err)
 from es_simhash.cli.connection import (ApiKey, CaCerts, CheckpointFile, EsUrl, IndexBatch, IndexName, Lookup,
-                                       Password, Resume, Username, _checkpoint, _describe_keys, _Elastic,
-                                       _elastic_message, _indexed_line, _interrupted, _lock, _maintained, _opened,
-                                       _resumable_report, _stop_after_batch, _valid_index)
+                                       Password, Resume, Username, run_checkpoint, describe_keys, Elastic,
+                                       elastic_message, indexed_line, interrupted_error, hold_checkpoint, maintained_index, ready_index,
+                                       resumable_report, stop_after_batch, require_valid_index)
 from es_simhash.engine.engine import DedupEngine, DefaultRule
 from es_simhash.files.sources import RecordReader
 from es_simhash.pipeline import run_dedup
@@ -39,13 +39,13 @@ def init(
     """Install the index template and create the index (safe to run again)."""
     from es_simhash.index.elastic import ensure_index, read_lookup_keys
 
-    keys = _lookup_keys(lookup)
-    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-        created = ensure_index(es.client, index, _fingerprinter(idf).config, replicas=replicas, lookup_keys=keys)
+    keys = parse_lookup_keys(lookup)
+    with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        created = ensure_index(es.client, index, make_fingerprinter(idf).config, replicas=replicas, lookup_keys=keys)
         recorded = read_lookup_keys(es.client, index, es.settings.safe_url)
     kept = "" if created or recorded == keys else f"; it keeps them: --lookup {lookup} applies to new indexes"
     err(f"index {index!r} {'created' if created else 'already exists'} at {es.settings.safe_url} "
-        f"(lookup keys: {_describe_keys(recorded)}{kept})")
+        f"(lookup keys: {describe_keys(recorded)}{kept})")
 
 def index_cmd(
     inputs: Inputs,
@@ -80,38 +80,38 @@ def index_cmd(
     """
     from es_simhash.index.elastic import ElasticError, ElasticIndex
 
-    _check_inputs(inputs)
-    _valid_index(index)
-    keys = _lookup_keys(lookup)
-    reader = _reader(text_field, id_field, encoding, html)
-    checkpoint = _checkpoint(checkpoint_file, index, inputs, resume)
-    _check_outputs(inputs, ("--report", report), ("--dead-letters", dead_letters),
+    require_inputs(inputs)
+    require_valid_index(index)
+    keys = parse_lookup_keys(lookup)
+    reader = make_reader(text_field, id_field, encoding, html)
+    checkpoint = run_checkpoint(checkpoint_file, index, inputs, resume)
+    refuse_unsafe_outputs(inputs, ("--report", report), ("--dead-letters", dead_letters),
                    ("--checkpoint", Path(checkpoint.path)))
-    fingerprinter = _fingerprinter(idf)
-    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+    fingerprinter = make_fingerprinter(idf)
+    with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         backend = ElasticIndex(es.client, index, url=es.settings.safe_url, retry_for=retry_for)
-        start = _opened(es, index, fingerprinter, keys, k, backend)
+        start = ready_index(es, index, fingerprinter, keys, k, backend)
         engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
-        bar, update = _progress(RecordReader.total_bytes(inputs), progress, "index")
+        bar, update = progress_bar(RecordReader.total_bytes(inputs), progress, "index")
         with ExitStack() as stack:
-            _lock(stack, checkpoint)  # before any output is opened
-            rep = stack.enter_context(_resumable_report(checkpoint, report)) if report else None
+            hold_checkpoint(stack, checkpoint)  # before any output is opened
+            rep = stack.enter_context(resumable_report(checkpoint, report)) if report else None
             stack.enter_context(bar)
-            stop = stack.enter_context(_stop_after_batch())
+            stop = stack.enter_context(stop_after_batch())
             try:
                 summary = run_dedup(inputs, engine, reader, report=rep, dead_letters=dead_letters,
                                     on_progress=update, checkpoint=checkpoint, start=start, stop=stop)
             except KeyboardInterrupt:
-                raise _interrupted(checkpoint) from None
+                raise interrupted_error(checkpoint) from None
             except ElasticError as exc:
                 done = sum(checkpoint.done.values())
                 raise UserError(
-                    f"{_elastic_message(exc)}; {done:,} input lines are done and saved in {checkpoint.path}: "
+                    f"{elastic_message(exc)}; {done:,} input lines are done and saved in {checkpoint.path}: "
                     "run the same command with --resume to finish",
                     code=4,
                 ) from None
-            _undecided(summary)
-    _print_summary(summary, _indexed_line(summary, index))
+            exit_if_undecided(summary)
+    print_summary(summary, indexed_line(summary, index))
     if backend.truncated_lookups:
         err(f"warning: {backend.truncated_lookups:,} lookups hit a bucket larger than "
             f"{backend.max_candidates:,} documents and compared only that many candidates")
@@ -132,16 +132,16 @@ def check(
     """List indexed near duplicates of a text (JSON lines: id, cluster, distance, reason). Exit 0 either way."""
     if text is None and file is None:
         raise UserError("no text to check: give the text, - to read it from stdin, or --file FILE", code=2)
-    text = _read_text_arg(text, file)
-    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-        backend = _maintained(es, index)
-        engine = DedupEngine(backend, _fingerprinter(idf), DefaultRule(k=k))
+    text = read_text_arg(text, file)
+    with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        backend = maintained_index(es, index)
+        engine = DedupEngine(backend, make_fingerprinter(idf), DefaultRule(k=k))
         found = engine.check(text, limit=limit)
     for d in found:
         typer.echo(json.dumps(d.to_dict(), ensure_ascii=False))
     err(f"{len(found)} near duplicate{'s' if len(found) != 1 else ''} in {index!r}")
 
-def _print_changes(changes) -> None:
+def print_changes(changes) -> None:
     for c in changes:
         typer.echo(json.dumps(c.to_dict(), ensure_ascii=False))
 
@@ -177,13 +177,13 @@ def delete(
             wanted += list(cluster.iter_ids(fh))
     if not wanted:
         raise UserError("no ids given: pass ids as arguments or --ids FILE", code=2)
-    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-        backend = _maintained(es, index)
+    with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        backend = maintained_index(es, index)
         try:
             deleted, missing, settled = cluster.delete(backend, DefaultRule(k=k), wanted)
         except cluster.MaintenanceError as exc:
             raise UserError(str(exc)) from None
-    _print_changes(settled.changes)
+    print_changes(settled.changes)
     moved = len({c.id for c in settled.changes if c.why != "deleted"})
     err(f"deleted {len(deleted):,} of {len(wanted):,} documents from {index!r}"
         f"{f' ({len(missing):,} not found)' if missing else ''}; {moved:,} other documents changed cluster")
@@ -214,16 +214,16 @@ def repair(
 
     from es_simhash import cluster
 
-    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-        backend = _maintained(es, index)
+    with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        backend = maintained_index(es, index)
         total = len(backend)
         bar = Progress(TextColumn("[bold]repair"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       console=_err_console(), disable=not progress or not _stderr_is_terminal())
+                       console=err_console(), disable=not progress or not stderr_is_terminal())
         task = bar.add_task("repair", total=total)
         state = {"checked": 0, "last": after, "printed": 0}
 
         def on_page(report) -> None:
-            _print_changes(report.changes[state["printed"]:])
+            print_changes(report.changes[state["printed"]:])
             state.update(checked=report.checked, last=report.last_id, printed=len(report.changes))
             bar.update(task, completed=report.checked)
 
@@ -274,34 +274,34 @@ def migrate(
 
     if source == target:
         raise UserError("--from and --to are the same index: migrate into a new one", code=2)
-    _valid_index(source)
-    _valid_index(target)
-    keys = _lookup_keys(lookup)
-    checkpoint = _checkpoint(checkpoint_file, target, [f"index:{source}"], resume)
-    _check_outputs([], ("--report", report), ("--dead-letters", dead_letters), ("--checkpoint", Path(checkpoint.path)))
-    fingerprinter = _fingerprinter(idf)
-    with _Elastic(es_url, api_key, username, password, ca_certs, target) as es:
+    require_valid_index(source)
+    require_valid_index(target)
+    keys = parse_lookup_keys(lookup)
+    checkpoint = run_checkpoint(checkpoint_file, target, [f"index:{source}"], resume)
+    refuse_unsafe_outputs([], ("--report", report), ("--dead-letters", dead_letters), ("--checkpoint", Path(checkpoint.path)))
+    fingerprinter = make_fingerprinter(idf)
+    with Elastic(es_url, api_key, username, password, ca_certs, target) as es:
         require_index(es.client, source, es.settings.safe_url)
         old = ElasticIndex(es.client, source, url=es.settings.safe_url)
         backend = ElasticIndex(es.client, target, url=es.settings.safe_url)
-        start = _opened(es, target, fingerprinter, keys, k, backend)
+        start = ready_index(es, target, fingerprinter, keys, k, backend)
         engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
-        bar, update = _progress(len(old), progress, "migrate", unit="docs")
+        bar, update = progress_bar(len(old), progress, "migrate", unit="docs")
         with ExitStack() as stack:
-            _lock(stack, checkpoint)
-            rep = stack.enter_context(_resumable_report(checkpoint, report)) if report else None
+            hold_checkpoint(stack, checkpoint)
+            rep = stack.enter_context(resumable_report(checkpoint, report)) if report else None
             stack.enter_context(bar)
-            stop = stack.enter_context(_stop_after_batch())
+            stop = stack.enter_context(stop_after_batch())
             try:
                 summary = migrate(old, engine, dead_letters=str(dead_letters), checkpoint=checkpoint,
                                               report=rep, on_progress=update, start=start, stop=stop)
             except KeyboardInterrupt:
-                raise _interrupted(checkpoint) from None
+                raise interrupted_error(checkpoint) from None
             except ElasticError as exc:
-                raise UserError(f"{_elastic_message(exc)}; the same command with --resume goes on", code=4) from None
-            _undecided(summary)
+                raise UserError(f"{elastic_message(exc)}; the same command with --resume goes on", code=4) from None
+            exit_if_undecided(summary)
         switched = ""
         if alias:
             before = switch_alias(es.client, alias, target, es.settings.safe_url)
             switched = f"; alias {alias!r} now points at {target!r}" + (f" (was {', '.join(before)})" if before else "")
-    _print_summary(summary, f"into {target!r}{switched}")
+    print_summary(summary, f"into {target!r}{switched}")

@@ -14,10 +14,10 @@ from typing import Annotated, Optional
 import typer
 
 from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress,
-                                   Report, TextField, TextFile, UserError, Workers, _check_inputs, _check_outputs,
-                                   _fingerprinter, _lookup_keys, _print_summary, _print_table, _progress,
-                                   _read_text_arg, _reader, _undecided, _warn_beyond_keys, err)
-from es_simhash.cli.connection import ApiKey, CaCerts, EsUrl, Password, Username, _Elastic, _maintained
+                                   Report, TextField, TextFile, UserError, Workers, require_inputs, refuse_unsafe_outputs,
+                                   make_fingerprinter, parse_lookup_keys, print_summary, print_table, progress_bar,
+                                   read_text_arg, make_reader, exit_if_undecided, warn_beyond_keys, err)
+from es_simhash.cli.connection import ApiKey, CaCerts, EsUrl, Password, Username, Elastic, maintained_index
 from es_simhash.engine.engine import DedupEngine, DefaultRule
 from es_simhash.files.sources import RecordReader
 from es_simhash.fingerprint.idf import IDFTable
@@ -32,7 +32,7 @@ def fingerprint(
     idf: Idf = None,
 ) -> None:
     """Print the fingerprint of a text as JSON (SimHash, segments, sentence signature, flags)."""
-    fp = _fingerprinter(idf).fingerprint(_read_text_arg(text, file))
+    fp = make_fingerprinter(idf).fingerprint(read_text_arg(text, file))
     typer.echo(json.dumps(fp.to_dict(), ensure_ascii=False, indent=2))
 
 def dedup(
@@ -72,14 +72,14 @@ def dedup(
 
     Prints a summary to stderr: read = kept + duplicates + dead letters.
     """
-    _check_inputs(inputs)
+    require_inputs(inputs)
     if save_index is not None and not str(save_index).endswith(".npz") and str(save_index) not in ("-", os.devnull):
         save_index = Path(f"{save_index}.npz")  # (what numpy names it)
     loaded = [str(load_index)] if load_index is not None else []
-    _check_outputs([*inputs, *loaded], ("--report", report), ("--output", output), ("--dead-letters", dead_letters))
-    _check_outputs(inputs, ("--report", report), ("--output", output), ("--dead-letters", dead_letters),
+    refuse_unsafe_outputs([*inputs, *loaded], ("--report", report), ("--output", output), ("--dead-letters", dead_letters))
+    refuse_unsafe_outputs(inputs, ("--report", report), ("--output", output), ("--dead-letters", dead_letters),
                    ("--save-index", save_index))  # (--save-index may be --load-index: it is read whole first)
-    index = MemoryIndex(lookup_keys=_lookup_keys(lookup))
+    index = MemoryIndex(lookup_keys=parse_lookup_keys(lookup))
     if load_index is not None:
         from es_simhash.index.memory import IndexFileError
 
@@ -100,10 +100,10 @@ def dedup(
     from es_simhash.files.outputs import AtomicFile
 
     rule = DefaultRule.rechecked(k=k) if recheck else DefaultRule(k=k)
-    engine = DedupEngine(index, _fingerprinter(idf), rule, batch_size=batch_size, workers=workers)
-    _warn_beyond_keys(k, index.lookup_keys)
-    reader = _reader(text_field, id_field, encoding, html)
-    bar, update = _progress(RecordReader.total_bytes(inputs), progress, "dedup")
+    engine = DedupEngine(index, make_fingerprinter(idf), rule, batch_size=batch_size, workers=workers)
+    warn_beyond_keys(k, index.lookup_keys)
+    reader = make_reader(text_field, id_field, encoding, html)
+    bar, update = progress_bar(RecordReader.total_bytes(inputs), progress, "dedup")
     try:
         with ExitStack() as stack:  # (the outputs are put in place when the block ends well, else left as they were)
             rep = stack.enter_context(AtomicFile(report)) if report else None
@@ -113,13 +113,13 @@ def dedup(
                 inputs, engine, reader, report=rep, output=out, dead_letters=dead_letters, on_progress=update,
                 recheck=recheck,
             )
-            _undecided(summary)
+            exit_if_undecided(summary)
             if save_index is not None:
                 index.save(save_index)
     except KeyboardInterrupt:
         raise UserError("interrupted: no output was written (earlier files are as they were): run the command "
                         "again", code=130) from None
-    _print_summary(summary)
+    print_summary(summary)
 
 def fit_idf(
     inputs: Inputs,
@@ -131,9 +131,9 @@ def fit_idf(
     encoding: Encoding = "utf-8",
 ) -> None:
     """Learn an IDF table from your own crawl (use it with --idf)."""
-    _check_inputs(inputs)
-    _check_outputs(inputs, ("--output", output))
-    reader = _reader(text_field, None, encoding)
+    require_inputs(inputs)
+    refuse_unsafe_outputs(inputs, ("--output", output))
+    reader = make_reader(text_field, None, encoding)
     try:
         table = IDFTable.fit(iter_texts(inputs, reader), min_df=min_df)
     except ValueError as exc:
@@ -168,13 +168,13 @@ def explain(
 
     if a == "-" and b == "-":
         raise UserError("A and B are both - (stdin): read one of them from a file", code=2)
-    engine = DedupEngine(MemoryIndex(), _fingerprinter(idf), DefaultRule(k=k))
+    engine = DedupEngine(MemoryIndex(), make_fingerprinter(idf), DefaultRule(k=k))
     given = [_explained(x, name, as_text, index is not None) for x, name in ((a, "A"), (b, "B"))]
     ids = [x for x, t in zip((a, b), given) if t is None]
     found = {}
     if ids:
-        with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-            found = _maintained(es, str(index)).fetch(ids)
+        with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+            found = maintained_index(es, str(index)).fetch(ids)
         missing = [x for x in ids if x not in found]
         if missing:
             raise UserError(f"no document {missing[0]!r} in index {index!r}, and no such file")
@@ -220,7 +220,7 @@ def evaluate(
         raise UserError(f"labels file not found: {labels_file}") from None
     except (LabelError, UnicodeDecodeError) as exc:
         raise UserError(str(exc)) from None
-    fingerprinter, rule = _fingerprinter(idf), DefaultRule(k=k)
+    fingerprinter, rule = make_fingerprinter(idf), DefaultRule(k=k)
     if no_sweep:
         sc = score(labels, fingerprinter, rule)
         if as_json:
@@ -242,7 +242,7 @@ def evaluate(
     for setting, value, sc in res.rows:
         mark = " *" if value == res.best[setting] else ""
         table.add_row(setting, f"{value}{mark}", f"{sc.precision:.3f}", f"{sc.recall:.3f}", f"{sc.f1:.3f}")
-    _print_table(table)
+    print_table(table)
     b = res.best_score
     settings = ", ".join(f"{k_}={v}" for k_, v in res.best.items())
     typer.echo(f"best of each together ({settings}): precision {b.precision:.3f}  recall {b.recall:.3f}  "
@@ -257,7 +257,7 @@ def _explained(arg: str, name: str, as_text: bool, with_index: bool) -> Optional
         return sys.stdin.read()
     if not as_text:
         if os.path.isfile(arg):
-            return _read_text_arg(None, Path(arg))
+            return read_text_arg(None, Path(arg))
         if os.path.isdir(arg):
             raise UserError(f"{name}: {arg} is a folder, not a file")
     if with_index:

@@ -9,8 +9,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from es_simhash.cli.common import AsJson, IdField, UserError, _check_outputs, _print_table, err
-from es_simhash.cli.connection import ApiKey, CaCerts, EsUrl, IndexName, Password, Username, _Elastic, _require
+from es_simhash.cli.common import AsJson, IdField, UserError, refuse_unsafe_outputs, print_table, err
+from es_simhash.cli.connection import ApiKey, CaCerts, EsUrl, IndexName, Password, Username, Elastic, require_managed_index
 from es_simhash.engine.engine import DefaultRule
 
 
@@ -32,8 +32,8 @@ def search_cmd(
     if len(query) > MAX_QUERY_CHARS:
         err(f"note: the query is {len(query):,} characters long; "
             f"searching with its first {MAX_QUERY_CHARS:,}")
-    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-        _require(es, index)
+    with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        require_managed_index(es, index)
         hits = search(es.client, index, query, size=size, collapse=not show_all, url=es.settings.safe_url)
     if as_json:
         for h in hits:
@@ -44,7 +44,7 @@ def search_cmd(
     table = Table("score", "id", "title", "cluster size", "duplicate of")
     for h in hits:
         table.add_row(f"{h.score or 0:.2f}", h.id, (h.title or "")[:60], str(h.cluster_size), h.duplicate_of or "")
-    _print_table(table)
+    print_table(table)
 
 def clusters(
     index: IndexName = "es-simhash",
@@ -59,8 +59,8 @@ def clusters(
     """The largest duplicate clusters, with their canonical document's title and url."""
     from es_simhash.readside.search import top_clusters
 
-    with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-        _require(es, index)
+    with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        require_managed_index(es, index)
         rows = top_clusters(es.client, index, top=top, url=es.settings.safe_url)
     if as_json:
         for r in rows:
@@ -71,7 +71,7 @@ def clusters(
     table = Table("size", "cluster", "title", "url")
     for r in rows:
         table.add_row(str(r.size), r.cluster, (r.title or "")[:60], r.url or "")
-    _print_table(table)
+    print_table(table)
 
 def report_cmd(
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the HTML page.")] = Path("report.html"),
@@ -99,13 +99,13 @@ def report_cmd(
 
     inputs = list(inputs or [])
     read = [*([str(from_dedup)] if from_dedup is not None else []), *inputs]
-    _check_outputs(read, ("--output", output))
+    refuse_unsafe_outputs(read, ("--output", output))
     try:
         if from_dedup is not None:
             data = report.from_dedup_report(str(from_dedup), inputs, top=top, id_field=id_field)
         else:
-            with _Elastic(es_url, api_key, username, password, ca_certs, index) as es:
-                _require(es, index)
+            with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+                require_managed_index(es, index)
                 data = report.from_index(es.client, index, top=top, url=es.settings.safe_url)
         size = report.write_report(data, str(output), rule=DefaultRule(k=k))
     except report.ReportError as exc:
@@ -149,6 +149,6 @@ def kibana_export(
     Saved objects > Import) when no Kibana is at hand here."""
     from es_simhash.readside.kibana import export_saved_objects
 
-    _check_outputs([], ("--output", output))
+    refuse_unsafe_outputs([], ("--output", output))
     n = export_saved_objects(output, index_pattern)
     err(f"wrote {n} saved objects for {index_pattern!r} to {'stdout' if str(output) == '-' else output}")

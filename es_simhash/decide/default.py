@@ -6,46 +6,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from es_simhash.decide.rule import Decision, RuleBase, has_sketch
-from es_simhash.fingerprint.hashes import contradicting_pair, text_contradicts
-from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, is_sketch
+from es_simhash.decide.compare import same_content
+from es_simhash.decide.crowding import TemplateCrowding
+from es_simhash.decide.rule import Decision, RuleBase
+from es_simhash.decide.match import MatchTests
+from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint
 from es_simhash.index.base import StoredDoc
-from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
 
 __all__ = ["DefaultRule"]
 
 
-def _within(a: Fingerprint, b: Fingerprint, n: int) -> bool:
-    """Whether one of two sketched fingerprints has fewer than ``n`` sketch hashes the other lacks while the other
-    has ``n`` or more of its own: a text and the same text inside a template (two texts that differ a little
-    both ways are not that)."""
-    if not (n and has_sketch(a) and has_sketch(b)):
-        return False
-    sa = {h for h in a.sentences if h >= SKETCH_BIT}
-    sb = {h for h in b.sentences if h >= SKETCH_BIT}
-    own_a, own_b = len(sa - sb), len(sb - sa)
-    return own_a < n <= own_b or own_b < n <= own_a
-
-
-def _sketch_support(a: Fingerprint, b: Fingerprint, boilerplate: frozenset[int]) -> int:
-    """Sketch hashes two fingerprints share, boilerplate left out."""
-    return len({h for h in a.sentences if h >= SKETCH_BIT and h not in boilerplate}.intersection(b.sentences))
-
-
-def _opposite(a: Fingerprint, b: Fingerprint) -> bool:
-    """Whether two texts say opposite things: by their whole texts, or by a pair of their signature sentences
-    (:func:`~es_simhash.fingerprint.text_contradicts`, :func:`~es_simhash.fingerprint.contradicts`)."""
-    return text_contradicts(a, b) or contradicting_pair(a.sentences, b.sentences)
-
-
-def _same_content(a: Fingerprint, b: Fingerprint) -> bool:
-    """Same letters, digits and ideographs after normalisation (an exact duplicate)."""
-    return bool(a.n_chars) and a.content_hash == b.content_hash and a.n_chars == b.n_chars
-
-
 @dataclass
-class DefaultRule(RuleBase):
+class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
     """The default decision rule (tuned on the dev split of ``bench/accuracy.py``; see ``docs/accuracy.md``).
+
+    Its parts: :class:`~es_simhash.decide.match.MatchTests` (the tests of one candidate),
+    :class:`~es_simhash.decide.crowding.TemplateCrowding` (the template rule and the meaning guard); this class holds
+    the settings, the decision over all candidates (:meth:`matches`) and :meth:`explain`.
 
     * **exact**: same content (letters, digits and ideographs equal after normalisation), distance 0;
     * **simhash**: SimHash within ``k`` bits when both texts are long, within ``short_k`` bits when both are short;
@@ -163,215 +140,6 @@ class DefaultRule(RuleBase):
         found.sort(key=lambda x: x[0])
         return [d for _, d in found]
 
-    def _vetoed(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
-        """The clusters of ``candidates`` the meaning guard vetoes for ``fp`` (none without ``meaning_guard``)."""
-        return self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
-
-    def crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
-        """The sentence and sketch hashes of ``fp`` that ``candidates`` show to be a template's (held by more than
-        ``max_sentence_clusters`` holders, see :meth:`matches`): what the rule counts as boilerplate beyond the
-        document counts. :func:`~es_simhash.cluster.recheck` passes the candidates of the other clusters, of
-        any arrival: what the whole index knows of the template by now."""
-        if not (self.max_sentence_clusters and fp.sentences and len(candidates) > self.max_sentence_clusters):
-            return frozenset()
-        vetoed = self._vetoed(fp, candidates)
-        return self._crowded(fp, [c for c in candidates if c.cluster not in vetoed] if vetoed else candidates)
-
-    @staticmethod
-    def _contradicted(fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
-        """Clusters with a sketched candidate that contradicts ``fp`` (sketched too): by their whole texts, or by a
-        pair of their signature sentences."""
-        if not has_sketch(fp):
-            return frozenset()
-        out: set[str] = set()
-        for cand in candidates:
-            other = cand.fingerprint
-            if cand.cluster in out or not has_sketch(other) or other.content_hash == fp.content_hash:
-                continue
-            if _opposite(fp, other):
-                out.add(cand.cluster)
-        return frozenset(out)
-
-    def _crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
-        """Sentence (and, with ``crowd_sketch``, sketch) hashes of ``fp`` held by more than ``max_sentence_clusters``
-        holders among the candidates: a holder is a cluster, or with ``crowd_k`` a group of its members within
-        ``crowd_k`` bits of each other (candidates taken in (cluster, id) order, so every backend groups alike)."""
-        mine = {h for h in fp.sentences if self.crowd_sketch or not is_sketch(h)}
-        holders: dict[int, list[StoredDoc]] = {}
-        for cand in candidates:
-            for h in mine.intersection(cand.fingerprint.sentences):
-                holders.setdefault(h, []).append(cand)
-        out = set()
-        limit = self.max_sentence_clusters
-        known: dict[tuple[str, str], bool] = {}  # pairs already compared (the same pairs hold many hashes)
-
-        def one_holder(a: StoredDoc, b: StoredDoc) -> bool:
-            same = known.get((a.id, b.id))
-            if same is None:
-                same = known[(a.id, b.id)] = self._one_holder(a, b, fp)
-            return same
-
-        for h, held in holders.items():
-            if len(held) <= limit:
-                continue
-            groups: list[list[StoredDoc]] = []
-            for c in sorted(held, key=lambda c: (c.cluster, c.id)):
-                home = next((g for g in groups if any(one_holder(m, c) for m in g)), None)
-                if home is not None:
-                    home.append(c)
-                    continue
-                groups.append([c])
-                if len(groups) > limit:
-                    out.add(h)
-                    break
-        return frozenset(out)
-
-    def _one_holder(self, a: StoredDoc, b: StoredDoc, query: Fingerprint) -> bool:
-        """Whether two candidates hold the hashes they share with ``query`` as one text: members of one cluster
-        (within ``crowd_k`` bits of each other, with the same content, or one inside the other) that do not each
-        differ from the other and from the query in a part of their own (``crowd_own``), or a text and its
-        contradicting twin (the same words with a negation inserted or swapped: the meaning guard keeps them in two
-        clusters)."""
-        fa, fb = a.fingerprint, b.fingerprint
-        if fa.content_hash == fb.content_hash and a.cluster == b.cluster:
-            return True
-        if a.cluster == b.cluster and (self.crowd_k is None or fa.distance(fb) <= self.crowd_k
-                                       or _within(fa, fb, self.crowd_own)) \
-                and not self._three_own_parts(fa, fb, query):
-            return True
-        return self.meaning_guard and self.crowd_sketch and bool(fa.sentences) and bool(fb.sentences) \
-            and _opposite(fa, fb)
-
-    def _three_own_parts(self, a: Fingerprint, b: Fingerprint, query: Fingerprint) -> bool:
-        """Whether ``a``, ``b`` and ``query`` (all sketched) each have ``crowd_own`` sketch hashes that the other two
-        lack (``a``'s and ``b``'s counted outside the query's hashes, and disjoint): three texts around one
-        template rather than copies of one text (``crowd_own``)."""
-        n = self.crowd_own
-        if not (n and has_sketch(a) and has_sketch(b) and has_sketch(query)):
-            return False
-        theirs = set(query.sentences)
-        own_a = {h for h in a.sentences if h >= SKETCH_BIT and h not in theirs}
-        own_b = {h for h in b.sentences if h >= SKETCH_BIT and h not in theirs}
-        if len(own_a) < n or len(own_b) < n or not own_a.isdisjoint(own_b):
-            return False
-        return len({h for h in query.sentences if h >= SKETCH_BIT}.difference(a.sentences, b.sentences)) >= n
-
-    def _match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int],
-               why: list[str] | None = None) -> Decision | None:
-        """Whether ``fp`` duplicates ``cand`` alone (the rules over all candidates are :meth:`matches`'). ``why``:
-        a list that gets one line per test made, in words (:meth:`explain`)."""
-        other = cand.fingerprint
-        if fp.version != other.version:
-            if why is not None:
-                why.append(f"fingerprint versions differ ({fp.version} and {other.version}): never duplicates")
-            return None
-        if _same_content(fp, other):
-            if why is not None:
-                why.append("same letters, digits and ideographs after normalisation: exact")
-            return Decision(cand, 0, "exact")
-        if fp.empty or other.empty:
-            if why is not None:
-                why.append("one text has no usable features (empty, punctuation or stop words): only an exact copy "
-                           "could match")
-            return None
-        distance = fp.distance(other)
-        if self._by_simhash(fp, other, distance, boilerplate, why):
-            return Decision(cand, distance, "simhash")
-        if not (fp.sentences and other.sentences):
-            if why is not None:
-                why.append("no sentence signature on one side")
-            return None
-        shared = set(fp.sentences).intersection(other.sentences)
-        if boilerplate:
-            if why is not None and shared & boilerplate:
-                why.append(f"{len(shared & boilerplate)} shared sentence or sketch hashes are boilerplate "
-                           "(held by too many documents, or by candidates of several clusters): not counted")
-            shared -= boilerplate
-        if not shared:  # neither a shared sentence nor enough of a shared sketch (it needs at least one hash)
-            if why is not None:
-                why.append("no sentence or shingle-sketch hash shared (besides boilerplate)")
-            return None
-        n_sketch = len([h for h in shared if h >= SKETCH_BIT])  # is_sketch, inlined
-        n_shared = len(shared) - n_sketch  # shared sentence hashes
-        if (n_shared and self._by_sentences(fp, other, distance, n_shared, n_sketch, boilerplate, why)) or (
-                n_sketch and self._by_sketch(fp, other, n_sketch, boilerplate, why)):
-            return Decision(cand, distance, "sentences")
-        return None
-
-    def _by_simhash(self, fp: Fingerprint, other: Fingerprint, distance: int, boilerplate: frozenset[int],
-                    why: list[str] | None) -> bool:
-        """The simhash branch: within ``k`` bits (both long) or ``short_k`` bits (both short), with sketch support
-        when both carry a sketch."""
-        if not fp.short and not other.short:
-            if why is not None:
-                why.append(f"both long: SimHash {distance} bits apart, the rule takes up to k = {self.k}")
-            if distance > self.k:
-                return False
-        elif not (fp.short and other.short):
-            if why is not None:
-                why.append(f"one short, one long: SimHash ({distance} bits) is not enough on its own")
-            return False
-        else:
-            if why is not None:
-                why.append(f"both short: SimHash {distance} bits apart, the rule takes up to short_k = {self.short_k}")
-            if distance > self.short_k:
-                return False
-        if not (self.simhash_sketch_support and has_sketch(fp) and has_sketch(other)):
-            return True
-        support = _sketch_support(fp, other, boilerplate)
-        if support < self.simhash_sketch_support:
-            if why is not None:
-                why.append(f"but they share {support} sketch hash(es) besides boilerplate, simhash_sketch_support = "
-                           f"{self.simhash_sketch_support} needed (the words of a template, not of the texts)")
-            return False
-        return True
-
-    def _by_sentences(self, fp: Fingerprint, other: Fingerprint, distance: int, n_shared: int, n_sketch: int,
-                      boilerplate: frozenset[int], why: list[str] | None) -> bool:
-        """The sentence branch: ``n_shared`` long sentences shared (none of them boilerplate), near enough, or
-        enough of the smaller signature, or all of it; between sketched texts with sketch support too."""
-        smaller = min(len([h for h in fp.sentences if h < SKETCH_BIT and h not in boilerplate]),
-                      len([h for h in other.sentences if h < SKETCH_BIT and h not in boilerplate]))
-        near = distance <= self.sentence_near_k
-        fraction = distance <= self.sentence_k and n_shared >= self.min_shared_sentences * smaller
-        far = distance <= self.far_sentence_k and n_shared >= self.far_shared_sentences * smaller
-        contained = bool(self.min_contained_sentences) and n_shared == smaller >= self.min_contained_sentences
-        if why is not None:
-            why.append(
-                f"{n_shared} of the smaller signature's {smaller} long sentences shared: within "
-                f"sentence_near_k = {self.sentence_near_k} bits: {'yes' if near else 'no'}; within "
-                f"sentence_k = {self.sentence_k} bits with at least {self.min_shared_sentences:.0%} shared: "
-                f"{'yes' if fraction else 'no'}; "
-                + (f"within far_sentence_k = {self.far_sentence_k} bits with at least "
-                   f"{self.far_shared_sentences:.0%} shared: {'yes' if far else 'no'}; "
-                   if self.far_sentence_k > self.sentence_k else "")
-                + f"all of one signature (at least {self.min_contained_sentences}) in the other: "
-                f"{'yes' if contained else 'no'}")
-        if not (near or fraction or far or contained):
-            return False
-        if self.sentence_sketch_support and n_sketch < self.sentence_sketch_support \
-                and has_sketch(fp) and has_sketch(other):
-            if why is not None:
-                why.append(f"both texts carry a sketch: a sentence match also needs "
-                           f"{self.sentence_sketch_support} shared sketch hash(es) besides boilerplate, "
-                           f"{n_sketch} shared (a template's sentences alone are not a duplicate)")
-            return False
-        return True
-
-    def _by_sketch(self, fp: Fingerprint, other: Fingerprint, n_sketch: int, boilerplate: frozenset[int],
-                   why: list[str] | None) -> bool:
-        """The sketch branch: ``n_sketch`` shared sketch hashes are at least half of the smaller sketch (boilerplate
-        left out) and at least :data:`MIN_SHARED_SKETCH`."""
-        mine = len([h for h in fp.sentences if h >= SKETCH_BIT and h not in boilerplate])
-        theirs = len([h for h in other.sentences if h >= SKETCH_BIT and h not in boilerplate])
-        if not (mine and theirs):
-            return False
-        needed = max(MIN_SHARED_SKETCH, -(-min(mine, theirs) * self.min_shared_fraction // 1))
-        if why is not None:
-            why.append(f"{n_sketch} shingle-sketch hashes shared, {needed:.0f} needed (half of the smaller "
-                       f"sketch of {min(mine, theirs)}, at least {MIN_SHARED_SKETCH})")
-        return n_sketch >= needed
-
     def explain(self, fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int] = frozenset()
                 ) -> dict[str, Any]:
         """Why ``fp`` is, or is not, a duplicate of ``other`` (as if ``other`` were its only candidate): what the
@@ -397,7 +165,7 @@ class DefaultRule(RuleBase):
             "duplicate": decision is not None,
             "reason": decision.reason if decision is not None else None,
             "distance": fp.distance(other),
-            "exact": _same_content(fp, other),
+            "exact": same_content(fp, other),
             "shared_segments": sum(a == b for a, b in zip(fp.segments, other.segments)),
             "shared_sentences": len([h for h in shared if h < SKETCH_BIT]),
             "shared_sketch": len([h for h in shared if h >= SKETCH_BIT]),

@@ -1,0 +1,115 @@
+"""The template rule of :class:`~es_simhash.decide.default.DefaultRule`: hashes held by candidates of more than
+``max_sentence_clusters`` holders are a template's (boilerplate for this decision), and the meaning guard's veto."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from es_simhash.decide.compare import opposite, within
+from es_simhash.decide.rule import has_sketch
+from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, is_sketch
+from es_simhash.index.base import StoredDoc
+
+
+class TemplateCrowding:
+    """Which hashes a template holds, from the candidates alone (so every backend decides alike), and which
+    candidates' clusters the meaning guard vetoes; the settings are :class:`DefaultRule`'s fields."""
+
+    max_sentence_clusters: int
+    meaning_guard: bool
+    crowd_k: int | None
+    crowd_own: int
+    crowd_sketch: bool
+
+    def _vetoed(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
+        """The clusters of ``candidates`` the meaning guard vetoes for ``fp`` (none without ``meaning_guard``)."""
+        return self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
+
+    def crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
+        """The sentence and sketch hashes of ``fp`` that ``candidates`` show to be a template's (held by more than
+        ``max_sentence_clusters`` holders, see :meth:`matches`): what the rule counts as boilerplate beyond the
+        document counts. :func:`~es_simhash.cluster.recheck` passes the candidates of the other clusters, of
+        any arrival: what the whole index knows of the template by now."""
+        if not (self.max_sentence_clusters and fp.sentences and len(candidates) > self.max_sentence_clusters):
+            return frozenset()
+        vetoed = self._vetoed(fp, candidates)
+        return self._crowded(fp, [c for c in candidates if c.cluster not in vetoed] if vetoed else candidates)
+
+    @staticmethod
+    def _contradicted(fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
+        """Clusters with a sketched candidate that contradicts ``fp`` (sketched too): by their whole texts, or by a
+        pair of their signature sentences."""
+        if not has_sketch(fp):
+            return frozenset()
+        out: set[str] = set()
+        for cand in candidates:
+            other = cand.fingerprint
+            if cand.cluster in out or not has_sketch(other) or other.content_hash == fp.content_hash:
+                continue
+            if opposite(fp, other):
+                out.add(cand.cluster)
+        return frozenset(out)
+
+    def _crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
+        """Sentence (and, with ``crowd_sketch``, sketch) hashes of ``fp`` held by more than ``max_sentence_clusters``
+        holders among the candidates: a holder is a cluster, or with ``crowd_k`` a group of its members within
+        ``crowd_k`` bits of each other (candidates taken in (cluster, id) order, so every backend groups alike)."""
+        mine = {h for h in fp.sentences if self.crowd_sketch or not is_sketch(h)}
+        holders: dict[int, list[StoredDoc]] = {}
+        for cand in candidates:
+            for h in mine.intersection(cand.fingerprint.sentences):
+                holders.setdefault(h, []).append(cand)
+        out = set()
+        limit = self.max_sentence_clusters
+        known: dict[tuple[str, str], bool] = {}  # pairs already compared (the same pairs hold many hashes)
+
+        def one_holder(a: StoredDoc, b: StoredDoc) -> bool:
+            same = known.get((a.id, b.id))
+            if same is None:
+                same = known[(a.id, b.id)] = self._one_holder(a, b, fp)
+            return same
+
+        for h, held in holders.items():
+            if len(held) <= limit:
+                continue
+            groups: list[list[StoredDoc]] = []
+            for c in sorted(held, key=lambda c: (c.cluster, c.id)):
+                home = next((g for g in groups if any(one_holder(m, c) for m in g)), None)
+                if home is not None:
+                    home.append(c)
+                    continue
+                groups.append([c])
+                if len(groups) > limit:
+                    out.add(h)
+                    break
+        return frozenset(out)
+
+    def _one_holder(self, a: StoredDoc, b: StoredDoc, query: Fingerprint) -> bool:
+        """Whether two candidates hold the hashes they share with ``query`` as one text: members of one cluster
+        (within ``crowd_k`` bits of each other, with the same content, or one inside the other) that do not each
+        differ from the other and from the query in a part of their own (``crowd_own``), or a text and its
+        contradicting twin (the same words with a negation inserted or swapped: the meaning guard keeps them in two
+        clusters)."""
+        fa, fb = a.fingerprint, b.fingerprint
+        if fa.content_hash == fb.content_hash and a.cluster == b.cluster:
+            return True
+        if a.cluster == b.cluster and (self.crowd_k is None or fa.distance(fb) <= self.crowd_k
+                                       or within(fa, fb, self.crowd_own)) \
+                and not self._three_own_parts(fa, fb, query):
+            return True
+        return self.meaning_guard and self.crowd_sketch and bool(fa.sentences) and bool(fb.sentences) \
+            and opposite(fa, fb)
+
+    def _three_own_parts(self, a: Fingerprint, b: Fingerprint, query: Fingerprint) -> bool:
+        """Whether ``a``, ``b`` and ``query`` (all sketched) each have ``crowd_own`` sketch hashes that the other two
+        lack (``a``'s and ``b``'s counted outside the query's hashes, and disjoint): three texts around one
+        template rather than copies of one text (``crowd_own``)."""
+        n = self.crowd_own
+        if not (n and has_sketch(a) and has_sketch(b) and has_sketch(query)):
+            return False
+        theirs = set(query.sentences)
+        own_a = {h for h in a.sentences if h >= SKETCH_BIT and h not in theirs}
+        own_b = {h for h in b.sentences if h >= SKETCH_BIT and h not in theirs}
+        if len(own_a) < n or len(own_b) < n or not own_a.isdisjoint(own_b):
+            return False
+        return len({h for h in query.sentences if h >= SKETCH_BIT}.difference(a.sentences, b.sentences)) >= n
