@@ -403,7 +403,7 @@ def reach_diagnostics(split: data.Split, res: dict, groups: Sequence[tuple[str, 
     else long sentences (two or more, one), or else shingle-sketch hashes, or nothing. A miss with nothing shared
     cannot be found by any rule over these fingerprints."""
     from es_simhash.engine.engine import DefaultRule
-    from es_simhash.fingerprint import SKETCH_BIT, Fingerprinter
+    from es_simhash.fingerprint import Fingerprinter
 
     reach = DefaultRule().candidate_distance
     fpr = Fingerprinter()
@@ -429,11 +429,11 @@ def reach_diagnostics(split: data.Split, res: dict, groups: Sequence[tuple[str, 
             if min(fps[i].distance(fps[j]) for j in others) <= reach:
                 counts[cols[0]] += 1
                 continue
-            own = {h for h in fps[i].sentences if h < SKETCH_BIT}
-            sketch = set(fps[i].sentences) - own
+            own = set(fps[i].sentences)
+            sketch = set(fps[i].sketch)
             shared = max(len(own.intersection(fps[j].sentences)) for j in others)
             counts[cols[1] if shared >= 2 else cols[2] if shared else cols[3]
-                   if any(sketch.intersection(fps[j].sentences) for j in others) else cols[4]] += 1
+                   if any(sketch.intersection(fps[j].sketch) for j in others) else cols[4]] += 1
         rows.append((f"{g[0]} {g[1]}", "", len(missed)) + tuple(counts[c] for c in cols))
     lines = ["es-simhash's missed variants by what they still share with their cluster's members (SimHash within "
              "the lookup's reach, or else long sentences, or else sketch hashes)"]

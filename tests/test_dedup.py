@@ -125,9 +125,9 @@ def test_boilerplate_footer_stops_counting_once_it_is_common(batch_size, article
     # every post matched through sentences shares a sentence or sketch hash with its match besides the footer's:
     # the footer alone never made two posts duplicates
     fps = {r.id: r.fingerprint for r in res}
-    footer_hashes = set(Fingerprinter(sketch=10_000).fingerprint(footer).sentences)  # (every shingle of it)
+    footer_hashes = set(Fingerprinter(sketch=10_000).fingerprint(footer).hashes)  # (every shingle of it)
     merged = [r for r in res if r.reason == "sentences"]
-    assert all(set(fps[r.id].sentences) & set(fps[r.duplicate_of].sentences) - footer_hashes for r in merged)
+    assert all(set(fps[r.id].hashes) & set(fps[r.duplicate_of].hashes) - footer_hashes for r in merged)
     assert not [r for r in res if r.duplicate and r.reason not in ("sentences", "simhash", "exact")]
 
 
@@ -351,7 +351,7 @@ def test_a_templated_post_is_found_by_its_body_once_the_template_is_boilerplate(
     fpr = Fingerprinter(line_sketch=line_sketch)
     a, b = (fpr.fingerprint(_site_post(s, site, who)) for s, site, who in
             [(SAYINGS[2], "北方网", "李晓明"), (SAYINGS[3], "中国网", "张华")])
-    template = frozenset(set(a.sentences) & set(b.sentences))
+    template = frozenset(set(a.hashes) & set(b.hashes))
     post = StoredDoc("post", fpr.fingerprint(_site_post(SAYINGS[0], "江南都市网", "王建国")), cluster="post")
     rule = DefaultRule()
     bare = fpr.fingerprint("分享一句话：" + SAYINGS[0].replace("，", ","))

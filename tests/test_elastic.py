@@ -147,9 +147,9 @@ def test_boilerplate_sentences_do_not_make_duplicates(index, fingerprinter):
     # through sentences shares more than the footer's hashes with its match; the announcements are near copies of
     # each other, which SimHash finds)
     fps = {r.id: r.fingerprint for r in res}
-    footer_hashes = set(Fingerprinter(sketch=10_000).fingerprint(footer).sentences)  # (every shingle of it)
+    footer_hashes = set(Fingerprinter(sketch=10_000).fingerprint(footer).hashes)  # (every shingle of it)
     merged = [r for r in res if r.reason == "sentences"]
-    assert all(set(fps[r.id].sentences) & set(fps[r.duplicate_of].sentences) - footer_hashes for r in merged)
+    assert all(set(fps[r.id].hashes) & set(fps[r.duplicate_of].hashes) - footer_hashes for r in merged)
     assert any(r.reason == "simhash" for r in res)
 
 

@@ -247,7 +247,7 @@ def test_a_lookup_before_row_n_answers_as_an_index_of_the_first_n_documents(tail
         alone.add(docs[:n])
         want = alone.lookup([query], 7)[0] if n else None
         assert [c.id for c in res.candidates] == ([c.id for c in want.candidates] if want else [])
-        assert res.sentence_df == (want.sentence_df if want else {h: 0 for h in query.fingerprint.sentences})
+        assert res.sentence_df == (want.sentence_df if want else {h: 0 for h in query.fingerprint.hashes})
         assert res.existing is None  # (a document is not yet stored when it is decided)
     assert sum(len(r.candidates) for r in got) > 200  # every channel brought candidates
     assert any(r.sentence_df.get(777, 0) > 5 for r in got) and any(0 < r.sentence_df.get(777, 0) <= 5 for r in got)

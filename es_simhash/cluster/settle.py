@@ -45,7 +45,7 @@ def _canonical_decision(index: MaintainedIndex, rule: DecisionRule, doc: StoredD
 def _crossing(doc: StoredDoc, res: Any, cap: int) -> list[int]:
     """The hashes of ``doc`` held by more than ``cap`` documents now: the only ones that can have been under the
     bound when it arrived (its lookup then used them, and counted them as its own)."""
-    return [h for h in doc.fingerprint.sentences if res.sentence_df.get(h, 0) > cap]
+    return [h for h in doc.fingerprint.hashes if res.sentence_df.get(h, 0) > cap]
 
 
 def _as_on_arrival(index: MaintainedIndex, rule: DecisionRule, doc: StoredDoc, older: Sequence[StoredDoc], res: Any,
@@ -215,7 +215,7 @@ def redecide(index: MaintainedIndex, rule: DecisionRule, writer: Writer, roots: 
             new = replace(new, cluster=decided[new.cluster].cluster)
         decided[d.id] = new
         pending.add([new])
-        pending_df.update(d.fingerprint.sentences)
+        pending_df.update(d.fingerprint.hashes)
 
     def redo(doc: StoredDoc) -> StoredDoc | None:
         new = decided[doc.id]

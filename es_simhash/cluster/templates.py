@@ -31,8 +31,8 @@ def in_other_clusters(doc: StoredDoc, candidates: Sequence[StoredDoc]) -> list[S
 def held_twice(doc: StoredDoc, others: Sequence[StoredDoc]) -> frozenset[int]:
     """The hashes of ``doc`` that at least two of ``others`` hold: all that they can crowd (a holder is one text
     or more), found by counting alone."""
-    mine = set(doc.fingerprint.sentences)
-    counts = Counter(h for c in others for h in mine.intersection(c.fingerprint.sentences))
+    mine = set(doc.fingerprint.hashes)
+    counts = Counter(h for c in others for h in mine.intersection(c.fingerprint.hashes))
     return frozenset(h for h, n in counts.items() if n > 1)
 
 

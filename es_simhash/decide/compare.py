@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from es_simhash.decide.rule import has_sketch
 from es_simhash.fingerprint.hashes import contradicting_pair, text_contradicts
-from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint
+from es_simhash.fingerprint.model import Fingerprint
 
 
 def within(a: Fingerprint, b: Fingerprint, n: int) -> bool:
@@ -14,15 +14,14 @@ def within(a: Fingerprint, b: Fingerprint, n: int) -> bool:
     both ways are not that)."""
     if not (n and has_sketch(a) and has_sketch(b)):
         return False
-    sa = {h for h in a.sentences if h >= SKETCH_BIT}
-    sb = {h for h in b.sentences if h >= SKETCH_BIT}
+    sa, sb = set(a.sketch), set(b.sketch)
     own_a, own_b = len(sa - sb), len(sb - sa)
     return own_a < n <= own_b or own_b < n <= own_a
 
 
 def sketch_support(a: Fingerprint, b: Fingerprint, boilerplate: frozenset[int]) -> int:
     """Sketch hashes two fingerprints share, boilerplate left out."""
-    return len({h for h in a.sentences if h >= SKETCH_BIT and h not in boilerplate}.intersection(b.sentences))
+    return len({h for h in a.sketch if h not in boilerplate}.intersection(b.sketch))
 
 
 def opposite(a: Fingerprint, b: Fingerprint) -> bool:

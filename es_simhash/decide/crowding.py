@@ -7,7 +7,7 @@ from typing import Sequence
 
 from es_simhash.decide.compare import opposite, within
 from es_simhash.decide.rule import has_sketch
-from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, is_sketch
+from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import StoredDoc
 
 
@@ -30,7 +30,7 @@ class TemplateCrowding:
         ``max_sentence_clusters`` holders, see :meth:`matches`): what the rule counts as boilerplate beyond the
         document counts. :func:`~es_simhash.cluster.recheck` passes the candidates of the other clusters, of
         any arrival: what the whole index knows of the template by now."""
-        if not (self.max_sentence_clusters and fp.sentences and len(candidates) > self.max_sentence_clusters):
+        if not (self.max_sentence_clusters and fp.hashes and len(candidates) > self.max_sentence_clusters):
             return frozenset()
         vetoed = self._vetoed(fp, candidates)
         return self._crowded(fp, [c for c in candidates if c.cluster not in vetoed] if vetoed else candidates)
@@ -54,10 +54,10 @@ class TemplateCrowding:
         """Sentence (and, with ``crowd_sketch``, sketch) hashes of ``fp`` held by more than ``max_sentence_clusters``
         holders among the candidates: a holder is a cluster, or with ``crowd_k`` a group of its members within
         ``crowd_k`` bits of each other (candidates taken in (cluster, id) order, so every backend groups alike)."""
-        mine = {h for h in fp.sentences if self.crowd_sketch or not is_sketch(h)}
+        mine = set(fp.hashes if self.crowd_sketch else fp.sentences)
         holders: dict[int, list[StoredDoc]] = {}
         for cand in candidates:
-            for h in mine.intersection(cand.fingerprint.sentences):
+            for h in mine.intersection(cand.fingerprint.hashes):
                 holders.setdefault(h, []).append(cand)
         out = set()
         limit = self.max_sentence_clusters
@@ -97,7 +97,7 @@ class TemplateCrowding:
                                        or within(fa, fb, self.crowd_own)) \
                 and not self._three_own_parts(fa, fb, query):
             return True
-        return self.meaning_guard and self.crowd_sketch and bool(fa.sentences) and bool(fb.sentences) \
+        return self.meaning_guard and self.crowd_sketch and bool(fa.hashes) and bool(fb.hashes) \
             and opposite(fa, fb)
 
     def _three_own_parts(self, a: Fingerprint, b: Fingerprint, query: Fingerprint) -> bool:
@@ -107,9 +107,9 @@ class TemplateCrowding:
         n = self.crowd_own
         if not (n and has_sketch(a) and has_sketch(b) and has_sketch(query)):
             return False
-        theirs = set(query.sentences)
-        own_a = {h for h in a.sentences if h >= SKETCH_BIT and h not in theirs}
-        own_b = {h for h in b.sentences if h >= SKETCH_BIT and h not in theirs}
+        theirs = set(query.hashes)
+        own_a = {h for h in a.sketch if h not in theirs}
+        own_b = {h for h in b.sketch if h not in theirs}
         if len(own_a) < n or len(own_b) < n or not own_a.isdisjoint(own_b):
             return False
-        return len({h for h in query.sentences if h >= SKETCH_BIT}.difference(a.sentences, b.sentences)) >= n
+        return len(set(query.sketch).difference(a.sketch, b.sketch)) >= n

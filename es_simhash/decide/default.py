@@ -10,7 +10,7 @@ from es_simhash.decide.compare import same_content
 from es_simhash.decide.crowding import TemplateCrowding
 from es_simhash.decide.rule import Decision, RuleBase
 from es_simhash.decide.match import MatchTests
-from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint
+from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import StoredDoc
 
 __all__ = ["DefaultRule"]
@@ -126,7 +126,7 @@ class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
         that look at all candidates (boilerplate by cluster count, the meaning guard's veto of a whole cluster)
         apply to each (``DedupEngine.check`` lists these)."""
         vetoed = self._vetoed(fp, candidates)
-        if self.max_sentence_clusters and fp.sentences and len(candidates) > self.max_sentence_clusters:
+        if self.max_sentence_clusters and fp.hashes and len(candidates) > self.max_sentence_clusters:
             # (no hash can have more holders than there are candidates)
             # a text that says the opposite (vetoed) shares nearly everything with fp, but is no template's holder
             boilerplate = boilerplate | self._crowded(fp, [c for c in candidates if c.cluster not in vetoed]
@@ -157,18 +157,16 @@ class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
 
         def side(f: Fingerprint) -> dict[str, Any]:
             return {"short": f.short, "letters": f.n_chars, "features": f.n_features,
-                    "long_sentences": len([h for h in f.sentences if h < SKETCH_BIT]),
-                    "sketch": len([h for h in f.sentences if h >= SKETCH_BIT])}
+                    "long_sentences": len(f.sentences), "sketch": len(f.sketch)}
 
-        shared = set(fp.sentences) & set(other.sentences)
         return {
             "duplicate": decision is not None,
             "reason": decision.reason if decision is not None else None,
             "distance": fp.distance(other),
             "exact": same_content(fp, other),
             "shared_segments": sum(a == b for a, b in zip(fp.segments, other.segments)),
-            "shared_sentences": len([h for h in shared if h < SKETCH_BIT]),
-            "shared_sketch": len([h for h in shared if h >= SKETCH_BIT]),
+            "shared_sentences": len(set(fp.sentences) & set(other.sentences)),
+            "shared_sketch": len(set(fp.sketch) & set(other.sketch)),
             "a": side(fp),
             "b": side(other),
             "vetoed_by": vetoed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from es_simhash.decide.compare import same_content, sketch_support
 from es_simhash.decide.rule import Decision, has_sketch
-from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint
+from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import StoredDoc
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
 
@@ -46,22 +46,24 @@ class MatchTests:
         distance = fp.distance(other)
         if self._by_simhash(fp, other, distance, boilerplate, why):
             return Decision(cand, distance, "simhash")
-        if not (fp.sentences and other.sentences):
+        if not (fp.hashes and other.hashes):
             if why is not None:
                 why.append("no sentence signature on one side")
             return None
         shared = set(fp.sentences).intersection(other.sentences)
+        shared_sketch = set(fp.sketch).intersection(other.sketch)
         if boilerplate:
-            if why is not None and shared & boilerplate:
-                why.append(f"{len(shared & boilerplate)} shared sentence or sketch hashes are boilerplate "
+            dropped = len(shared & boilerplate) + len(shared_sketch & boilerplate)
+            if why is not None and dropped:
+                why.append(f"{dropped} shared sentence or sketch hashes are boilerplate "
                            "(held by too many documents, or by candidates of several clusters): not counted")
             shared -= boilerplate
-        if not shared:  # neither a shared sentence nor enough of a shared sketch (it needs at least one hash)
+            shared_sketch -= boilerplate
+        if not (shared or shared_sketch):  # neither a shared sentence nor a shared sketch hash
             if why is not None:
                 why.append("no sentence or shingle-sketch hash shared (besides boilerplate)")
             return None
-        n_sketch = len([h for h in shared if h >= SKETCH_BIT])  # is_sketch, inlined
-        n_shared = len(shared) - n_sketch  # shared sentence hashes
+        n_shared, n_sketch = len(shared), len(shared_sketch)
         if (n_shared and self._by_sentences(fp, other, distance, n_shared, n_sketch, boilerplate, why)) or (
                 n_sketch and self._by_sketch(fp, other, n_sketch, boilerplate, why)):
             return Decision(cand, distance, "sentences")
@@ -99,8 +101,8 @@ class MatchTests:
                       boilerplate: frozenset[int], why: list[str] | None) -> bool:
         """The sentence branch: ``n_shared`` long sentences shared (none of them boilerplate), near enough, or
         enough of the smaller signature, or all of it; between sketched texts with sketch support too."""
-        smaller = min(len([h for h in fp.sentences if h < SKETCH_BIT and h not in boilerplate]),
-                      len([h for h in other.sentences if h < SKETCH_BIT and h not in boilerplate]))
+        smaller = min(len([h for h in fp.sentences if h not in boilerplate]),
+                      len([h for h in other.sentences if h not in boilerplate]))
         near = distance <= self.sentence_near_k
         fraction = distance <= self.sentence_k and n_shared >= self.min_shared_sentences * smaller
         far = distance <= self.far_sentence_k and n_shared >= self.far_shared_sentences * smaller
@@ -131,8 +133,8 @@ class MatchTests:
                    why: list[str] | None) -> bool:
         """The sketch branch: ``n_sketch`` shared sketch hashes are at least half of the smaller sketch (boilerplate
         left out) and at least :data:`MIN_SHARED_SKETCH`."""
-        mine = len([h for h in fp.sentences if h >= SKETCH_BIT and h not in boilerplate])
-        theirs = len([h for h in other.sentences if h >= SKETCH_BIT and h not in boilerplate])
+        mine = len([h for h in fp.sketch if h not in boilerplate])
+        theirs = len([h for h in other.sketch if h not in boilerplate])
         if not (mine and theirs):
             return False
         needed = max(MIN_SHARED_SKETCH, -(-min(mine, theirs) * self.min_shared_fraction // 1))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint
+from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import StoredDoc
 
 __all__ = ["Decision", "DecisionRule", "RuleBase", "NO_FEATURES", "has_sketch"]
@@ -98,4 +98,4 @@ class RuleBase:
 
 def has_sketch(fp: Fingerprint) -> bool:
     """Whether the fingerprint carries a shingle sketch (backends may reorder the hashes: look at the largest)."""
-    return bool(fp.sentences) and max(fp.sentences) >= SKETCH_BIT
+    return bool(fp.sketch)

@@ -34,13 +34,13 @@ def split_boilerplate(fp: Fingerprint, counts: Sequence[Mapping[int, int]], cap:
     split = False
     if len(counts) == 2:  # (the index and this batch: the common case, written out)
         index, batch = counts
-        for h in fp.sentences:
+        for h in fp.hashes:
             x, y = index.get(h, 0), batch.get(h, 0)
             if x + y > cap:
                 out.append(h)
                 split = split or 0 < x <= cap or 0 < y <= cap
         return frozenset(out), split
-    for h in fp.sentences:
+    for h in fp.hashes:
         n = [c.get(h, 0) for c in counts]
         if sum(n) > cap:
             out.append(h)
@@ -65,7 +65,7 @@ def same_fingerprint(a: Fingerprint, b: Fingerprint) -> bool:
     return a == b or (
         (a.simhash, a.content_hash, a.n_features, a.n_chars, a.short, a.version, a.word_bag)
         == (b.simhash, b.content_hash, b.n_features, b.n_chars, b.short, b.version, b.word_bag)
-        and sorted(a.sentences) == sorted(b.sentences)
+        and sorted(a.hashes) == sorted(b.hashes)
     )
 
 

@@ -96,8 +96,9 @@ class Fingerprinter(ReferenceEngine):
         for texts of fewer than ``sketch_chars`` letters/ideographs, how many character-shingle hashes (the
         smallest of all the text's shingle hashes: a bottom-k MinHash sketch) are added to the sentence
         signature (default 12; 0: none). A prefix, a typo, a dropped clause or a cut tail changes the only
-        sentence or two of a short text, but only a few of its shingles. Sketch hashes have the top bit set
-        (:data:`SKETCH_BIT`), sentence hashes have it clear, so a rule can tell them apart in one field.
+        sentence or two of a short text, but only a few of its shingles: :attr:`Fingerprint.sketch`. Sketch hashes
+        have the top bit set (:data:`SKETCH_BIT`), sentence hashes have it clear, so storage can keep them in one
+        field.
     sketch_chars:
         texts with fewer letters/ideographs than this get the sketch (default 300: short texts and the shorter
         medium ones; longer texts have enough long sentences. 600 was measured: see docs/accuracy.md).
@@ -313,7 +314,7 @@ class Fingerprinter(ReferenceEngine):
         # the version is Python's to say (the native core computes the fields; a version that changes only
         # defaults changes nothing there)
         v = FINGERPRINT_VERSION
-        out = [Fingerprint(r[0], r[1], r[2], r[3], r[4], r[5], v, r[7]) if r is not None else None for r in rows]
+        out = [Fingerprint(r[0], r[1], r[2], r[3], r[4], r[5], v, r[7], r[8]) if r is not None else None for r in rows]
         missing = [i for i, fp in enumerate(out) if fp is None]
         if missing:
             with self._python_lock:  # threads may share a native-engine fingerprinter; the Python one caches

@@ -161,7 +161,7 @@ def text_contradicts(a: "Fingerprint", b: "Fingerprint") -> bool:
     if (delta == 0 and a.content_hash & b.content_hash & (1 << 63)) or same_words:
         # the same characters (Chinese) or words (any language) in another order; unless the sentences are the
         # same ones, reordered, words moved inside a sentence or across sentences
-        return {h for h in a.sentences if h < SKETCH_BIT} != {h for h in b.sentences if h < SKETCH_BIT}
+        return set(a.sentences) != set(b.sentences)
     return delta in _TEXT_NEGATION_DELTAS
 
 

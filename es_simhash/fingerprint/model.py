@@ -23,7 +23,8 @@ SKETCH_BIT = 1 << 63  # set in shingle-sketch hashes, clear in sentence hashes: 
 
 
 def is_sketch(h: int) -> bool:
-    """Whether a hash of ``Fingerprint.sentences`` is a shingle-sketch hash (else a sentence hash)."""
+    """Whether a hash of :attr:`Fingerprint.hashes` (the two kinds joined, as storage keeps them) is a shingle-sketch
+    hash (else a sentence hash)."""
     return h >= SKETCH_BIT
 
 
@@ -36,10 +37,14 @@ def hex64(value: int) -> str:
 class Fingerprint:
     """What es-simhash stores and compares for one document.
 
-    ``simhash``, ``content_hash`` and the ``sentences`` hashes are unsigned 64-bit integers. A fingerprint with
-    no usable features (``empty``) has no segments, so it can never be found through the segment buckets.
-    ``word_bag`` (version 3, texts with a shingle sketch only, else 0): the sum mod 2^64 of the hashes of the
-    text's words, whatever their order: equal for two texts with the same words in another order.
+    ``simhash``, ``content_hash`` and the hashes are unsigned 64-bit integers. ``sentences``: the long-sentence
+    signature (top bit clear); ``sketch``: the shingle sketch of a shorter text (top bit set, :data:`SKETCH_BIT`;
+    ``()`` for longer texts). Storage keeps the two joined (:attr:`hashes`, one ``sentences`` field in
+    Elasticsearch): a joined tuple given as ``sentences`` (as storage and earlier releases hand it back) is split
+    into the two. A fingerprint with no usable features (``empty``) has no segments, so it can never be found
+    through the segment buckets. ``word_bag`` (version 3, texts with a shingle sketch only, else 0): the sum mod
+    2^64 of the hashes of the text's words, whatever their order: equal for two texts with the same words in
+    another order.
     """
 
     simhash: int
@@ -50,6 +55,19 @@ class Fingerprint:
     short: bool
     version: int = FINGERPRINT_VERSION
     word_bag: int = 0
+    sketch: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        joined = self.sentences
+        if joined and max(joined) >= SKETCH_BIT:  # (sentence and sketch hashes joined, as storage keeps them)
+            object.__setattr__(self, "sentences", tuple(h for h in joined if h < SKETCH_BIT))
+            object.__setattr__(self, "sketch", tuple(self.sketch) + tuple(h for h in joined if h >= SKETCH_BIT))
+
+    @property
+    def hashes(self) -> tuple[int, ...]:
+        """The sentence hashes, then the sketch hashes: both kinds as lookups and storage take them (a sketch hash
+        has the top bit set, :func:`is_sketch`)."""
+        return self.sentences + self.sketch if self.sketch else self.sentences
 
     @property
     def empty(self) -> bool:
@@ -77,6 +95,7 @@ class Fingerprint:
             "simhash": hex64(self.simhash),
             "segments": list(self.segment_keys()),
             "sentences": [hex64(h) for h in self.sentences],
+            "sketch": [hex64(h) for h in self.sketch],
             "content_hash": hex64(self.content_hash),
             "n_features": self.n_features,
             "n_chars": self.n_chars,
@@ -87,6 +106,7 @@ class Fingerprint:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Fingerprint":
+        """From :meth:`to_dict`'s form, or a stored document's (whose ``sentences`` holds both kinds, joined)."""
         return cls(
             simhash=int(d["simhash"], 16),
             content_hash=int(d["content_hash"], 16),
@@ -96,4 +116,5 @@ class Fingerprint:
             short=bool(d["short"]),
             version=int(d.get("fingerprint_version", FINGERPRINT_VERSION)),
             word_bag=int(d.get("word_bag") or "0", 16),
+            sketch=tuple(int(h, 16) for h in d.get("sketch", ())),
         )

@@ -16,6 +16,7 @@ from es_simhash.fingerprint.model import FINGERPRINT_VERSION
 
 LN_TABLE_SIZE = 1 << 16  # tf="sublinear": numpy's ln(1..65536) handed to the native core (more: Python)
 _log = logging.getLogger(__name__)
+ROW_FIELDS = 9  # the fields of a fingerprint row of the native core (Fingerprint's, in order)
 NOTICED: list[str] = []
 
 
@@ -31,6 +32,8 @@ def native_module() -> tuple[Any, str | None]:
     if native_version != FINGERPRINT_VERSION:
         return None, (f"es_simhash_native computes fingerprint version {native_version}, this es-simhash "
                       f"{FINGERPRINT_VERSION} (reinstall it: pip install ./native)")
+    if getattr(es_simhash_native, "ROW_FIELDS", 8) != ROW_FIELDS:
+        return None, "es_simhash_native is from an earlier es-simhash (reinstall it: pip install ./native)"
     if es_simhash_native.UNIDATA_VERSION != unicodedata.unidata_version:
         return None, (f"es_simhash_native has the character tables of Unicode {es_simhash_native.UNIDATA_VERSION}, "
                       f"this Python {unicodedata.unidata_version} (rebuild it with this Python)")

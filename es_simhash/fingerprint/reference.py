@@ -178,12 +178,13 @@ class ReferenceEngine:
             Fingerprint(
                 sim if nf else 0,  # simhash
                 content_hash,
-                signature + sketch,  # sentences (+ shingle sketch of a shorter text)
+                signature,  # sentences
                 nf,  # n_features
                 len(key),  # n_chars
                 len(key) < short_chars,  # short
                 FINGERPRINT_VERSION,
                 word_bag,
+                sketch,  # the shingle sketch of a shorter text
             )
             for (key, _), content_hash, sim, nf, signature, sketch, word_bag in zip(
                 keys, content_hashes([k for k, _ in keys]), simhashes.tolist(), n_features.tolist(), signatures,

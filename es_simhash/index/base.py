@@ -22,11 +22,11 @@ from typing import (Any, Collection, Iterator, Protocol, Sequence, runtime_check
 
 from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.lookup.candidates import (MIN_SHARED_SKETCH, boilerplate_of, found_by_lookup, sentence_candidate,
-                                         sharing_sketch, split_sentences)
+                                         sharing_sketch)
 from es_simhash.lookup.keys import LookupKeys
 
 __all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "MaintainedIndex", "CANONICAL", "MIN_SHARED_SKETCH",
-           "arrival_key", "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch", "split_sentences",
+           "arrival_key", "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch",
            "found_by_lookup"]
 
 CANONICAL = "canonical"

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import AbstractSet, Collection, Hashable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
-from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint
+from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.lookup.keys import LookupKeys
 
-__all__ = ["MIN_SHARED_SKETCH", "split_sentences", "boilerplate_of", "sharing_sketch", "sentence_candidate",
+__all__ = ["MIN_SHARED_SKETCH", "boilerplate_of", "sharing_sketch", "sentence_candidate",
            "found_by_lookup"]
 
 
@@ -31,24 +31,14 @@ candidates it leaves out could never be decided duplicates by the sketch; and a 
 character shingle's hash with thousands of unrelated texts, each of which would otherwise travel to the client."""
 
 
-def split_sentences(hashes: Iterable[int], boilerplate: Collection[int] = ()) -> tuple[set[int], set[int]]:
-    """``(sentence hashes, sketch hashes)`` of a fingerprint's ``sentences``, less ``boilerplate``."""
-    sentences: set[int] = set()
-    sketch: set[int] = set()
-    for h in hashes:
-        if h not in boilerplate:
-            (sketch if h >= SKETCH_BIT else sentences).add(h)
-    return sentences, sketch
-
-
 def boilerplate_of(fp: Fingerprint, sentence_df: Mapping[int, int], cap: int,
                    extra: Mapping[int, int] | None = None) -> frozenset[int]:
     """The sentence hashes of ``fp`` held by more than ``cap`` documents: ``sentence_df`` (a lookup's counts)
     plus ``extra``, the counts of every hash of ``fp`` among documents not in the index yet (the batch being
     decided)."""
     if extra:
-        return frozenset(h for h in fp.sentences if sentence_df.get(h, 0) + extra[h] > cap)
-    return frozenset(h for h in fp.sentences if sentence_df.get(h, 0) > cap)
+        return frozenset(h for h in fp.hashes if sentence_df.get(h, 0) + extra[h] > cap)
+    return frozenset(h for h in fp.hashes if sentence_df.get(h, 0) > cap)
 
 
 def sharing_sketch(holders: Sequence[int]) -> list[int]:
@@ -82,13 +72,14 @@ def found_by_lookup(fp: Fingerprint, candidates: Iterable[D], boilerplate: Colle
     settling use it where what they know was gathered in parts (the index and the batch; or the index now and
     the documents that arrived before a document) whose boilerplate differs from the whole's."""
     masks = lookup_keys.masks.tolist() if fp.n_features else ()
-    sentences, sketch = split_sentences(fp.sentences, boilerplate)
+    sentences = set(fp.sentences).difference(boilerplate)
+    sketch = set(fp.sketch).difference(boilerplate)
     out = []
     for c in candidates:
         o = c.fingerprint
         x = fp.simhash ^ o.simhash
         if ((fp.n_chars and o.content_hash == fp.content_hash)
                 or (masks and o.n_features and x.bit_count() <= max_distance and any(x & m == 0 for m in masks))
-                or sentence_candidate(sentences, sketch, o.sentences)):
+                or sentence_candidate(sentences, sketch, o.hashes)):
             out.append(c)
     return out

@@ -163,9 +163,10 @@ mod python {
             });
         }
 
-        /// For each text: ``(simhash, content_hash, sentences, n_features, n_chars, short, version, word_bag)``
-        /// (the fields of ``Fingerprint`` in order; the version is ``FINGERPRINT_VERSION``), or ``None`` when
-        /// Python must compute that text. The GIL is released while computing.
+        /// For each text: ``(simhash, content_hash, sentences, n_features, n_chars, short, version, word_bag,
+        /// sketch)`` (the fields of ``Fingerprint`` in order: ``ROW_FIELDS``; the version is
+        /// ``FINGERPRINT_VERSION``), or ``None`` when Python must compute that text. The GIL is released while
+        /// computing.
         fn fingerprint_many<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<Vec<Option<Bound<'py, PyTuple>>>> {
             let owned = texts_of(texts)?;
             let strs: Vec<Option<&str>> = owned.iter().map(|s| s.to_str().ok()).collect();
@@ -174,8 +175,12 @@ mod python {
             fps.into_iter()
                 .map(|fp| {
                     fp.map(|fp| {
-                        let sentences = PyTuple::new(py, &fp.sentences)?;
-                        (fp.simhash, fp.content_hash, sentences, fp.n_features, fp.n_chars, fp.short, core::FINGERPRINT_VERSION, fp.word_bag)
+                        // the signature, then the sketch (top bit set): two fields
+                        let split = fp.sentences.iter().position(|&h| h >> 63 == 1).unwrap_or(fp.sentences.len());
+                        let sentences = PyTuple::new(py, &fp.sentences[..split])?;
+                        let sketch = PyTuple::new(py, &fp.sentences[split..])?;
+                        (fp.simhash, fp.content_hash, sentences, fp.n_features, fp.n_chars, fp.short, core::FINGERPRINT_VERSION,
+                         fp.word_bag, sketch)
                             .into_pyobject(py)
                     })
                     .transpose()
@@ -487,6 +492,7 @@ mod python {
         m.add("UNIDATA_VERSION", crate::tables::UNIDATA_VERSION)?;
         m.add("JIEBA_RS_VERSION", "0.11.0")?;
         m.add("FINGERPRINT_VERSION", core::FINGERPRINT_VERSION)?;
+        m.add("ROW_FIELDS", 9usize)?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         Ok(())
     }

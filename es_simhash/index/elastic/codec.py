@@ -24,7 +24,7 @@ def to_source(doc: StoredDoc, now: str, lookup_keys: list[str] | None = None) ->
         "fingerprint_version": fp.version,
         "simhash": hex64(fp.simhash),
         "simhash_long": hamming.to_signed(fp.simhash),
-        "sentences": [hex64(h) for h in fp.sentences],
+        "sentences": [hex64(h) for h in fp.hashes],  # (both kinds in one field)
         "n_features": fp.n_features,
         "n_chars": fp.n_chars,
         "short": fp.short,

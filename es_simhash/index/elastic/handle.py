@@ -11,7 +11,7 @@ from es_simhash.index.elastic.codec import from_docvalues
 from es_simhash.index.elastic.errors import elastic_errors, raise_item_error, retrying
 from es_simhash.index.elastic.schema import MSEARCH_FILTER
 
-from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, hex64
+from es_simhash.fingerprint.model import Fingerprint, hex64
 from es_simhash.lookup.keys import LookupKeys
 
 
@@ -80,7 +80,7 @@ class IndexHandle:
     def _sentence_terms(self, fp: Fingerprint, sentences: bool = True, sketch: bool = True) -> list[str]:
         """The fingerprint's sentence hashes as stored (long-sentence hashes, sketch hashes or both), less the
         known boilerplate ones."""
-        wanted = (hex64(h) for h in fp.sentences if (sketch if h >= SKETCH_BIT else sentences))
+        wanted = map(hex64, (fp.sentences if sentences else ()) + (fp.sketch if sketch else ()))
         return [x for x in wanted if x not in self._boilerplate]
 
     def _terms(self, field: str, values: list[str]) -> list[dict[str, Any]]:

@@ -152,7 +152,7 @@ class PerDocumentLookups(IndexHandle):
         for x, n in df.items():
             if n > self.max_sentence_df:
                 self._boilerplate[x] = n
-        sentence_df = {h: self._boilerplate.get(hex64(h)) or df.get(hex64(h), 0) for h in fp.sentences}
+        sentence_df = {h: self._boilerplate.get(hex64(h)) or df.get(hex64(h), 0) for h in fp.hashes}
         cols = Hits(hits)
         existing = next((cols.doc(j) for j, doc_id in enumerate(cols.ids) if doc_id == q.id), None)
         others = np.array([j for j, doc_id in enumerate(cols.ids) if doc_id != q.id], dtype=np.intp)
@@ -187,7 +187,7 @@ class BatchedLookups(PerDocumentLookups):
         (Elasticsearch limits the clauses of one search: 1,024 or more, by heap size)."""
         start, used = 0, 0
         for i, q in enumerate(queries):
-            n = sum(1 for h in q.fingerprint.sentences if h >= SKETCH_BIT)
+            n = len(q.fingerprint.sketch)
             if used + n > self.max_sketch_clauses and i > start:
                 yield queries[start:i]
                 start, used = i, 0
@@ -287,7 +287,7 @@ class BatchedLookups(PerDocumentLookups):
         # so counting the hits gives each such hash's document frequency (the sketch hashes' came counted)
         wanted_content = {q.fingerprint.content_hash for q in queries if q.fingerprint.n_chars}
         by_content: dict[int, list[int]] = {}
-        wanted = {h for q in queries for h in q.fingerprint.sentences}
+        wanted = {h for q in queries for h in q.fingerprint.hashes}
         by_sentence: dict[int, list[int]] = {}
         for j, (content, sentences) in enumerate(zip(cols.content, cols.sentence_ints)):
             if content in wanted_content and cols.srcs[j].get("content_hash"):
@@ -310,7 +310,7 @@ class BatchedLookups(PerDocumentLookups):
                 found.update(by_content.get(fp.content_hash, ()))
             sentence_df: dict[int, int] = {}
             sketch_hits: list[int] = []
-            for h in fp.sentences:
+            for h in fp.hashes:
                 df = sentence_df[h] = df_of[h]
                 if df and df <= cap:
                     if h < SKETCH_BIT:

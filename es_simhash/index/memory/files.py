@@ -40,7 +40,7 @@ class MemoryFiles(MemoryStore):
 
         docs = self.docs()
         fps = [d.fingerprint for d in docs]
-        sentence_counts = np.array([len(f.sentences) for f in fps], dtype=np.int64)
+        sentence_counts = np.array([len(f.hashes) for f in fps], dtype=np.int64)
         meta = {
             "format": _FORMAT,
             "max_sentence_df": self.max_sentence_df,
@@ -58,7 +58,7 @@ class MemoryFiles(MemoryStore):
             version=np.array([f.version for f in fps], dtype=np.int64),
             word_bag=np.array([f.word_bag for f in fps], dtype=np.uint64),
             sentence_counts=sentence_counts,
-            sentences=np.array([h for f in fps for h in f.sentences], dtype=np.uint64),
+            sentences=np.array([h for f in fps for h in f.hashes], dtype=np.uint64),
         )
 
     @classmethod

@@ -145,7 +145,7 @@ class MemoryLookups(MemoryStore):
         store = self._sentence_store()
         # the native sentence channel: for every query at once, its rows (or None) and its document frequencies
         native = None if isinstance(store, dict) or not fps else store.lookup(
-            [fp.sentences for fp in fps], n, None if before is None else list(before),
+            [fp.hashes for fp in fps], n, None if before is None else list(before),
             alive if any_dead else None, self.max_sentence_df)
         out: list[LookupResult] = []
         append = out.append
@@ -169,8 +169,8 @@ class MemoryLookups(MemoryStore):
                         extra.update(found)
             else:
                 sentence_df = {}
-                if fp.sentences:
-                    extra = sentence_rows(fp.sentences, end, sentence_df, extra)
+                if fp.hashes:
+                    extra = sentence_rows(fp.hashes, end, sentence_df, extra)
             if extra is not None:
                 extra.update(rows)
                 rows = sorted(extra)

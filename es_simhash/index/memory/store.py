@@ -119,7 +119,7 @@ class MemoryStore:
             row_of[doc.id] = row
             sims.append(fp.simhash)
             has_keys.append(fp.n_features > 0)
-            hashes.append(fp.sentences)
+            hashes.append(fp.hashes)
             if fp.n_chars:
                 if fp.content_hash not in content:
                     content[fp.content_hash] = row
@@ -138,7 +138,7 @@ class MemoryStore:
         if self.native and _native.NATIVE_POSTINGS is not None:
             if self._postings is None:
                 self._postings = _native.NATIVE_POSTINGS(SKETCH_BIT, MIN_SHARED_SKETCH)
-                self._postings.add(0, [d.fingerprint.sentences for d in self._docs])
+                self._postings.add(0, [d.fingerprint.hashes for d in self._docs])
             return self._postings
         return self._python_sentences()
 
@@ -146,7 +146,7 @@ class MemoryStore:
         """The dict of lists (the reference), built from the stored rows the first time."""
         if self._sentences is None:
             self._sentences = {}
-            post(self._sentences, 0, [d.fingerprint.sentences for d in self._docs])
+            post(self._sentences, 0, [d.fingerprint.hashes for d in self._docs])
         return self._sentences
 
     def _append_rows(self, start: int, sims, has_keys, dead) -> None:
