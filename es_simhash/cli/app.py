@@ -15,7 +15,6 @@ and can be resumed (--resume); 5 records were read but none could be decided (ev
 says why; no index is created); 130 interrupted (`index`/`migrate`: with what was saved and how to resume).
 """
 
-from __future__ import annotations
 
 import gc
 from typing import Any

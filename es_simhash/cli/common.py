@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import TYPE_CHECKING, Annotated, List, Optional
 
 import typer
 
-from es_simhash.files.sources import RecordReader
-from es_simhash.fingerprint.fingerprinter import Fingerprinter
-from es_simhash.fingerprint.idf import IDFTable
-from es_simhash.pipeline import Summary
+if TYPE_CHECKING:
+    from es_simhash.files.sources import RecordReader
+    from es_simhash.fingerprint.fingerprinter import Fingerprinter
+    from es_simhash.pipeline import Summary
 
 
 class UserError(Exception):
@@ -82,6 +82,10 @@ TextFile = Annotated[Optional[Path], typer.Option("--file", "-f", help="Read the
 
 
 def make_fingerprinter(idf: Optional[Path]) -> Fingerprinter:
+    """The fingerprinter of a run: with jieba's IDF table, or the one ``--idf`` names (one line when unreadable)."""
+    from es_simhash.fingerprint.fingerprinter import Fingerprinter
+    from es_simhash.fingerprint.idf import IDFTable
+
     if idf is None:
         return Fingerprinter()
     try:
@@ -104,6 +108,9 @@ def read_text_arg(text: Optional[str], file: Optional[Path]) -> str:
     return text
 
 def make_reader(text_field: Optional[str], id_field: Optional[str], encoding: str, html: str = "keep") -> RecordReader:
+    """The input reader of a run (an invalid ``--encoding`` or ``--html``: one line, exit 2)."""
+    from es_simhash.files.sources import RecordReader
+
     try:
         return RecordReader(text_field, id_field, encoding=encoding, html=html)
     except ValueError as exc:

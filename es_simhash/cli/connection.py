@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Annotated, Callable, Iterator, List, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterator, List, Literal, Optional
 
 import typer
 
 from es_simhash.cli.common import UserError, warn_beyond_keys, err
-from es_simhash.fingerprint.fingerprinter import Fingerprinter
-from es_simhash.pipeline import Summary
+
+if TYPE_CHECKING:
+    from es_simhash.fingerprint.fingerprinter import Fingerprinter
+    from es_simhash.pipeline import Summary
 
 # -- options -------------------------------------------------------------------------------------------------
 EsUrl = Annotated[Optional[str], typer.Option(

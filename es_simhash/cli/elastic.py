@@ -1,7 +1,6 @@
 """The commands that write an Elasticsearch index or look into it by document: ``init``, ``index``, ``check``,
 ``delete``, ``repair`` and ``migrate``."""
 
-from __future__ import annotations
 
 import json
 import sys
@@ -19,9 +18,6 @@ from es_simhash.cli.connection import (ApiKey, CaCerts, CheckpointFile, EsUrl, I
                                        Password, Resume, Username, run_checkpoint, describe_keys, Elastic,
                                        elastic_message, indexed_line, interrupted_error, hold_checkpoint, maintained_index, ready_index,
                                        resumable_report, stop_after_batch, require_valid_index)
-from es_simhash.engine.engine import DedupEngine, DefaultRule
-from es_simhash.files.sources import RecordReader
-from es_simhash.pipeline import run_dedup
 
 
 def init(
@@ -78,6 +74,11 @@ def index_cmd(
     nothing. If the cluster stays unavailable longer than --retry-for, the command exits with code 4 and the
     same command with --resume finishes the job. Prints: read, indexed, duplicates, dead letters, elapsed.
     """
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.engine.engine import DedupEngine
+    from es_simhash.files.sources import RecordReader
+    from es_simhash.pipeline import run_dedup
+
     from es_simhash.index.elastic import ElasticError, ElasticIndex
 
     require_inputs(inputs)
@@ -130,6 +131,9 @@ def check(
     ca_certs: CaCerts = None,
 ) -> None:
     """List indexed near duplicates of a text (JSON lines: id, cluster, distance, reason). Exit 0 either way."""
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.engine.engine import DedupEngine
+
     if text is None and file is None:
         raise UserError("no text to check: give the text, - to read it from stdin, or --file FILE", code=2)
     text = read_text_arg(text, file)
@@ -165,6 +169,8 @@ def delete(
     decided afresh, and no document is left pointing at a deleted one. Prints one JSON line per document
     changed (deleted, re-decided, re-pointed); ids not found are reported and are not an error (exit 0).
     """
+    from es_simhash.decide.default import DefaultRule
+
     from es_simhash import cluster
 
     wanted = list(ids or [])
@@ -210,6 +216,8 @@ def repair(
     contradictory flags are fixed. Prints one JSON line per change and a summary; a second repair changes
     nothing. Safe to interrupt: it prints how to go on.
     """
+    from es_simhash.decide.default import DefaultRule
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from es_simhash import cluster
@@ -269,6 +277,9 @@ def migrate(
     machine (no reindex module needed); one without stored text is a dead letter. Interrupted? The same
     command with --resume goes on. The old index is not changed; --alias switches readers over at the end.
     """
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.engine.engine import DedupEngine
+
     from es_simhash.pipeline.migrate import migrate
     from es_simhash.index.elastic import ElasticError, ElasticIndex, require_index, switch_alias
 

@@ -1,7 +1,6 @@
 """The commands that need no server: ``fingerprint``, ``dedup`` (the embedded index), ``fit-idf``, ``explain`` and
 ``evaluate``."""
 
-from __future__ import annotations
 
 import json
 import os
@@ -18,12 +17,6 @@ from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, In
                                    make_fingerprinter, parse_lookup_keys, print_summary, print_table, progress_bar,
                                    read_text_arg, make_reader, exit_if_undecided, warn_beyond_keys, err)
 from es_simhash.cli.connection import ApiKey, CaCerts, EsUrl, Password, Username, Elastic, maintained_index
-from es_simhash.engine.engine import DedupEngine, DefaultRule
-from es_simhash.files.sources import RecordReader
-from es_simhash.fingerprint.idf import IDFTable
-from es_simhash.fingerprint.model import FINGERPRINT_VERSION
-from es_simhash.index.memory import MemoryIndex
-from es_simhash.pipeline import iter_texts, run_dedup
 
 
 def fingerprint(
@@ -72,6 +65,13 @@ def dedup(
 
     Prints a summary to stderr: read = kept + duplicates + dead letters.
     """
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.engine.engine import DedupEngine
+    from es_simhash.files.sources import RecordReader
+    from es_simhash.fingerprint.model import FINGERPRINT_VERSION
+    from es_simhash.index.memory import MemoryIndex
+    from es_simhash.pipeline import run_dedup
+
     require_inputs(inputs)
     if save_index is not None and not str(save_index).endswith(".npz") and str(save_index) not in ("-", os.devnull):
         save_index = Path(f"{save_index}.npz")  # (what numpy names it)
@@ -131,6 +131,9 @@ def fit_idf(
     encoding: Encoding = "utf-8",
 ) -> None:
     """Learn an IDF table from your own crawl (use it with --idf)."""
+    from es_simhash.fingerprint.idf import IDFTable
+    from es_simhash.pipeline import iter_texts
+
     require_inputs(inputs)
     refuse_unsafe_outputs(inputs, ("--output", output))
     reader = make_reader(text_field, None, encoding)
@@ -164,6 +167,10 @@ def explain(
 ) -> None:
     """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
     meaning guard's veto. Exit 0 either way."""
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.engine.engine import DedupEngine
+    from es_simhash.index.memory import MemoryIndex
+
     from es_simhash.fingerprint.model import Fingerprint
 
     if a == "-" and b == "-":
@@ -211,6 +218,8 @@ def evaluate(
 ) -> None:
     """Precision, recall and F1 of the current settings on your own labelled data, and a sweep over k and the
     rule's bounds with the setting that maximises F1 (then use it: -k, or DefaultRule(...) in Python)."""
+    from es_simhash.decide.default import DefaultRule
+
     from es_simhash.readside.evaluate import LabelError, load_labels, score, sweep
 
     try:

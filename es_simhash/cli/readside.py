@@ -1,7 +1,6 @@
 """The commands that read an index and show it: ``search``, ``clusters``, ``report`` and ``kibana import`` /
 ``export``."""
 
-from __future__ import annotations
 
 import json
 from pathlib import Path
@@ -11,7 +10,6 @@ import typer
 
 from es_simhash.cli.common import AsJson, IdField, UserError, refuse_unsafe_outputs, print_table, err
 from es_simhash.cli.connection import ApiKey, CaCerts, EsUrl, IndexName, Password, Username, Elastic, require_managed_index
-from es_simhash.engine.engine import DefaultRule
 
 
 def search_cmd(
@@ -95,6 +93,8 @@ def report_cmd(
     ca_certs: CaCerts = None,
 ) -> None:
     """Write a self-contained HTML report: cluster sizes, top clusters, duplicate rate over time, distances."""
+    from es_simhash.decide.default import DefaultRule
+
     from es_simhash.readside import report
 
     inputs = list(inputs or [])
