@@ -358,10 +358,124 @@ def profile(index, queries, b: int | None, sweeps: int) -> dict[str, float]:
             "other": (total - acc["_msearch"] - acc["_match_batch"] - acc["_rank"]) * ms}
 
 
+# -- Elasticsearch's own bit vectors, the peer ----------------------------------------------------------------
+KNN_TYPES = ("flat", "hnsw")
+KNN_BATCH = 500  # kNN searches per _msearch, as the tables' 500 lookups per call
+
+
+class KnnPeer:
+    """The same SimHashes as a ``dense_vector`` (``element_type: "bit"``, 64 dims, hex, ``similarity: l2_norm``:
+    Hamming) with ``index_options.type`` ``flat`` (exact, brute force per segment) or ``hnsw`` (approximate),
+    searched with ``knn`` and ``similarity`` = k, which bounds the Hamming distance (tests/test_bit_vectors.py);
+    a batch of lookups is one ``_msearch`` of one kNN search each. ``k`` hits at most per lookup (``--knn-k``,
+    100: the planted neighbourhood of a query holds 4 within 3 bits), ``num_candidates`` = ``--knn-candidates``
+    (hnsw; Elasticsearch allows 10,000 at most; flat: = k)."""
+
+    def __init__(self, client, name: str, index_type: str, k: int, candidates: int) -> None:
+        self.client, self.name, self.index_type = client, name, index_type
+        self.k = k
+        self.candidates = candidates if index_type == "hnsw" else k
+
+    def body(self, sim: int, radius: int) -> dict[str, Any]:
+        return {"size": self.k, "_source": False, "knn": {
+            "field": "v", "query_vector": format(sim, "016x"), "k": self.k, "num_candidates": self.candidates,
+            "similarity": radius}}
+
+    def lookup(self, sims: Sequence[int], radius: int) -> list[set[str]]:
+        searches: list[dict[str, Any]] = []
+        for sim in sims:
+            searches += [{"index": self.name}, self.body(sim, radius)]
+        resp = self.client.msearch(searches=searches, filter_path="responses.hits.hits._id,responses.error")
+        out = []
+        for r in resp["responses"]:
+            assert "error" not in r, r["error"]
+            out.append({h["_id"] for h in r.get("hits", {}).get("hits", [])})
+        return out
+
+
+def create_knn_index(client, n: int, index_type: str, query_cache: bool) -> str:
+    name = _es.unique_name(f"lookup-knn-{index_type}-{n}")
+    settings: dict[str, Any] = {"number_of_shards": 1, "number_of_replicas": 0}
+    if not query_cache:
+        settings["queries"] = {"cache": {"enabled": False}}
+    client.indices.create(index=name, settings={"index": settings}, mappings={"dynamic": "strict", "properties": {
+        "v": {"type": "dense_vector", "dims": 64, "element_type": "bit", "index": True, "similarity": "l2_norm",
+              "index_options": {"type": index_type}}}})
+    return name
+
+
+def load_knn(client, name: str, sims: np.ndarray, chunk: int, threads: int, merge_segments: int
+             ) -> dict[str, float]:
+    def actions():
+        for j, sim in enumerate(sims.tolist()):
+            yield {"_index": name, "_id": f"d{j}", "_source": {"v": format(sim, "016x")}}
+
+    return _es.bulk_load(client, name, actions(), len(sims), threads, chunk, merge_segments)
+
+
+def bench_knn(client, n: int, sims: np.ndarray, query_sim: np.ndarray, truth: list[dict[str, int]], args
+              ) -> dict[str, dict[str, Any]]:
+    """Load, time (interleaved passes, as the tables) and check recall of both kNN peers; indexes dropped after."""
+    out: dict[str, dict[str, Any]] = {}
+    names: dict[str, str] = {}
+    qs = query_sim.tolist()
+    try:
+        peers = {}
+        for t in KNN_TYPES:
+            names[t] = create_knn_index(client, n, t, args.query_cache)
+            ld = load_knn(client, names[t], sims, args.load_chunk, args.load_threads, args.merge_segments)
+            peers[t] = KnnPeer(client, names[t], t, args.knn_k, args.knn_candidates)
+            out[t] = {"load": ld, "b500": [], "p50": []}
+            print(f"load knn-{t:5s} ({names[t]}): {ld['total_s']:.0f} s = bulk {ld['bulk_s']:.0f} s "
+                  f"({n / ld['bulk_s']:,.0f} docs/s) + refresh {ld['refresh_s']:.1f} s + force-merge to "
+                  f"{args.merge_segments} segment(s) {ld['merge_s']:.1f} s")
+        for t, peer in peers.items():  # warm-up, and recall against brute force, k = 0..K
+            rows = []
+            for k in range(K + 1):
+                got = [x for i in range(0, len(qs), KNN_BATCH) for x in peer.lookup(qs[i:i + KNN_BATCH], k)]
+                want = [{d for d, dist in tr.items() if dist <= k} for tr in truth]
+                rows.append((k, sum(map(len, want)), sum(len(w & g) for w, g in zip(want, got)),
+                             sum(len(g - w) for w, g in zip(want, got))))
+            out[t]["recall"] = rows
+            out[t]["min_recall"] = min(f / e if e else 1.0 for _, e, f, _ in rows)
+            out[t]["beyond"] = sum(x for *_, x in rows)
+        for p in range(args.passes):
+            for t, peer in peers.items():
+                t0 = time.perf_counter()
+                for _ in range(args.sweeps):
+                    for i in range(0, len(qs), KNN_BATCH):
+                        peer.lookup(qs[i:i + KNN_BATCH], K)
+                rate = args.sweeps * len(qs) / (time.perf_counter() - t0)
+                lat = []
+                for q in qs:
+                    t0 = time.perf_counter()
+                    peer.lookup([q], K)
+                    lat.append(time.perf_counter() - t0)
+                out[t]["b500"].append(rate)
+                out[t]["p50"].append(1000 * _es.percentile(lat, 50))
+                print(f"  pass {p + 1} knn-{t:5s}: batched 500/call {rate:7,.0f}/s; single p50 "
+                      f"{out[t]['p50'][-1]:.2f} ms")
+        for t in KNN_TYPES:
+            r = out[t]
+            r["best"], r["p50_med"] = _es.median(r["b500"]), _es.median(r["p50"])
+            r["store_bytes"], r["segments"], docs = _es.store_stats(client, names[t])
+            assert docs == n, (t, docs, n)
+    finally:
+        for name in names.values():
+            _es.drop_index(client, name)
+    return out
+
+
 # -- one size --------------------------------------------------------------------------------------------------
 def designs_at(n: int, args) -> tuple[str, ...]:
     """The designs loaded and measured at size ``n``: both, or tables only above ``--segments-max``."""
     return DESIGNS if args.segments_max is None or n <= args.segments_max else ("tables",)
+
+
+def _drop_all(client, names: dict[str, str]) -> None:
+    for name in names.values():
+        _es.drop_index(client, name)
+    names.clear()
 
 
 def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, Any]:
@@ -478,11 +592,16 @@ def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, A
             r["store_bytes"], r["segments"], docs = _es.store_stats(client, names[design])
             assert docs == n, (design, docs, n)
 
+        # the peer: Elasticsearch's own bit vectors, the same SimHashes (the tables indexes dropped first: the node's
+        # memory and caches go to the peer alone)
+        _drop_all(client, names)
+        if not args.no_knn:
+            out["knn"] = bench_knn(client, n, sims, query_sim, truth, args)
+
         print_size(out, args, len(queries))
         print(f"({n:,} done in {time.perf_counter() - t_size:.0f} s)")
     finally:
-        for name in names.values():
-            _es.drop_index(client, name)
+        _drop_all(client, names)
     return out
 
 
@@ -543,6 +662,24 @@ def print_size(out: dict[str, Any], args, n_queries: int) -> None:
         ps = out["designs"][design]["passes"]
         print(f"{design} passes: 500/call {', '.join(f'{x:,.0f}' for x in ps['b500'])}; 100/call "
               f"{', '.join(f'{x:,.0f}' for x in ps['b100'])}; p50 {', '.join(f'{x:.2f}' for x in ps['p50'])} ms")
+    knn = out.get("knn")
+    if knn:
+        kr = [("kNN peer (dense_vector bit, 64 dims)", *(f"knn-{x}" for x in KNN_TYPES), "tables/flat")]
+        kr.append(("load s (bulk + refresh + force-merge)", *(f"{knn[x]['load']['total_s']:,.0f}" for x in KNN_TYPES),
+                   ""))
+        kr.append(("store bytes per doc (tables: every field stored)", *(f"{knn[x]['store_bytes'] / n:,.0f}" for x in KNN_TYPES),
+                   f"{t['store_bytes'] / knn['flat']['store_bytes']:.2f}x"))
+        kr.append((f"batched 500/call lookups/s (median of {args.passes})", *(f"{knn[x]['best']:,.0f}" for x in KNN_TYPES),
+                   f"{t['b500'] / knn['flat']['best']:.2f}x"))
+        kr.append(("single lookup p50 ms", *(f"{knn[x]['p50_med']:.2f}" for x in KNN_TYPES), ""))
+        for k in range(K + 1):
+            kr.append((f"recall k={k}", *(f"{knn[x]['recall'][k][2] / knn[x]['recall'][k][1]:.4f}"
+                                         if knn[x]['recall'][k][1] else "1.0000" for x in KNN_TYPES), ""))
+        kr.append(("returned beyond k (k=0..3)", *(str(knn[x]["beyond"]) for x in KNN_TYPES), ""))
+        print(f"\n-- the peer at {n:,}: the same SimHashes in Elasticsearch's bit vectors, knn with similarity = k "
+              f"(k = {args.knn_k} hits at most, num_candidates {args.knn_candidates} for hnsw), {KNN_BATCH} kNN "
+              f"searches per _msearch; measured after the tables passes, in the same run")
+        print(_es.fmt_table(kr))
     print("profile, ms per ElasticIndex.lookup call, one untimed pass (500/call: --sweeps sweeps). Client side: "
           "total = the call; http = client.msearch (request, server, JSON decode); docvalues = rest of _msearch "
           "(hits to dicts); match = _match_batch (tables) or _rank (segments); other = query building etc. Server "
@@ -593,6 +730,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--load-threads", type=int, default=2, help="parallel_bulk threads while loading (2)")
     ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
     _es.add_node_options(ap, heap="2g")
+    ap.add_argument("--no-knn", action="store_true", help="leave out the peer, Elasticsearch's bit-vector kNN")
+    ap.add_argument("--knn-k", type=int, default=100, help="kNN peer: k, the most hits per lookup (100)")
+    ap.add_argument("--knn-candidates", type=int, default=1000,
+                    help="kNN peer, hnsw: num_candidates per lookup (1,000; Elasticsearch allows 10,000 at most)")
     ap.add_argument("--quick", action="store_true", help="100k only (about 1.5 minutes)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
@@ -691,8 +832,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         ratio = "nan"
         print(f"INFO segments_ratio=nan: segments not loaded at any size (--segments-max {args.segments_max:,})")
+    lk = last.get("knn")
+    flat = f"{lt['b500'] / lk['flat']['best']:.2f}" if lk else "nan"
+    hnsw = f"{lk['hnsw']['min_recall']:.4f}" if lk else "nan"
+    if lk:
+        print(f"INFO at {last['n']:,}: knn-flat {lk['flat']['best']:,.0f} lookups/s (recall "
+              f"{lk['flat']['min_recall']:.4f}), knn-hnsw {lk['hnsw']['best']:,.0f} lookups/s (recall "
+              f"{lk['hnsw']['min_recall']:.4f}); tables 500/call {lt['b500']:,.0f}/s")
     print(f"RESULT size={last['n']} lookups_per_s={int(lt['best'])} p50_ms={lt['p50']:.2f} "
-          f"recall={lt['min_recall']:.4f} segments_ratio={ratio}")
+          f"recall={lt['min_recall']:.4f} segments_ratio={ratio} knn_flat_ratio={flat} knn_hnsw_recall={hnsw}")
     return code
 
 
