@@ -87,6 +87,22 @@ def test_elasticsearch_finds_the_same_candidates_and_counts(client, es_index_nam
     assert [r.sentence_df for r in results] == [r.sentence_df for r in memory.lookup([_query()] + copies, 7)]
 
 
+def test_excluded_documents_are_not_counted(client, es_index_name, fingerprinter, stored):
+    """A lookup that leaves documents out (the batch the engine is still writing, held in memory) counts each
+    sketch hash's holders without them: as the embedded index that never held them."""
+    docs, _ = stored
+    ensure_index(client, es_index_name, fingerprinter.config, replicas=0)
+    index = ElasticIndex(client, es_index_name, max_sentence_df=CAP)
+    index.add(docs)
+    left_out = ["two-shared", "boiler-0", "three-shared"]
+    memory = MemoryIndex(max_sentence_df=CAP)
+    memory.add([d for d in docs if d.id not in left_out])
+    es = index.lookup([_query()], 7, exclude=left_out)[0]
+    mem = memory.lookup([_query()], 7)[0]
+    assert _ids(es) == _ids(mem) and es.sentence_df == mem.sentence_df
+    assert es.sentence_df[S[0]] == 1 and es.sentence_df[BOILER] == CAP  # (no longer boilerplate without boiler-0)
+
+
 def test_a_short_repost_is_still_found_among_texts_sharing_common_shingles(client, es_index_name, fingerprinter):
     """Real short texts that share common character shingles with the repost (and with each other) but only the
     original shares most of its sketch: the repost joins the original's cluster on both backends."""
