@@ -247,33 +247,17 @@ class BatchedLookups(PerDocumentLookups):
                                 "track_total_hits": False}
         sketch_terms = sorted({x for terms in sketches for x in terms})
         if sketch_terms:
-            body["aggs"] = {"sketch": {"global": {}, "aggs": self._sketch_df_aggs(sketch_terms, exclude)}}
+            body["aggs"] = {"sketch": {"global": {}, "aggs": {"held": self._df_agg(sketch_terms, exclude)}}}
         resp = self._msearch([body])[0]
         hits = resp["hits"]["hits"]
         sketch_df: dict[str, int] = {}
         if sketch_terms:  # document frequencies of the sketch hashes; the ones above max_sentence_df are boilerplate
-            aggs = resp["aggregations"]["sketch"]
-            sketch_df = {x: b["doc_count"] for x, b in aggs["df"]["buckets"].items() if b["doc_count"]}
-            for b in aggs.get("excluded", {}).get("df", {}).get("buckets", ()):
-                sketch_df[b["key"]] -= b["doc_count"]
+            sketch_df = {b["key"]: b["doc_count"] for b in resp["aggregations"]["sketch"]["held"]["df"]["buckets"]}
             self._boilerplate.update({x: n for x, n in sketch_df.items() if n > self.max_sentence_df})
         if len(hits) >= self.batch_page:
             self._learn_boilerplate(hits, sentences)
             return None
         return hits, sketch_df
-
-    def _sketch_df_aggs(self, sketch_terms: list[str], exclude: Sequence[str]) -> dict[str, Any]:
-        """Aggregations counting the documents that hold each sketch hash (under ``global``: all documents): a
-        ``filters`` aggregation of one ``term`` filter per hash, which Elasticsearch counts from the postings
-        without reading any document's values; less, for the ``exclude`` documents, their own counts (a ``terms``
-        aggregation over those few). (A ``terms`` aggregation over every holder read each one's doc values: ~2/3
-        of a short-text batch's search time, measured with bench/ingest.py's profile.)"""
-        aggs: dict[str, Any] = {"df": {"filters": {"filters": {x: {"term": {"sentences": x}} for x in sketch_terms}}}}
-        if exclude:
-            aggs["excluded"] = {"filter": {"bool": {"should": self._terms("ids", list(exclude))}}, "aggs": {"df": {
-                "terms": {"field": "sentences", "include": sketch_terms, "size": len(sketch_terms),
-                          "execution_hint": "map"}}}}
-        return aggs
 
     def _learn_boilerplate(self, hits: list[dict[str, Any]], sentences: Sequence[str]) -> None:
         """From a full page: the batch's sentence hashes held by more than ``max_sentence_df`` of its hits are
