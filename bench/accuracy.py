@@ -548,7 +548,7 @@ def tune(seed: int, scale: float, idf, log=print) -> None:
         # version 5: the sketch stratified by line, and holders with parts of their own
         *[(dict(line_sketch=n), dict()) for n in (0, 4, 6)],
         *[(dict(), dict(crowd_own=n)) for n in (0, 4, 12)],
-        # more signature sentences (session 8: measured, not adopted for its throughput cost; docs/accuracy.md)
+        # more signature sentences (measured, not adopted for its throughput cost: docs/accuracy.md)
         *[(dict(sentences=n), dict()) for n in (7, 8, 10, 12)],
     ]
     from es_simhash.fingerprint.idf import IDFTable
