@@ -10,13 +10,9 @@ import random
 
 import pytest
 
+from support import flip_bits, popcount_reference
+
 BITS = 64
-
-
-def _flip(rng: random.Random, v: int, d: int) -> int:
-    for b in rng.sample(range(BITS), d):
-        v ^= 1 << b
-    return v
 
 
 @pytest.mark.parametrize("index_type", ["flat", "hnsw"])
@@ -26,7 +22,7 @@ def test_similarity_bounds_the_hamming_distance_ties_and_all(client, es_index_na
     vectors: dict[str, int] = {}
     for d in range(8):  # several vectors at each distance 0..7: ties at every radius
         for j in range(4):
-            vectors[f"at{d}-{j}"] = _flip(rng, query, d)
+            vectors[f"at{d}-{j}"] = flip_bits(query, rng.sample(range(BITS), d))
     for j in range(150):  # and random ones, ~32 bits away
         vectors[f"random-{j}"] = rng.getrandbits(BITS)
     client.indices.create(index=es_index_name, settings={"number_of_shards": 1, "number_of_replicas": 0},
@@ -39,7 +35,8 @@ def test_similarity_bounds_the_hamming_distance_ties_and_all(client, es_index_na
     assert not client.bulk(operations=ops, refresh=True)["errors"]
 
     for k in range(7):
-        want = {i: bin(v ^ query).count("1") for i, v in vectors.items() if bin(v ^ query).count("1") <= k}
+        distance = {i: popcount_reference(v ^ query) for i, v in vectors.items()}
+        want = {i: d for i, d in distance.items() if d <= k}
         resp = client.search(index=es_index_name, size=len(vectors), knn={
             "field": "v", "query_vector": format(query, "016x"), "k": len(vectors),
             "num_candidates": len(vectors), "similarity": k})
