@@ -700,6 +700,18 @@ def print_size(out: dict[str, Any], args, n_queries: int) -> None:
 
 
 # -- main ------------------------------------------------------------------------------------------------------
+def _sizes(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list[int]:
+    """The index sizes to run; an option error (exit 2) for values that cannot run."""
+    if args.quick:
+        args.sizes = "100000"
+    sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
+    if not sizes or min(sizes + [args.queries, args.passes, args.sweeps, args.merge_segments]) < 1:
+        ap.error("sizes, --queries, --passes, --sweeps and --merge-segments must be >= 1")
+    if not 1 <= args.knn_k <= args.knn_candidates <= 10_000:
+        ap.error("--knn-k >= 1 and --knn-k <= --knn-candidates <= 10,000 (Elasticsearch's limit on num_candidates)")
+    return sizes
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="ElasticIndex lookups on a real Elasticsearch, permutation-table keys (tables) vs the legacy "
@@ -738,11 +750,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="100k only (about 1.5 minutes)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
-    if args.quick:
-        args.sizes = "100000"
-    sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
-    if not sizes or min(sizes + [args.queries, args.passes, args.sweeps, args.merge_segments]) < 1:
-        ap.error("sizes, --queries, --passes, --sweeps and --merge-segments must be >= 1")
+    sizes = _sizes(ap, args)
 
     from es_simhash import Fingerprinter
 
