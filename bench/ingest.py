@@ -87,6 +87,7 @@ Run ``python bench/ingest.py --help`` for options.
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import platform
 import random
@@ -414,7 +415,7 @@ def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size
     clock = Clock()
     if searches is not None:
         msearch = index._msearch
-        index._msearch = lambda bodies: (searches.extend(bodies), msearch(bodies))[1]
+        index._msearch = lambda bodies, **kw: (searches.extend(bodies), msearch(bodies, **kw))[1]
     for name in ("add", "add_conditional"):  # (the engine writes with add_conditional when writers share the index)
         setattr(index, name, clock.wrap("add", getattr(index, name)))
     main_lookup, settle_lookup = clock.wrap("lookup", index.lookup), clock.wrap("settle lookup", index.lookup)
@@ -527,6 +528,39 @@ def profile_lookups(client, index: str, bodies: list[dict[str, Any]], n_docs: in
               f"{100 * aggs / whole:.0f}%"),
              ("fetch phase (doc values of the hits)", f"{1000 * fetch / b:.1f}", f"{100 * fetch / whole:.0f}%")]
     print(_es.fmt_table(rows))
+
+
+def _without_sketch(bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The lookup searches ``bodies`` less the sketch channel: no count searches (``size`` 0, the sketch hashes'
+    document frequencies), no ``minimum_should_match: 2`` clauses of sketch hashes."""
+    out = []
+    for body in bodies:
+        if body.get("size") == 0:
+            continue
+        b = copy.deepcopy(body)
+        should = b["query"]["bool"]["filter"]["bool"]["should"]
+        should[:] = [c for c in should if "bool" not in c]
+        out.append(b)
+    return out
+
+
+def sketch_channel_share(client, index: str, bodies: list[dict[str, Any]], min_s: float = 10.0) -> tuple[float, float]:
+    """The node's CPU seconds of ``bodies`` (lookup searches captured from a dedup run) sent again, as they were
+    and without the sketch channel (:func:`_without_sketch`), each repeated for at least ``min_s`` seconds (node
+    stats count CPU in coarse steps): ``(as sent, without)`` per pass over ``bodies``. No request cache."""
+    def cpu_per_pass(variant: list[dict[str, Any]]) -> float:
+        searches: list[dict[str, Any]] = []
+        for b in variant:
+            searches += [{"index": index, "request_cache": False}, b]
+        client.msearch(searches=searches)  # (warm)
+        passes, c0, t0 = 0, es_cpu_s(client), time.perf_counter()
+        while passes == 0 or time.perf_counter() - t0 < min_s:
+            resp = client.msearch(searches=searches)
+            assert not any("error" in r for r in resp["responses"]), "a replayed lookup search failed"
+            passes += 1
+        return (es_cpu_s(client) - c0) / passes
+
+    return cpu_per_pass(bodies), cpu_per_pass(_without_sketch(bodies))
 
 
 def stored_docs(index, ids: Sequence[str], chunk: int = 2_000) -> list:
@@ -671,6 +705,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                     searches)
             assert counters["count"] == args.base + n, counters
             profile_lookups(client, base, searches[:: max(1, len(searches) // 10)][:10], n)
+            mid = len(searches) // 2  # (consecutive: a batch's count search goes with its candidate search)
+            sent_cpu, unsketched_cpu = sketch_channel_share(client, base, searches[max(0, mid - 20):mid + 20])
             stored = stored_docs(index, ids)  # what the index holds: the raw baseline writes the same documents
             warm_dedup = usage.wall
             delete_docs(client, base, ids, args.chunk_size, args.base)
@@ -826,6 +862,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"INFO the cluster's cost: node CPU s per 1,000 documents: dedup ingest {node_dedup:.3f}, raw bulk "
           f"{node_raw:.3f}, lookups-free dedup {node_free:.3f}; dedup / raw = {node_ratio:.2f} (node_cpu_ratio): one "
           f"node core carries {1000 / node_dedup:,.0f} dedup-ingested documents/s ({1000 / node_raw:,.0f} raw)")
+    # the limit: the same lookups without the sketch channel (replayed), scaled to the run's lookup CPU
+    unsketched = (unsketched_cpu / sent_cpu) if sent_cpu > 0 else float("nan")
+    bound = (node_free + unsketched * (node_dedup - node_free)) / node_raw if node_raw > 0 else float("inf")
+    print(f"INFO the sketch channel's share of the lookups' node CPU: {1 - unsketched:.0%} (40 of the warm-up run's "
+          f"searches sent again as they were, {sent_cpu:.2f} s, and without it, {unsketched_cpu:.2f} s); were the "
+          f"sketch channel free, node_cpu_ratio would be {bound:.2f} (lookups-free ingest + the other channels)")
     copies_found = per_mode[0][0] == per_mode[0][1]
     checks = [
         (copies_found and len(found) >= 0.95 * len(planted),

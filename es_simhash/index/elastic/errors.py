@@ -30,6 +30,7 @@ RETRY_TYPES = (
     "cluster_block_exception",
     "node_not_connected_exception",
     "node_closed_exception",
+    "search_context_missing_exception",  # (a point in time whose node left: opened again on retry)
 )
 
 

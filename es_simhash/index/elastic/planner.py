@@ -246,13 +246,14 @@ class BatchedLookups(PerDocumentLookups):
                                 "docvalue_fields": LOOKUP_FIELDS, "query": {"bool": {"filter": query}},
                                 "track_total_hits": False}
         sketch_terms = sorted({x for terms in sketches for x in terms})
-        if sketch_terms:
-            body["aggs"] = {"sketch": {"global": {}, "aggs": {"held": self._df_agg(sketch_terms, exclude)}}}
-        resp = self._msearch([body])[0]
-        hits = resp["hits"]["hits"]
+        # the sketch hashes' document frequencies: counted by a second search on the same point in time (so both
+        # see the same documents), filter by filter (cheaper than an aggregation under this one's ``global``)
+        bodies = [body, self._count_body(sketch_terms, exclude)] if sketch_terms else [body]
+        responses = self._msearch(bodies, pinned=len(bodies) > 1)
+        hits = responses[0]["hits"]["hits"]
         sketch_df: dict[str, int] = {}
-        if sketch_terms:  # document frequencies of the sketch hashes; the ones above max_sentence_df are boilerplate
-            sketch_df = {b["key"]: b["doc_count"] for b in resp["aggregations"]["sketch"]["held"]["df"]["buckets"]}
+        if sketch_terms:  # the ones above max_sentence_df are boilerplate
+            sketch_df = self._counted(responses[1])
             self._boilerplate.update({x: n for x, n in sketch_df.items() if n > self.max_sentence_df})
         if len(hits) >= self.batch_page:
             self._learn_boilerplate(hits, sentences)
