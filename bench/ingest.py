@@ -414,8 +414,8 @@ def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size
     _ = index.lookup_keys  # read the mapping now, not inside the timed run
     clock = Clock()
     if searches is not None:
-        msearch = index._msearch
-        index._msearch = lambda bodies, **kw: (searches.extend(bodies), msearch(bodies, **kw))[1]
+        msearch = index._msearch_once  # (every lookup search goes through it)
+        index._msearch_once = lambda bodies, pit=None: (searches.extend(bodies), msearch(bodies, pit))[1]
     for name in ("add", "add_conditional"):  # (the engine writes with add_conditional when writers share the index)
         setattr(index, name, clock.wrap("add", getattr(index, name)))
     main_lookup, settle_lookup = clock.wrap("lookup", index.lookup), clock.wrap("settle lookup", index.lookup)

@@ -29,14 +29,14 @@ in interleaved passes (tables, segments, tables, segments, ...; ``--passes`` 3, 
 * candidates per lookup: ``index.hits_read`` per lookup (hits Elasticsearch returned, before the re-rank) and
   candidates after the re-rank; ``searches``, ``crowded_batches``, ``truncated_lookups`` are checked too;
 * bytes per lookup: the ``_msearch`` requests ``ElasticIndex`` sent during one untimed pass are captured
-  (``index._msearch`` wrapped) and replayed byte for byte with ``urllib`` (same ``filter_path``) outside the timed
+  (``index._msearch_once`` wrapped) and replayed byte for byte with ``urllib`` (same ``filter_path``) outside the timed
   passes: response bytes / lookups (and the server's ``took`` and the raw round trip of those requests);
 * index store size (``_stats/store``) and size per document;
 * recall against a brute-force numpy scan of every stored SimHash (``np.bitwise_count``, cross-checked with an
   independent SWAR popcount) for k = 0..3, batched path (and the single path at k = 3): must be 1.0, with nothing
   farther than k returned (the neighbours planted at 4 and 5 bits must not come back);
 * a profile pass: where the time of one lookup call goes (``client.msearch`` round trip incl. JSON decoding,
-  doc-values conversion in ``_msearch``, the client-side matching ``_match_batch`` / ``_rank``, the rest).
+  doc-values conversion in ``_msearch_once``, the client-side matching ``_match_batch`` / ``_rank``, the rest).
 
 Targets (2-core machine): at 1M, >= 5,000 lookups/s batched and p50 <= 3 ms single (tables design); at 10M,
 >= 80 % of the 1M batched rate (of 4,000/s when 1M is not in the same run); recall 1.0 everywhere. The last line is
@@ -237,21 +237,23 @@ def recall_of(results, truth, k: int, offset: int = 0) -> tuple[int, int, int]:
 
 
 class Capture:
-    """Wraps ``index._msearch`` to record the bodies ElasticIndex sends (one list per ``_msearch`` call)."""
+    """Wraps ``index._msearch_once`` (every lookup search goes through it) to record the bodies ElasticIndex sends
+    (one list per ``_msearch`` request). Lookups of texts with a shingle sketch search on a point in time, which
+    a replay cannot reuse: this bench's documents have none."""
 
     def __init__(self, index) -> None:
         self.index = index
         self.calls: list[list[dict[str, Any]]] = []
-        orig = index._msearch
+        orig = index._msearch_once
 
-        def wrapped(bodies):
+        def wrapped(bodies, pit=None):
             self.calls.append(json.loads(json.dumps(bodies)))  # a copy: nothing mutates what was sent
-            return orig(bodies)
+            return orig(bodies, pit)
 
-        index._msearch = wrapped
+        index._msearch_once = wrapped
 
     def close(self) -> None:
-        del self.index._msearch
+        del self.index._msearch_once
 
 
 def replay(url: str, index_name: str, calls: list[list[dict[str, Any]]], repeats: int = 3) -> dict[str, float]:

@@ -8,15 +8,17 @@ document in an ``_msearch``), a ``bool``/``should`` over
 * their long-sentence hashes (every document holding one matched, so the hits give each hash's document
   frequency, and boilerplate sentences, in more than ``max_sentence_df`` documents, bring no candidates);
 * per short text, its shingle-sketch hashes with ``minimum_should_match: 2`` (a document sharing one common
-  shingle with the text is never a candidate, see ``base.MIN_SHARED_SKETCH``), plus a ``terms`` aggregation
-  counting the documents that hold each sketch hash (so boilerplate sketch hashes are known without reading the
-  thousands of documents that share them).
+  shingle with the text is never a candidate, see ``base.MIN_SHARED_SKETCH``). Before that search, on the same
+  point in time, a second one counts the documents holding each of the batch's sketch hashes (a top-level
+  ``filters`` aggregation, counted filter by filter from the postings): boilerplate sketch hashes are known
+  without reading the thousands of documents that share them, and hashes no document holds (most of a short
+  text's) are left out of the candidate search.
 
 A search that comes back full is split, down to single documents read to the end with ``search_after`` (up to
 ``max_candidates``, past which the lookup is marked truncated and a warning is logged), so a crowded bucket is
 never cut silently; the answers are exactly the embedded index's.
 
-Only ``term``/``terms``/``ids``/``bool`` clauses and ``terms``/``filter``/``global`` aggregations are used: no
+Only ``term``/``terms``/``ids``/``bool`` clauses and ``terms``/``filter``/``filters`` aggregations are used: no
 scripts (the test distribution has no Painless) and no ``query_string``, so user text never becomes query syntax.
 Writes go through ``helpers.streaming_bulk`` (chunked, retried with backoff on 429) and are refreshed before the
 next lookup, so a duplicate of a document written one batch earlier is found whatever the index's

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 from es_simhash.index.elastic.admin import read_lookup_keys, validate_index_name
 from es_simhash.index.elastic.codec import from_docvalues
@@ -105,63 +106,70 @@ class IndexHandle:
         return {"filter": query, "aggs": {"df": {"terms": {
             "field": "sentences", "include": sentences, "size": len(sentences), "execution_hint": "map"}}}}
 
-    def _count_body(self, hashes: list[str], exclude: Sequence[str]) -> dict[str, Any]:
-        """A search counting the documents that hold each of ``hashes`` (their document frequency), leaving out
-        ``exclude``: a top-level ``filters`` aggregation, one ``term`` filter per hash, which Elasticsearch counts
-        filter by filter from each term's postings without reading any document's values (a ``terms``
-        aggregation reads every value of every holder: measured 2.5x the node's CPU), and the excluded holders
-        counted apart, to be subtracted (:meth:`_counted`)."""
-        aggs: dict[str, Any] = {"df": {"filters": {"filters": {x: {"term": {"sentences": x}} for x in hashes}}}}
+    def _count_bodies(self, hashes: list[str], exclude: Sequence[str]) -> list[dict[str, Any]]:
+        """Searches counting the documents that hold each of ``hashes`` (their document frequency), leaving out
+        ``exclude`` (:meth:`_counted` reads them): a top-level ``filters`` aggregation over the whole index, one
+        ``term`` filter per hash, which Elasticsearch counts filter by filter from each term's postings without
+        reading any document (a ``terms`` aggregation reads every value of every holder); and the excluded
+        documents' holdings, counted by a search of their own (an aggregation beside the first would make it visit
+        every document), to be subtracted."""
+        bodies = [{"size": 0, "track_total_hits": False,
+                   "aggs": {"df": {"filters": {"filters": {x: {"term": {"sentences": x}} for x in hashes}}}}}]
         if exclude:
-            aggs["excluded"] = {"filter": {"bool": {"should": self._terms("ids", list(exclude))}}, "aggs": {"df": {
-                "terms": {"field": "sentences", "include": hashes, "size": len(hashes), "execution_hint": "map"}}}}
-        return {"size": 0, "track_total_hits": False, "aggs": aggs}
+            bodies.append({"size": 0, "track_total_hits": False,
+                           "query": {"bool": {"filter": {"bool": {"should": self._terms("ids", list(exclude))}}}},
+                           "aggs": {"df": {"terms": {"field": "sentences", "include": hashes, "size": len(hashes),
+                                                     "execution_hint": "map"}}}})
+        return bodies
 
     @staticmethod
-    def _counted(resp: dict[str, Any]) -> dict[str, int]:
-        """The document frequencies a :meth:`_count_body` search found (hex -> count; absent: 0)."""
-        aggs = resp["aggregations"]
-        df = {x: b["doc_count"] for x, b in aggs["df"]["buckets"].items() if b["doc_count"]}
-        for b in aggs.get("excluded", {}).get("df", {}).get("buckets", ()):
-            df[b["key"]] -= b["doc_count"]
+    def _counted(responses: list[dict[str, Any]]) -> dict[str, int]:
+        """The document frequencies :meth:`_count_bodies` searches found (hex -> count; absent: 0)."""
+        df = {x: b["doc_count"] for x, b in responses[0]["aggregations"]["df"]["buckets"].items() if b["doc_count"]}
+        for resp in responses[1:]:
+            for b in resp["aggregations"]["df"]["buckets"]:
+                df[b["key"]] -= b["doc_count"]
         return {x: n for x, n in df.items() if n > 0}
 
-    def _msearch(self, bodies: list[dict[str, Any]], pinned: bool = False) -> list[dict[str, Any]]:
-        """The responses of ``bodies`` sent in one ``_msearch``. ``pinned``: all of them on one point in time (the
-        same view of the index, though a refresh lands between two searches), opened for them and closed after."""
+    def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The responses of ``bodies``, sent in one ``_msearch`` (retried on transient failures)."""
+        return self._retrying(lambda: self._msearch_once(bodies), "lookup")
+
+    @contextmanager
+    def _point_in_time(self) -> Iterator[str]:
+        """A point in time of the index, closed on leaving: searches on it see the same documents, though the index
+        is refreshed between them. (A point in time whose node left fails its searches with a retryable error: the
+        caller opens another.)"""
+        pit = self.client.open_point_in_time(index=self.index, keep_alive="1m")["id"]
+        try:
+            yield pit
+        finally:
+            try:
+                self.client.close_point_in_time(id=pit)
+            except Exception:  # (it expires after its keep-alive anyway)
+                log.debug("closing a point in time failed", exc_info=True)
+
+    def _msearch_once(self, bodies: list[dict[str, Any]], pit: str | None = None) -> list[dict[str, Any]]:
+        """The responses of ``bodies`` sent in one ``_msearch`` (on the point in time ``pit``, when given); a failed
+        search raises :class:`Transient` or :class:`ElasticError`."""
         if not bodies:
             return []
-
-        def attempt() -> list[dict[str, Any]]:
-            pit = self.client.open_point_in_time(index=self.index, keep_alive="1m")["id"] if pinned else None
-            try:
-                searches: list[dict[str, Any]] = []
-                for b in bodies:
-                    searches += [{}, {**b, "pit": {"id": pit}}] if pit else [{"index": self.index}, b]
-                return read(self.client.msearch(searches=searches, filter_path=MSEARCH_FILTER))
-            finally:
-                if pit:
-                    try:
-                        self.client.close_point_in_time(id=pit)
-                    except Exception:  # (it expires after its keep-alive anyway)
-                        log.debug("closing a point in time failed", exc_info=True)
-
-        def read(resp: Any) -> list[dict[str, Any]]:
-            out = []
-            for r in resp["responses"]:
-                if "error" in r:
-                    raise_item_error(r, "lookup", self.index)
-                hits = r.get("hits", {}).get("hits", [])
-                with self._counting:  # (lookups may run in several threads)
-                    self.searches += 1
-                    self.hits_read += len(hits)
-                for h in hits:
-                    h["_source"] = from_docvalues(h.pop("fields", {}))
-                    h["_id"] = h["_source"]["doc_id"]
-                out.append({"hits": {"hits": hits}, "aggregations": r.get("aggregations", {})})
-            return out
-
-        return self._retrying(attempt, "lookup")
+        searches: list[dict[str, Any]] = []
+        for b in bodies:
+            searches += [{}, {**b, "pit": {"id": pit}}] if pit else [{"index": self.index}, b]
+        out = []
+        for r in self.client.msearch(searches=searches, filter_path=MSEARCH_FILTER)["responses"]:
+            if "error" in r:
+                raise_item_error(r, "lookup", self.index)
+            hits = r.get("hits", {}).get("hits", [])
+            with self._counting:  # (lookups may run in several threads)
+                self.searches += 1
+                self.hits_read += len(hits)
+            for h in hits:
+                h["_source"] = from_docvalues(h.pop("fields", {}))
+                h["_id"] = h["_source"]["doc_id"]
+            out.append({"hits": {"hits": hits}, "aggregations": r.get("aggregations", {})})
+        return out
 
     def _retrying(self, fn, what: str):
         """``fn()`` retried on transient failures for at most ``retry_for`` seconds (:func:`retrying`)."""

@@ -216,7 +216,28 @@ class BatchedLookups(PerDocumentLookups):
     def _batch_search(self, queries: Sequence[Lookup], exclude: Sequence[str]
                       ) -> tuple[list[dict[str, Any]], dict[str, int]] | None:
         """The hits of one search for all ``queries`` and the document frequencies of their sketch hashes (hex ->
-        count; absent: 0), or ``None`` when it returned a full page."""
+        count; absent: 0), or ``None`` when it returned a full page.
+
+        With sketch hashes, two searches on one point in time (so both see the same documents): first their
+        document frequencies are counted (:meth:`_count_bodies`), then the candidates are searched, asking through
+        the sketch only for the hashes some document holds and that are not boilerplate (a short text's shingles
+        are mostly held by no other document: left out, they cost the search nothing and change no answer)."""
+        sketch_terms = sorted({x for q in queries for x in self._sentence_terms(q.fingerprint, sentences=False)})
+        if not sketch_terms:
+            return self._retrying(lambda: self._candidate_search(queries, exclude, None, {}), "lookup")
+
+        def pinned() -> tuple[list[dict[str, Any]], dict[str, int]] | None:
+            with self._point_in_time() as pit:
+                sketch_df = self._counted(self._msearch_once(self._count_bodies(sketch_terms, exclude), pit))
+                self._boilerplate.update({x: n for x, n in sketch_df.items() if n > self.max_sentence_df})
+                return self._candidate_search(queries, exclude, pit, sketch_df)
+
+        return self._retrying(pinned, "lookup")
+
+    def _candidate_search(self, queries: Sequence[Lookup], exclude: Sequence[str], pit: str | None,
+                          sketch_df: dict[str, int]) -> tuple[list[dict[str, Any]], dict[str, int]] | None:
+        """One search for the candidates of all ``queries`` (on the point in time ``pit``), the sketch hashes'
+        document frequencies ``sketch_df`` already counted; ``None`` when it returned a full page."""
         lk = self.lookup_keys
         fps = [q.fingerprint for q in queries]
         should: list[dict[str, Any]] = self._terms("ids", [q.id for q in queries])
@@ -233,9 +254,9 @@ class BatchedLookups(PerDocumentLookups):
         if sentences:
             should += self._terms("sentences", sentences)
         # shingle-sketch hashes: only a document holding MIN_SHARED_SKETCH of one query's is a candidate (one
-        # shared common shingle would bring thousands), so one clause per query; their document frequencies are
-        # counted by an aggregation instead, over every document holding one
-        sketches = [self._sentence_terms(fp, sentences=False) for fp in fps]
+        # shared common shingle would bring thousands), so one clause per query, over its hashes held by some
+        # document (boilerplate ones are already left out)
+        sketches = [[x for x in self._sentence_terms(fp, sentences=False) if sketch_df.get(x)] for fp in fps]
         should += [{"bool": {"should": [{"term": {"sentences": x}} for x in terms],
                              "minimum_should_match": MIN_SHARED_SKETCH}}
                    for terms in dict.fromkeys(map(tuple, sketches)) if len(terms) >= MIN_SHARED_SKETCH]
@@ -245,16 +266,7 @@ class BatchedLookups(PerDocumentLookups):
         body: dict[str, Any] = {"size": self.batch_page, "_source": False, "stored_fields": "_none_",
                                 "docvalue_fields": LOOKUP_FIELDS, "query": {"bool": {"filter": query}},
                                 "track_total_hits": False}
-        sketch_terms = sorted({x for terms in sketches for x in terms})
-        # the sketch hashes' document frequencies: counted by a second search on the same point in time (so both
-        # see the same documents), filter by filter (cheaper than an aggregation under this one's ``global``)
-        bodies = [body, self._count_body(sketch_terms, exclude)] if sketch_terms else [body]
-        responses = self._msearch(bodies, pinned=len(bodies) > 1)
-        hits = responses[0]["hits"]["hits"]
-        sketch_df: dict[str, int] = {}
-        if sketch_terms:  # the ones above max_sentence_df are boilerplate
-            sketch_df = self._counted(responses[1])
-            self._boilerplate.update({x: n for x, n in sketch_df.items() if n > self.max_sentence_df})
+        hits = self._msearch_once([body], pit)[0]["hits"]["hits"]
         if len(hits) >= self.batch_page:
             self._learn_boilerplate(hits, sentences)
             return None
@@ -333,7 +345,8 @@ class LookupPlanner(BatchedLookups):
     def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
         """Candidates for a batch of queries.
 
-        With permutation-table keys: **one search for the whole batch**, a ``bool``/``should`` over the batch's
+        With permutation-table keys: **one search for the whole batch** (short texts: after a search counting
+        their sketch hashes' holders, on the same point in time), a ``bool``/``should`` over the batch's
         ids, content hashes, lookup keys and (non-boilerplate) sentence hashes, fetching doc values only; hits
         are mapped back to their queries here (a key both share, exact Hamming distance with numpy; same content;
         a shared long sentence, or two shared sketch hashes, that are not boilerplate). When that search is full (documents sharing keys or sentences
