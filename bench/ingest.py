@@ -79,7 +79,9 @@ stages overlap, so
 they do NOT sum to the total; only the main thread's rows do (its critical path). Plus the CPU seconds of this
 client process and of the Elasticsearch node (node stats) per run, against the machine's capacity. And where
 the node's time goes inside the lookup searches: ten of the warm-up run's searches sent again with ``profile:
-true``, summed by clause (``profile_lookups``).
+true``, summed by clause (``profile_lookups``); and the sketch channel's share of the lookups' node CPU: 40 of
+them sent again as they were and without the sketch channel (``sketch_channel_share``), which gives what
+``node_cpu_ratio`` would be were that channel free.
 
 Run ``python bench/ingest.py --help`` for options.
 """
@@ -595,6 +597,8 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.
     """``args`` with the workload's defaults filled in; an option error (exit 2) for values that cannot run."""
     if args.docs is None:
         args.docs = 7_000 if args.workload == "news" else 55_000
+    if args.repeats is None:
+        args.repeats = 7 if args.workload == "news" else 3
     if args.quick:
         args.base, args.docs = 50_000, min(args.docs, 5_000)
     if args.repeats < 1 or args.docs < 10 or not 0 <= args.planted < 1:
@@ -625,7 +629,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--base", type=int, default=1_000_000, help="synthetic documents preloaded (default 1,000,000)")
     ap.add_argument("--batch-size", type=int, default=500, help="DedupEngine batch_size (default 500)")
     ap.add_argument("--chunk-size", type=int, default=500, help="bulk chunk size of both systems (default 500)")
-    ap.add_argument("--repeats", type=int, default=3, help="timed rounds after one warm-up (default 3)")
+    ap.add_argument("--repeats", type=int, default=None,
+                    help="timed rounds after one warm-up (default 3; 7 for news, whose runs last seconds and whose "
+                    "node CPU figures move by a second between rounds)")
     ap.add_argument("--merge-segments", type=int, default=4, help="force-merge the base to this many segments (4)")
     ap.add_argument("--load-threads", type=int, default=2, help="parallel_bulk threads of the preload (2)")
     ap.add_argument("--load-chunk", type=int, default=2000, help="parallel_bulk chunk size of the preload (2,000)")
