@@ -867,7 +867,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"docs/s, {rm / fm:.2f} of raw bulk; dedup ingest is {ceiling:.2f} of it (ceiling_ratio)")
     print(f"INFO the cluster's cost: node CPU s per 1,000 documents: dedup ingest {node_dedup:.3f}, raw bulk "
           f"{node_raw:.3f}, lookups-free dedup {node_free:.3f}; dedup / raw = {node_ratio:.2f} (node_cpu_ratio): one "
-          f"node core carries {1000 / node_dedup:,.0f} dedup-ingested documents/s ({1000 / node_raw:,.0f} raw)")
+          f"node core carries {1000 / node_dedup if node_dedup > 0 else float('inf'):,.0f} dedup-ingested "
+          f"documents/s ({1000 / node_raw if node_raw > 0 else float('inf'):,.0f} raw)")
     # the limit: the same lookups without the sketch channel (replayed), scaled to the run's lookup CPU
     unsketched = (unsketched_cpu / sent_cpu) if sent_cpu > 0 else float("nan")
     bound = (node_free + unsketched * (node_dedup - node_free)) / node_raw if node_raw > 0 else float("inf")

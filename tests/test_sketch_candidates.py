@@ -103,6 +103,38 @@ def test_excluded_documents_are_not_counted(client, es_index_name, fingerprinter
     assert es.sentence_df[S[0]] == 1 and es.sentence_df[BOILER] == CAP  # (no longer boilerplate without boiler-0)
 
 
+def test_a_point_in_time_that_vanished_is_opened_again(client, es_index_name, fingerprinter, stored):
+    """Short texts are looked up on a point in time; when it is gone by the time its searches run (its node left,
+    or it expired), the lookup opens another and answers as the embedded index does."""
+    docs, expected = stored
+    ensure_index(client, es_index_name, fingerprinter.config, replicas=0)
+    index = ElasticIndex(client, es_index_name, max_sentence_df=CAP, retry_for=30)
+    index.add(docs)
+    real_client = index.client
+    opened: list[str] = []
+
+    class FirstPointInTimeGone:
+        """The index's client, except that the first point in time it opens is closed before it is used."""
+
+        def __getattr__(self, name):
+            return getattr(real_client, name)
+
+        def open_point_in_time(self, **kw):
+            pit = real_client.open_point_in_time(**kw)["id"]
+            opened.append(pit)
+            if len(opened) == 1:
+                real_client.close_point_in_time(id=pit)
+            return {"id": pit}
+
+    index.client = FirstPointInTimeGone()
+    res = index.lookup([_query()], 7)[0]
+    memory = MemoryIndex(max_sentence_df=CAP)
+    memory.add(docs)
+    assert len(opened) == 2
+    assert _ids(res) == expected == _ids(memory.lookup([_query()], 7)[0])
+    assert res.sentence_df == memory.lookup([_query()], 7)[0].sentence_df
+
+
 def test_a_short_repost_is_still_found_among_texts_sharing_common_shingles(client, es_index_name, fingerprinter):
     """Real short texts that share common character shingles with the repost (and with each other) but only the
     original shares most of its sketch: the repost joins the original's cluster on both backends."""

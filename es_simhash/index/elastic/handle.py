@@ -128,7 +128,7 @@ class IndexHandle:
         df = {x: b["doc_count"] for x, b in responses[0]["aggregations"]["df"]["buckets"].items() if b["doc_count"]}
         for resp in responses[1:]:
             for b in resp["aggregations"]["df"]["buckets"]:
-                df[b["key"]] -= b["doc_count"]
+                df[b["key"]] = df.get(b["key"], 0) - b["doc_count"]
         return {x: n for x, n in df.items() if n > 0}
 
     def _msearch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -144,10 +144,11 @@ class IndexHandle:
         try:
             yield pit
         finally:
-            try:
-                self.client.close_point_in_time(id=pit)
-            except Exception:  # (it expires after its keep-alive anyway)
-                log.debug("closing a point in time failed", exc_info=True)
+            try:  # (briefly, once: the caller may be retrying after a timeout)
+                self.client.options(request_timeout=10, max_retries=0).close_point_in_time(id=pit)
+            except Exception as exc:  # (it expires after its keep-alive anyway)
+                log.warning("closing a point in time of index %r failed (it expires within a minute): %s",
+                            self.index, exc)
 
     def _msearch_once(self, bodies: list[dict[str, Any]], pit: str | None = None) -> list[dict[str, Any]]:
         """The responses of ``bodies`` sent in one ``_msearch`` (on the point in time ``pit``, when given); a failed
@@ -156,7 +157,9 @@ class IndexHandle:
             return []
         searches: list[dict[str, Any]] = []
         for b in bodies:
-            searches += [{}, {**b, "pit": {"id": pit}}] if pit else [{"index": self.index}, b]
+            # no partial results: a shard that failed would leave candidates out silently
+            searches += ([{"allow_partial_search_results": False}, {**b, "pit": {"id": pit}}] if pit else
+                         [{"index": self.index, "allow_partial_search_results": False}, b])
         out = []
         for r in self.client.msearch(searches=searches, filter_path=MSEARCH_FILTER)["responses"]:
             if "error" in r:

@@ -199,11 +199,10 @@ class BatchedLookups(PerDocumentLookups):
         out and the search is sent again; when it is still full (many documents share the batch's keys or
         sentences: near-duplicate clusters), each half is looked up on its own, down to single documents, which are
         read to the end one search at a time."""
-        known = len(self._boilerplate)
         found = self._batch_search(queries, exclude)
-        if found is not None:
+        if not isinstance(found, bool):
             return self._match_batch(queries, *found, max_distance)
-        if len(self._boilerplate) > known:  # the full page showed boilerplate sentences: again without them
+        if found:  # the full page showed boilerplate sentences: again without them
             return self._lookup_batched(queries, max_distance, exclude)
         if len(queries) == 1:
             self.crowded_batches += 1
@@ -214,9 +213,10 @@ class BatchedLookups(PerDocumentLookups):
                 + self._lookup_batched(queries[mid:], max_distance, exclude))
 
     def _batch_search(self, queries: Sequence[Lookup], exclude: Sequence[str]
-                      ) -> tuple[list[dict[str, Any]], dict[str, int]] | None:
+                      ) -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
         """The hits of one search for all ``queries`` and the document frequencies of their sketch hashes (hex ->
-        count; absent: 0), or ``None`` when it returned a full page.
+        count; absent: 0); or, when it returned a full page, whether that page showed boilerplate sentences (so the
+        search is worth sending again without them).
 
         With sketch hashes, two searches on one point in time (so both see the same documents): first their
         document frequencies are counted (:meth:`_count_bodies`), then the candidates are searched, asking through
@@ -226,7 +226,7 @@ class BatchedLookups(PerDocumentLookups):
         if not sketch_terms:
             return self._retrying(lambda: self._candidate_search(queries, exclude, None, {}), "lookup")
 
-        def pinned() -> tuple[list[dict[str, Any]], dict[str, int]] | None:
+        def pinned() -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
             with self._point_in_time() as pit:
                 sketch_df = self._counted(self._msearch_once(self._count_bodies(sketch_terms, exclude), pit))
                 self._boilerplate.update({x: n for x, n in sketch_df.items() if n > self.max_sentence_df})
@@ -235,9 +235,9 @@ class BatchedLookups(PerDocumentLookups):
         return self._retrying(pinned, "lookup")
 
     def _candidate_search(self, queries: Sequence[Lookup], exclude: Sequence[str], pit: str | None,
-                          sketch_df: dict[str, int]) -> tuple[list[dict[str, Any]], dict[str, int]] | None:
+                          sketch_df: dict[str, int]) -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
         """One search for the candidates of all ``queries`` (on the point in time ``pit``), the sketch hashes'
-        document frequencies ``sketch_df`` already counted; ``None`` when it returned a full page."""
+        document frequencies ``sketch_df`` already counted; for a full page, whether it showed boilerplate."""
         lk = self.lookup_keys
         fps = [q.fingerprint for q in queries]
         should: list[dict[str, Any]] = self._terms("ids", [q.id for q in queries])
@@ -268,16 +268,18 @@ class BatchedLookups(PerDocumentLookups):
                                 "track_total_hits": False}
         hits = self._msearch_once([body], pit)[0]["hits"]["hits"]
         if len(hits) >= self.batch_page:
-            self._learn_boilerplate(hits, sentences)
-            return None
+            return self._learn_boilerplate(hits, sentences)
         return hits, sketch_df
 
-    def _learn_boilerplate(self, hits: list[dict[str, Any]], sentences: Sequence[str]) -> None:
+    def _learn_boilerplate(self, hits: list[dict[str, Any]], sentences: Sequence[str]) -> bool:
         """From a full page: the batch's sentence hashes held by more than ``max_sentence_df`` of its hits are
-        boilerplate (their document frequency is at least that), so later searches leave them out."""
+        boilerplate (their document frequency is at least that), so later searches leave them out. Whether it
+        found any."""
         wanted = set(sentences)
         counts = Counter(x for h in hits for x in h["_source"].get("sentences") or () if x in wanted)
-        self._boilerplate.update({x: n for x, n in counts.items() if n > self.max_sentence_df})
+        learned = {x: n for x, n in counts.items() if n > self.max_sentence_df}
+        self._boilerplate.update(learned)
+        return bool(learned)
 
     def _match_batch(self, queries: Sequence[Lookup], hits: list[dict[str, Any]], sketch_df: dict[str, int],
                      max_distance: int) -> list[LookupResult]:
