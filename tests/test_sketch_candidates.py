@@ -130,9 +130,10 @@ def test_a_point_in_time_that_vanished_is_opened_again(client, es_index_name, fi
     res = index.lookup([_query()], 7)[0]
     memory = MemoryIndex(max_sentence_df=CAP)
     memory.add(docs)
+    mem = memory.lookup([_query()], 7)[0]
     assert len(opened) == 2
-    assert _ids(res) == expected == _ids(memory.lookup([_query()], 7)[0])
-    assert res.sentence_df == memory.lookup([_query()], 7)[0].sentence_df
+    assert _ids(res) == expected == _ids(mem)
+    assert res.sentence_df == mem.sentence_df
 
 
 def test_a_short_repost_is_still_found_among_texts_sharing_common_shingles(client, es_index_name, fingerprinter):

@@ -97,14 +97,19 @@ class IndexHandle:
             return [{"ids": {"values": c}} for c in chunks]
         return [{"terms": {field: c}} for c in chunks]
 
+    @staticmethod
+    def _held_agg(hashes: list[str]) -> dict[str, Any]:
+        """A ``terms`` aggregation counting, among the documents it runs over, those holding each of ``hashes``.
+        (``map``: no global ordinals, which would be rebuilt after every refresh.)"""
+        return {"terms": {"field": "sentences", "include": hashes, "size": len(hashes), "execution_hint": "map"}}
+
     def _df_agg(self, sentences: list[str], exclude: Sequence[str]) -> dict[str, Any]:
         """An aggregation counting the documents that hold each of ``sentences`` (their document frequency),
-        leaving out ``exclude``. (``map``: no global ordinals, which would be rebuilt after every refresh.)"""
+        leaving out ``exclude``."""
         query: dict[str, Any] = {"terms": {"sentences": sentences}}
         if exclude:
             query = {"bool": {"filter": query, "must_not": self._terms("ids", list(exclude))}}
-        return {"filter": query, "aggs": {"df": {"terms": {
-            "field": "sentences", "include": sentences, "size": len(sentences), "execution_hint": "map"}}}}
+        return {"filter": query, "aggs": {"df": self._held_agg(sentences)}}
 
     def _count_bodies(self, hashes: list[str], exclude: Sequence[str]) -> list[dict[str, Any]]:
         """Searches counting the documents that hold each of ``hashes`` (their document frequency), leaving out
@@ -118,8 +123,7 @@ class IndexHandle:
         if exclude:
             bodies.append({"size": 0, "track_total_hits": False,
                            "query": {"bool": {"filter": {"bool": {"should": self._terms("ids", list(exclude))}}}},
-                           "aggs": {"df": {"terms": {"field": "sentences", "include": hashes, "size": len(hashes),
-                                                     "execution_hint": "map"}}}})
+                           "aggs": {"df": self._held_agg(hashes)}})
         return bodies
 
     @staticmethod
