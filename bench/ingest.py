@@ -80,8 +80,11 @@ they do NOT sum to the total; only the main thread's rows do (its critical path)
 client process and of the Elasticsearch node (node stats) per run, against the machine's capacity. And where
 the node's time goes inside the lookup searches: ten of the warm-up run's searches sent again with ``profile:
 true``, summed by clause (``profile_lookups``); and the sketch channel's share of the lookups' node CPU: 40 of
-them sent again as they were and without the sketch channel (``sketch_channel_share``), which gives what
-``node_cpu_ratio`` would be were that channel free.
+them sent again as they were and without the sketch channel (``sketch_channel_share``; whole lookups, each count
+step with its candidate search), which gives what ``node_cpu_ratio`` would be were that channel free; and their count
+steps sent again as they were and as term statistics of the same hashes (``count_step_cost``: the cheapest count
+Elasticsearch gives, an upper bound only), which gives what ``node_cpu_ratio`` would be were the count step that
+cheap.
 
 Run ``python bench/ingest.py --help`` for options.
 """
@@ -407,7 +410,8 @@ class Usage:
 def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size: int,
               searches: list | None = None):
     """One timed dedup ingest of ``docs`` into ``base``. Returns (usage, results, stage times, counters).
-    ``searches``: the bodies of the lookup searches sent are appended to it (the warm-up run; for the profile)."""
+    ``searches``: the bodies of each ``_msearch`` of the lookups that answered are appended to it, a list per request
+    (the warm-up run; for the profile and the replays)."""
     from es_simhash.engine import pipelining as dedup_mod
     from es_simhash.engine.engine import DedupEngine
     from es_simhash.index.elastic import ElasticIndex
@@ -417,7 +421,13 @@ def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size
     clock = Clock()
     if searches is not None:
         msearch = index._msearch_once  # (every lookup search goes through it)
-        index._msearch_once = lambda bodies, pit=None: (searches.extend(bodies), msearch(bodies, pit))[1]
+
+        def captured(bodies, pit=None):
+            responses = msearch(bodies, pit)
+            searches.append(list(bodies))  # (once it answered: a retried request is recorded once)
+            return responses
+
+        index._msearch_once = captured
     for name in ("add", "add_conditional"):  # (the engine writes with add_conditional when writers share the index)
         setattr(index, name, clock.wrap("add", getattr(index, name)))
     main_lookup, settle_lookup = clock.wrap("lookup", index.lookup), clock.wrap("settle lookup", index.lookup)
@@ -565,6 +575,57 @@ def sketch_channel_share(client, index: str, bodies: list[dict[str, Any]], min_s
     return cpu_per_pass(bodies), cpu_per_pass(_without_sketch(bodies))
 
 
+def _is_count(body: dict[str, Any]) -> bool:
+    """Whether a captured lookup search is a count step's: the sketch hashes' holders, a ``filters`` aggregation."""
+    return body.get("size") == 0 and "filters" in body.get("aggs", {}).get("df", {})
+
+
+def whole_lookups(requests: list[list[dict[str, Any]]], n: int) -> list[dict[str, Any]]:
+    """About ``n`` searches from the middle of ``requests`` (the ``_msearch`` requests of a dedup run, in order),
+    whole lookups only: from a count step's request (or a lookup without one) to its candidate search."""
+    start = len(requests) // 2
+    while start > 0 and not any(_is_count(b) for b in requests[start]) and any(_is_count(b) for b in requests[start - 1]):
+        start -= 1  # (a candidate search whose count step came just before: begin with that)
+    out: list[dict[str, Any]] = []
+    for r in requests[start:]:
+        out += r
+        if len(out) >= n and not any(_is_count(b) for b in r):  # (a candidate search ends its lookup)
+            break
+    return out
+
+
+def count_step_cost(client, index: str, bodies: list[dict[str, Any]], min_s: float = 10.0) -> tuple[float, float]:
+    """The node's CPU seconds per pass of the count steps among ``bodies`` (captured lookup searches) sent again
+    as they were (a ``filters`` aggregation, one ``term`` filter per sketch hash: exact counts of the documents
+    the search sees), and of the cheapest count Elasticsearch gives for the same hashes: term statistics
+    (``_mtermvectors`` of artificial documents holding them, ``term_statistics: true``), whose ``doc_freq`` is
+    an upper bound only (deleted versions count until merged away, per shard) and so cannot decide by itself.
+    ``(0, 0)`` when no body is a count step."""
+    counts = [b for b in bodies if _is_count(b)]
+    if not counts:
+        return 0.0, 0.0
+    searches: list[dict[str, Any]] = []
+    statistics: list[dict[str, Any]] = []
+    for b in counts:
+        searches += [{"index": index, "request_cache": False}, b]
+        statistics.append({"_index": index, "doc": {"sentences": list(b["aggs"]["df"]["filters"]["filters"])},
+                           "fields": ["sentences"], "term_statistics": True, "field_statistics": False,
+                           "positions": False, "offsets": False, "payloads": False})
+
+    def cpu_per_pass(send) -> float:
+        send()  # (warm)
+        passes, c0, t0 = 0, es_cpu_s(client), time.perf_counter()
+        while passes == 0 or time.perf_counter() - t0 < min_s:
+            send()
+            passes += 1
+        return (es_cpu_s(client) - c0) / passes
+
+    def counted() -> None:
+        assert not any("error" in r for r in client.msearch(searches=searches)["responses"]), "a count step failed"
+
+    return cpu_per_pass(counted), cpu_per_pass(lambda: client.mtermvectors(docs=statistics))
+
+
 def stored_docs(index, ids: Sequence[str], chunk: int = 2_000) -> list:
     """The documents ``ids`` as the index holds them after a dedup run (whole: text and record), in ``ids``' order:
     what the raw baseline writes. Checks that each is there once."""
@@ -706,13 +767,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"segments; lookup keys {index.lookup_keys.to_meta()}")
 
             # warm-up round: dedup (cold token cache; its StoredDocs give the raw sources), then raw
-            searches: list[dict[str, Any]] = []
+            requests: list[list[dict[str, Any]]] = []
             usage, results, _, counters = run_dedup(client, url, base, fp, docs, args.batch_size, args.chunk_size,
-                                                    searches)
+                                                    requests)
             assert counters["count"] == args.base + n, counters
+            searches = [b for r in requests for b in r]
             profile_lookups(client, base, searches[:: max(1, len(searches) // 10)][:10], n)
-            mid = len(searches) // 2  # (consecutive: a batch's count search goes with its candidate search)
-            sent_cpu, unsketched_cpu = sketch_channel_share(client, base, searches[max(0, mid - 20):mid + 20])
+            replayed = whole_lookups(requests, 40)
+            n_replayed = len(replayed)
+            sent_cpu, unsketched_cpu = sketch_channel_share(client, base, replayed)
+            counted_cpu, statistics_cpu = count_step_cost(client, base, replayed)
             stored = stored_docs(index, ids)  # what the index holds: the raw baseline writes the same documents
             warm_dedup = usage.wall
             delete_docs(client, base, ids, args.chunk_size, args.base)
@@ -872,9 +936,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the limit: the same lookups without the sketch channel (replayed), scaled to the run's lookup CPU
     unsketched = (unsketched_cpu / sent_cpu) if sent_cpu > 0 else float("nan")
     bound = (node_free + unsketched * (node_dedup - node_free)) / node_raw if node_raw > 0 else float("inf")
-    print(f"INFO the sketch channel's share of the lookups' node CPU: {1 - unsketched:.0%} (40 of the warm-up run's "
-          f"searches sent again as they were, {sent_cpu:.2f} s, and without it, {unsketched_cpu:.2f} s); were the "
+    print(f"INFO the sketch channel's share of the lookups' node CPU: {1 - unsketched:.0%} ({n_replayed} of the warm-up "
+          f"run's searches, whole lookups, sent again as they were, {sent_cpu:.2f} s, and without it, {unsketched_cpu:.2f} s); were the "
           f"sketch channel free, node_cpu_ratio would be {bound:.2f} (lookups-free ingest + the other channels)")
+    if counted_cpu > 0 and sent_cpu > 0:  # the count step, as sent and at the cost of term statistics
+        cheaper = (sent_cpu - counted_cpu + statistics_cpu) / sent_cpu
+        at_statistics = (node_free + cheaper * (node_dedup - node_free)) / node_raw if node_raw > 0 else float("inf")
+        print(f"INFO the count step (the sketch hashes' holders, a filters aggregation): {counted_cpu / sent_cpu:.0%} "
+              f"of the replayed lookups' node CPU ({counted_cpu:.2f} s); term statistics of the same hashes "
+              f"(_mtermvectors, an upper bound only) {statistics_cpu:.2f} s; were the count step that cheap, "
+              f"node_cpu_ratio would be {at_statistics:.2f}")
     copies_found = per_mode[0][0] == per_mode[0][1]
     checks = [
         (copies_found and len(found) >= 0.95 * len(planted),
