@@ -79,7 +79,7 @@ stages overlap, so
 they do NOT sum to the total; only the main thread's rows do (its critical path). Plus the CPU seconds of this
 client process and of the Elasticsearch node (node stats) per run, against the machine's capacity. And where
 the node's time goes inside the lookup searches: ten of the warm-up run's searches sent again with ``profile:
-true``, summed by clause (``profile_lookups``); and the sketch channel's share of the lookups' node CPU: 40 of
+true``, summed by clause (``profile_lookups``); and the sketch channel's share of the lookups' node CPU: about 40 of
 them sent again as they were and without the sketch channel (``sketch_channel_share``; whole lookups, each count
 step with its candidate search), which gives what ``node_cpu_ratio`` would be were that channel free; and their count
 steps sent again as they were and as term statistics of the same hashes (``count_step_cost``: the cheapest count
