@@ -408,9 +408,9 @@ class Usage:
 
 
 def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size: int,
-              searches: list | None = None):
+              requests: list | None = None):
     """One timed dedup ingest of ``docs`` into ``base``. Returns (usage, results, stage times, counters).
-    ``searches``: the bodies of each ``_msearch`` of the lookups that answered are appended to it, a list per request
+    ``requests``: the bodies of each ``_msearch`` of the lookups that answered are appended to it, a list per request
     (the warm-up run; for the profile and the replays)."""
     from es_simhash.engine import pipelining as dedup_mod
     from es_simhash.engine.engine import DedupEngine
@@ -419,12 +419,12 @@ def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size
     index = ElasticIndex(client, base, chunk_size=chunk_size, url=url)
     _ = index.lookup_keys  # read the mapping now, not inside the timed run
     clock = Clock()
-    if searches is not None:
+    if requests is not None:
         msearch = index._msearch_once  # (every lookup search goes through it)
 
         def captured(bodies, pit=None):
             responses = msearch(bodies, pit)
-            searches.append(list(bodies))  # (once it answered: a retried request is recorded once)
+            requests.append(list(bodies))  # (once it answered: a retried request is recorded once)
             return responses
 
         index._msearch_once = captured
@@ -556,23 +556,36 @@ def _without_sketch(bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def node_cpu_per_pass(client, send, min_s: float = 10.0) -> float:
+    """The node's CPU seconds per call of ``send`` (after one call to warm), called for at least ``min_s`` seconds
+    (node stats count CPU in coarse steps)."""
+    send()  # (warm)
+    passes, c0, t0 = 0, es_cpu_s(client), time.perf_counter()
+    while passes == 0 or time.perf_counter() - t0 < min_s:
+        send()
+        passes += 1
+    return (es_cpu_s(client) - c0) / passes
+
+
+def _replay(client, index: str, bodies: list[dict[str, Any]]):
+    """A call sending ``bodies`` in one ``_msearch`` (no request cache), checking that none failed."""
+    searches: list[dict[str, Any]] = []
+    for b in bodies:
+        searches += [{"index": index, "request_cache": False}, b]
+
+    def send() -> None:
+        resp = client.msearch(searches=searches)
+        assert not any("error" in r for r in resp["responses"]), "a replayed lookup search failed"
+
+    return send
+
+
 def sketch_channel_share(client, index: str, bodies: list[dict[str, Any]], min_s: float = 10.0) -> tuple[float, float]:
     """The node's CPU seconds of ``bodies`` (lookup searches captured from a dedup run) sent again, as they were
-    and without the sketch channel (:func:`_without_sketch`), each repeated for at least ``min_s`` seconds (node
-    stats count CPU in coarse steps): ``(as sent, without)`` per pass over ``bodies``. No request cache."""
-    def cpu_per_pass(variant: list[dict[str, Any]]) -> float:
-        searches: list[dict[str, Any]] = []
-        for b in variant:
-            searches += [{"index": index, "request_cache": False}, b]
-        client.msearch(searches=searches)  # (warm)
-        passes, c0, t0 = 0, es_cpu_s(client), time.perf_counter()
-        while passes == 0 or time.perf_counter() - t0 < min_s:
-            resp = client.msearch(searches=searches)
-            assert not any("error" in r for r in resp["responses"]), "a replayed lookup search failed"
-            passes += 1
-        return (es_cpu_s(client) - c0) / passes
-
-    return cpu_per_pass(bodies), cpu_per_pass(_without_sketch(bodies))
+    and without the sketch channel (:func:`_without_sketch`), each repeated for at least ``min_s`` seconds
+    (:func:`node_cpu_per_pass`): ``(as sent, without)`` per pass over ``bodies``. No request cache."""
+    return (node_cpu_per_pass(client, _replay(client, index, bodies), min_s),
+            node_cpu_per_pass(client, _replay(client, index, _without_sketch(bodies)), min_s))
 
 
 def _is_count(body: dict[str, Any]) -> bool:
@@ -604,26 +617,11 @@ def count_step_cost(client, index: str, bodies: list[dict[str, Any]], min_s: flo
     counts = [b for b in bodies if _is_count(b)]
     if not counts:
         return 0.0, 0.0
-    searches: list[dict[str, Any]] = []
-    statistics: list[dict[str, Any]] = []
-    for b in counts:
-        searches += [{"index": index, "request_cache": False}, b]
-        statistics.append({"_index": index, "doc": {"sentences": list(b["aggs"]["df"]["filters"]["filters"])},
-                           "fields": ["sentences"], "term_statistics": True, "field_statistics": False,
-                           "positions": False, "offsets": False, "payloads": False})
-
-    def cpu_per_pass(send) -> float:
-        send()  # (warm)
-        passes, c0, t0 = 0, es_cpu_s(client), time.perf_counter()
-        while passes == 0 or time.perf_counter() - t0 < min_s:
-            send()
-            passes += 1
-        return (es_cpu_s(client) - c0) / passes
-
-    def counted() -> None:
-        assert not any("error" in r for r in client.msearch(searches=searches)["responses"]), "a count step failed"
-
-    return cpu_per_pass(counted), cpu_per_pass(lambda: client.mtermvectors(docs=statistics))
+    statistics = [{"_index": index, "doc": {"sentences": list(b["aggs"]["df"]["filters"]["filters"])},
+                   "fields": ["sentences"], "term_statistics": True, "field_statistics": False,
+                   "positions": False, "offsets": False, "payloads": False} for b in counts]
+    return (node_cpu_per_pass(client, _replay(client, index, counts), min_s),
+            node_cpu_per_pass(client, lambda: client.mtermvectors(docs=statistics), min_s))
 
 
 def stored_docs(index, ids: Sequence[str], chunk: int = 2_000) -> list:
