@@ -932,14 +932,17 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"node core carries {1000 / node_dedup if node_dedup > 0 else float('inf'):,.0f} dedup-ingested "
           f"documents/s ({1000 / node_raw if node_raw > 0 else float('inf'):,.0f} raw)")
     # the limit: the same lookups without the sketch channel (replayed), scaled to the run's lookup CPU
+    def ratio_were(share: float) -> float:
+        """node_cpu_ratio were the run's lookups to cost ``share`` of what they cost (the replay's ratio)."""
+        return (node_free + share * (node_dedup - node_free)) / node_raw if node_raw > 0 else float("inf")
+
     unsketched = (unsketched_cpu / sent_cpu) if sent_cpu > 0 else float("nan")
-    bound = (node_free + unsketched * (node_dedup - node_free)) / node_raw if node_raw > 0 else float("inf")
+    bound = ratio_were(unsketched)
     print(f"INFO the sketch channel's share of the lookups' node CPU: {1 - unsketched:.0%} ({n_replayed} of the warm-up "
           f"run's searches, whole lookups, sent again as they were, {sent_cpu:.2f} s, and without it, {unsketched_cpu:.2f} s); were the "
           f"sketch channel free, node_cpu_ratio would be {bound:.2f} (lookups-free ingest + the other channels)")
     if counted_cpu > 0 and sent_cpu > 0:  # the count step, as sent and at the cost of term statistics
-        cheaper = (sent_cpu - counted_cpu + statistics_cpu) / sent_cpu
-        at_statistics = (node_free + cheaper * (node_dedup - node_free)) / node_raw if node_raw > 0 else float("inf")
+        at_statistics = ratio_were((sent_cpu - counted_cpu + statistics_cpu) / sent_cpu)
         print(f"INFO the count step (the sketch hashes' holders, a filters aggregation): {counted_cpu / sent_cpu:.0%} "
               f"of the replayed lookups' node CPU ({counted_cpu:.2f} s); term statistics of the same hashes "
               f"(_mtermvectors, an upper bound only) {statistics_cpu:.2f} s; were the count step that cheap, "
