@@ -425,7 +425,7 @@ def bench_knn(client, n: int, sims: np.ndarray, query_sim: np.ndarray, truth: li
     qs = query_sim.tolist()
     try:
         peers = {}
-        for t in KNN_TYPES:
+        for t in args.knn_types:
             names[t] = create_knn_index(client, n, t, args.query_cache)
             ld = load_knn(client, names[t], sims, args.load_chunk, args.load_threads, args.merge_segments)
             peers[t] = KnnPeer(client, names[t], t, args.knn_k, args.knn_candidates)
@@ -459,7 +459,7 @@ def bench_knn(client, n: int, sims: np.ndarray, query_sim: np.ndarray, truth: li
                 out[t]["p50"].append(1000 * _es.percentile(lat, 50))
                 print(f"  pass {p + 1} knn-{t:5s}: batched 500/call {rate:7,.0f}/s; single p50 "
                       f"{out[t]['p50'][-1]:.2f} ms")
-        for t in KNN_TYPES:
+        for t in args.knn_types:
             r = out[t]
             r["best"], r["p50_med"] = _es.median(r["b500"]), _es.median(r["p50"])
             r["store_bytes"], r["segments"], docs = _es.store_stats(client, names[t])
@@ -667,18 +667,18 @@ def print_size(out: dict[str, Any], args, n_queries: int) -> None:
               f"{', '.join(f'{x:,.0f}' for x in ps['b100'])}; p50 {', '.join(f'{x:.2f}' for x in ps['p50'])} ms")
     knn = out.get("knn")
     if knn:
-        kr = [("kNN peer (dense_vector bit, 64 dims)", *(f"knn-{x}" for x in KNN_TYPES), "tables/flat")]
-        kr.append(("load s (bulk + refresh + force-merge)", *(f"{knn[x]['load']['total_s']:,.0f}" for x in KNN_TYPES),
+        kr = [("kNN peer (dense_vector bit, 64 dims)", *(f"knn-{x}" for x in args.knn_types), "tables/flat")]
+        kr.append(("load s (bulk + refresh + force-merge)", *(f"{knn[x]['load']['total_s']:,.0f}" for x in args.knn_types),
                    ""))
-        kr.append(("store bytes per doc (tables: every field stored)", *(f"{knn[x]['store_bytes'] / n:,.0f}" for x in KNN_TYPES),
+        kr.append(("store bytes per doc (tables: every field stored)", *(f"{knn[x]['store_bytes'] / n:,.0f}" for x in args.knn_types),
                    f"{t['store_bytes'] / knn['flat']['store_bytes']:.2f}x"))
-        kr.append((f"batched 500/call lookups/s (median of {args.passes})", *(f"{knn[x]['best']:,.0f}" for x in KNN_TYPES),
+        kr.append((f"batched 500/call lookups/s (median of {args.passes})", *(f"{knn[x]['best']:,.0f}" for x in args.knn_types),
                    f"{t['b500'] / knn['flat']['best']:.2f}x"))
-        kr.append(("single lookup p50 ms", *(f"{knn[x]['p50_med']:.2f}" for x in KNN_TYPES), ""))
+        kr.append(("single lookup p50 ms", *(f"{knn[x]['p50_med']:.2f}" for x in args.knn_types), ""))
         for k in range(K + 1):
             kr.append((f"recall k={k}", *(f"{knn[x]['recall'][k][2] / knn[x]['recall'][k][1]:.4f}"
-                                         if knn[x]['recall'][k][1] else "1.0000" for x in KNN_TYPES), ""))
-        kr.append(("returned beyond k (k=0..3)", *(str(knn[x]["beyond"]) for x in KNN_TYPES), ""))
+                                         if knn[x]['recall'][k][1] else "1.0000" for x in args.knn_types), ""))
+        kr.append(("returned beyond k (k=0..3)", *(str(knn[x]["beyond"]) for x in args.knn_types), ""))
         print(f"\n-- the peer at {n:,}: the same SimHashes in Elasticsearch's bit vectors, knn with similarity = k "
               f"(k = {args.knn_k} hits at most, num_candidates {args.knn_candidates} for hnsw), {KNN_BATCH} kNN "
               f"searches per _msearch; measured after the tables passes, in the same run")
@@ -746,12 +746,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
     _es.add_node_options(ap, heap="2g")
     ap.add_argument("--no-knn", action="store_true", help="leave out the peer, Elasticsearch's bit-vector kNN")
+    ap.add_argument("--no-hnsw", action="store_true", help="kNN peer: the flat index only, no hnsw index (an HNSW "
+                    "graph of 10M vectors takes hours to build and force-merge on this 2-vCPU machine)")
     ap.add_argument("--knn-k", type=int, default=100, help="kNN peer: k, the most hits per lookup (100)")
     ap.add_argument("--knn-candidates", type=int, default=1000,
                     help="kNN peer, hnsw: num_candidates per lookup (1,000; Elasticsearch allows 10,000 at most)")
     ap.add_argument("--quick", action="store_true", help="100k only (about 1.5 minutes)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
+    args.knn_types = ("flat",) if args.no_hnsw else KNN_TYPES
     sizes = _sizes(ap, args)
 
     from es_simhash import Fingerprinter
@@ -845,11 +848,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"INFO segments_ratio=nan: segments not loaded at any size (--segments-max {args.segments_max:,})")
     lk = last.get("knn")
     flat = f"{lt['b500'] / lk['flat']['best']:.2f}" if lk else "nan"
-    hnsw = f"{lk['hnsw']['min_recall']:.4f}" if lk else "nan"
+    hnsw = f"{lk['hnsw']['min_recall']:.4f}" if lk and "hnsw" in lk else "nan"
     if lk:
         print(f"INFO at {last['n']:,}: knn-flat {lk['flat']['best']:,.0f} lookups/s (recall "
-              f"{lk['flat']['min_recall']:.4f}), knn-hnsw {lk['hnsw']['best']:,.0f} lookups/s (recall "
-              f"{lk['hnsw']['min_recall']:.4f}); tables 500/call {lt['b500']:,.0f}/s")
+              f"{lk['flat']['min_recall']:.4f}), "
+              + (f"knn-hnsw {lk['hnsw']['best']:,.0f} lookups/s (recall {lk['hnsw']['min_recall']:.4f})"
+                 if "hnsw" in lk else "knn-hnsw not loaded (--no-hnsw)")
+              + f"; tables 500/call {lt['b500']:,.0f}/s")
     print(f"RESULT size={last['n']} lookups_per_s={int(lt['best'])} p50_ms={lt['p50']:.2f} "
           f"recall={lt['min_recall']:.4f} segments_ratio={ratio} knn_flat_ratio={flat} knn_hnsw_recall={hnsw}")
     return code
