@@ -87,7 +87,7 @@ Elasticsearch gives, an upper bound only), which gives what ``node_cpu_ratio`` w
 cheap. Last, the floor of this lookup design: ``node_cpu_ratio`` were the writes to cost the cluster what raw bulk
 costs, the other channels asked in one search per batch (the replayed searches without the sketch merged,
 ``one_search_per_batch``) and the sketch channel to cost no more than the term statistics of its hashes (no
-exact counts, no two-shared test): no implementation of these lookups on this cluster costs less.
+exact counts, no two-shared test): the least these lookups could cost the cluster.
 
 Run ``python bench/ingest.py --help`` for options.
 """
