@@ -62,7 +62,7 @@ during the bulk load, about 1 during the force-merge. The segments design at 10M
 (it reads ~610 random hits per lookup at 10M against 67 at 1M, more than its 500-hit page, so every legacy lookup
 pages): count on ~50 minutes or more for that run. The load times are printed for every size.
 
-10M with the kNN peer, MEASURED (one run, ``7dbe71b``) with ``--sizes 10000000 --segments-max 1000000 --no-hnsw
+10M with the kNN peer, MEASURED (one run, ``77ad87a``) with ``--sizes 10000000 --segments-max 1000000 --no-hnsw
 --passes 1 --sweeps 1``: 2,010 s in all; tables loaded in 911 s, the flat kNN index in 320 s; the flat index answers
 10 lookups/s (p50 203 ms), so its recall and one pass take about 10 minutes. The HNSW index at 10M was NOT
 measured: its bulk load took about 80 minutes (the machine shared with other runs) and its force-merge to one
