@@ -109,8 +109,8 @@ def store_stats(client, name: str) -> tuple[int, int, int]:
 def bulk_load(client, name: str, actions, expect: int, threads: int, chunk: int, merge_segments: int
               ) -> dict[str, float]:
     """Load ``actions`` into ``name`` with ``helpers.parallel_bulk`` (``threads`` x ``chunk``) and refreshes off,
-    then refresh, force-merge to ``merge_segments`` segments and refresh again; refreshes back to the template's
-    1 s. Checks that nothing failed and the index holds ``expect`` documents. Returns timings (s): ``bulk_s``,
+    then refresh, force-merge to ``merge_segments`` segments (none when it is 0) and refresh again; refreshes back
+    to the template's 1 s. Checks that nothing failed and the index holds ``expect`` documents. Returns timings (s): ``bulk_s``,
     ``refresh_s``, ``merge_s``, ``total_s``."""
     from elasticsearch import helpers
 
@@ -123,8 +123,9 @@ def bulk_load(client, name: str, actions, expect: int, threads: int, chunk: int,
     t1 = time.perf_counter()
     client.indices.refresh(index=name)
     t2 = time.perf_counter()
-    client.options(request_timeout=7200).indices.forcemerge(index=name, max_num_segments=merge_segments)
-    client.indices.refresh(index=name)
+    if merge_segments > 0:
+        client.options(request_timeout=7200).indices.forcemerge(index=name, max_num_segments=merge_segments)
+        client.indices.refresh(index=name)
     t3 = time.perf_counter()
     client.indices.put_settings(index=name, settings={"index": {"refresh_interval": "1s"}})
     count = int(client.count(index=name)["count"])

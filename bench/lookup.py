@@ -433,12 +433,14 @@ def bench_knn(client, n: int, sims: np.ndarray, query_sim: np.ndarray, truth: li
         peers = {}
         for t in args.knn_types:
             names[t] = create_knn_index(client, n, t, args.query_cache)
-            ld = load_knn(client, names[t], sims, args.load_chunk, args.load_threads, args.merge_segments)
+            ld = load_knn(client, names[t], sims, args.load_chunk, args.load_threads, args.knn_merge_segments)
             peers[t] = KnnPeer(client, names[t], t, args.knn_k, args.knn_candidates)
             out[t] = {"load": ld, "b500": [], "p50": []}
             print(f"load knn-{t:5s} ({names[t]}): {ld['total_s']:.0f} s = bulk {ld['bulk_s']:.0f} s "
-                  f"({n / ld['bulk_s']:,.0f} docs/s) + refresh {ld['refresh_s']:.1f} s + force-merge to "
-                  f"{args.merge_segments} segment(s) {ld['merge_s']:.1f} s")
+                  f"({n / ld['bulk_s']:,.0f} docs/s) + refresh {ld['refresh_s']:.1f} s + "
+                  + (f"force-merge to {args.knn_merge_segments} segment(s) {ld['merge_s']:.1f} s"
+                     if args.knn_merge_segments else "no force-merge (--knn-merge-segments 0)")
+                  + f"; {_es.store_stats(client, names[t])[1]} segment(s)")
         for t, peer in peers.items():  # warm-up, and recall against brute force, k = 0..K
             rows = []
             for k in range(K + 1):
@@ -673,18 +675,20 @@ def print_size(out: dict[str, Any], args, n_queries: int) -> None:
               f"{', '.join(f'{x:,.0f}' for x in ps['b100'])}; p50 {', '.join(f'{x:.2f}' for x in ps['p50'])} ms")
     knn = out.get("knn")
     if knn:
+        flat = knn.get("flat")
         kr = [("kNN peer (dense_vector bit, 64 dims)", *(f"knn-{x}" for x in args.knn_types), "tables/flat")]
         kr.append(("load s (bulk + refresh + force-merge)", *(f"{knn[x]['load']['total_s']:,.0f}" for x in args.knn_types),
                    ""))
         kr.append(("store bytes per doc (tables: every field stored)", *(f"{knn[x]['store_bytes'] / n:,.0f}" for x in args.knn_types),
-                   f"{t['store_bytes'] / knn['flat']['store_bytes']:.2f}x"))
+                   f"{t['store_bytes'] / flat['store_bytes']:.2f}x" if flat else "-"))
         kr.append((f"batched 500/call lookups/s (median of {args.passes})", *(f"{knn[x]['best']:,.0f}" for x in args.knn_types),
-                   f"{t['b500'] / knn['flat']['best']:.2f}x"))
+                   f"{t['b500'] / flat['best']:.2f}x" if flat else "-"))
         kr.append(("single lookup p50 ms", *(f"{knn[x]['p50_med']:.2f}" for x in args.knn_types), ""))
         for k in range(K + 1):
             kr.append((f"recall k={k}", *(f"{knn[x]['recall'][k][2] / knn[x]['recall'][k][1]:.4f}"
                                          if knn[x]['recall'][k][1] else "1.0000" for x in args.knn_types), ""))
         kr.append(("returned beyond k (k=0..3)", *(str(knn[x]["beyond"]) for x in args.knn_types), ""))
+        kr.append(("segments", *(str(knn[x]["segments"]) for x in args.knn_types), ""))
         print(f"\n-- the peer at {n:,}: the same SimHashes in Elasticsearch's bit vectors, knn with similarity = k "
               f"(k = {args.knn_k} hits at most, num_candidates {args.knn_candidates} for hnsw), {KNN_BATCH} kNN "
               f"searches per _msearch; measured after the tables passes, in the same run")
@@ -720,6 +724,18 @@ def _sizes(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list[int]:
     return sizes
 
 
+def _knn_types(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, ...]:
+    """The kNN peer's index types, in ``KNN_TYPES`` order; an option error (exit 2) for unknown ones."""
+    asked = {"flat"} if args.no_hnsw else {t.strip() for t in args.knn_types.split(",") if t.strip()}
+    if not asked or asked - set(KNN_TYPES):
+        ap.error(f"--knn-types: one or more of {', '.join(KNN_TYPES)}, comma-separated (got {args.knn_types!r})")
+    if args.knn_merge_segments is None:
+        args.knn_merge_segments = args.merge_segments
+    if args.knn_merge_segments < 0:
+        ap.error("--knn-merge-segments must be >= 0 (0: no force-merge)")
+    return tuple(t for t in KNN_TYPES if t in asked)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="ElasticIndex lookups on a real Elasticsearch, permutation-table keys (tables) vs the legacy "
@@ -752,16 +768,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
     _es.add_node_options(ap, heap="2g")
     ap.add_argument("--no-knn", action="store_true", help="leave out the peer, Elasticsearch's bit-vector kNN")
-    ap.add_argument("--no-hnsw", action="store_true", help="kNN peer: the flat index only, no hnsw index (10M "
-                    "vectors took about 80 minutes to bulk-load into an HNSW index on this 2-vCPU machine, shared "
-                    "with other runs, and its force-merge to one segment had not ended 10 minutes later)")
+    ap.add_argument("--knn-types", default="flat,hnsw", help="kNN peer: which bit-vector indexes to load and "
+                    "measure, comma-separated (default flat,hnsw; 10M vectors took about 80 minutes to bulk-load "
+                    "into an hnsw index on this 2-vCPU machine, shared with other runs, and its force-merge to one "
+                    "segment had not ended 10 minutes later: see --knn-merge-segments)")
+    ap.add_argument("--no-hnsw", action="store_true", help="the same as --knn-types flat")
+    ap.add_argument("--knn-merge-segments", type=int, default=None, help="kNN peer: force-merge its indexes to "
+                    "this many segments after the load, 0 for none (default: --merge-segments)")
     ap.add_argument("--knn-k", type=int, default=100, help="kNN peer: k, the most hits per lookup (100)")
     ap.add_argument("--knn-candidates", type=int, default=1000,
                     help="kNN peer, hnsw: num_candidates per lookup (1,000; Elasticsearch allows 10,000 at most)")
     ap.add_argument("--quick", action="store_true", help="100k only (about 1.5 minutes)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
-    args.knn_types = ("flat",) if args.no_hnsw else KNN_TYPES
+    args.knn_types = _knn_types(ap, args)
     sizes = _sizes(ap, args)
 
     from es_simhash import Fingerprinter
@@ -854,13 +874,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ratio = "nan"
         print(f"INFO segments_ratio=nan: segments not loaded at any size (--segments-max {args.segments_max:,})")
     lk = last.get("knn")
-    flat = f"{lt['b500'] / lk['flat']['best']:.2f}" if lk else "nan"
+    flat = f"{lt['b500'] / lk['flat']['best']:.2f}" if lk and "flat" in lk else "nan"
     hnsw = f"{lk['hnsw']['min_recall']:.4f}" if lk and "hnsw" in lk else "nan"
     if lk:
-        print(f"INFO at {last['n']:,}: knn-flat {lk['flat']['best']:,.0f} lookups/s (recall "
-              f"{lk['flat']['min_recall']:.4f}), "
-              + (f"knn-hnsw {lk['hnsw']['best']:,.0f} lookups/s (recall {lk['hnsw']['min_recall']:.4f})"
-                 if "hnsw" in lk else "knn-hnsw not loaded (--no-hnsw)")
+        print(f"INFO at {last['n']:,}: "
+              + ", ".join(f"knn-{x} {lk[x]['best']:,.0f} lookups/s (recall {lk[x]['min_recall']:.4f}; tables "
+                          f"500/call {lt['b500'] / lk[x]['best']:,.2f}x)" if x in lk else
+                          f"knn-{x} not loaded (--knn-types)" for x in KNN_TYPES)
               + f"; tables 500/call {lt['b500']:,.0f}/s")
     print(f"RESULT size={last['n']} lookups_per_s={int(lt['best'])} p50_ms={lt['p50']:.2f} "
           f"recall={lt['min_recall']:.4f} segments_ratio={ratio} knn_flat_ratio={flat} knn_hnsw_recall={hnsw}")
