@@ -110,8 +110,8 @@ def bulk_load(client, name: str, actions, expect: int, threads: int, chunk: int,
               ) -> dict[str, float]:
     """Load ``actions`` into ``name`` with ``helpers.parallel_bulk`` (``threads`` x ``chunk``) and refreshes off,
     then refresh, force-merge to ``merge_segments`` segments (none when it is 0) and refresh again; refreshes back
-    to the template's 1 s. Checks that nothing failed and the index holds ``expect`` documents. Returns timings (s): ``bulk_s``,
-    ``refresh_s``, ``merge_s``, ``total_s``."""
+    to the template's 1 s. Checks that nothing failed and the index holds ``expect`` documents. Returns timings
+    (s): ``bulk_s``, ``refresh_s``, ``merge_s``, ``total_s``."""
     from elasticsearch import helpers
 
     client.indices.put_settings(index=name, settings={"index": {"refresh_interval": "-1"}})
