@@ -121,6 +121,7 @@ import corpora  # noqa: E402
 
 TARGET_CEILING = 0.80  # dedup ingest docs/s / lookups-free dedup ingest docs/s
 TARGET_NODE_CPU = 2.0  # node CPU per document, dedup ingest / raw bulk
+SYSTEMS = ("dedup", "raw", "raw-refreshed", "no-lookups", "no-lookups-unrefreshed")  # a round's order (odd: reversed)
 MIN_CHARS = 80
 BASE_CHUNK = 20_000  # preload: documents generated (and lookup keys computed) per vectorised chunk
 NOW = "2024-06-01T00:00:00+00:00"
@@ -512,9 +513,6 @@ def run_raw(client, base: str, actions: list[dict[str, Any]], chunk_size: int, r
                 max_backoff=30, raise_on_error=False, yield_ok=False,
             ):
                 failed += not ok
-            if refresh_every:
-                client.indices.refresh(index=base)
-        if not refresh_every:
             client.indices.refresh(index=base)
     assert failed == 0, failed
     return usage
@@ -904,17 +902,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"   same decisions as the embedded engine (MemoryIndex, computed untimed in {t_reference:.0f} s): "
                   f"{'yes' if same_as_memory else 'NO: ' + str(sum(a != b for a, b in zip(reference, memory_reference))) + ' differ'}")
 
-            dedup_runs: list[Usage] = []
-            raw_runs: list[Usage] = []
-            refreshed_runs: list[Usage] = []
-            free_runs: list[Usage] = []
-            unrefreshed_runs: list[Usage] = []
+            by_system: dict[str, list[Usage]] = {system: [] for system in SYSTEMS}
+            dedup_runs, raw_runs, refreshed_runs, free_runs, unrefreshed_runs = (by_system[x] for x in SYSTEMS)
             clocks: list[Clock] = []
             run_counters: list[dict[str, int]] = []
             same_decisions = True
             for r in range(args.repeats):
-                order = (("dedup", "raw", "raw-refreshed", "no-lookups", "no-lookups-unrefreshed") if r % 2 == 0
-                         else ("no-lookups-unrefreshed", "no-lookups", "raw-refreshed", "raw", "dedup"))
+                order = SYSTEMS if r % 2 == 0 else SYSTEMS[::-1]
                 for system in order:
                     if system == "dedup":
                         usage, res, clock, counters = run_dedup(client, url, base, fp, docs, args.batch_size,
@@ -923,20 +917,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                         if [x.to_dict() for x in res] != reference:
                             same_decisions = False
                             print(f"   round {r + 1}: DECISIONS DIFFER from the warm-up round")
-                        dedup_runs.append(usage)
                         clocks.append(clock)
                         run_counters.append(counters)
                     elif system.startswith("no-lookups"):
-                        refreshed = system == "no-lookups"
                         usage = run_without_lookups(client, url, base, fp, docs, args.batch_size, args.chunk_size,
-                                                    refreshed)
-                        assert int(client.count(index=base)["count"]) == args.base + n
-                        (free_runs if refreshed else unrefreshed_runs).append(usage)
+                                                    refreshes=system == "no-lookups")
                     else:
-                        every = args.batch_size if system == "raw-refreshed" else 0
-                        usage = run_raw(client, base, actions, args.chunk_size, every)
-                        assert int(client.count(index=base)["count"]) == args.base + n
-                        (refreshed_runs if every else raw_runs).append(usage)
+                        usage = run_raw(client, base, actions, args.chunk_size,
+                                        args.batch_size if system == "raw-refreshed" else 0)
+                    assert int(client.count(index=base)["count"]) == args.base + n
+                    by_system[system].append(usage)
                     delete_docs(client, base, ids, args.chunk_size, args.base)
                 a, b, f = dedup_runs[-1], raw_runs[-1], free_runs[-1]
                 print(f"round {r + 1} ({' then '.join(order)}): dedup {a.wall:.2f} s ({n / a.wall:,.0f} docs/s), "

@@ -726,16 +726,18 @@ def _sizes(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list[int]:
     return sizes
 
 
-def _knn_types(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, ...]:
-    """The kNN peer's index types, in ``KNN_TYPES`` order; an option error (exit 2) for unknown ones."""
+def _knn_options(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Resolve the kNN peer's options in ``args``: ``knn_types`` as a tuple in ``KNN_TYPES`` order (``--no-hnsw``:
+    flat only) and ``knn_merge_segments`` (default ``--merge-segments``); an option error (exit 2) for values that
+    cannot run."""
     asked = {"flat"} if args.no_hnsw else {t.strip() for t in args.knn_types.split(",") if t.strip()}
     if not asked or asked - set(KNN_TYPES):
         ap.error(f"--knn-types: one or more of {', '.join(KNN_TYPES)}, comma-separated (got {args.knn_types!r})")
+    args.knn_types = tuple(t for t in KNN_TYPES if t in asked)
     if args.knn_merge_segments is None:
         args.knn_merge_segments = args.merge_segments
     if args.knn_merge_segments < 0:
         ap.error("--knn-merge-segments must be >= 0 (0: no force-merge)")
-    return tuple(t for t in KNN_TYPES if t in asked)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -783,7 +785,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="100k only (about 1.5 minutes)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
-    args.knn_types = _knn_types(ap, args)
+    _knn_options(ap, args)
     sizes = _sizes(ap, args)
 
     from es_simhash import Fingerprinter
