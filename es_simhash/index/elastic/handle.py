@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
@@ -24,6 +25,9 @@ class IndexHandle:
 
     max_terms_count = 65_536
     """Most values in one ``terms`` clause (the index setting ``index.max_terms_count``; its default)."""
+    max_mark_age = 10.0
+    """Seconds for which ``visible_mark`` reuses the checkpoint of this handle's latest refresh; an older one would
+    make settling read every document written since (other writers may write many), so it refreshes again."""
     max_sketch_clauses = 4_000
     """Most sketch-hash clauses in one batched search (the batch is looked up in several searches beyond that):
     Elasticsearch allows at least 1,024 clauses per search, more with a bigger heap (8,192 with 512 MB)."""
@@ -67,6 +71,11 @@ class IndexHandle:
         self._boilerplate: dict[str, int] = {}
         """Sentence hashes seen in more than ``max_sentence_df`` documents, with that count: left out of later
         lookups (a sentence's document frequency only grows while documents are added)."""
+        self._visible: int | None = None
+        """The highest checkpoint read before a refresh this handle made and saw finish (:meth:`_refresh`): every
+        operation up to it is visible to any search sent since."""
+        self._visible_at = 0.0
+        """When (``time.monotonic``) a refresh last raised :attr:`_visible`."""
 
     @property
     def lookup_keys(self) -> LookupKeys:
@@ -80,6 +89,25 @@ class IndexHandle:
         with elastic_errors(self.url):
             self.client.indices.refresh(index=self.index)
             return int(self.client.count(index=self.index)["count"])
+
+    def _checkpoint(self) -> int:
+        """The lowest global checkpoint of the index's shards: every operation up to it has been processed by every
+        copy (with several shards, the lowest over them)."""
+        stats = self.client.indices.stats(index=self.index, level="shards", metric="docs",
+                                          filter_path="indices.*.shards.*.seq_no.global_checkpoint")
+        marks = [copy["seq_no"]["global_checkpoint"] for index in stats.get("indices", {}).values()
+                 for copies in index["shards"].values() for copy in copies]
+        return min(marks) if marks else -1
+
+    def _refresh(self) -> None:
+        """Refresh the index, and remember the checkpoint read just before (:meth:`_checkpoint`): once the refresh
+        has finished, every document with a ``_seq_no`` up to it is visible (``visible_mark`` then costs no
+        request)."""
+        mark = self._checkpoint()
+        self.client.indices.refresh(index=self.index)
+        with self._counting:
+            if self._visible is None or mark >= self._visible:
+                self._visible, self._visible_at = mark, time.monotonic()
 
     def _sentence_terms(self, fp: Fingerprint, sentences: bool = True, sketch: bool = True) -> list[str]:
         """The fingerprint's sentence hashes as stored (long-sentence hashes, sketch hashes or both), less the

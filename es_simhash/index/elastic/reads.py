@@ -3,6 +3,7 @@ others, what was written since a mark, first holders of a hash, every record for
 
 from __future__ import annotations
 
+import time
 from typing import Any, Collection, Iterator
 
 from es_simhash.index.elastic.codec import stored_doc
@@ -64,19 +65,16 @@ class MaintenanceReads(IndexHandle):
         return [d for page in self._search_all(query) for d in page]
 
     def visible_mark(self) -> int:
-        """The lowest global checkpoint of the index's shards, read before a refresh: every operation up to it has
-        been processed by every copy, so after the refresh every document with a ``_seq_no`` up to it is visible
-        (with several shards, the lowest over them makes :meth:`written_since` a superset)."""
-
-        def attempt() -> int:
-            stats = self.client.indices.stats(index=self.index, level="shards", metric="docs",
-                                              filter_path="indices.*.shards.*.seq_no.global_checkpoint")
-            marks = [copy["seq_no"]["global_checkpoint"] for index in stats.get("indices", {}).values()
-                     for copies in index["shards"].values() for copy in copies]
-            self.client.indices.refresh(index=self.index)
-            return min(marks) if marks else -1
-
-        return self._retrying(attempt, "stats")
+        """The lowest global checkpoint of the index's shards read before the latest refresh this handle made and
+        saw finish: every document with a ``_seq_no`` up to it is visible, and :meth:`written_since` of it holds
+        every later one. Each write refreshes (:meth:`~es_simhash.index.elastic.writes.Writes.add`), so a writer
+        gets its mark without a request; a handle whose latest refresh is more than :attr:`max_mark_age` seconds
+        old, or that has not refreshed yet, refreshes now. (The mark can be older than what is visible:
+        ``written_since`` is then a superset.)"""
+        if self._visible is None or time.monotonic() - self._visible_at > self.max_mark_age:
+            self._retrying(self._refresh, "refresh")
+        assert self._visible is not None
+        return self._visible
 
     def written_since(self, mark: int) -> list[StoredDoc]:
         """The documents whose ``_seq_no`` is above ``mark`` (written or rewritten since it; without text)."""

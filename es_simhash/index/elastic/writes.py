@@ -91,7 +91,7 @@ class Writes(IndexHandle):
                     pending.pop(doc_id, None)
             if transient:
                 raise Transient(f"{len(transient)} documents not written yet: {next(iter(transient.values()))}")
-            self.client.indices.refresh(index=self.index)
+            self._refresh()
 
         self._retrying(attempt, "bulk write")
         return refused, conflicts
