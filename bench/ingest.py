@@ -772,7 +772,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="instead of non-overlapping pieces: articles, paragraphs and spans of up to this many "
                     "paragraphs (they overlap, so most are near duplicates of others; default 0: off)")
     ap.add_argument("--base", type=int, default=1_000_000, help="synthetic documents preloaded (default 1,000,000)")
-    ap.add_argument("--batch-size", type=int, default=500, help="DedupEngine batch_size (default 500)")
+    ap.add_argument("--batch-size", type=int, default=2000,
+                    help="DedupEngine batch_size (default 2,000: the engine's with Elasticsearch)")
     ap.add_argument("--chunk-size", type=int, default=500, help="bulk chunk size of both systems (default 500)")
     ap.add_argument("--repeats", type=int, default=None,
                     help="timed rounds after one warm-up (default 3; 7 for news, whose runs last seconds and whose "

@@ -229,6 +229,20 @@ def test_help_explains_commands():
     assert real.returncode == 0 and real.stdout == res.stdout  # the module entry point, in a real process
 
 
+def test_index_and_migrate_batch_as_the_engine_does_with_elasticsearch():
+    """The commands that write into Elasticsearch take the engine's batch size for an index that shares writers
+    (each batch costs the cluster a refresh and a settling), not the embedded one's."""
+    import inspect
+
+    from es_simhash.cli.elastic import index_cmd, migrate
+    from es_simhash.engine.engine import BATCH_SIZE, SHARED_BATCH_SIZE, DedupEngine
+
+    assert SHARED_BATCH_SIZE > BATCH_SIZE
+    for command in (index_cmd, migrate):
+        assert inspect.signature(command).parameters["batch_size"].default == SHARED_BATCH_SIZE
+    assert DedupEngine().batch_size == BATCH_SIZE  # (the embedded index)
+
+
 def test_a_gbk_crawl_with_encoding_auto(tmp_path):
     """A crawl saved in GBK (a common Chinese site encoding): by default every line is a dead letter, and the run
     fails (exit 5) with the reason, which names --encoding auto, on the terminal; with it, every record is read,

@@ -39,7 +39,8 @@ Lookup = Annotated[str, typer.Option(
          "16-bit segments of earlier releases). An existing index keeps the keys it was made with.")]
 IndexBatch = Annotated[int, typer.Option(
     "--batch-size", min=1,
-    help="Documents per lookup + bulk round trip (the first batches are smaller: 100, then doubling).")]
+    help="Documents per lookup + bulk round trip (the first batches are smaller: 100, then doubling). Each batch "
+         "costs the cluster a refresh and a settling whatever its size: bigger batches cost it less per document.")]
 CheckpointFile = Annotated[Optional[Path], typer.Option(
     "--checkpoint",
     help="Progress file, saved after every batch (default: es-simhash-INDEX-DIGEST.checkpoint.json in this folder, "
