@@ -692,6 +692,45 @@ def count_step_cost(client, index: str, bodies: list[dict[str, Any]], min_s: flo
             node_cpu_per_pass(client, lambda: client.mtermvectors(docs=statistics), min_s))
 
 
+def segment_count(client, index: str) -> int:
+    """The index's segments (all shards and copies)."""
+    resp = client.indices.segments(index=index)
+    return sum(len(copy["segments"]) for shard in resp["indices"][index]["shards"].values() for copy in shard)
+
+
+def segments_probe(client, url: str, base: str, fp, docs, batch_size: int, chunk_size: int, merge_segments: int
+                   ) -> None:
+    """How much the number of segments weighs on the lookups: the dedup ingest once more (untimed), the index's
+    segments sampled each second meanwhile; then its lookups (about 40 searches, :func:`whole_lookups`) sent again
+    on the index as the ingest left it and once it is force-merged to ``merge_segments`` (node CPU per pass)."""
+    counts: list[int] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(1.0):
+            counts.append(segment_count(client, base))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    requests: list[list[dict[str, Any]]] = []
+    sampler.start()
+    try:
+        run_dedup(client, url, base, fp, docs, batch_size, chunk_size, requests)
+    finally:
+        done.set()
+        sampler.join()
+    replayed = whole_lookups(requests, 40)
+    left = segment_count(client, base)
+    as_left = node_cpu_per_pass(client, _replay(client, base, replayed))
+    client.options(request_timeout=3600).indices.forcemerge(index=base, max_num_segments=merge_segments)
+    client.indices.refresh(index=base)
+    merged = segment_count(client, base)
+    as_merged = node_cpu_per_pass(client, _replay(client, base, replayed))
+    print(f"INFO segments: {_es.median(counts):.0f} during a dedup ingest (median of {len(counts)} samples, "
+          f"{min(counts, default=0)}..{max(counts, default=0)}); {len(replayed)} of its lookup searches cost the node "
+          f"{as_left:.2f} s per pass over the {left} segments it left and {as_merged:.2f} s once force-merged to "
+          f"{merged}: {as_left / as_merged if as_merged > 0 else float('nan'):.2f}x")
+
+
 def stored_docs(index, ids: Sequence[str], chunk: int = 2_000) -> list:
     """The documents ``ids`` as the index holds them after a dedup run (whole: text and record), in ``ids``' order:
     what the raw baseline writes. Checks that each is there once."""
@@ -753,6 +792,45 @@ def write_path_bound(batch_size: int, node_dedup: float, node_raw: float, node_f
           f"per batch, node_cpu_ratio would be {guarded:.2f}")
 
 
+def timed_rounds(client, url: str, base: str, fp, docs, actions, reference, ids, args):
+    """``--repeats`` rounds of every system in :data:`SYSTEMS` (odd rounds in reverse order), each run's documents
+    deleted after it: ``(runs by system, the dedup runs' clocks and counters, whether every dedup run decided as
+    the warm-up)``."""
+    n = len(docs)
+    by_system: dict[str, list[Usage]] = {system: [] for system in SYSTEMS}
+    dedup_runs, raw_runs, free_runs = by_system["dedup"], by_system["raw"], by_system["no-lookups"]
+    clocks: list[Clock] = []
+    run_counters: list[dict[str, int]] = []
+    same_decisions = True
+    for r in range(args.repeats):
+        order = SYSTEMS if r % 2 == 0 else SYSTEMS[::-1]
+        for system in order:
+            if system == "dedup":
+                usage, res, clock, counters = run_dedup(client, url, base, fp, docs, args.batch_size,
+                                                        args.chunk_size)
+                assert counters["count"] == args.base + n, counters
+                if [x.to_dict() for x in res] != reference:
+                    same_decisions = False
+                    print(f"   round {r + 1}: DECISIONS DIFFER from the warm-up round")
+                clocks.append(clock)
+                run_counters.append(counters)
+            elif system.startswith("no-lookups"):
+                usage = run_without_lookups(client, url, base, fp, docs, args.batch_size, args.chunk_size,
+                                            refreshes=system == "no-lookups")
+            else:
+                usage = run_raw(client, base, actions, args.chunk_size,
+                                args.batch_size if system == "raw-refreshed" else 0)
+            assert int(client.count(index=base)["count"]) == args.base + n
+            by_system[system].append(usage)
+            delete_docs(client, base, ids, args.chunk_size, args.base)
+        a, b, f = dedup_runs[-1], raw_runs[-1], free_runs[-1]
+        print(f"round {r + 1} ({' then '.join(order)}): dedup {a.wall:.2f} s ({n / a.wall:,.0f} docs/s), "
+              f"raw {b.wall:.2f} s ({n / b.wall:,.0f} docs/s), ratio {b.wall / a.wall:.3f}; without lookups "
+              f"{f.wall:.2f} s ({n / f.wall:,.0f} docs/s), ratio {b.wall / f.wall:.3f}; dedup / without "
+              f"lookups {f.wall / a.wall:.3f}; node CPU dedup {a.es_cpu:.1f} s, raw {b.es_cpu:.1f} s")
+    return by_system, clocks, run_counters, same_decisions
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="docs/s of dedup-on-ingest of real documents into an Elasticsearch index already holding "
@@ -783,6 +861,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--load-chunk", type=int, default=2000, help="parallel_bulk chunk size of the preload (2,000)")
     ap.add_argument("--seed", type=int, default=1998, help="seed of the sample, shuffle, plants and base (1998)")
     _es.add_node_options(ap, heap="1g")
+    ap.add_argument("--segments-probe", action="store_true",
+                    help="after the rounds, ingest once more (untimed) sampling the index's segments, and send its "
+                         "lookups again as it left the index and force-merged to --merge-segments (INFO line)")
     ap.add_argument("--quick", action="store_true", help="small run for debugging: --base 50000 --docs 5000")
     ap.add_argument("--strict", action="store_true", help="exit 1 when the target is missed")
     args = _checked(ap, ap.parse_args(argv))
@@ -903,37 +984,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"   same decisions as the embedded engine (MemoryIndex, computed untimed in {t_reference:.0f} s): "
                   f"{'yes' if same_as_memory else 'NO: ' + str(sum(a != b for a, b in zip(reference, memory_reference))) + ' differ'}")
 
-            by_system: dict[str, list[Usage]] = {system: [] for system in SYSTEMS}
+            by_system, clocks, run_counters, same_decisions = timed_rounds(client, url, base, fp, docs, actions,
+                                                                           reference, ids, args)
             dedup_runs, raw_runs, refreshed_runs, free_runs, unrefreshed_runs = (by_system[x] for x in SYSTEMS)
-            clocks: list[Clock] = []
-            run_counters: list[dict[str, int]] = []
-            same_decisions = True
-            for r in range(args.repeats):
-                order = SYSTEMS if r % 2 == 0 else SYSTEMS[::-1]
-                for system in order:
-                    if system == "dedup":
-                        usage, res, clock, counters = run_dedup(client, url, base, fp, docs, args.batch_size,
-                                                                args.chunk_size)
-                        assert counters["count"] == args.base + n, counters
-                        if [x.to_dict() for x in res] != reference:
-                            same_decisions = False
-                            print(f"   round {r + 1}: DECISIONS DIFFER from the warm-up round")
-                        clocks.append(clock)
-                        run_counters.append(counters)
-                    elif system.startswith("no-lookups"):
-                        usage = run_without_lookups(client, url, base, fp, docs, args.batch_size, args.chunk_size,
-                                                    refreshes=system == "no-lookups")
-                    else:
-                        usage = run_raw(client, base, actions, args.chunk_size,
-                                        args.batch_size if system == "raw-refreshed" else 0)
-                    assert int(client.count(index=base)["count"]) == args.base + n
-                    by_system[system].append(usage)
-                    delete_docs(client, base, ids, args.chunk_size, args.base)
-                a, b, f = dedup_runs[-1], raw_runs[-1], free_runs[-1]
-                print(f"round {r + 1} ({' then '.join(order)}): dedup {a.wall:.2f} s ({n / a.wall:,.0f} docs/s), "
-                      f"raw {b.wall:.2f} s ({n / b.wall:,.0f} docs/s), ratio {b.wall / a.wall:.3f}; without lookups "
-                      f"{f.wall:.2f} s ({n / f.wall:,.0f} docs/s), ratio {b.wall / f.wall:.3f}; dedup / without "
-                      f"lookups {f.wall / a.wall:.3f}; node CPU dedup {a.es_cpu:.1f} s, raw {b.es_cpu:.1f} s")
+            if args.segments_probe:
+                segments_probe(client, url, base, fp, docs, args.batch_size, args.chunk_size, args.merge_segments)
         finally:
             _es.drop_index(client, base)
             client.close()
