@@ -18,6 +18,7 @@ from es_simhash import Fingerprinter
 from es_simhash import cluster as maintenance
 from es_simhash.engine.engine import DedupEngine, DefaultRule, Document
 from es_simhash.fingerprint import Fingerprint
+from es_simhash.index.base import Lookup
 from es_simhash.index.memory import MemoryIndex
 
 from support import chinese_articles
@@ -64,6 +65,23 @@ def make_index(request):
     for index in made:
         client.indices.delete(index=index, ignore_unavailable=True)
         client.options(ignore_status=404).indices.delete_index_template(name=f"es-simhash-{index}")
+
+
+def test_a_visible_mark_never_hides_a_later_write(make_index):
+    """What settling relies on: every document another writer wrote after a writer took its visible mark is among
+    the documents written since that mark, also when the mark is the one the writer's own last write left
+    (Elasticsearch reuses the checkpoint it read before that write's refresh, instead of refreshing again)."""
+    from es_simhash.index.base import StoredDoc
+
+    mine, theirs = make_index(), make_index()
+    mine.add([StoredDoc("a", A, "a", arrival=1)])
+    theirs.add([StoredDoc("b", B, "b", arrival=2)])
+    mark = mine.visible_mark()
+    seen = {c.id for c in mine.lookup([Lookup("q", A)], 3)[0].candidates}  # (a lookup made with that mark)
+    theirs.add([StoredDoc("c", C, "c", arrival=3)])
+    since = {d.id for d in mine.written_since(mark)}
+    assert "c" in since
+    assert {"a", "b"} <= seen | since  # (each seen by the lookup, or written since the mark: settled)
 
 
 @pytest.fixture
