@@ -52,6 +52,7 @@ def index_cmd(
     id_field: IdField = None,
     k: MaxDistance = 3,
     idf: Idf = None,
+    # engine.SHARED_BATCH_SIZE, written out: the engine is imported only once the options are parsed (test_cli.py)
     batch_size: IndexBatch = 2_000,
     workers: Workers = 0,
     lookup: Lookup = "tables",
