@@ -692,12 +692,6 @@ def count_step_cost(client, index: str, bodies: list[dict[str, Any]], min_s: flo
             node_cpu_per_pass(client, lambda: client.mtermvectors(docs=statistics), min_s))
 
 
-def segment_count(client, index: str) -> int:
-    """The index's segments (all shards and copies)."""
-    resp = client.indices.segments(index=index)
-    return sum(len(copy["segments"]) for shard in resp["indices"][index]["shards"].values() for copy in shard)
-
-
 def segments_probe(client, url: str, base: str, fp, docs, batch_size: int, chunk_size: int, merge_segments: int
                    ) -> None:
     """How much the number of segments weighs on the lookups: the dedup ingest once more (untimed), the index's
@@ -708,7 +702,7 @@ def segments_probe(client, url: str, base: str, fp, docs, batch_size: int, chunk
 
     def sample() -> None:
         while not done.wait(1.0):
-            counts.append(segment_count(client, base))
+            counts.append(_es.store_stats(client, base)[1])
 
     sampler = threading.Thread(target=sample, daemon=True)
     requests: list[list[dict[str, Any]]] = []
@@ -719,11 +713,11 @@ def segments_probe(client, url: str, base: str, fp, docs, batch_size: int, chunk
         done.set()
         sampler.join()
     replayed = whole_lookups(requests, 40)
-    left = segment_count(client, base)
+    left = _es.store_stats(client, base)[1]
     as_left = node_cpu_per_pass(client, _replay(client, base, replayed))
     client.options(request_timeout=3600).indices.forcemerge(index=base, max_num_segments=merge_segments)
     client.indices.refresh(index=base)
-    merged = segment_count(client, base)
+    merged = _es.store_stats(client, base)[1]
     as_merged = node_cpu_per_pass(client, _replay(client, base, replayed))
     print(f"INFO segments: {_es.median(counts):.0f} during a dedup ingest (median of {len(counts)} samples, "
           f"{min(counts, default=0)}..{max(counts, default=0)}); {len(replayed)} of its lookup searches cost the node "
