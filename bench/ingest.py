@@ -125,6 +125,7 @@ SYSTEMS = ("dedup", "raw", "raw-refreshed", "no-lookups", "no-lookups-unrefreshe
 MIN_CHARS = 80
 BASE_CHUNK = 20_000  # preload: documents generated (and lookup keys computed) per vectorised chunk
 NOW = "2024-06-01T00:00:00+00:00"
+MAX_TERMS = 65_536  # Elasticsearch's index.max_terms_count: the most values one terms clause may hold
 
 _SENT = re.compile(r"[^。！？!?.\n]+[。！？!?.]*")
 
@@ -583,8 +584,9 @@ def _without_sketch(bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def one_search_per_batch(bodies: list[dict[str, Any]], batch_size: int) -> list[dict[str, Any]]:
     """Consecutive searches of ``bodies`` (candidate searches without the sketch channel, :func:`_without_sketch`)
-    merged into one per ``batch_size`` queries (counted by the ids they look up): each field's terms as one clause
-    over the union of their values, the excluded ids likewise. The same channels, asked once per batch as they
+    merged into one per ``batch_size`` queries (counted by the ids they look up; fewer when a clause would pass
+    :data:`MAX_TERMS` values): each field's terms as one clause over the union of their values, the excluded ids
+    likewise. The same channels, asked once per batch as they
     could be were there no sketch clauses to split a batch's search."""
     out: list[dict[str, Any]] = []
     group: list[dict[str, Any]] = []
@@ -612,14 +614,20 @@ def one_search_per_batch(bodies: list[dict[str, Any]], batch_size: int) -> list[
         out.append(merged)
         group.clear()
 
-    queries = 0
+    def n_terms(body: dict[str, Any]) -> int:  # (the most values of one of its clauses: ids or terms)
+        return max((len(v) for c in body["query"]["bool"]["filter"]["bool"]["should"]
+                    for v in c[next(iter(c))].values() if isinstance(v, list)), default=0)
+
+    queries = terms = 0
     for body in bodies:
         n = sum(len(c["ids"]["values"]) for c in body["query"]["bool"]["filter"]["bool"]["should"] if "ids" in c)
-        if group and queries + n > batch_size:
+        t = n_terms(body)
+        if group and (queries + n > batch_size or terms + t > MAX_TERMS):
             flush()
-            queries = 0
+            queries = terms = 0
         group.append(body)
         queries += n
+        terms += t
     flush()
     return out
 
