@@ -95,7 +95,10 @@ costs, the other channels asked in one search per batch (the replayed searches w
 exact counts, no two-shared test): the least these lookups could cost the cluster. And the least any sketch design
 could give while the write path keeps what the race, kill and parity tests rely on (conditional writes, settling):
 ``node_cpu_ratio`` with the lookups-free ingest run without its own refreshes (``dedup ingest, lookups free, no
-refresh per batch``), the sketch channel free and the other channels in one search per batch.
+refresh per batch``), the sketch channel free and the other channels in one search per batch; and what that would
+give with the least an exact sketch channel can make the node read (``sketch_read_floor``: every sketch hash's
+postings once, or the term statistics of every hash and the postings of the held ones): what no way of asking
+Elasticsearch for the documents sharing two non-boilerplate sketch hashes with a text can go below.
 
 Run ``python bench/ingest.py --help`` for options.
 """
@@ -700,6 +703,34 @@ def count_step_cost(client, index: str, bodies: list[dict[str, Any]], min_s: flo
             node_cpu_per_pass(client, lambda: client.mtermvectors(docs=statistics), min_s))
 
 
+def sketch_read_floor(client, index: str, bodies: list[dict[str, Any]], cap: int, min_s: float = 10.0
+                      ) -> tuple[float, float]:
+    """The least an exact two-shared test over the sketch hashes of the count steps among ``bodies`` can make the
+    node read, in node CPU seconds per pass: ``(every hash, held ones)``. Every hash's postings read once (one
+    ``terms`` query per count step, ``size`` 0: no hit, no aggregation, nothing per text); and the postings of
+    only the hashes some document holds and that are not boilerplate (0 < df <= ``cap``; to be added to the term
+    statistics that would tell which those are). A design that finds the documents holding two of a text's hashes
+    reads at least the postings of all but one of its held hashes in every segment, so neither figure can be beaten
+    by any way of asking. ``(0, 0)`` when no body is a count step."""
+    counts = [b for b in bodies if _is_count(b)]
+    if not counts:
+        return 0.0, 0.0
+    hashes = [list(b["aggs"]["df"]["filters"]["filters"]) for b in counts]
+    searches: list[dict[str, Any]] = []
+    for b in counts:
+        searches += [{"index": index, "request_cache": False}, b]
+    held = []
+    for hs, resp in zip(hashes, client.msearch(searches=searches)["responses"]):
+        buckets = resp["aggregations"]["df"]["buckets"]
+        held.append([x for x in hs if 0 < buckets[x]["doc_count"] <= cap])
+
+    def reads(groups: list[list[str]]) -> list[dict[str, Any]]:
+        return [{"size": 0, "track_total_hits": True, "query": {"terms": {"sentences": g}}} for g in groups if g]
+
+    return (node_cpu_per_pass(client, _replay(client, index, reads(hashes)), min_s),
+            node_cpu_per_pass(client, _replay(client, index, reads(held)), min_s))
+
+
 def segments_probe(client, url: str, base: str, fp, docs, batch_size: int, chunk_size: int, merge_segments: int
                    ) -> None:
     """How much the number of segments weighs on the lookups: the dedup ingest once more (untimed), the index's
@@ -945,6 +976,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             n_replayed = len(replayed)
             sent_cpu, unsketched_cpu = sketch_channel_share(client, base, replayed)
             counted_cpu, statistics_cpu = count_step_cost(client, base, replayed)
+            read_all_cpu, read_held_cpu = sketch_read_floor(client, base, replayed, index.max_sentence_df)
             batched = one_search_per_batch(_without_sketch(replayed), args.batch_size)
             batched_cpu = node_cpu_per_pass(client, _replay(client, base, batched))
             stored = stored_docs(index, ids)  # what the index holds: the raw baseline writes the same documents
@@ -1103,6 +1135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     node_unrefreshed = 1000 * _es.median([u.es_cpu for u in unrefreshed_runs]) / n
     write_path_bound(args.batch_size, node_dedup, node_raw, node_free, node_refreshed, node_unrefreshed,
                      batched_cpu / sent_cpu if sent_cpu > 0 else float("nan"))
+    if read_all_cpu > 0 and sent_cpu > 0:  # the least an exact sketch channel reads, over the best write path
+        least_read = min(read_all_cpu, statistics_cpu + read_held_cpu)
+        exact = (node_unrefreshed + (batched_cpu + least_read) / sent_cpu * (node_dedup - node_free)) / node_raw
+        print(f"INFO the least an exact sketch channel (two shared hashes, boilerplate by document count) can read: "
+              f"every sketch hash's postings once, {read_all_cpu:.2f} s, or the term statistics of every hash and "
+              f"the postings of the held ones, {statistics_cpu:.2f} + {read_held_cpu:.2f} s (the replayed lookups "
+              f"as sent: {sent_cpu:.2f} s); over the write path without a refresh per batch and the other channels "
+              f"in one search per batch, node_cpu_ratio would be {exact:.2f}")
     copies_found = per_mode[0][0] == per_mode[0][1]
     checks = [
         (copies_found and len(found) >= 0.95 * len(planted),
