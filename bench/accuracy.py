@@ -20,6 +20,8 @@ what the whole stream shows of templates); its time is counted.
 * ``es-simhash segments``    (opt-in: ``--systems``) the same with ``MemoryIndex(lookup_keys=SEGMENTS)``: SimHash
                              candidates through the four 16-bit segments of earlier releases instead of the default
                              permutation tables (``es_simhash.keys``), to measure both designs in one run
+* ``es-simhash sketch=N``     (opt-in) the same with ``Fingerprinter(sketch=N)``: a shingle sketch of N hashes instead
+                             of 12 (what a smaller sketch costs in accuracy; each hash is a look-up on Elasticsearch)
 * ``es-simhash no-sentences`` the same with ``Fingerprinter(sentences=0, short_chars=0, sketch=0)``: SimHash alone, k = 3
 * ``p-simhash``              ``PSimhashFingerprinter`` (Zhang et al. 2022) in the same engine, no sentences, k = 3
 * ``p-simhash+sentences``    ``PSimhashFingerprinter`` with es-simhash's default sentence channel and rule
@@ -254,6 +256,10 @@ def systems(idf, include_slow: bool = True, crawl_idf=None,
 
         out["es-simhash segments"] = lambda docs: run_engine(docs, Fingerprinter(idf), DefaultRule.rechecked(),
                                                              lookup_keys=SEGMENTS)
+    for name in opt_in:  # es-simhash with a shingle sketch of another size ("es-simhash sketch=8")
+        size = name.removeprefix("es-simhash sketch=")
+        if size != name and size.isdigit():
+            out[name] = lambda docs, n=int(size): run_engine(docs, Fingerprinter(idf, sketch=n), DefaultRule.rechecked())
     if include_slow:
         out["jieba+simhash k=3"] = run_jieba_simhash
         out["minhash-lsh"] = run_minhash
