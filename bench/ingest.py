@@ -646,11 +646,17 @@ def node_cpu_per_pass(client, send, min_s: float = 10.0) -> float:
     return (es_cpu_s(client) - c0) / passes
 
 
-def _replay(client, index: str, bodies: list[dict[str, Any]]):
-    """A call sending ``bodies`` in one ``_msearch`` (no request cache), checking that none failed."""
+def _searches(index: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``bodies`` as the ``searches`` of one ``_msearch`` on ``index``, the request cache off."""
     searches: list[dict[str, Any]] = []
     for b in bodies:
         searches += [{"index": index, "request_cache": False}, b]
+    return searches
+
+
+def _replay(client, index: str, bodies: list[dict[str, Any]]):
+    """A call sending ``bodies`` in one ``_msearch`` (no request cache), checking that none failed."""
+    searches = _searches(index, bodies)
 
     def send() -> None:
         resp = client.msearch(searches=searches)
@@ -710,17 +716,15 @@ def sketch_read_floor(client, index: str, bodies: list[dict[str, Any]], cap: int
     ``terms`` query per count step, ``size`` 0: no hit, no aggregation, nothing per text); and the postings of
     only the hashes some document holds and that are not boilerplate (0 < df <= ``cap``; to be added to the term
     statistics that would tell which those are). A design that finds the documents holding two of a text's hashes
-    reads at least the postings of all but one of its held hashes in every segment, so neither figure can be beaten
-    by any way of asking. ``(0, 0)`` when no body is a count step."""
+    must learn which of its hashes are held and read the postings of all but one of those in every segment: the
+    lower of the two figures is about the least any way of asking can cost. ``(0, 0)`` when no body is a count
+    step."""
     counts = [b for b in bodies if _is_count(b)]
     if not counts:
         return 0.0, 0.0
     hashes = [list(b["aggs"]["df"]["filters"]["filters"]) for b in counts]
-    searches: list[dict[str, Any]] = []
-    for b in counts:
-        searches += [{"index": index, "request_cache": False}, b]
     held = []
-    for hs, resp in zip(hashes, client.msearch(searches=searches)["responses"]):
+    for hs, resp in zip(hashes, client.msearch(searches=_searches(index, counts))["responses"]):
         buckets = resp["aggregations"]["df"]["buckets"]
         held.append([x for x in hs if 0 < buckets[x]["doc_count"] <= cap])
 
