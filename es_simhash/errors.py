@@ -7,7 +7,7 @@ command line turns each kind into its exit code (``es_simhash.cli``).
 
 from __future__ import annotations
 
-__all__ = ["EsSimhashError", "ElasticError", "IndexNotManaged", "InvalidURL", "MaintenanceError", "DuplicateIdError",
+__all__ = ["EsSimhashError", "ElasticError", "IndexNotManaged", "InvalidSetting", "InvalidURL", "MaintenanceError", "DuplicateIdError",
            "IndexingError", "OutputError", "InputError", "LabelError", "IndexFileError", "CheckpointInUse",
            "NoCheckpoint", "KibanaError", "InvalidKibanaURL", "ReportError"]
 
@@ -32,8 +32,20 @@ class IndexNotManaged(ElasticError):
     """The index does not exist, or was not made by es-simhash (it has none of the fields es-simhash reads)."""
 
 
-class InvalidURL(EsSimhashError, ValueError):
+class InvalidSetting(EsSimhashError, ValueError):
+    """A connection setting that cannot be used as given (a CA certificate file that is missing or not PEM, ...);
+    ``setting`` names it (``"url"``, ``"ca_certs"``), and the message ends with its environment variable."""
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+class InvalidURL(InvalidSetting):
     """A URL that names no http(s) host and port (e.g. ``127.0.0.1:9200`` without ``http://``, or port 99999)."""
+
+    def __init__(self, message: str, setting: str | None = "url") -> None:
+        super().__init__(message, setting)
 
 
 class KibanaError(EsSimhashError):

@@ -18,15 +18,31 @@
 from __future__ import annotations
 
 import os
+import stat
+import warnings
 from pathlib import Path
 from typing import Any
 
+from es_simhash.redact import remember, url_password
+
 __all__ = ["cache_root", "python_engine_forced", "segmenter", "memory_native", "debug", "kibana_url",
-           "elastic_env", "config_path", "read_config", "stderr_is_terminal", "ELASTIC_KEYS"]
+           "elastic_env", "config_path", "read_config", "stderr_is_terminal", "ELASTIC_KEYS", "InsecureConfigWarning"]
 
 ELASTIC_KEYS = ("url", "api_key", "username", "password", "ca_certs")
 """The connection settings the environment can give (``ES_URL``, ...)."""
 _CONFIG_KEYS = {*ELASTIC_KEYS, "request_timeout"}
+_SECRET_KEYS = ("api_key", "password")
+
+
+class InsecureConfigWarning(UserWarning):
+    """A config file that holds a secret can be read by other users (as ssh warns of a private key)."""
+
+
+def _remember_secrets(values: dict[str, Any]) -> None:
+    """The secrets among connection settings, to be masked in everything the process shows (:mod:`es_simhash.redact`)."""
+    remember(*(str(values[k]) for k in _SECRET_KEYS if values.get(k)))
+    if values.get("url"):
+        remember(url_password(str(values["url"])))
 
 
 def _flag(name: str) -> str:
@@ -62,14 +78,18 @@ def debug() -> bool:
 
 def kibana_url(given: str | None) -> str:
     """Kibana's URL: ``given``, else ``KIBANA_URL``, else ``http://localhost:5601``."""
-    return (given or os.environ.get("KIBANA_URL") or "http://localhost:5601").rstrip("/")
+    url = (given or os.environ.get("KIBANA_URL") or "http://localhost:5601").rstrip("/")
+    remember(url_password(url))
+    return url
 
 
 def elastic_env() -> dict[str, str]:
     """The connection settings the environment gives (``ES_URL``, ``ES_API_KEY``, ``ES_USERNAME``, ``ES_PASSWORD``,
     ``ES_CA_CERTS``), the empty ones left out."""
     env = {key: os.environ.get(f"ES_{key.upper()}") for key in ELASTIC_KEYS}
-    return {k: v for k, v in env.items() if v}
+    found = {k: v for k, v in env.items() if v}
+    _remember_secrets(found)
+    return found
 
 
 def config_path(given: str | os.PathLike[str] | None = None) -> tuple[str | None, bool]:
@@ -84,7 +104,8 @@ def config_path(given: str | os.PathLike[str] | None = None) -> tuple[str | None
 
 def read_config(path: str | os.PathLike[str], explicit: bool) -> dict[str, Any]:
     """The ``[elasticsearch]`` table of a TOML config file (``ValueError``, one line, when it cannot be read or has
-    unknown keys; a missing file is an error only when it was named)."""
+    unknown keys; a missing file is an error only when it was named). A file that holds a secret (a password, an
+    API key, a URL with a password) and that other users can read gives an :class:`InsecureConfigWarning`."""
     try:
         import tomllib
     except ImportError:  # Python 3.10
@@ -102,7 +123,20 @@ def read_config(path: str | os.PathLike[str], explicit: bool) -> dict[str, Any]:
     unknown = set(section) - _CONFIG_KEYS
     if unknown:
         raise ValueError(f"{path}: unknown [elasticsearch] keys {sorted(unknown)}; expected {sorted(_CONFIG_KEYS)}")
+    _remember_secrets(section)
+    if any(section.get(k) for k in _SECRET_KEYS) or url_password(str(section.get("url") or "")):
+        _warn_if_readable(path)
     return dict(section)
+
+
+def _warn_if_readable(path: str | os.PathLike[str]) -> None:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        warnings.warn(f"config file {path} holds a secret and other users can read it (mode "
+                      f"{stat.S_IMODE(mode):o}): chmod 600 {path}", InsecureConfigWarning, stacklevel=3)
 
 
 def stderr_is_terminal(stream: Any) -> bool:

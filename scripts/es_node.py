@@ -68,6 +68,7 @@ import os
 import re
 import shutil
 import secrets
+import shlex
 import signal
 import socket
 import ssl
@@ -1073,13 +1074,16 @@ class Node:
                 "pid": self.pid, "pgid": self._pgid, "node_dir": str(self.node_dir),
                 "owns_dir": self.owns_dir, "version": self.version, "user": self.user,
                 "cluster_name": self.cluster_name, "node_name": self.node_name,
+                "security": self.security, "tls": self.tls,
                 "log_file": str(self.log_file), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any]) -> "Node":
         node = cls(http_port=state["http_port"], data_dir=state["node_dir"],
                    transport_port=state["transport_port"], version=state.get("version"),
-                   cluster_name=state.get("cluster_name"), node_name=state.get("node_name"), detach=True)
+                   cluster_name=state.get("cluster_name"), node_name=state.get("node_name"), detach=True,
+                   security=bool(state.get("security")), tls=bool(state.get("tls")))
+        node._keystore_written = node.security  # (its keystore holds the password it was started with)
         node.owns_dir = bool(state.get("owns_dir"))
         node._pgid = state.get("pgid")
         node._pid = state.get("pid")
@@ -1229,12 +1233,20 @@ def _remember_in_folder(node: Node) -> None:
     with contextlib.suppress(OSError):
         (node.node_dir / FOLDER_RECORD).write_text(json.dumps({
             "http_port": node.http_port, "transport_port": node.transport_port,
-            "cluster_name": node.cluster_name, "node_name": node.node_name}, indent=2) + "\n")
+            "cluster_name": node.cluster_name, "node_name": node.node_name,
+            "security": node.security, "tls": node.tls}, indent=2) + "\n")
 
 
-def _announce(node: Node) -> None:
-    """stdout: the line that points es-simhash at the node (copy it, or ``eval "$(... start)"``)."""
+def _announce(node: Node, password: str | None = None) -> None:
+    """stdout: the lines that point es-simhash at the node (copy them, or ``eval "$(... start)"``): its URL, and for a
+    node with security its user, the password (when it was just set) and the CA certificate of its TLS."""
     print(f"export ES_URL={node.url}", flush=True)
+    if node.security:
+        print(f"export ES_USERNAME={node.username}", flush=True)
+        if password:
+            print(f"export ES_PASSWORD={shlex.quote(password)}", flush=True)
+    if node.tls:
+        print(f"export ES_CA_CERTS={node.ca_cert}", flush=True)
 
 
 def _cmd_start(args: argparse.Namespace) -> int:
@@ -1249,10 +1261,15 @@ def _cmd_start(args: argparse.Namespace) -> int:
                          else None)
     transport = args.transport_port or (before.get("transport_port") if port and before.get("transport_port")
                                         and port_is_free(before["transport_port"]) else None)
+    security = args.security or args.tls or bool(before.get("security"))
+    tls = args.tls or bool(before.get("tls"))
     node = Node(port, args.data, args.heap, dict(args.setting or []),
                 transport_port=transport, startup_timeout=args.timeout,
                 detach=not args.foreground, cluster_name=before.get("cluster_name"),
-                node_name=before.get("node_name"))
+                node_name=before.get("node_name"), security=security, tls=tls,
+                password=os.environ.get("ES_NODE_PASSWORD") or None)
+    if before.get("security"):
+        node._keystore_written = True  # (a folder started with security before keeps its keystore and password)
     if before:
         log.info("%s held a node before: starting it again with its data", node.node_dir)
     try:
@@ -1262,7 +1279,7 @@ def _cmd_start(args: argparse.Namespace) -> int:
         raise
     _write_state(node)
     _remember_in_folder(node)
-    _announce(node)
+    _announce(node, None if before.get("security") else node.password)
     log.info("pid %s, folder %s, log %s", node.pid, node.node_dir, node.log_file)
     if not args.foreground:
         return 0
@@ -1392,6 +1409,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="seconds to wait for health (default %(default)s)")
     p.add_argument("--foreground", action="store_true",
                    help="stay attached; Ctrl-C/SIGTERM stops the node and removes a temp folder")
+    p.add_argument("--security", action="store_true",
+                   help="turn xpack.security on: user elastic, with the password ES_NODE_PASSWORD (default: a random "
+                        "one), printed as export ES_USERNAME / ES_PASSWORD lines")
+    p.add_argument("--tls", action="store_true",
+                   help="security and HTTPS, with a throw-away CA made by openssl (printed as export ES_CA_CERTS)")
     p.set_defaults(func=_cmd_start)
 
     p = sub.add_parser("restart", help="start a recorded node that is down (crashed, killed, rebooted) again, "

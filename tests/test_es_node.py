@@ -165,3 +165,33 @@ def test_cli_restart_with_no_node_recorded_says_how_to_keep_data(tmp_path):
     res = _cli("restart", env={**os.environ, "ES_SIMHASH_CACHE": str(tmp_path)})
     assert res.returncode == 1
     assert res.stderr.strip().startswith("error: no node recorded") and "--data" in res.stderr
+
+
+@pytest.mark.slow
+def test_cli_start_with_tls_prints_what_points_es_simhash_at_a_secured_node(tmp_path):
+    """The secured-cluster walk-through: `start --tls` prints the export lines of the URL, the user, the password
+    and the CA; with them, and nothing else, es-simhash creates an index over HTTPS with basic auth."""
+    import os
+    import shlex
+
+    env = {**os.environ, "ES_SIMHASH_CACHE": str(tmp_path / "cache"), "ES_SIMHASH_DIST_DIR": str(esn.dist_root())}
+    try:
+        started = _cli("start", "--tls", env=env)
+        assert started.returncode == 0, started.stderr
+        exports = dict(line.removeprefix("export ").split("=", 1) for line in started.stdout.splitlines())
+        assert sorted(exports) == ["ES_CA_CERTS", "ES_PASSWORD", "ES_URL", "ES_USERNAME"], started.stdout
+        assert exports["ES_URL"].startswith("https://") and exports["ES_USERNAME"] == "elastic"
+        settings = {k: shlex.split(v)[0] for k, v in exports.items()}
+        clean = {k: v for k, v in os.environ.items() if not k.startswith("ES_")}
+        res = subprocess.run([sys.executable, "-m", "es_simhash", "init", "--index", "walk-through"],
+                             capture_output=True, env={**clean, **settings, "HOME": str(tmp_path)}, timeout=300)
+        assert res.returncode == 0, res.stderr.decode()
+        assert f"index 'walk-through' created at {settings['ES_URL']}" in res.stderr.decode()
+        assert settings["ES_PASSWORD"].encode() not in res.stderr + res.stdout
+        res = subprocess.run([sys.executable, "-m", "es_simhash", "init", "--index", "walk-through"],
+                             capture_output=True, env={**clean, "ES_URL": settings["ES_URL"],
+                                                       "ES_CA_CERTS": settings["ES_CA_CERTS"],
+                                                       "HOME": str(tmp_path)}, timeout=300)
+        assert res.returncode == 3 and "needs credentials" in res.stderr.decode()
+    finally:
+        _cli("stop", "--all", env=env)

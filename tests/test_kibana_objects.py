@@ -240,9 +240,25 @@ def test_cluster_size_vega_spec_counts_clusters_by_size(objects):
 def test_import_pattern_rewrites_the_data_view_and_the_vega_query():
     objs = kibana.load_saved_objects("crawl")
     assert objs[0]["attributes"]["title"] == "crawl"
-    vis = json.loads(next(o for o in objs if o["id"] == kibana.CLUSTER_SIZES_ID)["attributes"]["visState"])
+    vis = json.loads(next(o for o in objs if o["type"] == "visualization")["attributes"]["visState"])
     assert json.loads(vis["params"]["spec"])["data"]["url"]["index"] == "crawl"
     assert kibana.load_saved_objects()[0]["attributes"]["title"] == "es-simhash*"  # the shipped file untouched
+
+
+def test_objects_for_two_patterns_do_not_replace_each_other():
+    """Importing for a second index pattern adds a second set of objects (Kibana keys them by id), each naming
+    only its own: its data view, and references to its own objects."""
+    shipped, a, b = kibana.load_saved_objects(), kibana.load_saved_objects("crawl-a*"), kibana.load_saved_objects("b")
+    ids = [{o["id"] for o in objs} for objs in (shipped, a, b)]
+    assert len(ids[0] | ids[1] | ids[2]) == 3 * len(shipped)
+    assert [o["id"] for o in kibana.load_saved_objects("crawl-a*")] == [o["id"] for o in a]  # (the same each time)
+    for objs, pattern in ((a, "crawl-a*"), (b, "b")):
+        own = {o["id"] for o in objs}
+        text = json.dumps(objs)
+        # (no reference to the default set: an id is followed by its quote, escaped or not, or by a suffix)
+        assert not re.search("|".join(re.escape(o["id"]) + r'\\*"' for o in shipped), text), pattern
+        dashboard = next(o for o in objs if o["type"] == "dashboard")
+        assert {r["id"] for r in dashboard["references"]} <= own and pattern in dashboard["attributes"]["title"]
 
 
 # -- the import command ----------------------------------------------------------------------------------
@@ -295,8 +311,11 @@ def test_cli_kibana_import_posts_the_ndjson_with_xsrf_and_credentials(fake_kiban
     assert path == "/s/team-a/api/saved_objects/_import?overwrite=true"
     assert headers["kbn-xsrf"] and headers["authorization"] == "ApiKey a2V5OnNlY3JldA=="
     sent = _multipart_file(headers, body)
-    assert [o["id"] for o in sent] == [o["id"] for o in kibana.saved_objects()]
+    assert [o["id"] for o in sent] == [o["id"] for o in kibana.load_saved_objects("crawl*")]
+    assert [o["type"] for o in sent] == [o["type"] for o in kibana.saved_objects()]
     assert sent[0]["attributes"]["title"] == "crawl*"
+    dashboard = next(o for o in sent if o["type"] == "dashboard")
+    assert f"/app/dashboards#/view/{dashboard['id']}" in res.stderr.decode()
 
 
 def test_import_basic_auth_and_one_line_errors(fake_kibana):

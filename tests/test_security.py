@@ -113,8 +113,9 @@ def test_basic_auth_from_env_flags_and_config_file(node, crawl, tmp_path):
     config = tmp_path / "es-simhash.toml"
     config.write_text(f'[elasticsearch]\nurl = "{node.url}"\nusername = "elastic"\npassword = "{PASSWORD}"\n'
                       f'ca_certs = "{node.ca_cert}"\n')
+    config.chmod(0o600)  # (as the README says: other users cannot read it)
     a3 = json.loads(path.read_text().splitlines()[3])
-    res2 = cli("search", a3["title"], "--index", index, "--json", "--size", "100",
+    res2 = cli("search", a3["title"], "--index", index, "--json", "--limit", "100",
                env={"ES_SIMHASH_CONFIG": str(config)}, cwd=tmp_path)
     assert res2.returncode == 0, res2.stderr.decode()
     assert any(h["id"] == "a3" for h in map(json.loads, res2.stdout.decode().splitlines()))
@@ -170,6 +171,7 @@ def test_wrong_or_missing_credentials_are_one_line_and_exit_3(node, crawl, tmp_p
     config = tmp_path / "wrong.toml"
     config.write_text(f'[elasticsearch]\nurl = "{node.url}"\nusername = "elastic"\npassword = "{WRONG_PASSWORD}"\n'
                       f'ca_certs = "{node.ca_cert}"\n')
+    config.chmod(0o600)
     ways = {
         "env": ([], basic_env(node, ES_PASSWORD=WRONG_PASSWORD)),
         "flags": (["--es-url", node.url, "--username", "elastic", "--password", WRONG_PASSWORD,
@@ -192,6 +194,105 @@ def test_wrong_or_missing_credentials_are_one_line_and_exit_3(node, crawl, tmp_p
     assert_no_secret([WRONG_PASSWORD, PASSWORD], tmp_path / "r.jsonl", tmp_path / "dead-letters.jsonl",
                      *tmp_path.glob("*.checkpoint.json*"))
     assert node.request("GET", "/sec-wrong")[0] == 404
+
+
+def url_shapes(node, password: str) -> dict[str, str]:
+    """A URL holding ``password`` in every shape a user may write one: right, without a scheme, with a broken
+    IPv6 host, a bad port, another scheme, plain HTTP to the HTTPS node, characters a URL should have escaped,
+    escaped ones, no user name, a path."""
+    port = node.url.rsplit(":", 1)[1]
+    return {
+        "right": f"https://elastic:{password}@127.0.0.1:{port}",
+        "no scheme": f"elastic:{password}@127.0.0.1:{port}",
+        "no scheme, no port": f"elastic:{password}@localhost",
+        "broken IPv6": f"http://elastic:{password}@[::1:{port}",
+        "bad port": f"https://elastic:{password}@127.0.0.1:99999",
+        "port not a number": f"https://elastic:{password}@127.0.0.1:9x200",
+        "ftp": f"ftp://elastic:{password}@127.0.0.1:{port}",
+        "http to https": f"http://elastic:{password}@127.0.0.1:{port}",
+        "no user": f"https://:{password}@127.0.0.1:{port}",
+        "a path": f"https://elastic:{password}@127.0.0.1:{port}/some/prefix/",
+        "scheme only": f"https://elastic:{password}@",
+    }
+
+
+def test_a_password_in_a_url_of_any_shape_never_reaches_any_output(node, crawl, tmp_path):
+    """The password written into the Elasticsearch URL, in every shape, given by --es-url, ES_URL or the config
+    file, to commands that reach the cluster and to their --help: no output holds it (nor, for the password with
+    characters a URL should have escaped, any part of it), whatever the command answers."""
+    path, _ = crawl
+    odd = f"p@ss:w/rd#{uuid.uuid4().hex[:12]}"
+    escaped = "esc%40" + uuid.uuid4().hex[:12]
+    shapes = {**url_shapes(node, PASSWORD), "unescaped characters": node.url.replace("https://",
+                                                                                     f"https://elastic:{odd}@"),
+              "escaped characters": node.url.replace("https://", f"https://elastic:{escaped}@")}
+    secrets = [PASSWORD, odd, odd.split("#")[1], escaped, escaped.replace("%40", "@")]
+    commands = [["index", path, "--index", "sec-shapes", "--no-progress", "--report", "r.jsonl"],
+                ["search", "天气", "--index", "sec-basic"], ["clusters", "--index", "sec-basic", "--json"],
+                ["repair", "--index", "sec-shapes", "--dry-run", "--no-progress"], ["index", "--help"]]
+    ca = {"ES_CA_CERTS": str(node.ca_cert)}
+    answers = {}
+    for shape, url in shapes.items():
+        config = tmp_path / f"{abs(hash(shape))}.toml"
+        config.write_text(f"[elasticsearch]\nurl = {json.dumps(url)}\n")
+        config.chmod(0o600)
+        for way, flags, env in (("option", ["--es-url", url], ca), ("ES_URL", [], {**ca, "ES_URL": url}),
+                                ("config file", [], {**ca, "ES_SIMHASH_CONFIG": str(config)})):
+            for command in commands if way == "option" else commands[1:3] + commands[4:]:
+                res = cli(*command, *(flags if command[-1] != "--help" else []), env=env, cwd=tmp_path)
+                if command[-1] != "--help":
+                    assert res.returncode in (0, 1, 3), (shape, way, command, res.stderr.decode())
+                    if res.returncode:
+                        one_line(res)
+                answers[(shape, way, command[0])] = res.returncode
+                assert_no_secret(secrets, res.stdout, res.stderr)
+        assert_no_secret(secrets, tmp_path / "r.jsonl", tmp_path / "dead-letters.jsonl",
+                         *tmp_path.glob("*.checkpoint.json*"), *tmp_path.glob("*.es-simhash-partial"))
+    # (the right URL works every way; a URL without a scheme is refused, pointing at the option)
+    assert all(answers[("right", way, "clusters")] == 0 for way in ("option", "ES_URL", "config file"))
+    res = cli("clusters", "--index", "sec-basic", "--es-url", shapes["no scheme"], env=ca, cwd=tmp_path)
+    assert res.returncode == 1 and "--es-url" in one_line(res) and "elastic:***@" in one_line(res)
+
+
+def test_a_wrong_password_in_the_url_names_the_urls_credentials(node, tmp_path):
+    url = url_shapes(node, WRONG_PASSWORD)["right"]
+    for flags, env in ((["--es-url", url], {}), ([], {"ES_URL": url})):
+        res = cli("clusters", "--index", "sec-basic", *flags, env={"ES_CA_CERTS": str(node.ca_cert), **env},
+                  cwd=tmp_path)
+        assert res.returncode == 3, res.stderr.decode()
+        err = one_line(res)
+        assert "rejected the credentials (401)" in err and "user and password written in the URL" in err, err
+        assert "ES_URL or --es-url" in err and "ES_PASSWORD" not in err, err
+        assert_no_secret([WRONG_PASSWORD], res.stdout, res.stderr)
+
+
+def test_a_config_file_holding_a_secret_that_others_can_read_is_warned_about(node, tmp_path):
+    config = tmp_path / "es-simhash.toml"
+    config.write_text(f'[elasticsearch]\nurl = "{node.url}"\nusername = "elastic"\npassword = "{PASSWORD}"\n'
+                      f'ca_certs = "{node.ca_cert}"\n')
+    env = {"ES_SIMHASH_CONFIG": str(config)}
+    config.chmod(0o644)
+    res = cli("clusters", "--index", "sec-basic", "--json", env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    warning = res.stderr.decode().strip()
+    assert warning.count("\n") == 0 and "warning" in warning and "chmod 600" in warning and str(config) in warning
+    config.chmod(0o600)
+    res = cli("clusters", "--index", "sec-basic", "--json", env=env, cwd=tmp_path)
+    assert res.returncode == 0 and res.stderr.decode().strip() == ""
+    assert_no_secret([PASSWORD], res.stdout, res.stderr)
+
+
+def test_a_bad_ca_certificate_file_is_named_as_such(node, tmp_path):
+    (tmp_path / "not-pem.crt").write_text("this is no certificate\n")
+    for ca, says in ((tmp_path / "missing.pem", "not found"), (tmp_path / "not-pem.crt", "not a PEM certificate"),
+                     (tmp_path, "a folder")):
+        for flags, env in ((["--ca-certs", ca], {}), ([], {"ES_CA_CERTS": str(ca)})):
+            res = cli("clusters", "--index", "sec-basic", *flags,
+                      env={"ES_URL": node.url, "ES_USERNAME": "elastic", "ES_PASSWORD": PASSWORD, **env},
+                      cwd=tmp_path)
+            assert res.returncode == 1, res.stderr.decode()
+            err = one_line(res)
+            assert says in err and str(ca) in err and "--ca-certs" in err and "TLS" not in err, err
 
 
 # -- TLS ---------------------------------------------------------------------------------------------------
@@ -304,7 +405,7 @@ def test_hostile_text_is_only_ever_matched_as_words(node, crawl, tmp_path):
                                                                    "query": {"query_string": {"query": q}}})
         assert status == 200 and body["hits"]["total"]["value"] == total, body
     for q in HOSTILE:
-        res = cli("search", q, "--index", index, "--json", "--all", "--size", "1000", env=env, cwd=tmp_path)
+        res = cli("search", q, "--index", index, "--json", "--all", "--limit", "1000", env=env, cwd=tmp_path)
         assert res.returncode == 0, (q[:40], res.stderr.decode())
         hits = [json.loads(x) for x in res.stdout.decode().splitlines()]
         assert len(hits) < total, (q[:40], len(hits))

@@ -59,8 +59,8 @@ class Elastic:
             self.settings = ConnectionSettings.from_env(
                 url=url, api_key=api_key, username=username, password=password, ca_certs=ca_certs
             )
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
+        except ValueError as exc:  # (an InvalidSetting names its setting; an unreadable config file)
+            raise UserError(elastic_message(exc)) from None
         if index is not None:
             require_valid_index(index)
         self.index = index
@@ -84,11 +84,13 @@ class Elastic:
             raise UserError(elastic_message(exc), code=3) from None
         return False
 
-_SETTING_OPTIONS = {"url": "--es-url", "ca_certs": "--ca-certs"}
+_SETTING_OPTIONS = {"url": "--es-url", "ca_certs": "--ca-certs", "api_key": "--api-key",
+                    "password": "--username and --password"}
 
 def elastic_message(exc: Exception) -> str:
-    """An ``ElasticError``'s line, with the option that sets the connection setting it names (if any): the
-    library's message ends with its environment variable ("... with ES_URL"), the option follows ("or --es-url")."""
+    """An ``ElasticError``'s (or ``InvalidSetting``'s) line, with the option that sets the connection setting it
+    names (if any): the library's message ends with its environment variable ("... with ES_URL"), the option
+    follows ("or --es-url")."""
     option = _SETTING_OPTIONS.get(getattr(exc, "setting", None) or "")
     return f"{exc} or {option}" if option else str(exc)
 

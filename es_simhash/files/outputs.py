@@ -76,6 +76,13 @@ def _writable(option: str, path: str) -> None:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputError(f"{option} {path}: cannot write in the folder {folder} (permission denied): give another "
                           "path")
+    try:  # (what the run will do: a file beside it, renamed into place; /proc, a read-only mount refuse it)
+        fd, probe = tempfile.mkstemp(prefix=".es-simhash-probe.", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"{option} {path}: cannot create a file in the folder {folder} "
+                          f"({(exc.strerror or str(exc)).lower()}): give another path") from None
+    os.close(fd)
+    os.remove(probe)
 
 
 def check_outputs(inputs: Sequence[str | os.PathLike[str]], outputs: Sequence[Output],

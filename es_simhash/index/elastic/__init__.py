@@ -32,7 +32,7 @@ Modules: :mod:`~es_simhash.index.elastic.connection` (settings, client), :mod:`~
 :mod:`~es_simhash.index.elastic.index` (:class:`ElasticIndex`, all of them).
 """
 
-from es_simhash.errors import ElasticError, IndexNotManaged, InvalidURL
+from es_simhash.errors import ElasticError, IndexNotManaged, InvalidSetting, InvalidURL
 from es_simhash.index.elastic.admin import (check_index_config, ensure_index, index_exists, read_lookup_keys,
                                             require_index, switch_alias, validate_index_name)
 from es_simhash.index.elastic.connection import ConnectionSettings, check_url, connect, server_version
@@ -44,6 +44,7 @@ __all__ = [
     "ElasticIndex",
     "ElasticError",
     "IndexNotManaged",
+    "InvalidSetting",
     "InvalidURL",
     "check_url",
     "ConnectionSettings",

@@ -6,32 +6,52 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from es_simhash.index.elastic.errors import RETRY_STATUSES, elastic_errors
 
 from es_simhash import settings as conf
-from es_simhash.errors import InvalidURL
+from es_simhash.errors import InvalidSetting, InvalidURL
+from es_simhash.redact import mask_url, remember, url_password
 
 
-def check_url(url: str, what: str = "Elasticsearch") -> str:
+def check_url(url: str, what: str = "Elasticsearch", env: str = "ES_URL") -> str:
     """``url`` if it is ``http(s)://host[:port][/path]`` with a valid port; :class:`InvalidURL` (one line, what to
-    write instead, no secrets) otherwise."""
-    shown = url
+    write instead, the password masked whatever the URL's shape, ending with ``env``, the variable that sets it)
+    otherwise."""
+    shown = mask_url(url)
     try:
         parts = urlsplit(url)
-        if parts.password:  # never print a password
-            shown = url.replace(f":{parts.password}@", ":***@", 1)
         port = parts.port  # ValueError for a port out of range or not a number
     except ValueError as exc:
         raise InvalidURL(f"invalid {what} URL {shown!r}: {exc}; expected http(s)://host:port, "
-                         "e.g. http://127.0.0.1:9200") from None
+                         f"e.g. http://127.0.0.1:9200; set it with {env}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        hint = f"http://{url}" if "://" not in url else "http(s)://host:port"
-        raise InvalidURL(f"invalid {what} URL {shown!r}: it needs the scheme and host, e.g. {hint}")
+        hint = f"http://{shown.lstrip('/')}" if "://" not in url else "http(s)://host:port"
+        raise InvalidURL(f"invalid {what} URL {shown!r}: it needs the scheme and host, e.g. {hint}; set it with {env}")
     if port == 0:
-        raise InvalidURL(f"invalid {what} URL {shown!r}: port 0")
+        raise InvalidURL(f"invalid {what} URL {shown!r}: port 0; set it with {env}")
     return url
+
+
+def check_ca_certs(path: str) -> str:
+    """``path`` if it is a readable file holding a PEM certificate; :class:`InvalidSetting` naming the file
+    otherwise."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 20)
+    except FileNotFoundError:
+        raise InvalidSetting(f"CA certificate file not found: {path}; set it with ES_CA_CERTS", "ca_certs") from None
+    except IsADirectoryError:
+        raise InvalidSetting(f"CA certificate {path} is a folder, not a PEM file; set it with ES_CA_CERTS",
+                             "ca_certs") from None
+    except OSError as exc:
+        raise InvalidSetting(f"cannot read CA certificate {path}: {exc.strerror or exc}; set it with ES_CA_CERTS",
+                             "ca_certs") from None
+    if b"-----BEGIN CERTIFICATE-----" not in head:
+        raise InvalidSetting(f"CA certificate {path} is not a PEM certificate (no BEGIN CERTIFICATE line): give the "
+                             "CA's certificate in PEM form; set it with ES_CA_CERTS", "ca_certs")
+    return path
 
 
 @dataclass
@@ -48,7 +68,32 @@ class ConnectionSettings:
     max_retries: int = 5
 
     def __post_init__(self) -> None:
+        remember(self.password, self.api_key, url_password(self.url))
         check_url(self.url)
+        if self.ca_certs and urlsplit(self.url).scheme == "https":  # plain HTTP has no certificate to verify
+            check_ca_certs(self.ca_certs)
+
+    @property
+    def basic_auth(self) -> tuple[str, str] | None:
+        """The user and password of basic auth: ``username``/``password``, else those written in the URL."""
+        if self.username:
+            return self.username, self.password or ""
+        parts = urlsplit(self.url)
+        if parts.username is not None:
+            return unquote(parts.username), unquote(parts.password or "")
+        return None
+
+    @property
+    def credentials(self) -> tuple[str, str | None]:
+        """What to tell a user whose credentials a cluster rejects (401), ending with the environment variable that
+        sets them, and that setting (``api_key``, ``password``, ``url``; ``None``: no credentials were given)."""
+        if self.api_key:
+            return "check the API key, set with ES_API_KEY", "api_key"
+        if self.username:
+            return "check the user and password, set with ES_USERNAME and ES_PASSWORD", "password"
+        if urlsplit(self.url).username is not None:
+            return "check the user and password written in the URL, set with ES_URL", "url"
+        return "the cluster needs credentials: set ES_API_KEY, or ES_USERNAME and ES_PASSWORD", None
 
     @classmethod
     def from_env(cls, config: str | os.PathLike[str] | None = None, **overrides: Any) -> "ConnectionSettings":
@@ -74,10 +119,7 @@ class ConnectionSettings:
     def safe_url(self) -> str:
         """The URL without any user:password part, for messages."""
         parts = urlsplit(self.url)
-        host = parts.hostname or ""
-        if parts.port:
-            host = f"{host}:{parts.port}"
-        return urlunsplit((parts.scheme, host, parts.path, "", ""))
+        return urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, "", ""))
 
     def client(self) -> Any:
         from elasticsearch import Elasticsearch
@@ -90,14 +132,16 @@ class ConnectionSettings:
         }
         if self.api_key:
             kwargs["api_key"] = self.api_key
-        elif self.username:
-            kwargs["basic_auth"] = (self.username, self.password or "")
+        elif self.basic_auth is not None:
+            kwargs["basic_auth"] = self.basic_auth
         if self.ca_certs and urlsplit(self.url).scheme == "https":  # plain HTTP has no certificate to verify
             kwargs["ca_certs"] = self.ca_certs
         serializer = _fast_json_serializer()
         if serializer is not None:
             kwargs["serializer"] = serializer
-        return Elasticsearch(self.url, **kwargs)
+        parts = urlsplit(self.url)  # (credentials go as basic_auth above, never in the URL the client keeps)
+        return Elasticsearch(urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, parts.query, "")),
+                             **kwargs)
 
 
 def _fast_json_serializer():
@@ -123,7 +167,7 @@ def connect(settings: ConnectionSettings | None = None, check: bool = True):
     settings = settings or ConnectionSettings.from_env()
     client = settings.client()
     if check:
-        with elastic_errors(settings.safe_url):
+        with elastic_errors(settings.safe_url, settings.credentials):
             # not GET /: minimal distributions (the integ-test zip) leave out the rest-root module serving it
             client.cluster.health()
     return client

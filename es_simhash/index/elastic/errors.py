@@ -37,8 +37,11 @@ RETRY_TYPES = (
 class elastic_errors:
     """Context manager turning client exceptions into one-line :class:`ElasticError` messages."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, credentials: tuple[str, str | None] | None = None) -> None:
         self.url = url
+        self.credentials = credentials
+        """What to check when the cluster rejects the credentials, and its setting
+        (:attr:`ConnectionSettings.credentials`)."""
 
     def __enter__(self) -> None:
         return None
@@ -69,10 +72,8 @@ class elastic_errors:
             msg = _connection_message(self.url, str(exc))
             setting = "url" if msg.startswith("cannot reach") else None
         elif isinstance(exc, AuthenticationException):
-            msg = (
-                f"Elasticsearch at {self.url} rejected the credentials (401): "
-                "check ES_API_KEY, or ES_USERNAME and ES_PASSWORD"
-            )
+            advice, setting = self.credentials or ("check ES_API_KEY, or ES_USERNAME and ES_PASSWORD", None)
+            msg = f"Elasticsearch at {self.url} rejected the credentials (401): {advice}"
         elif isinstance(exc, AuthorizationException):
             msg = f"Elasticsearch at {self.url} refused the request (403): the user or API key lacks privileges"
         elif isinstance(exc, ApiError) and not _from_elasticsearch(exc):

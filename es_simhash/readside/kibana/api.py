@@ -11,27 +11,15 @@ import uuid
 from typing import Any
 from urllib import error as urlerror
 from urllib import request as urlrequest
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from es_simhash import settings
 from es_simhash.errors import InvalidKibanaURL, KibanaError
-from es_simhash.readside.kibana.objects import DASHBOARD_ID, NDJSON_NAME, load_saved_objects, ndjson
+from es_simhash.redact import mask_url
+from es_simhash.readside.kibana.objects import NDJSON_NAME, load_saved_objects, ndjson
 
 
 # -- import ------------------------------------------------------------------------------------------------
-def _safe(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    port: int | str | None
-    try:
-        port = parts.port
-    except ValueError:  # out of range: shown as written (without credentials)
-        port = parts.netloc.rsplit("@", 1)[-1].rsplit(":", 1)[-1]
-    if port:
-        host = f"{host}:{port}"
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
-
-
 def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | None = None,
                          space: str | None = None, api_key: str | None = None, username: str | None = None,
                          password: str | None = None, ca_certs: str | None = None,
@@ -50,8 +38,10 @@ def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | 
     url = settings.kibana_url(kibana_url)
     safe, parts = _check_kibana_url(url)
     username, password = conn.get("username") or None, conn.get("password")
+    check = "check ES_API_KEY, or ES_USERNAME and ES_PASSWORD"
     if parts.username and not username:  # user:password@host in the URL
-        username, password = parts.username, parts.password
+        username, password = unquote(parts.username), unquote(parts.password or "")
+        check = "check the user and password written in the Kibana URL (KIBANA_URL)"
     base = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, "", ""))
     prefix = f"/s/{quote(space, safe='')}" if space else ""
     endpoint = f"{base}{prefix}/api/saved_objects/_import?overwrite=true"
@@ -70,26 +60,29 @@ def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | 
         headers["Authorization"] = f"Basic {token}"
     status, raw, ctype = _post(endpoint, body, headers, safe, parts.scheme == "https", conn.get("ca_certs") or None,
                                timeout)
-    answer = _answer(status, raw, ctype, safe, len(objects))
+    answer = _answer(status, raw, ctype, safe, len(objects), check)
     where = f" (space {space})" if space else ""
+    dashboard = next(o for o in objects if o["type"] == "dashboard")
     return (f"imported {answer.get('successCount', len(objects))} saved objects into Kibana at {safe}{where}: "
-            f"data view {objects[0]['attributes']['title']!r}, dashboard 'es-simhash: duplicates' "
-            f"({safe}{prefix}/app/dashboards#/view/{DASHBOARD_ID})")
+            f"data view {objects[0]['attributes']['title']!r}, dashboard {dashboard['attributes']['title']!r} "
+            f"({safe}{prefix}/app/dashboards#/view/{dashboard['id']})")
 
 
 def _check_kibana_url(url: str):
-    """``(url for messages, split url)``; :class:`InvalidKibanaURL` unless it is ``http(s)://host[:port]``."""
-    safe = _safe(url)
-    parts = urlsplit(url)
+    """``(url for messages, split url)``; :class:`InvalidKibanaURL` unless it is ``http(s)://host[:port]`` (the
+    message masks the password, whatever the URL's shape)."""
+    shown = mask_url(url)
     try:
+        parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise InvalidKibanaURL(f"invalid Kibana URL {safe!r}: {exc}; expected http(s)://host:port, "
-                               "e.g. http://localhost:5601") from None
+        raise InvalidKibanaURL(f"invalid Kibana URL {shown!r}: {exc}; expected http(s)://host:port, "
+                               "e.g. http://localhost:5601; set it with KIBANA_URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
-        hint = f"http://{url}" if "://" not in url else "http(s)://host:port"
-        raise InvalidKibanaURL(f"invalid Kibana URL {safe!r}: expected http(s)://host:port, e.g. {hint}")
-    return safe, parts
+        hint = f"http://{shown.lstrip('/')}" if "://" not in url else "http(s)://host:port"
+        raise InvalidKibanaURL(f"invalid Kibana URL {shown!r}: expected http(s)://host:port, e.g. {hint}; "
+                               "set it with KIBANA_URL")
+    return urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path.rstrip("/"), "", "")), parts
 
 
 def _post(endpoint: str, body: bytes, headers: dict[str, str], safe: str, https: bool, ca_certs: str | None,
@@ -120,7 +113,7 @@ def _post(endpoint: str, body: bytes, headers: dict[str, str], safe: str, https:
         raise KibanaError(f"Kibana at {safe} did not answer: {exc}") from None
 
 
-def _answer(status: int, raw: bytes, ctype: str, safe: str, n_objects: int) -> dict[str, Any]:
+def _answer(status: int, raw: bytes, ctype: str, safe: str, n_objects: int, check: str) -> dict[str, Any]:
     """The JSON answer of a successful import; :class:`KibanaError` with Kibana's reason otherwise."""
     try:
         answer = json.loads(raw or b"null")
@@ -130,8 +123,7 @@ def _answer(status: int, raw: bytes, ctype: str, safe: str, n_objects: int) -> d
         raise KibanaError(f"the server at {safe} is not Kibana (HTTP {status}"
                           f"{', ' + ctype.split(';')[0] if ctype else ''}, not a JSON answer): check the Kibana URL")
     if status == 401:
-        raise KibanaError(f"Kibana at {safe} rejected the credentials (401): check ES_API_KEY, or ES_USERNAME "
-                          "and ES_PASSWORD")
+        raise KibanaError(f"Kibana at {safe} rejected the credentials (401): {check}")
     if status == 403:
         raise KibanaError(f"Kibana at {safe} refused the import (403): the user lacks saved-object privileges")
     if status != 200 or not isinstance(answer, dict):
