@@ -152,7 +152,7 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     results = {r.id: r for r in engine.process(Document(d.id, text) for d, text in zip(docs, _read(docs)) if text)}
     final = {}
     if recheck:
-        maintain = repair_index if recheck == "repair" else lambda i, r: recheck_index(i, r, repeat=True)
+        maintain = repair_index if recheck == "repair" else recheck_index
         for change in maintain(index, engine.rule).changes:
             final[change.id] = change.doc
     secs = time.perf_counter() - t0

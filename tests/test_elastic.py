@@ -213,7 +213,7 @@ def test_cli_index_is_idempotent_and_matches_embedded_dedup(es_url, es_index_nam
     strip = lambda p: [(r["id"], r["cluster"], r["duplicate_of"]) for r in map(json.loads, p.read_text().splitlines())]  # noqa: E731
     assert strip(tmp_path / "es1.jsonl") == strip(tmp_path / "es2.jsonl")
     embedded = cli("dedup", path, "--report", tmp_path / "mem.jsonl", "--dead-letters", tmp_path / "d3.jsonl",
-                   "--no-recheck", es_url=es_url)  # (the decisions made on arrival, as `index` makes them)
+                   es_url=es_url)  # (each with its defaults: the same clusters)
     assert embedded.returncode == 0
     assert strip(tmp_path / "es1.jsonl") == strip(tmp_path / "mem.jsonl")
     found = {r[0] for r in strip(tmp_path / "es1.jsonl") if r[2]}
@@ -229,7 +229,7 @@ def test_cli_check_search_clusters(es_url, es_index_name, crawl_file):
     assert res.returncode == 0
     hits = [json.loads(x) for x in res.stdout.decode().splitlines()]
     assert hits and hits[0]["cluster"] == "a10"
-    res = cli("clusters", "--index", es_index_name, "--json", "--top", "3", es_url=es_url)
+    res = cli("clusters", "--index", es_index_name, "--json", "--limit", "3", es_url=es_url)
     rows = [json.loads(x) for x in res.stdout.decode().splitlines()]
     assert rows[0]["size"] == 3 and rows[0]["cluster"] == "a0"  # a0, its reprint r0 and its copy c0
     res = cli("search", arts[0][:6], "--index", es_index_name, "--json", es_url=es_url)

@@ -65,9 +65,9 @@ def big_crawl(tmp_path_factory):
     path = tmp_path_factory.mktemp("big") / "big.jsonl"
     path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
     d = path.parent
-    # (the decisions made on arrival, as `index` makes them: dedup's final recheck is left out)
+    # (what `dedup` gives with its defaults: what `index` must give with its own)
     ref = subprocess.run([sys.executable, "-m", "es_simhash", "dedup", path, "--report", d / "ref.jsonl",
-                          "--no-progress", "--no-recheck"], capture_output=True, cwd=d)
+                          "--no-progress"], capture_output=True, cwd=d)
     assert ref.returncode == 0, ref.stderr
     expected = {r["id"]: (r["cluster"], r["duplicate_of"]) for r in map(json.loads, (d / "ref.jsonl").open())}
     return path, expected

@@ -814,9 +814,9 @@ def test_after_a_recheck_and_a_repair_neither_changes_anything_again(rule):
         engine = DedupEngine(index, rule=rule, batch_size=1)
         for doc_id, f in pairs:
             engine.process_batch([Document(doc_id, "t")], [f])
-        maintenance.recheck(index, rule, repeat=True)
+        maintenance.recheck(index, rule)
         maintenance.repair(index, rule)
         state = clusters(index)
         assert_consistent(state)
         assert maintenance.repair(index, rule).changes == [], seed
-        assert maintenance.recheck(index, rule, repeat=True).changes == [] and clusters(index) == state, seed
+        assert maintenance.recheck(index, rule).changes == [] and clusters(index) == state, seed

@@ -65,7 +65,7 @@ def test_delete_a_canonical_from_the_command_line(es_url, es_index_name, client,
     assert {i: s["dup_cluster"] for i, s in after.items() if not i.startswith("zh0")} == {
         i: s["dup_cluster"] for i, s in before.items() if not i.startswith("zh0")}
     # what users see: the deleted page nowhere, the cluster's size true
-    top = cli("clusters", "--index", es_index_name, "--json", "--top", "100", es_url=es_url, cwd=tmp_path)
+    top = cli("clusters", "--index", es_index_name, "--json", "--limit", "100", es_url=es_url, cwd=tmp_path)
     sizes = {r["cluster"]: r["size"] for r in map(json.loads, top.stdout.decode().splitlines())}
     assert "zh0" not in sizes and sizes["zh0-reprint"] == 2 and sizes["zh1"] == 3
     found = cli("search", "转载", "--index", es_index_name, "--json", "--all", "-n", "100", es_url=es_url,
@@ -110,6 +110,40 @@ def test_repair_an_index_broken_through_the_elasticsearch_api(es_url, es_index_n
     again = cli("repair", "--index", es_index_name, "--no-progress", es_url=es_url, cwd=tmp_path)
     assert again.returncode == 0 and again.stdout == b"" and "nothing to fix" in again.stderr.decode()
     assert raw_state(client, es_index_name) == fixed
+
+
+def test_a_dry_run_is_the_repair_without_its_writes_and_an_index_built_with_defaults_needs_none(
+        es_url, es_index_name, client, tmp_path):
+    """On a crawl of short texts inside site templates indexed with --no-recheck (decisions as made on arrival,
+    before the templates were known), `repair --dry-run` prints exactly the lines and counts `repair` then prints
+    (every change once), and leaves the index as it was; after the repair, and on an index `index` built with its
+    defaults, a dry run finds nothing."""
+    from support import templated_crawl
+
+    path = tmp_path / "templated.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in templated_crawl(5, 1600)),
+                    encoding="utf-8")
+    res = cli("index", path, "--index", es_index_name, "--no-progress", "--no-recheck", es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    before = raw_state(client, es_index_name)
+    dry = cli("repair", "--index", es_index_name, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert dry.returncode == 0 and raw_state(client, es_index_name) == before
+    real = cli("repair", "--index", es_index_name, "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert real.returncode == 0
+    lines = real.stdout.decode().splitlines()
+    assert len(lines) >= 5 and dry.stdout == real.stdout  # (the same changes, in the same order)
+    assert len({json.loads(x)["id"] + json.loads(x)["change"] for x in lines}) == len(lines)  # (each once)
+    assert dry.stderr.decode().replace("would change", "changed") == real.stderr.decode()
+    assert_consistent(raw_state(client, es_index_name))
+    again = cli("repair", "--index", es_index_name, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert again.stdout == b"" and "nothing to fix" in again.stderr.decode()
+    built = f"{es_index_name}-defaults"
+    try:
+        assert cli("index", path, "--index", built, "--no-progress", es_url=es_url, cwd=tmp_path).returncode == 0
+        fresh = cli("repair", "--index", built, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
+        assert fresh.stdout == b"" and "nothing to fix" in fresh.stderr.decode(), fresh.stdout.decode()[:500]
+    finally:
+        client.options(ignore_status=404).indices.delete(index=built)
 
 
 def _version2_index(client, name: str, docs: list[tuple[str, str | None]]) -> None:

@@ -71,6 +71,16 @@ def one_at_a_time(crawls, tmp_path_factory):
             for seed, crawl in crawls.items()}
 
 
+@pytest.fixture(scope="module")
+def rechecked(crawls, tmp_path_factory):
+    """What `dedup` gives with its defaults (decided one document at a time, then the recheck): what `index` must
+    give with its defaults."""
+    from support import run_cli
+
+    cwd = tmp_path_factory.mktemp("oracle-rechecked")
+    return {seed: dedup(run_cli, crawl, cwd, f"one-{seed}", "--batch-size", "1") for seed, crawl in crawls.items()}
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_embedded_clusters_do_not_depend_on_the_batch_size_or_the_workers(seed, crawls, one_at_a_time, cli, tmp_path):
     crawl, want = crawls[seed], one_at_a_time[seed]
@@ -118,17 +128,26 @@ def stored(client, index: str) -> dict[str, tuple[str, str | None]]:
     return {d.id: (d.cluster, d.duplicate_of) for page in ElasticIndex(client, index).scan() for d in page}
 
 
-def test_elasticsearch_gives_the_embedded_clusters_and_a_re_run_changes_nothing(crawls, one_at_a_time, es_url,
-                                                                                 client, es_index_name, tmp_path):
+def test_index_gives_the_clusters_dedup_gives_and_a_re_run_changes_nothing(crawls, one_at_a_time, rechecked, es_url,
+                                                                          client, es_index_name, tmp_path):
+    """`index` and `dedup`, each with its defaults, build the same clusters from one input (both take the decisions
+    again at the end); with --no-recheck both keep the decisions made on arrival, the same too."""
     seed = SEEDS[1]
+    assert any(rechecked[seed][i] != one_at_a_time[seed][i] for i in rechecked[seed])  # (the recheck changes some)
     run_index(crawls[seed], es_index_name, es_url, tmp_path)
     first = stored(client, es_index_name)
-    assert not differing(one_at_a_time[seed], first), differing(one_at_a_time[seed], first)[:5]
+    assert not differing(rechecked[seed], first), differing(rechecked[seed], first)[:5]
     assert clusters(tmp_path / "report.jsonl") == first
     err = run_index(crawls[seed], es_index_name, es_url, tmp_path)  # the same input again: idempotent
     assert f"indexed 0 into {es_index_name!r}" in err and f"{N:,} were already indexed" in err, err
     again = stored(client, es_index_name)
     assert not differing(first, again), differing(first, again)[:5]
+    arrival = f"{es_index_name}-arrival"
+    try:
+        run_index(crawls[seed], arrival, es_url, tmp_path, "--no-recheck")
+        assert not differing(one_at_a_time[seed], stored(client, arrival))
+    finally:
+        client.options(ignore_status=404).indices.delete(index=arrival)
 
 
 def _count(es_url: str, index: str) -> int:
@@ -140,7 +159,7 @@ def _count(es_url: str, index: str) -> int:
 
 
 @pytest.mark.parametrize("round_", range(3))
-def test_a_run_killed_at_a_random_point_and_resumed_gives_the_same_clusters(round_, crawls, one_at_a_time, es_url,
+def test_a_run_killed_at_a_random_point_and_resumed_gives_the_same_clusters(round_, crawls, rechecked, es_url,
                                                                              client, es_index_name, tmp_path):
     """`index` is SIGKILLed once the index holds a random share of the input (mid-batch or not), then the same
     command with --resume finishes: the clusters are those of one uninterrupted run, and the counts add up."""
@@ -167,10 +186,47 @@ def test_a_run_killed_at_a_random_point_and_resumed_gives_the_same_clusters(roun
     err = run_index(crawls[seed], es_index_name, es_url, tmp_path, "--batch-size", "100", "--resume")
     got = stored(client, es_index_name)
     assert len(got) == N
-    assert not differing(one_at_a_time[seed], got), (at, done, differing(one_at_a_time[seed], got)[:5])
+    assert not differing(rechecked[seed], got), (at, done, differing(rechecked[seed], got)[:5])
     assert clusters(tmp_path / "report.jsonl") == got  # (the report of the two runs together: every record, once)
     written = int(err.split("indexed ")[1].split(" into")[0].replace(",", ""))
     before = int(err.split("(and ")[1].split(" by the run it resumed")[0].replace(",", ""))
     already = int(err.split(" were already indexed")[0].rsplit("\n", 1)[-1].replace(",", "")) \
         if "were already indexed" in err else 0
     assert written + before + already == N, err
+
+
+def test_a_run_killed_during_its_recheck_and_resumed_gives_the_same_clusters_and_counts(crawls, rechecked, es_url,
+                                                                                       client, es_index_name,
+                                                                                       tmp_path):
+    """`index` is SIGKILLed once every record is decided and the final recheck has begun (its checkpoint says so);
+    the same command with --resume takes the recheck again: the clusters, the report and the counts are those of
+    one uninterrupted run."""
+    seed = SEEDS[2]
+    checkpoint = tmp_path / "cp.json"
+    proc = subprocess.Popen(index_cmd(crawls[seed], es_index_name), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env=_env(es_url), cwd=tmp_path)
+    deadline = time.monotonic() + 300
+    try:
+        while True:
+            assert proc.poll() is None, f"the run ended before it was killed: {proc.stderr.read().decode()}"
+            assert time.monotonic() < deadline, "no recheck"
+            try:
+                if json.loads(checkpoint.read_text()).get("rechecked") is not None:
+                    break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert sum(json.loads(checkpoint.read_text())["done"].values()) == N
+    err = run_index(crawls[seed], es_index_name, es_url, tmp_path, "--resume")
+    got = stored(client, es_index_name)
+    assert not differing(rechecked[seed], got), differing(rechecked[seed], got)[:5]
+    assert clusters(tmp_path / "report.jsonl") == got
+    kept = sum(1 for i, (c, _) in got.items() if c == i)
+    assert f"read {N:,}  kept {kept:,}  duplicates {N - kept:,}  dead letters 0" in err, err
+    assert not checkpoint.exists()

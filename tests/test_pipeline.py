@@ -223,3 +223,78 @@ def test_progress_ends_at_the_input_size_with_a_recheck(tmp_path):
     assert s.taken_back >= 1  # (the inputs were read again)
     total = RecordReader.total_bytes([str(crawl)])
     assert seen[-1] == total and max(seen) == total
+
+
+def test_progress_follows_the_records_decided_and_the_recheck_has_its_own(tmp_path):
+    """The position reported after a batch is how far into the input the records decided so far go: it stays
+    below the input's size until the last batch is decided (fingerprinting reads ahead), and the recheck reports
+    the documents it has decided again, up to its total."""
+    from test_cli import FORUM_BODIES, FORUM_NOTICE
+
+    from es_simhash.engine.engine import DefaultRule
+    from es_simhash.files.sources import RecordReader
+
+    lines = [{"id": f"p{i}", "content": f"【城市生活】网友原创\n{FORUM_BODIES[i % 4]}{i}\n{FORUM_NOTICE}"}
+             for i in range(300)]
+    crawl = tmp_path / "forum.jsonl"
+    crawl.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    total = RecordReader.total_bytes([str(crawl)])
+    seen, rechecked = [], []
+    s = run_dedup([str(crawl)], DedupEngine(MemoryIndex(), rule=DefaultRule.rechecked(), batch_size=50),
+                  dead_letters=tmp_path / "dead.jsonl", recheck=True, report=io.StringIO(),
+                  on_progress=lambda b, summary: seen.append((b, summary.read)),
+                  on_recheck=lambda done, of: rechecked.append((done, of)))
+    assert s.read == 300
+    decided = [(b, n) for b, n in seen if n < 300]
+    assert decided and all(b < total for b, _ in decided)  # (not at 100% while records are still being decided)
+    assert [b for b, _ in seen] == sorted(b for b, _ in seen) and seen[-1][0] == total
+    assert rechecked and rechecked[-1] == (300, 300) and all(d <= of for d, of in rechecked)
+
+
+def _random_index(seed: int, rule):
+    """A small seeded index of random fingerprints sharing sentences from a small pool (many pairs near the rule's
+    bounds), decided one document at a time; and the summary of that run."""
+    import random
+
+    from es_simhash.engine.engine import Document
+    from es_simhash.fingerprint.model import Fingerprint
+
+    r = random.Random(seed)
+    pool = list(range(1, r.randint(5, 14)))
+    engine = DedupEngine(MemoryIndex(), rule=rule, batch_size=1)
+    summary = Summary()
+    for i in range(r.randint(4, 10)):
+        simhash = 0x9E3779B97F4A7C15
+        for b in r.sample(range(64), r.randint(0, 22)):
+            simhash ^= 1 << b
+        fp = Fingerprint(simhash, 1000 + i, tuple(sorted(r.sample(pool, r.randint(1, min(5, len(pool)))))), 40, 800,
+                         False)
+        res = engine.process_batch([Document(f"d{i:02d}", "t")], [fp])[0]
+        summary.read += 1
+        summary.duplicates += res.duplicate
+        summary.kept += not res.duplicate
+    return engine, summary
+
+
+@pytest.mark.parametrize("seeds, rechecked", [(range(300), False), ([1173, 1227], True), ([1681, 2680], False)])
+def test_the_recheck_summary_counts_both_directions(seeds, rechecked):
+    """The recheck takes duplicates back, and can make canonicals duplicates (after a split, a document that arrived
+    between the halves can belong with one of them: seeds found so): the summary says how many of each, and
+    reconciles (read = kept + duplicates) with the index as the recheck leaves it."""
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.pipeline.recheck import recheck_run
+
+    became_somewhere = False
+    for seed in seeds:
+        engine, summary = _random_index(seed, DefaultRule.rechecked() if rechecked else DefaultRule())
+        before = {d.id: d.duplicate_of for page in engine.index.scan() for d in page}
+        outcome = recheck_run(engine, summary, since=0, scope=None)
+        after = {d.id: d.duplicate_of for page in engine.index.scan() for d in page}
+        became = sum(before[i] is None and after[i] is not None for i in after)
+        back = sum(before[i] is not None and after[i] is None for i in after)
+        assert (summary.became, summary.taken_back) == (became, back) == (len(outcome.became()),
+                                                                           len(outcome.taken_back())), seed
+        assert summary.kept == sum(v is None for v in after.values()), seed
+        assert summary.read == summary.kept + summary.duplicates, seed
+        became_somewhere |= became > 0
+    assert became_somewhere or len(seeds) > 2

@@ -105,7 +105,7 @@ def test_report_numbers_match_the_index(es_url, indexed_example, tmp_path):
     assert (top.title, top.url) == (canonical.get("title"), canonical.get("url"))
 
     out = tmp_path / "report.html"
-    res = cli("report", "--index", index, "-o", out, "--top", "10", es_url=es_url)
+    res = cli("report", "--index", index, "-o", out, "--limit", "10", es_url=es_url)
     assert res.returncode == 0, res.stderr.decode()
     assert f"{exp['documents']:,} documents, {exp['duplicates']:,} duplicates" in res.stderr.decode()
     page = out.read_text(encoding="utf-8")
@@ -129,7 +129,7 @@ def test_report_numbers_match_the_index(es_url, indexed_example, tmp_path):
 def test_report_from_the_embedded_dedup_file_matches_the_index(es_url, indexed_example, tmp_path):
     index, es_report = indexed_example
     res = cli("dedup", EXAMPLE, "--report", tmp_path / "mem.jsonl", "--dead-letters", tmp_path / "d.jsonl",
-              "--no-progress", "--no-recheck")  # (the decisions made on arrival, as `index` makes them)
+              "--no-progress")  # (each with its defaults: the same clusters)
     assert res.returncode == 0
     docs = all_docs(connect(ConnectionSettings(url=es_url)), index)
     exp = expected_from_docs(docs)

@@ -1,16 +1,29 @@
-"""The recheck (:func:`recheck`): every near duplicate decided again against its cluster's members as they are
-now, split off or moved when it no longer matches (chains of near duplicates drift)."""
+"""The recheck (:func:`recheck`): decisions taken again with what the whole index knows now, until they hold.
+
+A document is decided when it arrives, against what is indexed then. The second post of a template (a site's
+header and disclaimer around another text, a forum's share line) arrives when the template has been seen once:
+its lines look like the first post's own, and the two are put in one cluster. Once more posts of the template are
+indexed, the rule counts those lines as boilerplate (held by several clusters), and the decision no longer holds.
+The recheck takes every such decision again (:func:`decide_again`): a near duplicate that matches no member of its
+cluster any more leaves it (``split``: a canonical of its own; ``moved``: into the cluster it matches now) and the
+documents that duplicate it follow it (``re-pointed``); a canonical joins an older document's cluster (``merged``)
+only when it would have on arrival, as the index stands now, and the template rule keeps it there. Each change
+can change a decision near it (a document that left its cluster is one more holder of the template's lines), so
+the documents near every change are decided again, until nothing changes (:func:`until_settled`). A decision is
+only taken back where the whole index shows it rested on a template; the recheck never makes the rule looser.
+:func:`~es_simhash.cluster.repair` decides with the same steps."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 from es_simhash.decide.rule import DecisionRule, has_sketch
 from es_simhash.index.base import (Lookup, MaintainedIndex, StoredDoc, arrival_key)
 from es_simhash.errors import MaintenanceError
+from es_simhash.cluster.dry_run import DryRun
 from es_simhash.cluster.writes import MAX_ATTEMPTS, RepairReport, Settled, Writer, as_canonical, as_member_of
 from es_simhash.cluster.templates import all_matches, crowded_by_others, first_kept, stays
-from es_simhash.cluster.settle import repoint
+from es_simhash.cluster.settle import repoint, settle_canonicals
 
 
 def _recheckable(d: StoredDoc) -> bool:
@@ -21,7 +34,8 @@ def _recheckable(d: StoredDoc) -> bool:
         d.reason == "sentences" or (d.reason == "simhash" and has_sketch(d.fingerprint)))
 
 
-def recheck_one(index: MaintainedIndex, rule: DecisionRule, writer: Writer, docs: Sequence[StoredDoc]) -> list[str]:
+def recheck_duplicates(index: MaintainedIndex, rule: DecisionRule, writer: Writer, docs: Sequence[StoredDoc]
+                       ) -> list[str]:
     """Decide each near duplicate among ``docs`` (:func:`_recheckable`) again against the documents that arrived
     before it, with what the whole index knows of templates now (:func:`crowded_by_others`; the document counts
     of ``max_sentence_df`` are left as they were on arrival: a much-reprinted article's own copies make them grow):
@@ -50,50 +64,63 @@ def recheck_one(index: MaintainedIndex, rule: DecisionRule, writer: Writer, docs
     return [d.id for d in split + moved]
 
 
-def recheck(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, after: str | None = None,
-            page: int = 500, on_page: Callable[[RepairReport], None] | None = None, repeat: bool = False
-            ) -> RepairReport:
-    """Take every near-duplicate decision again with what the whole index knows now, page by page in id order.
+def decide_again(index: MaintainedIndex, rule: DecisionRule, writer: Writer, docs: Sequence[StoredDoc],
+                 canonicals: bool = True) -> set[str]:
+    """One step of the recheck on ``docs`` (as stored now): with ``canonicals``, each canonical among them settled
+    with what the whole index knows (:func:`~es_simhash.cluster.settle.settle_canonicals`, ``known``); each near
+    duplicate decided again (:func:`recheck_duplicates`); whatever that moved re-pointed. Returns the ids of every
+    document this step rewrote."""
+    start = len(writer.settled.changes)
+    if canonicals:
+        merged = settle_canonicals(index, rule, writer, [d for d in docs if d.cluster == d.id], known=True)
+        if merged:
+            repoint(index, writer, merged, rule)
+            docs = list(index.fetch(sorted(d.id for d in docs), whole=False).values())
+    rechecked = recheck_duplicates(index, rule, writer, docs)
+    if rechecked:
+        repoint(index, writer, rechecked, rule)
+    return {c.id for c in writer.settled.changes[start:]}
 
-    A document is decided when it arrives, against what is indexed then. The second post of a template (a site's
-    header and disclaimer around another text, a forum's share line) arrives when the template has been seen
-    once: its sentences look like the first post's own, and the two are put in one cluster. Once more posts of
-    the template are indexed, the rule counts its hashes as boilerplate (held by several clusters), and the
-    decision no longer holds. ``recheck`` decides each near duplicate again against the documents that arrived
-    before it, counting as boilerplate what the candidates of the other clusters, of any arrival, show to be a
-    template's (:meth:`DefaultRule.crowded`); one that matches no member of its cluster any more leaves it
-    (``split``: a canonical; ``moved``: into the cluster it matches now), and the documents that duplicate it
-    follow it. A document that left its cluster is one more holder of the template's hashes for the decisions
-    after it, so a recheck that changed something can change a little more when run again (``repeat``: pass
-    over the index again until a pass changes nothing, as ``dedup`` does); a decision is only ever taken back,
-    never made looser. :func:`repair` does the same for each page it checks. ``dry_run``: report, write
-    nothing."""
+
+def until_settled(index: MaintainedIndex, rule: DecisionRule, writer: Writer, changed: Collection[str]) -> None:
+    """Decide again the documents ``changed`` and every document near one of them (its lookup's candidates), and
+    then those near what that changed, until nothing changes (:class:`MaintenanceError` after
+    :data:`~es_simhash.cluster.writes.MAX_ATTEMPTS` rounds)."""
+    changed = set(changed)
+    for _ in range(MAX_ATTEMPTS):
+        if not changed:
+            return
+        now = list(index.fetch(sorted(changed), whole=False).values())
+        near = set(changed)
+        for res in index.lookup([Lookup(d.id, d.fingerprint) for d in now], rule.candidate_distance):
+            near.update(c.id for c in res.candidates)
+        changed = decide_again(index, rule, writer, list(index.fetch(sorted(near), whole=False).values()))
+    raise MaintenanceError("decisions kept changing while being rechecked; run again")
+
+
+def recheck(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, after: str | None = None,
+            page: int = 500, on_page: Callable[[RepairReport], None] | None = None, since: int | None = None
+            ) -> RepairReport:
+    """Take the decisions of the index again with what the whole index knows now (see the module's text), page by
+    page in id order from the first id after ``after``, until they hold. ``since``: only the documents that arrived
+    then or later are rechecked, and what their changes lead to (what one run decided, when ``since`` is its start:
+    ``es-simhash index`` rechecks so; ``None``: the whole index, as ``es-simhash dedup`` does). ``dry_run``: the
+    same run, its writes kept in memory (:class:`~es_simhash.cluster.dry_run.DryRun`): what it would change, the
+    index left as it is. ``on_page`` is called after each page (progress)."""
+    if dry_run:
+        index = DryRun(index)
     report = RepairReport(last_id=after)
     settled = Settled()
-    writer = Writer(index, settled, dry_run=dry_run)
+    writer = Writer(index, settled)
     changed: set[str] = set()
-    for docs in index.scan(page, after):
-        rechecked = recheck_one(index, rule, writer, docs)
-        if rechecked and not dry_run:
-            repoint(index, writer, rechecked, rule)
-        changed.update(rechecked)
+    for docs in index.scan(page, after, since):
+        # (a canonical is left as decided on arrival, unless a change near it calls it into question: see below)
+        changed |= decide_again(index, rule, writer, docs, canonicals=False)
         report.checked += len(docs)
         report.last_id = docs[-1].id
         report.changes = settled.changes
         if on_page is not None:
             on_page(report)
-    # a document that left its cluster is one more holder for the documents that share hashes with it
-    for _ in range(MAX_ATTEMPTS):
-        if not (changed and repeat and not dry_run):
-            break
-        left = list(index.fetch(sorted(changed), whole=False).values())
-        near: set[str] = set()
-        for res in index.lookup([Lookup(d.id, d.fingerprint) for d in left], rule.candidate_distance):
-            near.update(c.id for c in res.candidates if _recheckable(c))
-        changed = set(recheck_one(index, rule, writer, list(index.fetch(sorted(near), whole=False).values())))
-        if changed:
-            repoint(index, writer, changed, rule)
-    else:
-        raise MaintenanceError("decisions kept changing while being rechecked; run again")
+    until_settled(index, rule, writer, changed)
     report.changes = settled.changes
     return report

@@ -1,5 +1,6 @@
-"""Repair (:func:`repair`): a scan of the whole index that puts right what a writer killed mid-settle left
-(clusters naming missing canonicals, canonicals that duplicate an older document, malformed cluster fields)."""
+"""Repair (:func:`repair`): a scan of the whole index that puts right what a writer killed mid-settle or another
+tool left (clusters naming missing canonicals, canonicals that duplicate an older document, malformed cluster
+fields), and decides again with the recheck's steps what was decided before a template was known."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import Callable
 
 from es_simhash.decide.rule import DecisionRule
 from es_simhash.index.base import (MaintainedIndex, StoredDoc)
+from es_simhash.cluster.dry_run import DryRun
 from es_simhash.cluster.writes import RepairReport, Settled, Writer, as_canonical
-from es_simhash.cluster.recheck import recheck_one
-from es_simhash.cluster.settle import redecide, repoint, settle_canonicals
+from es_simhash.cluster.recheck import decide_again, until_settled
+from es_simhash.cluster.settle import redecide, repoint
 
 
 def _malformed(d: StoredDoc) -> bool:
@@ -19,18 +21,23 @@ def _malformed(d: StoredDoc) -> bool:
 
 def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, after: str | None = None, page: int = 500,
            on_page: Callable[[RepairReport], None] | None = None) -> RepairReport:
-    """Find and fix what older runs or other tools left, page by page in id order (from the first id after
-    ``after``): canonicals that duplicate an older document, clusters whose canonical joined another cluster or
-    is missing, documents pointing at missing documents, contradictory flags; and near duplicates decided before
-    their template was known (:func:`recheck`; canonicals are settled with the same knowledge and join only a
-    cluster a recheck would keep them in, so a repair does not merge what a recheck split: on 600 random small
-    indexes a second repair changes nothing; one in 3,000 with ``DefaultRule.rechecked()`` flips two documents at
-    every repair, the clusters consistent each time). ``dry_run``: report what would change, write nothing (only first-order changes: a merge's
-    re-pointed members are not listed). ``on_page`` is called after each page (progress, checkpoints)."""
+    """Find and fix what killed runs or other tools left, page by page in id order (from the first id after
+    ``after``): documents pointing at missing documents (their clusters decided again without them), contradictory
+    flags, clusters whose canonical joined another cluster; then every document of the page decided again as the
+    recheck decides (:func:`~es_simhash.cluster.recheck.decide_again`: canonicals that a sequential run would have
+    made duplicates join their cluster, near duplicates decided before their template was known leave theirs),
+    until nothing changes. An index that ``es-simhash index`` or ``dedup`` built with their defaults, left alone
+    since, has nothing to repair. ``dry_run``: the same run, its writes kept in memory
+    (:class:`~es_simhash.cluster.dry_run.DryRun`): what it would change, the index left as it is. ``on_page`` is
+    called after each page (progress, checkpoints)."""
+    if dry_run:
+        index = DryRun(index)
     report = RepairReport(last_id=after)
     settled = Settled()
-    writer = Writer(index, settled, dry_run=dry_run)
+    writer = Writer(index, settled)
+    changed: set[str] = set()
     for docs in index.scan(page, after):
+        start = len(settled.changes)
         ids = {d.id for d in docs}
         # pointers to missing documents: their clusters are decided again without them
         targets = {d.cluster for d in docs} | {d.duplicate_of for d in docs if d.duplicate_of}
@@ -45,18 +52,14 @@ def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, af
             # (flags that contradict each other say nothing to trust: a canonical again, decided just below against
             # the documents that arrived before it)
             writer.rewrite([d.id for d in bad], lambda d: as_canonical(d) if _malformed(d) else None, "re-decided")
-        fresh = index.fetch(sorted(ids), whole=False) if not dry_run else {d.id: d for d in docs}
-        merged = settle_canonicals(index, rule, writer, list(fresh.values()), known=True)
-        repoint(index, writer, ids | set(merged), None if dry_run else rule)
-        # near duplicates decided before their template was known (see recheck), as the page stands now
-        now = index.fetch(sorted(ids), whole=False) if not dry_run else fresh
-        rechecked = recheck_one(index, rule, writer, list(now.values()))
-        if rechecked and not dry_run:
-            repoint(index, writer, rechecked, rule)
+        repoint(index, writer, ids, rule)
+        decide_again(index, rule, writer, list(index.fetch(sorted(ids), whole=False).values()))
+        changed |= {c.id for c in settled.changes[start:]}
         report.checked += len(docs)
         report.last_id = docs[-1].id
         report.changes = settled.changes
         if on_page is not None:
             on_page(report)
+    until_settled(index, rule, writer, changed)
     report.changes = settled.changes
     return report

@@ -33,11 +33,13 @@ def _canonical_decision(index: MaintainedIndex, rule: DecisionRule, doc: StoredD
                         res: Any, cap: int, known: bool, holders: Mapping[int, list[StoredDoc]]) -> Any:
     """What settling decides for the canonical ``doc`` against the documents ``older`` than it (``res``: its
     lookup): the decision it got on arrival, when nothing was written concurrently (:func:`_as_on_arrival`; so
-    settling a document again changes nothing by itself); with ``known`` (:func:`repair`), with what the whole index
-    knows of templates, and only into a cluster a recheck would keep it in (so a repair never undoes a recheck)."""
-    if not known:
-        candidates, boilerplate = _as_on_arrival(index, rule, doc, older, res, cap, holders)
-        return rule.decide(doc.fingerprint, candidates, boilerplate)
+    settling a document again changes nothing by itself); with ``known`` (the recheck and :func:`repair`), only when
+    that decision is a match and, with what the whole index knows of templates, into a cluster a recheck keeps it
+    in (so neither undoes what the other did)."""
+    candidates, boilerplate = _as_on_arrival(index, rule, doc, older, res, cap, holders)
+    on_arrival = rule.decide(doc.fingerprint, candidates, boilerplate)
+    if not known or on_arrival is None:
+        return on_arrival
     boilerplate = known_boilerplate(rule, doc, res.candidates, res.sentence_df, cap)
     return first_kept(rule, doc, all_matches(rule, doc.fingerprint, older, boilerplate), res.candidates)
 
@@ -79,10 +81,12 @@ def settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: Writer
     time as a duplicate it should have joined is only seen from that duplicate's side). A canonical with a match
     joins it (its members are re-pointed after). ``left``: stored versions of documents that left (deleted, or
     re-indexed with other content): every newer canonical that had one of them among its candidates was decided
-    with it there (its match, or a holder of a template's sentences), so it is settled too. ``known``: a template's
-    hashes are known from the whole index (:func:`known_boilerplate`), and a canonical joins only a cluster a
-    recheck would keep it in (:func:`_canonical_decision`); :func:`repair` settles so. Returns the ids that joined
-    another cluster."""
+    with it there (its match, or a holder of a template's sentences), so it is settled too. ``known``: a canonical
+    joins a cluster only when it would have on arrival and a recheck keeps it there, with what the whole index knows
+    of templates (:func:`_canonical_decision`); the recheck and :func:`repair` settle so, and so does every settling
+    with a rule whose decisions are rechecked (``rule.recheck``: what the recheck took back stays so). Returns the
+    ids that joined another cluster."""
+    known = known or rule.recheck
     merged: list[str] = []
     seen: set[str] = set()
     todo = list(docs)
@@ -94,9 +98,8 @@ def settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: Writer
     while todo:
         seen.update(d.id for d in todo)
         found = index.lookup([Lookup(d.id, d.fingerprint) for d in todo], rule.candidate_distance)
-        if not known:
-            wanted = {h for d, res in zip(todo, found) if d.cluster == d.id for h in _crossing(d, res, cap)}
-            holders.update(index.first_holders(wanted - holders.keys(), cap + 1))
+        wanted = {h for d, res in zip(todo, found) if d.cluster == d.id for h in _crossing(d, res, cap)}
+        holders.update(index.first_holders(wanted - holders.keys(), cap + 1))
         newer: dict[str, StoredDoc] = {}
         joins: dict[str, tuple[Any, str, int, int]] = {}
         for d, res in zip(todo, found):
@@ -116,6 +119,9 @@ def settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: Writer
                     newer[c.id] = c
                 elif c.id not in seen and rule.decide(c.fingerprint, [d]) is not None:
                     newer[c.id] = c
+        deferred: list[StoredDoc] = []
+        if known and len(joins) > 1:
+            joins, deferred = _one_at_a_time(index, joins, todo, found)
         joined: list[StoredDoc] = []
         if joins:
             targets = canonicals_of(index, {cluster for _, cluster, _, _ in joins.values()})
@@ -134,8 +140,37 @@ def settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: Writer
         # holders), is only found by looking again from the merged documents, now, after the write (each writer
         # writes, then looks: one of the two sees the other's write).
         todo = list(newer.values()) + [d for d in joined if d.id not in newer]
+        if deferred:  # (decided again once the joins before them are written and their members follow them)
+            repoint(index, writer, [d.id for d in joined], rule)
+            later = index.fetch(sorted(d.id for d in deferred if d.id not in newer), whole=False)
+            todo = [d for d in todo if d.id not in later] + list(later.values())
         moved = {d.id for d in joined}
     return merged
+
+
+def _one_at_a_time(index: MaintainedIndex, joins: dict[str, Any], todo: Sequence[StoredDoc], found: Sequence[Any]
+                   ) -> tuple[dict[str, Any], list[StoredDoc]]:
+    """The joins of ``joins`` that can be written together, and the canonicals whose join waits. Whether a
+    canonical stays in the cluster it joins depends on the clusters of its candidates (the template rule counts
+    holders by cluster), so two joins decided on one view can each undo the other's reason (both join, then a
+    recheck splits both off again). In arrival order, a join waits when one of its candidates is a canonical that
+    joins before it, or a member of one; it is decided again once those are written."""
+    by_id = {d.id: (d, res) for d, res in zip(todo, found)}
+    order = sorted(joins, key=lambda i: arrival_key(by_id[i][0]))
+    follows: dict[str, set[str]] = {}
+    for m in index.pointing_at(order):
+        follows.setdefault(m.cluster, set()).add(m.id)
+    touched: set[str] = set()
+    now: dict[str, Any] = {}
+    wait: list[StoredDoc] = []
+    for i in order:
+        doc, res = by_id[i]
+        if touched.intersection(c.id for c in res.candidates):
+            wait.append(doc)
+            continue
+        now[i] = joins[i]
+        touched |= {i} | follows.get(i, set())
+    return now, wait
 
 
 def _anchor(doc: StoredDoc) -> str:
@@ -179,8 +214,6 @@ def repoint(index: MaintainedIndex, writer: Writer, ids: Collection[str], rule: 
             return None if target is None or target == doc.cluster else replace(doc, cluster=target)
 
         written = writer.rewrite([d.id for d in moved], point, "re-pointed")
-        if writer.dry_run:
-            return
         check = {d.id for d in written}  # read their canonicals again (merged meanwhile?)
     raise MaintenanceError("cluster pointers kept changing while being re-pointed; run again")
 

@@ -73,10 +73,10 @@ def state_of(doc: StoredDoc) -> tuple[str | None, str | None]:
 class Writer:
     """Conditional rewrites with retries: ``change(doc)`` is applied to the freshly fetched document and returns the
     document to write, or ``None`` when nothing needs writing any more; on a version conflict the document is
-    fetched again and ``change`` applied again. ``dry_run``: nothing is written, the changes are only recorded."""
+    fetched again and ``change`` applied again (a dry run writes into a :class:`~es_simhash.cluster.dry_run.DryRun`)."""
 
-    def __init__(self, index: MaintainedIndex, settled: Settled, dry_run: bool = False) -> None:
-        self.index, self.settled, self.dry_run = index, settled, dry_run
+    def __init__(self, index: MaintainedIndex, settled: Settled) -> None:
+        self.index, self.settled = index, settled
 
     def rewrite(self, ids: Iterable[str], change: Callable[[StoredDoc], StoredDoc | None], why: str
                 ) -> list[StoredDoc]:
@@ -91,7 +91,7 @@ class Writer:
                     out.append((doc, new))
             if not out:
                 return written
-            conflicts = set() if self.dry_run else set(self.index.replace([new for _, new in out]))
+            conflicts = set(self.index.replace([new for _, new in out]))
             for doc, new in out:
                 if doc.id not in conflicts:
                     written.append(new)

@@ -93,6 +93,10 @@ class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
     simhash_sketch_support: int = 1
     far_sentence_k: int = 0
     far_shared_sentences: float = 0.5
+    recheck: bool = False
+    """Decisions of an index whose runs end with a recheck (:meth:`rechecked`): settling a canonical again (other
+    writers, a re-run, a delete) joins it to a cluster only where the recheck keeps it, so settling never undoes
+    what a recheck took back."""
 
     @property
     def candidate_distance(self) -> int:
@@ -111,7 +115,7 @@ class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
         stories that reuse two paragraphs share 2 of 5 signature sentences; on BBC News, 40% merged 8 such pairs
         of 2,225 articles, half merges 1.) Without the recheck the looser bound costs more than it finds
         (docs/accuracy.md). ``settings``: any other field, as for ``DefaultRule(...)``."""
-        return cls(**{"far_sentence_k": 24, **settings})
+        return cls(**{"far_sentence_k": 24, "recheck": True, **settings})
 
     def decide(
         self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()

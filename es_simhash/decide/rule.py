@@ -40,6 +40,12 @@ class DecisionRule(Protocol):
         """The loosest Hamming distance the rule can accept; backends drop segment candidates further away."""
         ...
 
+    @property
+    def recheck(self) -> bool:
+        """Whether the index's decisions are taken again by a recheck at the end of each run (then settling a
+        canonical keeps to what the recheck keeps: :func:`~es_simhash.cluster.settle.settle_canonicals`)."""
+        ...
+
     def decide(
         self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
     ) -> Decision | None:
@@ -67,6 +73,8 @@ class DecisionRule(Protocol):
 class RuleBase:
     """What a rule of one's own inherits: :meth:`matches`, :meth:`crowded` and :meth:`explain` from its
     :meth:`decide` (which it writes, with :attr:`candidate_distance`)."""
+
+    recheck = False
 
     @property
     def candidate_distance(self) -> int:

@@ -155,7 +155,8 @@ class RecordReader:
         self.explicit_id = id_field is not None
         self.max_record_bytes = max_record_bytes
         self.bytes_read = 0
-        """Bytes consumed from the input files so far (compressed bytes for gzip): drives progress bars."""
+        """How far into the inputs the reader is, in bytes of the files (up to the end of the last line read; for a
+        gzip file, the compressed bytes read so far): drives progress bars."""
 
     @staticmethod
     def total_bytes(paths: Sequence[str]) -> int | None:
@@ -180,17 +181,20 @@ class RecordReader:
         try:
             buffered = io.BufferedReader(counter, buffer_size=_CHUNK)
             stream: BinaryIO = buffered
-            if buffered.peek(2)[:2] == b"\x1f\x8b":
+            gzipped = buffered.peek(2)[:2] == b"\x1f\x8b"
+            if gzipped:
                 stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
             line_no = 0
+            at = 0  # (bytes of the lines read, in a file that is not compressed)
             while True:
                 try:
-                    line, too_long = self._next_line(stream)
+                    line, too_long, size = self._next_line(stream)
                 except (EOFError, OSError, zlib.error) as exc:  # truncated or corrupt gzip
+                    self.bytes_read = base + counter.count
                     yield DeadLetter(name, line_no + 1, f"unreadable input, stopped reading this file: {exc}")
                     return
-                finally:
-                    self.bytes_read = base + counter.count
+                at += size
+                self.bytes_read = base + (counter.count if gzipped else at)
                 if line is None:
                     return
                 line_no += 1
@@ -208,20 +212,21 @@ class RecordReader:
             if path != "-":
                 raw.close()
 
-    def _next_line(self, stream: BinaryIO) -> tuple[bytes | None, bool]:
-        """The next line (without its newline) and whether it exceeded ``max_record_bytes`` (then only its
-        beginning is returned and the rest is skipped without being held in memory)."""
+    def _next_line(self, stream: BinaryIO) -> tuple[bytes | None, bool, int]:
+        """The next line (without its newline), whether it exceeded ``max_record_bytes`` (then only its beginning
+        is returned and the rest is skipped without being held in memory), and how many bytes it took."""
         line = stream.readline(self.max_record_bytes + 1)
         if not line:
-            return None, False
+            return None, False, 0
         if len(line) > self.max_record_bytes and not line.endswith(b"\n"):
-            head = line[:_EXCERPT]
+            head, size = line[:_EXCERPT], len(line)
             while True:  # skip the rest of the over-long line in bounded chunks
                 more = stream.readline(_CHUNK)
+                size += len(more)
                 if not more or more.endswith(b"\n"):
                     break
-            return head, True
-        return line.rstrip(b"\r\n"), False
+            return head, True, size
+        return line.rstrip(b"\r\n"), False, len(line)
 
     def parse(self, source: str, line_no: int, raw: bytes) -> Record | DeadLetter:
         """One line of JSON Lines to a :class:`Record`, or a :class:`DeadLetter` saying what is wrong."""

@@ -176,8 +176,10 @@ class MaintainedIndex(SegmentIndex, Protocol):
         (a document already gone counts as removed)."""
         ...
 
-    def scan(self, page: int = 1000, after: str | None = None) -> Iterator[list[StoredDoc]]:
-        """All stored documents in pages, in id order, starting after the id ``after``."""
+    def scan(self, page: int = 1000, after: str | None = None, since: int | None = None
+             ) -> Iterator[list[StoredDoc]]:
+        """All stored documents in pages, in id order, starting after the id ``after``; with ``since``, only those
+        that arrived then or later (:attr:`StoredDoc.arrival`: what a run decided, when ``since`` is its start)."""
         ...
 
     def visible_mark(self) -> Any:

@@ -45,6 +45,12 @@ class Checkpoint:
         """The visible mark the next batch was decided with (:attr:`DedupEngine.next_mark`; JSON)."""
         self.outputs: dict[str, str] = {}
         """The run's resumable outputs: ``report`` and ``dead_letters``, absolute paths."""
+        self.since: int | None = None
+        """When the run began (microseconds since the epoch, as :attr:`~es_simhash.index.base.StoredDoc.arrival`):
+        every document it decided arrived then or later (a resumed run keeps the first run's)."""
+        self.rechecked: dict[str, list] | None = None
+        """Once every input line is done and the final recheck has begun: each document it changed so far, with
+        its ``[duplicate_of, reason]`` before (``None``: the recheck has not begun)."""
         self._locks = 0
 
     @staticmethod
@@ -134,13 +140,15 @@ class Checkpoint:
         cp.batch_size = data.get("batch_size")
         cp.mark = data.get("mark")
         cp.outputs = dict(data.get("outputs", {}))
+        cp.since = data.get("since")
+        cp.rechecked = data.get("rechecked")
         return cp
 
     def save(self, summary: Summary) -> None:
         tmp = f"{self.path}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump({"format": self.FORMAT, "inputs": self.inputs, "done": self.done, "batch_size": self.batch_size,
-                       "mark": self.mark,
+                       "mark": self.mark, "since": self.since, "rechecked": self.rechecked,
                        "outputs": self.outputs, "summary": summary.to_dict()}, fh, ensure_ascii=False)
             fh.flush()
             os.fsync(fh.fileno())

@@ -30,20 +30,20 @@ class _StoredRecords:
 
 
 def migrate(source, engine, *, dead_letters: str = "dead-letters.jsonl", checkpoint=None, report=None,
-            on_progress=None, start=None, stop=None):
+            on_progress=None, start=None, stop=None, recheck: bool = False, on_recheck=None):
     """Index every document stored in ``source`` (an :class:`~es_simhash.index.elastic.ElasticIndex`) again
     through ``engine`` (whose index is the new one), from its stored text and record, the earliest first: each is
     fingerprinted with the engine's fingerprinter and decided afresh (so clusters follow the new fingerprint).
     Client-side (no reindex module needed). A document without stored text is a dead letter (its "line" is its
     position in arrival order). With a ``checkpoint`` (inputs: ``[migration_input(source)]``) an interrupted
     migration goes on where it stopped. ``start`` and ``stop``: as :func:`~es_simhash.pipeline.run_dedup` takes
-    them (create the new index before the first document; stop after a batch). Returns the
-    :class:`~es_simhash.pipeline.Summary`."""
+    them (create the new index before the first document; stop after a batch), and so are ``recheck`` and
+    ``on_recheck`` (the decisions taken again at the end). Returns the :class:`~es_simhash.pipeline.Summary`."""
     from es_simhash.pipeline.run import run_dedup
 
     return run_dedup([migration_input(source)], engine, _StoredRecords(source), report=report,
                      dead_letters=dead_letters, on_progress=on_progress, checkpoint=checkpoint, start=start,
-                     stop=stop)
+                     stop=stop, recheck=recheck, on_recheck=on_recheck)
 
 
 def migration_input(source) -> str:

@@ -16,7 +16,7 @@ from typing import IO, Callable, Iterable, Iterator, Sequence
 from es_simhash.engine.engine import DedupEngine, Document, DuplicateIdError, IndexingError
 from es_simhash.files.sources import DeadLetter, DeadLetterWriter, Record, RecordReader, excerpt
 from es_simhash.pipeline.checkpoint import Checkpoint
-from es_simhash.pipeline.corrections import recheck_outputs, rereadable
+from es_simhash.pipeline.recheck import correct_outputs, is_rewritable, recheck_run, rereadable
 from es_simhash.pipeline.source import RecordSource
 from es_simhash.pipeline.summary import Summary, count_result, reason_kind, report_line
 
@@ -36,6 +36,7 @@ def run_dedup(
     recheck: bool = False,
     start: Callable[[], None] | None = None,
     stop: Callable[[], bool] | None = None,
+    on_recheck: Callable[[int, int], None] | None = None,
 ) -> Summary:
     """Deduplicate the JSON Lines ``inputs`` through ``engine``.
 
@@ -43,11 +44,12 @@ def run_dedup(
     distance, reason, source, line``); ``output`` receives the original bytes of every record that is not a
     duplicate; malformed records go to the ``dead_letters`` file with their line number and reason, in line
     order (created only when needed, written beside its path and put in place when the run ends well:
-    :class:`~es_simhash.sources.DeadLetterWriter`). ``on_progress(bytes_read, summary)`` is called after every
-    batch. ``start()`` is called once, before the first record goes to the engine (``es-simhash index`` creates
-    its index there: a run whose every record is a dead letter creates none; :attr:`Summary.undecided` then says
-    why). ``stop()`` is asked after every batch: when it says so, the run stops there with
-    :class:`KeyboardInterrupt` (its checkpoint saved: ``es-simhash index`` stops so on a first Ctrl-C).
+    :class:`~es_simhash.sources.DeadLetterWriter`). ``on_progress(position, summary)`` is called after every
+    batch, ``position`` being how far into the inputs the records decided so far go (bytes; read ahead of it does
+    not count). ``start()`` is called once, before the first record goes to the engine (``es-simhash index``
+    creates its index there: a run that decides no record creates none; :attr:`Summary.undecided` then says why).
+    ``stop()`` is asked after every batch: when it says so, the run stops there with :class:`KeyboardInterrupt`
+    (its checkpoint saved: ``es-simhash index`` stops so on a first Ctrl-C).
 
     With a ``checkpoint``, lines it records as done are skipped, its counts are carried over, and it is saved
     after every batch and removed at the end; the dead letters are resumable (their partial file is appended to
@@ -57,32 +59,39 @@ def run_dedup(
     interrupted run was writing when it stopped, and the documents of it found in the index are decided around in
     input order, so the clusters are those of a run that was never interrupted.
 
-    ``recheck`` (what ``es-simhash dedup`` does; not with a checkpoint): once every record is decided, the index
-    takes its near-duplicate decisions again with what it knows by then (:func:`~es_simhash.cluster.recheck`:
-    a template's second post, put with the first before the template was known, leaves its cluster), and the
-    ``report`` and ``output`` files are corrected: a report line per record still, in input order, with its
-    final cluster, and every record that is not a duplicate in the end in ``output``, in input order (read again
-    from ``inputs``). A report or output that is not a regular file (a pipe) gets the corrected report lines, and
-    the records that stopped being duplicates, appended at its end instead; so does ``output`` when an input is
-    not a regular file (standard input: the raw bytes of the run's duplicates are kept in memory for it). Only
-    this run's records are counted and reported (the documents of an index loaded from an earlier run that change
-    are counted in ``Summary.rechecked_earlier``).
+    ``recheck`` (what ``es-simhash dedup`` and ``index`` do by default): once every record is decided, the index
+    takes its decisions again with what it knows by then (:func:`~es_simhash.cluster.recheck`: a template's second
+    post, put with the first before the template was known, leaves its cluster), and the summary, the ``report``
+    and the ``output`` are corrected (:mod:`es_simhash.pipeline.recheck`). An index that shares writers
+    (Elasticsearch) rechecks the documents this run decided and what their changes lead to; the embedded index
+    rechecks all of its documents (a loaded one's too: those that change are counted in
+    ``Summary.rechecked_earlier``). ``on_recheck(checked, total)``: the recheck's progress. The report holds one
+    line per record still, in input order, with its final cluster (a report that is not a regular file, such as a
+    pipe, gets the corrected lines appended); ``output`` holds every record that is not a duplicate in the end, in
+    input order (one that is not a regular file is written at the end, from the inputs read again or, for inputs
+    that cannot be read again, from the raw lines kept in memory). With a checkpoint the recheck is resumable too.
     """
-    if recheck and checkpoint is not None:
-        raise ValueError("run_dedup: recheck=True is not available with a checkpoint")
     reader = reader or RecordReader()
     summary = checkpoint.summary if checkpoint is not None else Summary()
     resuming = checkpoint is not None and bool(checkpoint.done)
+    since = checkpoint.since if checkpoint is not None and resuming and checkpoint.since else time.time_ns() // 1000
+    if checkpoint is not None:
+        checkpoint.since = since
+    held_back = recheck and output is not None and not is_rewritable(output)  # (a stream: written at the end)
     with ExitStack() as stack:
         if checkpoint is not None:
             stack.enter_context(checkpoint.lock())
             checkpoint.output("dead_letters", "--dead-letters", dead_letters)
         dlw = stack.enter_context(DeadLetterWriter(dead_letters, resumable=checkpoint is not None,
                                                    keep_lines=summary.dead_letters if resuming else 0))
-        run = _Run(summary, reader, dlw, report, output, checkpoint, on_progress)
+        run = _Run(summary, reader, dlw, report, None if held_back else output, checkpoint, on_progress)
         if recheck:
-            run.duplicates_at = {}
-            run.keep_raw = output is not None and not rereadable(inputs)
+            from_memory = output is not None and not rereadable(inputs)  # (the output is corrected from raw lines)
+            if from_memory or (report is not None and not is_rewritable(report)):
+                run.where = {}
+                run.keep_raw = from_memory
+            if held_back:
+                run.duplicate_ids = set()
 
         def documents() -> Iterator[tuple[list[Document], _Batch]]:
             waiting = start
@@ -100,8 +109,11 @@ def run_dedup(
             if stop is not None and stop():
                 raise KeyboardInterrupt
         read_to = reader.bytes_read  # (a recheck reads the inputs again: progress stays where the run got to)
-        if recheck:
-            recheck_outputs(inputs, engine, reader, summary, report, output, run.duplicates_at or {})
+        if recheck and (summary.kept or summary.duplicates):
+            outcome = recheck_run(engine, summary, since, scope=since if engine.index.shared_writers else None,
+                                  checkpoint=checkpoint, on_page=on_recheck)
+            correct_outputs(outcome, inputs, reader, report, output, run.where or {},
+                            run.duplicate_ids if held_back else None)
     summary.dead_letter_path = dlw.path if dlw.written else None
     summary.elapsed = run.elapsed()
     if checkpoint is not None:
@@ -125,6 +137,9 @@ class _Batch:
     it (its place among them: dead letters are written in line order)."""
     position: dict[str, int]
     """Lines read per input up to the batch's last record (what a checkpoint saved after it records as done)."""
+    read_to: int = 0
+    """The reader's position after the batch's last line (its ``bytes_read`` then): the progress made once the batch
+    is decided."""
     next_size: list[int] = field(default_factory=list)
     """The size of the batch cut after this one, once it is cut (a checkpoint saves it: a resumed run's first batch
     is then the one this run decides after this one)."""
@@ -143,8 +158,12 @@ class _Run:
         self.report, self.output, self.checkpoint, self.on_progress = report, output, checkpoint, on_progress
         self.started = time.perf_counter()
         self.elapsed_before = summary.elapsed  # the runs this one resumes
-        self.duplicates_at: dict[str, tuple[str, int, bytes | None]] | None = None  # (for a recheck)
+        self.where: dict[str, tuple[str, int, bytes | None]] | None = None
+        """Where each record was read (and its raw bytes, with ``keep_raw``), for the recheck's corrections of
+        outputs that cannot be rewritten (:data:`~es_simhash.pipeline.recheck.Where`)."""
         self.keep_raw = False
+        self.duplicate_ids: set[str] | None = None
+        """The records decided as duplicates, for an output written after the recheck."""
         self.kinds = {reason_kind(r): r for r in summary.dead_reasons}  # kind -> its first reason
 
     def elapsed(self) -> float:
@@ -180,8 +199,10 @@ class _Run:
                 self.dead(DeadLetter(rec.source, rec.line, str(res), excerpt(rec.raw)))
                 continue
             count_result(summary, res)
-            if self.duplicates_at is not None and res.duplicate:
-                self.duplicates_at[res.id] = (rec.source, rec.line, rec.raw if self.keep_raw else None)
+            if self.where is not None:
+                self.where[res.id] = (rec.source, rec.line, rec.raw if self.keep_raw else None)
+            if self.duplicate_ids is not None and res.duplicate:
+                self.duplicate_ids.add(res.id)
             if report is not None:
                 report.write(report_line(res, rec.source, rec.line))
             if self.output is not None and not res.duplicate:
@@ -198,7 +219,7 @@ class _Run:
             summary.elapsed = self.elapsed()
             self.checkpoint.save(summary)
         if self.on_progress is not None:
-            self.on_progress(self.reader.bytes_read, summary)
+            self.on_progress(batch.read_to, summary)
 
     def batches(self, inputs: Sequence[str], size: int) -> Iterator[_Batch]:
         """Full batches of records, with the dead letters read since the previous batch and a snapshot of the
@@ -212,7 +233,8 @@ class _Run:
         batch's decisions either. A resumed run's first batch has the size its checkpoint saved (the batch the
         interrupted run cut next). Decisions do not depend on batch sizes."""
         checkpoint = self.checkpoint
-        ahead: deque[tuple[str, Record | DeadLetter]] = deque()  # read, not yet in a batch: (input, item)
+        ahead: deque[tuple[str, Record | DeadLetter, int]] = deque()  # read, not yet in a batch: (input, item,
+        # the reader's position after it)
         n_ahead = 0  # records in ``ahead``
         position: dict[str, int] = {}
         last: list[_Batch] = []
@@ -224,15 +246,16 @@ class _Run:
             records: list[Record] = []
             letters: list[tuple[int, DeadLetter]] = []
             everything = n >= n_ahead
+            read_to = self.reader.bytes_read
             while ahead and (everything or len(records) < n):
-                src, item = ahead.popleft()
+                src, item, read_to = ahead.popleft()
                 position[src] = item.line
                 if isinstance(item, DeadLetter):
                     letters.append((len(records), item))
                 else:
                     records.append(item)
             n_ahead -= len(records)
-            batch = _Batch(records, letters, dict(position))
+            batch = _Batch(records, letters, dict(position), read_to)
             if last:
                 last[0].next_size.append(len(records))
                 last[0] = batch
@@ -245,7 +268,7 @@ class _Run:
         for path, src in zip(inputs, checkpoint.inputs if checkpoint else inputs):
             skip = checkpoint.done.get(src, 0) if checkpoint is not None else 0
             for item in self.reader.read_one(path, skip_lines=skip):
-                ahead.append((src, item))
+                ahead.append((src, item, self.reader.bytes_read))
                 if isinstance(item, DeadLetter):
                     continue
                 n_ahead += 1

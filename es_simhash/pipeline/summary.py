@@ -38,9 +38,10 @@ class Summary:
     resumed_already: int = 0
     """Of :attr:`already_indexed`: found by the earlier runs this one resumed."""
     rechecked: int = 0
-    """Records whose cluster the final recheck changed (``run_dedup(recheck=True)``); of them,
-    :attr:`taken_back` are duplicates no more."""
+    """Records whose cluster the final recheck changed (``run_dedup(recheck=True)``); of them, :attr:`taken_back`
+    are duplicates no more and :attr:`became` became duplicates (the others moved to another cluster)."""
     taken_back: int = 0
+    became: int = 0
     rechecked_earlier: int = 0
     """Documents of an index loaded from an earlier run whose cluster the recheck changed (not records of this
     run: they are in the index, not in the report)."""
@@ -50,13 +51,16 @@ class Summary:
 
     @property
     def undecided(self) -> str | None:
-        """When records were read but none could be decided (every one a dead letter): one line saying so, with the
-        most common reason; else ``None``. ``es-simhash`` then exits with code 5 and creates no index."""
-        if not self.read or self.kept or self.duplicates:
+        """When no record could be decided (the input held none, or every one was a dead letter): one line saying
+        so, with the most common reason; else ``None``. ``es-simhash`` then exits with code 5, creates no index and
+        leaves earlier output files as they were."""
+        if self.kept or self.duplicates:
             return None
+        if not self.read:
+            return "the input holds no records (it is empty, or only blank lines): nothing was decided"
         reason, n = max(self.dead_reasons.items(), key=lambda kv: (kv[1], kv[0]), default=("unknown", 0))
         which = "" if n == self.read else f"; the most common reason ({n:,} of them)"
-        return f"none of the {self.read:,} records read could be indexed{which}: {reason}"
+        return f"none of the {self.read:,} records read could be decided{which}: {reason}"
 
     @property
     def reconciles(self) -> bool:
@@ -94,6 +98,7 @@ class Summary:
             "html_stripped": self.html_stripped,
             "rechecked": self.rechecked,
             "taken_back": self.taken_back,
+            "became": self.became,
             "rechecked_earlier": self.rechecked_earlier,
             "dead_reasons": dict(sorted(self.dead_reasons.items())),
         }
@@ -104,14 +109,15 @@ def reason_kind(reason: str) -> str:
     return _NUMBERS.sub("#", reason)
 
 
-def report_line(res: Result, source: str, line: int) -> str:
+def report_line(res: Result, source: str | None, line: int | None) -> str:
     """The ``--report`` line of one result: ``json.dumps({**res.to_dict(), "source": source, "line": line},
     ensure_ascii=False)`` and a newline, written out field by field (a third of the time, on every record)."""
     dup_of = "null" if res.duplicate_of is None else _json_str(res.duplicate_of)
     distance = "null" if res.distance is None else int(res.distance)
     return (f'{{"id": {_json_str(res.id)}, "cluster": {_json_str(res.cluster)}, '
             f'"duplicate": {"true" if res.duplicate else "false"}, "duplicate_of": {dup_of}, "distance": {distance}, '
-            f'"reason": {_json_str(res.reason)}, "source": {_json_str(source)}, "line": {int(line)}}}\n')
+            f'"reason": {_json_str(res.reason)}, "source": {"null" if source is None else _json_str(source)}, '
+            f'"line": {"null" if line is None else int(line)}}}\n')
 
 
 def count_result(summary: Summary, res: Result) -> None:

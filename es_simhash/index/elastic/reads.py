@@ -130,8 +130,10 @@ class MaintenanceReads(IndexHandle):
                 return
             cursor = hits[-1]["sort"]
 
-    def scan(self, page: int = 1000, after: str | None = None) -> Iterator[list[StoredDoc]]:
+    def scan(self, page: int = 1000, after: str | None = None, since: int | None = None
+             ) -> Iterator[list[StoredDoc]]:
         """All stored documents (without text or record), with versions, in ``doc_id`` order from the first id
-        after ``after``."""
-        return self._search_all({"match_all": {}}, page, after)
+        after ``after`` (with ``since``: those whose ``arrival`` is ``since`` or later)."""
+        query = {"match_all": {}} if since is None else {"range": {"arrival": {"gte": since}}}
+        return self._search_all(query, page, after)
 

@@ -62,9 +62,13 @@ class MemoryMaintenance(MemoryStore):
             self._any_dead = True
         return conflicts
 
-    def scan(self, page: int = 1000, after: str | None = None) -> Iterator[list[StoredDoc]]:
-        """All stored documents in id order, ``page`` at a time, from the first id after ``after``."""
-        ids = sorted(i for i in self._row_of if after is None or i > after)
+    def scan(self, page: int = 1000, after: str | None = None, since: int | None = None
+             ) -> Iterator[list[StoredDoc]]:
+        """All stored documents in id order, ``page`` at a time, from the first id after ``after`` (with ``since``:
+        those that arrived then or later)."""
+        docs = self._docs
+        ids = sorted(i for i, row in self._row_of.items()
+                     if (after is None or i > after) and (since is None or docs[row].arrival >= since))
         for start in range(0, len(ids), page):
             yield list(self.fetch(ids[start:start + page]).values())
 
