@@ -143,7 +143,7 @@ def test_dedup_with_a_loaded_index_reports_only_its_own_records(tmp_path):
               "--output", tmp_path / "o2.jsonl", "--save-index", tmp_path / "i2.npz")
     assert res.returncode == 0, res.stderr.decode()
     summary = res.stderr.decode()
-    assert "read 2  kept 2  duplicates 0" in summary and "1 documents of the loaded index changed" in summary
+    assert "read 2  kept 2  duplicates 0" in summary and "1 documents indexed before this run changed" in summary
     assert [json.loads(x)["id"] for x in (tmp_path / "r2.jsonl").read_text().splitlines()] == ["q0", "q1"]
     assert (tmp_path / "o2.jsonl").read_bytes() == day2.read_bytes()  # (both posts of day 2 kept, as read)
 
@@ -166,15 +166,35 @@ def test_worker_processes_give_the_same_report_and_dead_letters(crawl, tmp_path)
         assert (tmp_path / f"inline{suffix}").read_bytes() == (tmp_path / f"workers{suffix}").read_bytes()
 
 
-def test_saved_index_catches_duplicates_of_yesterdays_crawl(tmp_path):
+@pytest.mark.parametrize("name", ["idx.npz", "myidx", "yesterday.index"])
+def test_saved_index_catches_duplicates_of_yesterdays_crawl(tmp_path, name):
+    """--save-index writes the file it is given, named as given, and --load-index NAME reads it back."""
     zh = [a for a in chinese_articles() if 800 <= len(a)][:20]
     day1, day2 = tmp_path / "day1.jsonl", tmp_path / "day2.jsonl"
     day1.write_text("".join(json.dumps({"id": f"d{i}", "content": a}) + "\n" for i, a in enumerate(zh)))
     day2.write_text(json.dumps({"id": "new", "content": zh[7] + "（完）"}) + "\n")
-    assert run("dedup", day1, "--save-index", tmp_path / "idx.npz").returncode == 0
-    res = run("dedup", day2, "--load-index", tmp_path / "idx.npz", "--report", tmp_path / "r.jsonl")
-    assert res.returncode == 0
+    assert run("dedup", day1, "--save-index", name, cwd=tmp_path).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name not in ("day1.jsonl", "day2.jsonl")) == [name]
+    res = run("dedup", day2, "--load-index", name, "--report", tmp_path / "r.jsonl", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
     assert json.loads((tmp_path / "r.jsonl").read_text())["duplicate_of"] == "d7"
+
+
+def test_an_input_that_holds_no_record_exits_5_and_keeps_earlier_outputs(tmp_path, crawl):
+    """One rule for a run that decides nothing, whatever the reason (an empty input, blank lines only, a misspelt
+    --text-field): exit 5 with the reason, and the outputs of an earlier run are left as they were."""
+    path, _, _ = crawl
+    outputs = ("--report", tmp_path / "r.jsonl", "--output", tmp_path / "o.jsonl")
+    assert run("dedup", path, *outputs).returncode == 0
+    before = [(tmp_path / n).read_bytes() for n in ("r.jsonl", "o.jsonl")]
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    (tmp_path / "blank.jsonl").write_bytes(b"\n  \n\n")
+    for args in (["empty.jsonl"], ["blank.jsonl"], ["-"], [path, "--text-field", "contnet"]):
+        res = run("dedup", *args, *outputs, cwd=tmp_path)
+        err = res.stderr.decode()
+        assert res.returncode == 5 and err.count("\n") == 1, (args, err)
+        assert ("holds no records" in err) != (args[-1] == "contnet"), err
+        assert [(tmp_path / n).read_bytes() for n in ("r.jsonl", "o.jsonl")] == before, args
 
 
 def test_stdin_and_text_field(tmp_path):
@@ -204,6 +224,45 @@ def test_fingerprint_command(tmp_path):
     assert int(fp["simhash"], 16) == sum(int(s, 16) << (16 * i) for i, s in enumerate(fp["segments"]))
     empty = json.loads(run("fingerprint", "-", stdin=b"...").stdout)
     assert empty["empty"] and empty["segments"] == []
+    for command in ("fingerprint", "check"):  # no text at all is a usage error, as for every command that takes one
+        res = run(command)
+        assert res.returncode == 2 and b"no text" in res.stderr and res.stdout == b""
+
+
+def test_version_flag_and_command():
+    from es_simhash import __version__
+
+    for args in (["--version"], ["version"]):
+        res = run(*args)
+        assert res.returncode == 0 and res.stdout.decode().strip() == __version__
+    real = subprocess.run([sys.executable, "-m", "es_simhash", "--version"], capture_output=True, timeout=120)
+    assert real.returncode == 0 and real.stdout.decode().strip() == __version__
+
+
+def test_one_short_option_means_one_thing_in_every_command():
+    """A short option names the same long option wherever it appears (-n is always --limit, -i --index, ...), and
+    a concept has one name: the index is --index everywhere, Kibana's commands included."""
+    import typer.main
+
+    from es_simhash.cli import app
+
+    group = typer.main.get_command(app)
+    meaning: dict[str, set[str]] = {}
+    names: set[str] = set()
+
+    def walk(command) -> None:
+        for sub in getattr(command, "commands", {}).values():
+            walk(sub)
+        for param in command.params:
+            longs = [o for o in param.opts + param.secondary_opts if o.startswith("--")]
+            names.update(longs)
+            for short in (o for o in param.opts if not o.startswith("--")):
+                meaning.setdefault(short, set()).update(longs[:1])
+
+    walk(group)
+    assert {s: m for s, m in meaning.items() if len(m) != 1} == {}
+    assert meaning["-n"] == {"--limit"} and meaning["-i"] == {"--index"} and meaning["-o"] == {"--output"}
+    assert not names & {"--index-pattern", "--top", "--size"}
 
 
 def test_fit_idf_learns_a_table_that_dedup_uses(tmp_path):
@@ -253,7 +312,7 @@ def test_a_gbk_crawl_with_encoding_auto(tmp_path):
     path.write_bytes(b"".join(json.dumps(x, ensure_ascii=False).encode("gb18030") + b"\n" for x in lines))
     strict = run("dedup", path, "--report", "r.jsonl", "--no-progress", cwd=tmp_path)
     assert strict.returncode == 5, strict.stderr.decode()
-    assert "none of the 7 records read could be indexed: not UTF-8 (invalid byte" in strict.stderr.decode()
+    assert "none of the 7 records read could be decided: not UTF-8 (invalid byte" in strict.stderr.decode()
     assert "try --encoding auto" in strict.stderr.decode()
     assert "try --encoding auto" in (tmp_path / "dead-letters.jsonl").read_text(encoding="utf-8")
     assert not (tmp_path / "r.jsonl").exists()  # (a run that decided nothing writes no report)

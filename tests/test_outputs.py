@@ -77,10 +77,11 @@ def test_the_html_report_and_saved_index_cannot_overwrite_their_inputs(crawl, tm
     assert (tmp_path / "r.jsonl").read_bytes() == report and crawl.read_bytes() == before
     # a saved index read with --load-index is an input of the other outputs (but may be saved again in place)
     assert run("dedup", crawl, "--save-index", "day1", "--no-progress", cwd=tmp_path).returncode == 0
-    saved = (tmp_path / "day1.npz").read_bytes()  # (.npz added, as numpy names it)
-    res = run("dedup", crawl, "--load-index", "day1.npz", "--report", "day1.npz", cwd=tmp_path)
-    assert res.returncode == 1 and b"is the input day1.npz" in res.stderr and (tmp_path / "day1.npz").read_bytes() == saved
-    res = run("dedup", crawl, "--load-index", "day1.npz", "--save-index", "day1.npz", "--no-progress", cwd=tmp_path)
+    saved = (tmp_path / "day1").read_bytes()  # (named as given: no .npz added)
+    assert not (tmp_path / "day1.npz").exists()
+    res = run("dedup", crawl, "--load-index", "day1", "--report", "day1", cwd=tmp_path)
+    assert res.returncode == 1 and b"is the input day1" in res.stderr and (tmp_path / "day1").read_bytes() == saved
+    res = run("dedup", crawl, "--load-index", "day1", "--save-index", "day1", "--no-progress", cwd=tmp_path)
     assert res.returncode == 0, res.stderr.decode()
 
 
@@ -142,7 +143,7 @@ def test_a_misspelt_text_field_fails_with_the_reason(crawl, tmp_path):
     res = run("dedup", crawl, "--text-field", "contnet", "--report", "r.jsonl", cwd=tmp_path)
     err = res.stderr.decode()
     assert res.returncode == 5, err
-    assert "none of the 657 records read could be indexed" in err and "no text field (looked for 'contnet'" in err
+    assert "none of the 657 records read could be decided" in err and "no text field (looked for 'contnet'" in err
     assert "use --text-field" in err and not (tmp_path / "r.jsonl").exists()
     dead = [json.loads(x) for x in (tmp_path / "dead-letters.jsonl").read_text().splitlines()]
     assert len(dead) == 657 and [d["line"] for d in dead] == sorted(d["line"] for d in dead)
@@ -186,14 +187,14 @@ def test_dead_letters_are_in_line_order_with_whole_characters(tmp_path):
 
 
 def test_kibana_export_writes_the_saved_objects_for_any_pattern(tmp_path):
-    res = run("kibana", "export", "--index-pattern", "crawl-2026-*", "--output", "objects.ndjson", cwd=tmp_path)
+    res = run("kibana", "export", "--index", "crawl-2026-*", "--output", "objects.ndjson", cwd=tmp_path)
     assert res.returncode == 0, res.stderr.decode()
     objects = [json.loads(x) for x in (tmp_path / "objects.ndjson").read_text().splitlines()]
     views = [o for o in objects if o["type"] == "index-pattern"]
     assert len(views) == 1 and views[0]["attributes"]["title"] == "crawl-2026-*"
     assert {o["type"] for o in objects} >= {"index-pattern", "search", "dashboard"}
     assert "es-simhash*" not in (tmp_path / "objects.ndjson").read_text()
-    res = run("kibana", "export", "-p", "x*", "-o", "-", cwd=tmp_path)
+    res = run("kibana", "export", "-i", "x*", "-o", "-", cwd=tmp_path)
     assert res.returncode == 0 and b'"title": "x*"' in res.stdout
 
 
@@ -219,7 +220,7 @@ def test_a_misspelt_text_field_creates_no_index(crawl, tmp_path, es_url, es_inde
               env={"ES_URL": es_url})
     err = res.stderr.decode()
     assert res.returncode == 5, err
-    assert "none of the 657 records read could be indexed" in err and "no text field (looked for 'contnet'" in err
+    assert "none of the 657 records read could be decided" in err and "no text field (looked for 'contnet'" in err
     assert es_index_name not in _get(f"{es_url}/_cat/indices?format=json&expand_wildcards=all").__str__()
     assert not list(tmp_path.glob("*.checkpoint.json"))  # (the run finished: nothing to resume)
 

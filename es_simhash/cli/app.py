@@ -17,7 +17,7 @@ says why; no index is created); 130 interrupted (`index`/`migrate`: with what wa
 
 
 import gc
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -25,6 +25,7 @@ from typer.core import TyperCommand, TyperGroup
 from es_simhash import __version__
 from es_simhash.cli import elastic, embedded, readside
 from es_simhash.cli.common import UserError, err
+from es_simhash.cli.guard import guard
 
 
 def _short_help(self: Any, limit: int = 45) -> str:
@@ -85,8 +86,22 @@ kibana_app = typer.Typer(name="kibana", help="Kibana saved objects: a data view,
 
 
 def version() -> None:
-    """Print the version."""
+    """Print the version (also: es-simhash --version)."""
     typer.echo(__version__)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                               help="Print the version and exit.")] = False,
+) -> None:
+    pass
 
 
 # the commands, in the order the help lists them
@@ -121,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     # rather than 700: a run allocates a few objects per document, and almost none of them form cycles.
     gc.freeze()
     gc.set_threshold(10_000, 10, 10)
+    import sys
+
+    guard(sys.argv[1:] if argv is None else argv)
     try:
         app(args=argv, prog_name="es-simhash")  # standalone: usage errors are printed by the parser (exit 2)
     except SystemExit as exc:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, List, Optional
+from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 import typer
 
 if TYPE_CHECKING:
+    from es_simhash.decide.rule import DecisionRule
     from es_simhash.files.sources import RecordReader
     from es_simhash.fingerprint.fingerprinter import Fingerprinter
     from es_simhash.pipeline import Summary
@@ -76,9 +77,24 @@ Workers = Annotated[int, typer.Option(
     help="Workers that fingerprint batches ahead on other cores (0: one thread in this process): threads with "
          "the native core, processes (a second or two each to start) with the pure-Python engine. For big inputs "
          "on a machine with N cores, N-1. Results are the same.")]
+Recheck = Annotated[bool, typer.Option(
+    "--recheck/--no-recheck",
+    help="Once every record is decided, take the decisions again with what the whole run showed of templates (a "
+         "site's header and footer, a share line), and correct the counts, the report and the output; the sentence "
+         "match reaches further (DefaultRule.rechecked). --no-recheck: the decisions made on arrival.")]
 AsJson = Annotated[bool, typer.Option("--json", help="JSON lines instead of a table.")]
+Limit = Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000, help="At most this many results.")]
 TextFile = Annotated[Optional[Path], typer.Option("--file", "-f", help="Read the text from this file (UTF-8).",
                                                   show_default=False)]
+
+
+def decision_rule(k: int, recheck: bool = True) -> DecisionRule:
+    """The rule every command decides with: :meth:`DefaultRule.rechecked` (what a run that rechecks decides with,
+    and what ``repair``, ``delete``, ``check`` and ``explain`` decide with), or, for a run without the recheck,
+    ``DefaultRule`` (the decisions as made on arrival)."""
+    from es_simhash.decide.default import DefaultRule
+
+    return DefaultRule.rechecked(k=k) if recheck else DefaultRule(k=k)
 
 
 def make_fingerprinter(idf: Optional[Path]) -> Fingerprinter:
@@ -95,7 +111,10 @@ def make_fingerprinter(idf: Optional[Path]) -> Fingerprinter:
     except (ValueError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read IDF table: {exc}") from None
 
-def read_text_arg(text: Optional[str], file: Optional[Path]) -> str:
+def read_text_arg(text: Optional[str], file: Optional[Path], what: str = "text") -> str:
+    """The text of a command that takes one: the argument, ``-`` (stdin) or ``--file`` (neither: exit 2)."""
+    if text is None and file is None:
+        raise UserError(f"no {what}: give the text, - to read it from stdin, or --file FILE", code=2)
     if file is not None:
         try:
             return file.read_text(encoding="utf-8")
@@ -156,41 +175,55 @@ def warn_beyond_keys(k: int, keys) -> None:
             f"than {keys.k} bits is found only when it shares a lookup key (or a sentence); for a guarantee "
             f"use a new index with --lookup tables:{k}:3")
 
-def progress_bar(total: int | None, enabled: bool, label: str, unit: str = "bytes"):
-    """A rich progress bar over input bytes (``unit="docs"``: documents) on stderr (disabled when stderr is not a
-    terminal)."""
-    if not enabled or not stderr_is_terminal():  # (no bar: rich is not even imported)
-        from contextlib import nullcontext
+class RunProgress:
+    """A run's progress on stderr (nothing when disabled or stderr is not a terminal: rich is not even imported): the
+    records decided (the bar follows how far into the inputs they go, bytes, or documents with ``unit="docs"``;
+    read-ahead does not count), then the final recheck's documents on a bar of their own."""
 
-        return nullcontext(), lambda bytes_read, s: None
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
+    def __init__(self, total: int | None, enabled: bool, label: str, unit: str = "bytes") -> None:
+        self.label = label
+        self.bar: Any = None
+        self.task: Any = None
+        self.recheck_task: Any = None
+        if not enabled or not stderr_is_terminal():
+            return
+        from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
 
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        *((DownloadColumn(), TransferSpeedColumn()) if unit == "bytes" else (MofNCompleteColumn(),)),
-        TextColumn("{task.fields[docs]} docs, {task.fields[dups]} dups, {task.fields[dead]} dead"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err_console(),
-        disable=not enabled or not stderr_is_terminal(),
-        transient=False,
-    )
-    task = progress.add_task(label, total=total, docs=0, dups=0, dead=0)
+        self.bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            *((DownloadColumn(), TransferSpeedColumn()) if unit == "bytes" else (MofNCompleteColumn(),)),
+            TextColumn("{task.fields[what]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=err_console(),
+            transient=False,
+        )
+        self.task = self.bar.add_task(label, total=total, what="0 records decided")
 
-    def update(bytes_read: int, s: Summary) -> None:
-        progress.update(task, completed=bytes_read, docs=s.read, dups=s.duplicates, dead=s.dead_letters)
+    def __enter__(self) -> "RunProgress":
+        if self.bar is not None:
+            self.bar.__enter__()
+        return self
 
-    return progress, update
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def decided(self, position: int, s: Summary) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=position,
+                            what=f"{s.read:,} records decided, {s.duplicates:,} dups, {s.dead_letters:,} dead")
+
+    def rechecked(self, checked: int, total: int) -> None:
+        if self.bar is None:
+            return
+        if self.recheck_task is None:
+            self.recheck_task = self.bar.add_task("recheck", total=total, what="documents decided again")
+        self.bar.update(self.recheck_task, completed=checked, total=total,
+                        what=f"{checked:,} of {total:,} documents decided again")
+
 
 def print_summary(summary: Summary, extra: str = "") -> None:
     s = summary
@@ -207,11 +240,13 @@ def print_summary(summary: Summary, extra: str = "") -> None:
         err(f"{s.already_indexed:,} were already indexed with the same content (left as they were): "
             f"{' + '.join(parts)} = {s.kept + s.duplicates:,} documents decided")
     if s.rechecked:
-        err(f"recheck: {s.rechecked:,} decisions taken again once the input's templates were known, "
-            f"{s.taken_back:,} duplicates no more (--no-recheck: the decisions made on arrival)")
+        moved = s.rechecked - s.taken_back - s.became
+        err(f"recheck: {s.rechecked:,} decisions taken again once the input's templates were known: "
+            f"{s.taken_back:,} duplicates no more, {s.became:,} became duplicates, {moved:,} moved to another "
+            "cluster (the counts above are after it; --no-recheck: the decisions made on arrival)")
     if s.rechecked_earlier:
-        err(f"recheck: {s.rechecked_earlier:,} documents of the loaded index changed cluster too (they are in the "
-            "index, not in this run's report)")
+        err(f"recheck: {s.rechecked_earlier:,} documents indexed before this run changed cluster too (they are in "
+            "the index, not in this run's counts or report)")
     if s.html_stripped:
         err(f"{s.html_stripped:,} records carried HTML: their text was read from the markup (--html)")
     if s.encoding_fallbacks:

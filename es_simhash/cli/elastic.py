@@ -6,14 +6,17 @@ import json
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, Any, List, Optional
 
 import typer
 
-from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress, Report,
-                                   TextField, TextFile, UserError, Workers, require_inputs, refuse_unsafe_outputs,
-                                   err_console, make_fingerprinter, parse_lookup_keys, print_summary, progress_bar,
-                                   read_text_arg, make_reader, stderr_is_terminal, exit_if_undecided, err)
+from es_simhash.defaults import MAX_DISTANCE, SHARED_BATCH_SIZE
+
+from es_simhash.cli.common import (DeadLetters, Limit, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress,
+                                   Recheck, Report, RunProgress, TextField, TextFile, UserError, Workers, decision_rule,
+                                   require_inputs, refuse_unsafe_outputs, err_console, make_fingerprinter,
+                                   parse_lookup_keys, print_summary, read_text_arg, make_reader, stderr_is_terminal,
+                                   exit_if_undecided, err)
 from es_simhash.cli.connection import (ApiKey, CaCerts, CheckpointFile, EsUrl, IndexBatch, IndexName, Lookup,
                                        Password, Resume, Username, run_checkpoint, describe_keys, Elastic,
                                        elastic_message, indexed_line, interrupted_error, hold_checkpoint, maintained_index, ready_index,
@@ -50,14 +53,14 @@ def index_cmd(
     dead_letters: DeadLetters = Path("dead-letters.jsonl"),
     text_field: TextField = None,
     id_field: IdField = None,
-    k: MaxDistance = 3,
+    k: MaxDistance = MAX_DISTANCE,
     idf: Idf = None,
-    # engine.SHARED_BATCH_SIZE, written out: the engine is imported only once the options are parsed (test_cli.py)
-    batch_size: IndexBatch = 2_000,
+    batch_size: IndexBatch = SHARED_BATCH_SIZE,
     workers: Workers = 0,
     lookup: Lookup = "tables",
     encoding: Encoding = "utf-8",
     html: Html = "auto",
+    recheck: Recheck = True,
     progress: Progress = True,
     retry_for: Annotated[float, typer.Option(
         "--retry-for", min=0, help="Seconds to keep retrying when the cluster is down or overloaded.")] = 300.0,
@@ -71,11 +74,12 @@ def index_cmd(
 ) -> None:
     """Index crawl output into Elasticsearch, detecting duplicates on ingest.
 
-    Every document is indexed with its fingerprint and duplicate cluster; re-running the same input changes
-    nothing. If the cluster stays unavailable longer than --retry-for, the command exits with code 4 and the
-    same command with --resume finishes the job. Prints: read, indexed, duplicates, dead letters, elapsed.
+    Every document is indexed with its fingerprint and duplicate cluster; once every record is decided, the run's
+    decisions are taken again with what it saw of site templates (as `dedup` does: the same input gives the same
+    clusters; --no-recheck keeps the decisions made on arrival). Re-running the same input changes nothing. If
+    the cluster stays unavailable longer than --retry-for, or on Ctrl-C, the command saves a checkpoint and the
+    same command with --resume finishes the job. Prints: read, kept, duplicates, dead letters, elapsed.
     """
-    from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.engine import DedupEngine
     from es_simhash.files.sources import RecordReader
     from es_simhash.pipeline import run_dedup
@@ -93,16 +97,17 @@ def index_cmd(
     with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         backend = ElasticIndex(es.client, index, url=es.settings.safe_url, retry_for=retry_for)
         start = ready_index(es, index, fingerprinter, keys, k, backend)
-        engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
-        bar, update = progress_bar(RecordReader.total_bytes(inputs), progress, "index")
+        engine = DedupEngine(backend, fingerprinter, decision_rule(k, recheck), batch_size=batch_size,
+                             workers=workers)
         with ExitStack() as stack:
             hold_checkpoint(stack, checkpoint)  # before any output is opened
             rep = stack.enter_context(resumable_report(checkpoint, report)) if report else None
-            stack.enter_context(bar)
+            bar = stack.enter_context(RunProgress(RecordReader.total_bytes(inputs), progress, "index"))
             stop = stack.enter_context(stop_after_batch())
             try:
                 summary = run_dedup(inputs, engine, reader, report=rep, dead_letters=dead_letters,
-                                    on_progress=update, checkpoint=checkpoint, start=start, stop=stop)
+                                    on_progress=bar.decided, checkpoint=checkpoint, start=start, stop=stop,
+                                    recheck=recheck, on_recheck=bar.rechecked)
             except KeyboardInterrupt:
                 raise interrupted_error(checkpoint) from None
             except ElasticError as exc:
@@ -122,8 +127,8 @@ def check(
     text: Annotated[Optional[str], typer.Argument(help="The text, or - for stdin.", show_default=False)] = None,
     file: TextFile = None,
     index: IndexName = "es-simhash",
-    k: MaxDistance = 3,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many matches.")] = 10,
+    k: MaxDistance = MAX_DISTANCE,
+    limit: Limit = 10,
     idf: Idf = None,
     es_url: EsUrl = None,
     api_key: ApiKey = None,
@@ -132,15 +137,12 @@ def check(
     ca_certs: CaCerts = None,
 ) -> None:
     """List indexed near duplicates of a text (JSON lines: id, cluster, distance, reason). Exit 0 either way."""
-    from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.engine import DedupEngine
 
-    if text is None and file is None:
-        raise UserError("no text to check: give the text, - to read it from stdin, or --file FILE", code=2)
-    text = read_text_arg(text, file)
+    text = read_text_arg(text, file, "text to check")
     with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         backend = maintained_index(es, index)
-        engine = DedupEngine(backend, make_fingerprinter(idf), DefaultRule(k=k))
+        engine = DedupEngine(backend, make_fingerprinter(idf), decision_rule(k))
         found = engine.check(text, limit=limit)
     for d in found:
         typer.echo(json.dumps(d.to_dict(), ensure_ascii=False))
@@ -156,7 +158,7 @@ def delete(
     ids_file: Annotated[Optional[Path], typer.Option("--ids", help="A file of ids, one per line (- for stdin).",
                                                      show_default=False)] = None,
     index: IndexName = "es-simhash",
-    k: MaxDistance = 3,
+    k: MaxDistance = MAX_DISTANCE,
     es_url: EsUrl = None,
     api_key: ApiKey = None,
     username: Username = None,
@@ -170,8 +172,6 @@ def delete(
     decided afresh, and no document is left pointing at a deleted one. Prints one JSON line per document
     changed (deleted, re-decided, re-pointed); ids not found are reported and are not an error (exit 0).
     """
-    from es_simhash.decide.default import DefaultRule
-
     from es_simhash import cluster
 
     wanted = list(ids or [])
@@ -187,7 +187,7 @@ def delete(
     with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         backend = maintained_index(es, index)
         try:
-            deleted, missing, settled = cluster.delete(backend, DefaultRule(k=k), wanted)
+            deleted, missing, settled = cluster.delete(backend, decision_rule(k), wanted)
         except cluster.MaintenanceError as exc:
             raise UserError(str(exc)) from None
     print_changes(settled.changes)
@@ -197,9 +197,10 @@ def delete(
 
 def repair(
     index: IndexName = "es-simhash",
-    k: MaxDistance = 3,
-    dry_run: Annotated[bool, typer.Option("--dry-run",
-                                          help="Only print what would change (first-order changes).")] = False,
+    k: MaxDistance = MAX_DISTANCE,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="The same run without the writes: print what would change, with the same counts, and "
+                          "leave the index as it is.")] = False,
     after: Annotated[Optional[str], typer.Option(
         "--after", help="Start after this id (go on with an interrupted repair: it prints the id).",
         show_default=False)] = None,
@@ -210,15 +211,15 @@ def repair(
     password: Password = None,
     ca_certs: CaCerts = None,
 ) -> None:
-    """Find and fix inconsistent clusters that older runs or other tools left.
+    """Decide the whole index again with what it knows now, and fix what killed runs or other tools left.
 
-    Canonicals that duplicate an older document join its cluster, clusters whose canonical joined another
-    cluster or is missing are re-pointed, documents pointing at missing documents are decided again, and
-    contradictory flags are fixed. Prints one JSON line per change and a summary; a second repair changes
-    nothing. Safe to interrupt: it prints how to go on.
+    Its main use: decisions taken before a site template was known (a template's second post put with the first,
+    in an earlier run or by another writer) are taken again as `index` takes its own run's decisions at its end,
+    with the same rule; run it after a crawl, or on a schedule. It also fixes canonicals that duplicate an older
+    document (two writers, a kill), clusters whose canonical joined another cluster or is missing, documents
+    pointing at missing documents, and contradictory flags. Prints one JSON line per change and a summary; a
+    second repair changes nothing. Safe to interrupt: it prints how to go on.
     """
-    from es_simhash.decide.default import DefaultRule
-
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from es_simhash import cluster
@@ -229,7 +230,7 @@ def repair(
         bar = Progress(TextColumn("[bold]repair"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                        console=err_console(), disable=not progress or not stderr_is_terminal())
         task = bar.add_task("repair", total=total)
-        state = {"checked": 0, "last": after, "printed": 0}
+        state: dict[str, Any] = {"checked": 0, "last": after, "printed": 0}
 
         def on_page(report) -> None:
             print_changes(report.changes[state["printed"]:])
@@ -238,13 +239,14 @@ def repair(
 
         try:
             with bar:
-                report = cluster.repair(backend, DefaultRule(k=k), dry_run=dry_run, after=after, on_page=on_page)
+                report = cluster.repair(backend, decision_rule(k), dry_run=dry_run, after=after, on_page=on_page)
         except KeyboardInterrupt:
             resume = f" --after {state['last']}" if state["last"] else ""
             raise UserError(f"interrupted after checking {state['checked']:,} documents; everything checked so far "
                             f"is fixed: run `es-simhash repair --index {index}{resume}` to go on", code=130) from None
         except cluster.MaintenanceError as exc:
             raise UserError(str(exc)) from None
+    print_changes(report.changes[state["printed"]:])
     counts = ", ".join(f"{n:,} {why}" for why, n in sorted(report.counts().items()))
     verb = "would change" if dry_run else "changed"
     err(f"checked {report.checked:,} documents in {index!r}: " + (f"{verb} {counts}" if counts else "nothing to fix"))
@@ -258,11 +260,12 @@ def migrate(
         show_default=False)] = None,
     report: Report = None,
     dead_letters: DeadLetters = Path("dead-letters.jsonl"),
-    k: MaxDistance = 3,
+    k: MaxDistance = MAX_DISTANCE,
     idf: Idf = None,
-    batch_size: IndexBatch = 2_000,
+    batch_size: IndexBatch = SHARED_BATCH_SIZE,
     workers: Workers = 0,
     lookup: Lookup = "tables",
+    recheck: Recheck = True,
     progress: Progress = True,
     checkpoint_file: CheckpointFile = None,
     resume: Resume = False,
@@ -278,7 +281,6 @@ def migrate(
     machine (no reindex module needed); one without stored text is a dead letter. Interrupted? The same
     command with --resume goes on. The old index is not changed; --alias switches readers over at the end.
     """
-    from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.engine import DedupEngine
 
     from es_simhash.pipeline.migrate import migrate
@@ -297,16 +299,17 @@ def migrate(
         old = ElasticIndex(es.client, source, url=es.settings.safe_url)
         backend = ElasticIndex(es.client, target, url=es.settings.safe_url)
         start = ready_index(es, target, fingerprinter, keys, k, backend)
-        engine = DedupEngine(backend, fingerprinter, DefaultRule(k=k), batch_size=batch_size, workers=workers)
-        bar, update = progress_bar(len(old), progress, "migrate", unit="docs")
+        engine = DedupEngine(backend, fingerprinter, decision_rule(k, recheck), batch_size=batch_size,
+                             workers=workers)
         with ExitStack() as stack:
             hold_checkpoint(stack, checkpoint)
             rep = stack.enter_context(resumable_report(checkpoint, report)) if report else None
-            stack.enter_context(bar)
+            bar = stack.enter_context(RunProgress(len(old), progress, "migrate", unit="docs"))
             stop = stack.enter_context(stop_after_batch())
             try:
                 summary = migrate(old, engine, dead_letters=str(dead_letters), checkpoint=checkpoint,
-                                              report=rep, on_progress=update, start=start, stop=stop)
+                                  report=rep, on_progress=bar.decided, start=start, stop=stop, recheck=recheck,
+                                  on_recheck=bar.rechecked)
             except KeyboardInterrupt:
                 raise interrupted_error(checkpoint) from None
             except ElasticError as exc:

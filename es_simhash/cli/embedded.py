@@ -12,10 +12,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress,
-                                   Report, TextField, TextFile, UserError, Workers, require_inputs, refuse_unsafe_outputs,
-                                   make_fingerprinter, parse_lookup_keys, print_summary, print_table, progress_bar,
-                                   read_text_arg, make_reader, exit_if_undecided, warn_beyond_keys, err)
+from es_simhash.defaults import BATCH_SIZE, MAX_DISTANCE
+
+from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress, Recheck,
+                                   Report, RunProgress, TextField, TextFile, UserError, Workers, decision_rule,
+                                   require_inputs, refuse_unsafe_outputs, make_fingerprinter, parse_lookup_keys,
+                                   print_summary, print_table, read_text_arg, make_reader, exit_if_undecided,
+                                   warn_beyond_keys, err)
 from es_simhash.cli.connection import ApiKey, CaCerts, EsUrl, Password, Username, Elastic, maintained_index
 
 
@@ -25,7 +28,7 @@ def fingerprint(
     idf: Idf = None,
 ) -> None:
     """Print the fingerprint of a text as JSON (SimHash, segments, sentence signature, flags)."""
-    fp = make_fingerprinter(idf).fingerprint(read_text_arg(text, file))
+    fp = make_fingerprinter(idf).fingerprint(read_text_arg(text, file, "text to fingerprint"))
     typer.echo(json.dumps(fp.to_dict(), ensure_ascii=False, indent=2))
 
 def dedup(
@@ -37,14 +40,15 @@ def dedup(
     dead_letters: DeadLetters = Path("dead-letters.jsonl"),
     text_field: TextField = None,
     id_field: IdField = None,
-    k: MaxDistance = 3,
+    k: MaxDistance = MAX_DISTANCE,
     idf: Idf = None,
     batch_size: Annotated[int, typer.Option(
         "--batch-size", min=1,
-        help="Documents fingerprinted per batch (the first batches are smaller: 100, then doubling).")] = 1000,
+        help="Documents fingerprinted per batch (the first batches are smaller: 100, then doubling).")] = BATCH_SIZE,
     workers: Workers = 0,
-    save_index: Annotated[Optional[Path], typer.Option("--save-index", help="Save the in-memory index (.npz).",
-                                                       show_default=False)] = None,
+    save_index: Annotated[Optional[Path], typer.Option(
+        "--save-index", help="Save the in-memory index to this file, named as given (numpy .npz format).",
+        show_default=False)] = None,
     load_index: Annotated[Optional[Path], typer.Option(
         "--load-index", help="Start from a saved index, e.g. yesterday's crawl (it keeps its lookup keys).",
         show_default=False)] = None,
@@ -53,19 +57,13 @@ def dedup(
                          "'tables:K:R', or 'segments' (earlier releases).")] = "tables",
     encoding: Encoding = "utf-8",
     html: Html = "auto",
-    recheck: Annotated[bool, typer.Option(
-        "--recheck/--no-recheck",
-        help="Once every record is decided, take the near-duplicate decisions again with what the whole input "
-             "showed of templates (a site header, a share line), and correct the report and output; the sentence "
-             "match then reaches further (DefaultRule.rechecked). --no-recheck: the decisions made on arrival, as "
-             "`index` makes them.")] = True,
+    recheck: Recheck = True,
     progress: Progress = True,
 ) -> None:
     """Find near duplicates in crawl output with no server (embedded in-memory index).
 
     Prints a summary to stderr: read = kept + duplicates + dead letters.
     """
-    from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.engine import DedupEngine
     from es_simhash.files.sources import RecordReader
     from es_simhash.fingerprint.model import FINGERPRINT_VERSION
@@ -73,8 +71,6 @@ def dedup(
     from es_simhash.pipeline import run_dedup
 
     require_inputs(inputs)
-    if save_index is not None and not str(save_index).endswith(".npz") and str(save_index) not in ("-", os.devnull):
-        save_index = Path(f"{save_index}.npz")  # (what numpy names it)
     loaded = [str(load_index)] if load_index is not None else []
     refuse_unsafe_outputs([*inputs, *loaded], ("--report", report), ("--output", output), ("--dead-letters", dead_letters))
     refuse_unsafe_outputs(inputs, ("--report", report), ("--output", output), ("--dead-letters", dead_letters),
@@ -86,7 +82,8 @@ def dedup(
         try:
             index = MemoryIndex.load(load_index)
         except FileNotFoundError:
-            raise UserError(f"index file not found: {load_index}") from None
+            hint = f" (there is {load_index}.npz: give that name)" if os.path.isfile(f"{load_index}.npz") else ""
+            raise UserError(f"--load-index: index file not found: {load_index}{hint}") from None
         except IndexFileError:
             raise UserError(f"{load_index} is not an es-simhash index file: give one written by "
                             "`es-simhash dedup --save-index`") from None
@@ -99,19 +96,18 @@ def dedup(
                             "(dedup --save-index)")
     from es_simhash.files.outputs import AtomicFile
 
-    rule = DefaultRule.rechecked(k=k) if recheck else DefaultRule(k=k)
-    engine = DedupEngine(index, make_fingerprinter(idf), rule, batch_size=batch_size, workers=workers)
+    engine = DedupEngine(index, make_fingerprinter(idf), decision_rule(k, recheck), batch_size=batch_size,
+                         workers=workers)
     warn_beyond_keys(k, index.lookup_keys)
     reader = make_reader(text_field, id_field, encoding, html)
-    bar, update = progress_bar(RecordReader.total_bytes(inputs), progress, "dedup")
     try:
         with ExitStack() as stack:  # (the outputs are put in place when the block ends well, else left as they were)
             rep = stack.enter_context(AtomicFile(report)) if report else None
             out = stack.enter_context(AtomicFile(output, binary=True)) if output else None
-            stack.enter_context(bar)
+            bar = stack.enter_context(RunProgress(RecordReader.total_bytes(inputs), progress, "dedup"))
             summary = run_dedup(
-                inputs, engine, reader, report=rep, output=out, dead_letters=dead_letters, on_progress=update,
-                recheck=recheck,
+                inputs, engine, reader, report=rep, output=out, dead_letters=dead_letters, on_progress=bar.decided,
+                recheck=recheck, on_recheck=bar.rechecked,
             )
             exit_if_undecided(summary)
             if save_index is not None:
@@ -157,7 +153,7 @@ def explain(
         "--text", help="Take A and B as texts, never as files (without it, an argument that looks like a path but "
                        "is no file is refused).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object instead of words.")] = False,
-    k: MaxDistance = 3,
+    k: MaxDistance = MAX_DISTANCE,
     idf: Idf = None,
     es_url: EsUrl = None,
     api_key: ApiKey = None,
@@ -167,7 +163,6 @@ def explain(
 ) -> None:
     """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
     meaning guard's veto. Exit 0 either way."""
-    from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.engine import DedupEngine
     from es_simhash.index.memory import MemoryIndex
 
@@ -175,7 +170,7 @@ def explain(
 
     if a == "-" and b == "-":
         raise UserError("A and B are both - (stdin): read one of them from a file", code=2)
-    engine = DedupEngine(MemoryIndex(), make_fingerprinter(idf), DefaultRule(k=k))
+    engine = DedupEngine(MemoryIndex(), make_fingerprinter(idf), decision_rule(k))
     given = [_explained(x, name, as_text, index is not None) for x, name in ((a, "A"), (b, "B"))]
     ids = [x for x, t in zip((a, b), given) if t is None]
     found = {}
@@ -213,7 +208,7 @@ def evaluate(
         "cluster label ({\"id\", \"content\", \"cluster\"}).", show_default=False)],
     no_sweep: Annotated[bool, typer.Option("--no-sweep", help="Only score the current settings.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object instead of tables.")] = False,
-    k: MaxDistance = 3,
+    k: MaxDistance = MAX_DISTANCE,
     idf: Idf = None,
 ) -> None:
     """Precision, recall and F1 of the current settings on your own labelled data, and a sweep over k and the

@@ -8,14 +8,16 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from es_simhash.cli.common import AsJson, IdField, UserError, refuse_unsafe_outputs, print_table, err
+from es_simhash.defaults import MAX_DISTANCE
+
+from es_simhash.cli.common import AsJson, IdField, Limit, UserError, refuse_unsafe_outputs, print_table, err
 from es_simhash.cli.connection import ApiKey, CaCerts, EsUrl, IndexName, Password, Username, Elastic, require_managed_index
 
 
 def search_cmd(
     query: Annotated[str, typer.Argument(help="Words to search for in title and content.", show_default=False)],
     index: IndexName = "es-simhash",
-    size: Annotated[int, typer.Option("--size", "-n", min=1, max=10_000, help="Number of hits.")] = 10,
+    limit: Limit = 10,
     show_all: Annotated[bool, typer.Option("--all", help="Show duplicates too (no collapsing).")] = False,
     as_json: AsJson = False,
     es_url: EsUrl = None,
@@ -32,7 +34,7 @@ def search_cmd(
             f"searching with its first {MAX_QUERY_CHARS:,}")
     with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         require_managed_index(es, index)
-        hits = search(es.client, index, query, size=size, collapse=not show_all, url=es.settings.safe_url)
+        hits = search(es.client, index, query, size=limit, collapse=not show_all, url=es.settings.safe_url)
     if as_json:
         for h in hits:
             typer.echo(json.dumps(h.to_dict(), ensure_ascii=False))
@@ -46,7 +48,7 @@ def search_cmd(
 
 def clusters(
     index: IndexName = "es-simhash",
-    top: Annotated[int, typer.Option("--top", "-n", min=1, max=10_000, help="How many clusters.")] = 10,
+    limit: Limit = 10,
     as_json: AsJson = False,
     es_url: EsUrl = None,
     api_key: ApiKey = None,
@@ -59,7 +61,7 @@ def clusters(
 
     with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         require_managed_index(es, index)
-        rows = top_clusters(es.client, index, top=top, url=es.settings.safe_url)
+        rows = top_clusters(es.client, index, top=limit, url=es.settings.safe_url)
     if as_json:
         for r in rows:
             typer.echo(json.dumps(r.to_dict(), ensure_ascii=False))
@@ -81,11 +83,11 @@ def report_cmd(
         "--input", help="With --from-dedup: the crawl input it read, for titles, urls and crawl times.",
         show_default=False)] = None,
     id_field: IdField = None,
-    top: Annotated[int, typer.Option("--top", "-n", min=0, max=1000,
-                                     help="How many of the largest clusters to list.")] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=0, max=1000,
+                                       help="At most this many of the largest clusters listed.")] = 20,
     k: Annotated[int, typer.Option(
         "-k", "--max-distance", min=0, max=16,
-        help="The -k the documents were decided with (the page states the rule's limits).")] = 3,
+        help="The -k the documents were decided with (the page states the rule's limits).")] = MAX_DISTANCE,
     es_url: EsUrl = None,
     api_key: ApiKey = None,
     username: Username = None,
@@ -102,23 +104,26 @@ def report_cmd(
     refuse_unsafe_outputs(read, ("--output", output))
     try:
         if from_dedup is not None:
-            data = report.from_dedup_report(str(from_dedup), inputs, top=top, id_field=id_field)
+            data = report.from_dedup_report(str(from_dedup), inputs, top=limit, id_field=id_field)
         else:
             with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
                 require_managed_index(es, index)
-                data = report.from_index(es.client, index, top=top, url=es.settings.safe_url)
+                data = report.from_index(es.client, index, top=limit, url=es.settings.safe_url)
         size = report.write_report(data, str(output), rule=DefaultRule(k=k))
     except report.ReportError as exc:
         raise UserError(str(exc)) from None
     err(f"report written to {output} ({size / 1024:,.0f} KiB): {data.documents:,} documents, "
         f"{data.duplicates:,} duplicates in {data.clusters_with_duplicates:,} clusters")
 
+KibanaPattern = Annotated[str, typer.Option("--index", "-i", envvar="ES_SIMHASH_INDEX", show_envvar=True,
+                                            help="Index name or pattern the data view covers.")]
+
+
 def kibana_import(
     kibana_url: Annotated[Optional[str], typer.Option(
         "--kibana-url", envvar="KIBANA_URL", show_envvar=True, help="Kibana URL (default: http://localhost:5601).",
         show_default=False)] = None,
-    index: Annotated[str, typer.Option("--index", "-i", envvar="ES_SIMHASH_INDEX", show_envvar=True,
-                                       help="Index name or pattern the data view covers.")] = "es-simhash*",
+    index: KibanaPattern = "es-simhash*",
     space: Annotated[Optional[str], typer.Option("--space", help="Kibana space id (default: the default space).",
                                                  show_default=False)] = None,
     api_key: ApiKey = None,
@@ -132,16 +137,16 @@ def kibana_import(
     try:
         result = import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=api_key,
                                       username=username, password=password, ca_certs=ca_certs)
-    except (InvalidKibanaURL, ValueError) as exc:  # a bad URL, an unreadable config file
+    except InvalidKibanaURL as exc:
+        raise UserError(f"{exc} or --kibana-url") from None
+    except ValueError as exc:  # an unreadable config file
         raise UserError(str(exc)) from None
     except KibanaError as exc:
         raise UserError(str(exc), code=3) from None
     err(result)
 
 def kibana_export(
-    index_pattern: Annotated[str, typer.Option(
-        "--index-pattern", "-p", envvar="ES_SIMHASH_INDEX", show_envvar=True,
-        help="Index name or pattern the data view covers.")] = "es-simhash*",
+    index: KibanaPattern = "es-simhash*",
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the ndjson file (- for stdout).")
                       ] = Path("es-simhash-kibana.ndjson"),
 ) -> None:
@@ -150,5 +155,5 @@ def kibana_export(
     from es_simhash.readside.kibana import export_saved_objects
 
     refuse_unsafe_outputs([], ("--output", output))
-    n = export_saved_objects(output, index_pattern)
-    err(f"wrote {n} saved objects for {index_pattern!r} to {'stdout' if str(output) == '-' else output}")
+    n = export_saved_objects(output, index)
+    err(f"wrote {n} saved objects for {index!r} to {'stdout' if str(output) == '-' else output}")

@@ -18,6 +18,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Sequence, TypeVar
 
 from es_simhash.decide.default import DefaultRule
+from es_simhash.defaults import BATCH_SIZE, SHARED_BATCH_SIZE
 from es_simhash.decide.rule import NO_FEATURES, Decision, DecisionRule, has_sketch
 from es_simhash.engine.decisions import BatchDecisions
 from es_simhash.engine.documents import Document, Result
@@ -39,13 +40,6 @@ __all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "Ded
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-BATCH_SIZE = 500
-"""Documents per batch by default with an index that no other process writes into (the embedded index)."""
-SHARED_BATCH_SIZE = 2_000
-"""Documents per batch by default with an index that shares writers (Elasticsearch): each batch costs such an
-index a refresh, a visible mark, a settling and a few searches, whatever its size; with 2,000 instead of 500 the
-node spends a quarter less CPU per document (``python bench/ingest.py --workload news --batch-size 500``, then
-without ``--batch-size``: 0.91 and 0.68 CPU seconds per 1,000 documents, 2.18x and 1.61x a raw bulk's)."""
 MAX_WRITE_ATTEMPTS = 20  # conditional writes of one batch that keep meeting other versions before giving up
 
 

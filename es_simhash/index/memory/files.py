@@ -24,15 +24,12 @@ class MemoryFiles(MemoryStore):
 
     # -- persistence ---------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the index to one ``.npz`` file (numpy arrays + JSON; no pickle); ``.npz`` is added to a name
-        without it. The file is written beside its path and put in place at the end, so a failed save leaves an
-        earlier file as it was (:func:`~es_simhash.outputs.atomic_write`)."""
+        """Write the index to the file ``path``, named as given (numpy's ``.npz`` format: arrays + JSON; no pickle).
+        The file is written beside its path and put in place at the end, so a failed save leaves an earlier file as
+        it was (:func:`~es_simhash.files.outputs.atomic_write`)."""
         from es_simhash.files.outputs import atomic_write
 
-        name = os.fspath(path)
-        if not name.endswith(".npz") and name != os.devnull:
-            name += ".npz"
-        with atomic_write(name, binary=True) as fh:
+        with atomic_write(os.fspath(path), binary=True) as fh:
             self._save(fh)
 
     def _save(self, fh: Any) -> None:
