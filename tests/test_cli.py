@@ -253,7 +253,7 @@ def test_one_short_option_means_one_thing_in_every_command():
     def walk(command) -> None:
         for sub in getattr(command, "commands", {}).values():
             walk(sub)
-        for param in command.params:
+        for param in (p for p in command.params if p.param_type_name == "option"):
             longs = [o for o in param.opts + param.secondary_opts if o.startswith("--")]
             names.update(longs)
             for short in (o for o in param.opts if not o.startswith("--")):
