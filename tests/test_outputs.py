@@ -97,6 +97,16 @@ def test_two_outputs_that_are_one_file_are_refused_streams_are_not(crawl, tmp_pa
     assert res.returncode == 0 and len(res.stdout.decode().splitlines()) == 655  # (the report on stdout)
 
 
+def test_an_output_in_a_folder_that_takes_no_file_names_the_option(crawl, tmp_path):
+    """/proc lets root "write" into it but creates no file there: the run is refused before anything is read, in
+    one line naming the option and the folder (not a temporary file of the run's own)."""
+    for option, path in (("--report", "/proc/report.jsonl"), ("--output", "/proc/self/unique.jsonl")):
+        res = run("dedup", crawl, option, path, "--no-progress", cwd=tmp_path)
+        err = res.stderr.decode().strip()
+        assert res.returncode == 1 and err.count("\n") == 0, err
+        assert f"{option} {path}" in err and ".tmp" not in err and "give another path" in err, err
+
+
 def test_a_failing_output_leaves_an_earlier_report_as_it_was(crawl, tmp_path):
     """An output whose folder is missing is refused before anything is written, naming the option; an output that
     fails in the middle of the run (a full disk: /dev/full) leaves the other outputs as they were too."""
