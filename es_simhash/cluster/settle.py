@@ -14,7 +14,7 @@ from es_simhash.index.base import Lookup, MaintainedIndex, StoredDoc, arrival_ke
 from es_simhash.lookup.candidates import boilerplate_of, found_by_lookup
 from es_simhash.errors import MaintenanceError
 from es_simhash.cluster.writes import MAX_ATTEMPTS, Settled, Writer, as_canonical, as_member_of, canonicals_of
-from es_simhash.cluster.templates import all_matches, first_kept, known_boilerplate
+from es_simhash.cluster.templates import all_matches, first_kept
 
 
 def _newer_canonicals(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc], skip: set[str]
@@ -40,7 +40,10 @@ def _canonical_decision(index: MaintainedIndex, rule: DecisionRule, doc: StoredD
     on_arrival = rule.decide(doc.fingerprint, candidates, boilerplate)
     if not known or on_arrival is None:
         return on_arrival
-    boilerplate = known_boilerplate(rule, doc, res.candidates, res.sentence_df, cap)
+    # what the other clusters know of templates is counted per cluster it could join (first_kept: the members of
+    # that cluster are no other holder), not against the canonical's own cluster of one: a third copy of a text,
+    # written at the same time and canonical for now, would make the sentences the two share look like a template's
+    boilerplate = boilerplate_of(doc.fingerprint, res.sentence_df, cap)
     return first_kept(rule, doc, all_matches(rule, doc.fingerprint, older, boilerplate), res.candidates)
 
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from es_simhash.decide.rule import DecisionRule
 from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import StoredDoc, arrival_key
-from es_simhash.lookup.candidates import boilerplate_of
 
 
 def crowded_by_others(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc]) -> frozenset[int]:
@@ -34,12 +33,6 @@ def held_twice(doc: StoredDoc, others: Sequence[StoredDoc]) -> frozenset[int]:
     mine = set(doc.fingerprint.hashes)
     counts = Counter(h for c in others for h in mine.intersection(c.fingerprint.hashes))
     return frozenset(h for h, n in counts.items() if n > 1)
-
-
-def known_boilerplate(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc],
-                       sentence_df: Mapping[int, int], cap: int) -> frozenset[int]:
-    """Held by more than ``cap`` documents, or crowded by the other clusters (:func:`crowded_by_others`)."""
-    return boilerplate_of(doc.fingerprint, sentence_df, cap) | crowded_by_others(rule, doc, candidates)
 
 
 def stays(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc]) -> bool:
