@@ -78,11 +78,11 @@ def test_short_reposts_are_decided_by_sentences():
 
 def test_a_larger_k_catches_more(fingerprinter, articles):
     edited = [a.replace("。", "。据悉，", 4) for a in articles[:30]]
-    no_sentences = Fingerprinter(fingerprinter.idf, sentences=0, sketch=0)
+    no_sentences = Fingerprinter(fingerprinter.idf, sentences=0, sketch=0, fuzzy=0)
 
     def count(k):
         # the sentence path (shared long sentences) would catch these edits at any k: fingerprint without a
-        # sentence signature to see the SimHash bound alone
+        # sentence signature or fuzzy hashes to see the SimHash bound alone
         engine = DedupEngine(fingerprinter=no_sentences, rule=DefaultRule(k=k))
         res = list(engine.process([Document(f"o{i}", a) for i, a in enumerate(articles[:30])] +
                                   [Document(f"e{i}", a) for i, a in enumerate(edited)]))
@@ -508,5 +508,6 @@ def test_the_rechecked_rule_finds_leads_wrapped_in_a_sites_lines_and_not_follow_
     stored = [StoredDoc("other", other, cluster="other")]
     assert DefaultRule().decide(one, stored) is None
     assert DefaultRule.rechecked().decide(one, stored) is None
-    # (what half of the smaller signature, not 40%, keeps apart beyond sentence_k)
-    assert DefaultRule(far_sentence_k=24, far_shared_sentences=0.4).decide(one, stored) is not None
+    # (what half of the smaller signature, not 40%, keeps apart beyond sentence_k; the number guard, which keeps
+    # them apart too, left out)
+    assert DefaultRule(far_sentence_k=24, far_shared_sentences=0.4, number_guard=0).decide(one, stored) is not None

@@ -358,6 +358,7 @@ def test_import_takes_credentials_from_the_es_simhash_config_file(fake_kibana, t
     url, rec = fake_kibana
     config = tmp_path / "config.toml"
     config.write_text('[elasticsearch]\nurl = "http://127.0.0.1:9"\nusername = "kib"\npassword = "from-file"\n')
+    config.chmod(0o600)  # (a file holding a password: others may not read it)
     for name in ("ES_API_KEY", "ES_USERNAME", "ES_PASSWORD", "ES_CA_CERTS", "KIBANA_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ES_SIMHASH_CONFIG", str(config))

@@ -1,5 +1,6 @@
 """The fast text paths give exactly what the plain definitions give, on random Unicode text."""
 
+import html
 import re
 import unicodedata
 
@@ -17,9 +18,16 @@ _IDEOGRAPH = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
 
 
 def _reference_normalize(t: str) -> str:
-    """NFKC; invisible characters dropped; casefold; a whitespace run with a line break becomes one newline, any
-    other run one space; the script folded and romanisation after ideographs dropped (es_simhash.fold, which
-    defines those steps); a space between two CJK ideographs goes."""
+    """HTML character references read (``html.unescape``, again while that changes the text, three times at
+    most) and a hard wrap's line breaks joined (``text.join_hard_wraps``, which defines that step); NFKC; invisible
+    characters dropped; casefold; a whitespace run with a line break becomes one newline, any other run one space;
+    the script folded and romanisation after ideographs dropped (es_simhash.fold, which defines those steps); a
+    space between two CJK ideographs goes."""
+    for _ in range(3):
+        t, was = html.unescape(t), t
+        if t == was:
+            break
+    t = T.join_hard_wraps(t)
     t = unicodedata.normalize("NFKC", t)
     t = "".join(ch for ch in t if not fold.is_invisible(ord(ch)))
     t = _WS.sub(lambda m: "\n" if _LINE_BREAKS & set(m.group()) else " ", t.casefold()).strip()
@@ -34,7 +42,7 @@ def _reference_keys(normalized: str, min_chars: int) -> tuple[str, list[str]]:
 
 # Random code points, plus a bias towards the characters the fast paths special-case:
 # lone surrogates, astral letters, full-width ASCII, U+3000, combining marks, sentence ends, dots and whitespace.
-_SPECIAL = ("\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308\u00a0\u2028\u3002…。.. \n\r\t_ßﬁ①㍿ＡＢ中文"
+_SPECIAL = ("&amp;ldquo;&#x3002;&nbsp;&lt;&#12290&copy\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308\u00a0\u2028\u3002…。.. \n\r\t_ßﬁ①㍿ＡＢ中文"
             "內容國發髮著乾象像(（)）nèi róng ǚ nv2 ㄋㄟˋ˙\u200b\u200d\ufeff\u00ad\ufe0f\U000e0020")
 _chars = st.one_of(st.characters(codec=None), st.sampled_from(list(_SPECIAL)), st.characters(min_codepoint=0xFF00, max_codepoint=0xFF65))
 _texts = st.text(_chars, max_size=60)

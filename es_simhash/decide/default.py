@@ -45,6 +45,21 @@ class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
       an estimated character-shingle Jaccard similarity of about one half or more, the half counted over the
       sketch hashes that are not boilerplate. (A sketch of one or two hashes is a text of a few characters: only
       an exact copy duplicates it.)
+    * **fuzzy** (longer texts, fingerprint version 7): the texts share fuzzy sentence hashes (one per long
+      sentence, the least hash of its shingles: :attr:`~es_simhash.fingerprint.Fingerprint.fuzzy`), not
+      boilerplate. *Rewritten*: within ``fuzzy_k`` bits, at least ``fuzzy_min_shared`` and ``fuzzy_shared`` of the
+      smaller set, at least ``fuzzy_rewritten`` of them for sentences that differ word for word (a "伪原创" copy
+      with words replaced; a site repeats its own lines exactly), and more than two texts on one subject share by
+      chance (``fuzzy_chance`` times the product of the two sets' sizes). *Verbatim*: at least ``fuzzy_verbatim``
+      of the smaller set, within ``sentence_k`` bits; or at least ``fuzzy_far`` shared of twice that many or more
+      each, within ``fuzzy_k`` bits or at any distance with two signature sentences shared too (a copy cut short,
+      whose longest sentences went with the cut, in a site's page or not).
+
+    ``number_guard`` (0: off): two texts that both give at least three numbers (dates, figures: their
+    :attr:`~es_simhash.fingerprint.Fingerprint.number_bag`), about as many each, but of which fewer than
+    ``number_guard`` of the smaller set's are the other's, are not duplicates by any test but an exact copy: a
+    template's report of another event (a match result, a price notice, a weather report), where a copy cut short
+    gives fewer numbers and an edited one changes one or two.
 
     The Hamming bounds on the sentence match are what keep unrelated pages apart that share a site's boilerplate
     sentences before they are frequent enough to count as boilerplate. So does ``max_sentence_clusters``: a
@@ -93,6 +108,14 @@ class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
     simhash_sketch_support: int = 1
     far_sentence_k: int = 0
     far_shared_sentences: float = 0.5
+    number_guard: float = 0.6
+    fuzzy_k: int = 24
+    fuzzy_shared: float = 0.25
+    fuzzy_rewritten: int = 2
+    fuzzy_min_shared: int = 3
+    fuzzy_chance: float = 0.015
+    fuzzy_verbatim: float = 0.5
+    fuzzy_far: int = 6
     recheck: bool = False
     """Decisions of an index whose runs end with a recheck (:meth:`rechecked`): settling a canonical again (other
     writers, a re-run, a delete) joins it to a cluster only where the recheck keeps it, so settling never undoes

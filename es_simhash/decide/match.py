@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from es_simhash.decide.compare import same_content, sketch_support
 from es_simhash.decide.rule import Decision, has_sketch
+from es_simhash.fingerprint.hashes import numbers_alike_in_count, numbers_contained
 from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import StoredDoc
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
@@ -24,6 +25,14 @@ class MatchTests:
     simhash_sketch_support: int
     far_sentence_k: int
     far_shared_sentences: float
+    number_guard: float
+    fuzzy_k: int
+    fuzzy_shared: float
+    fuzzy_rewritten: int
+    fuzzy_min_shared: int
+    fuzzy_chance: float
+    fuzzy_verbatim: float
+    fuzzy_far: int
 
     def _match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int],
                why: list[str] | None = None) -> Decision | None:
@@ -43,31 +52,97 @@ class MatchTests:
                 why.append("one text has no usable features (empty, punctuation or stop words): only an exact copy "
                            "could match")
             return None
+        if why is not None and self._other_numbers(fp, other, why):  # (else asked of a match only: below)
+            return None
         distance = fp.distance(other)
         if self._by_simhash(fp, other, distance, boilerplate, why):
-            return Decision(cand, distance, "simhash")
+            return self._unless_other_numbers(fp, other, Decision(cand, distance, "simhash"), why)
         if not (fp.hashes and other.hashes):
             if why is not None:
                 why.append("no sentence signature on one side")
             return None
-        shared = set(fp.sentences).intersection(other.sentences)
-        shared_sketch = set(fp.sketch).intersection(other.sketch)
-        if boilerplate:
-            dropped = len(shared & boilerplate) + len(shared_sketch & boilerplate)
-            if why is not None and dropped:
-                why.append(f"{dropped} shared sentence or sketch hashes are boilerplate "
-                           "(held by too many documents, or by candidates of several clusters): not counted")
-            shared -= boilerplate
-            shared_sketch -= boilerplate
-        if not (shared or shared_sketch):  # neither a shared sentence nor a shared sketch hash
+        shared, shared_sketch, shared_fuzzy = self._shared(fp, other, boilerplate, why)
+        if not (shared or shared_sketch or shared_fuzzy):  # no shared sentence, fuzzy or sketch hash
             if why is not None:
-                why.append("no sentence or shingle-sketch hash shared (besides boilerplate)")
+                why.append("no sentence, fuzzy or shingle-sketch hash shared (besides boilerplate)")
             return None
         n_shared, n_sketch = len(shared), len(shared_sketch)
         if (n_shared and self._by_sentences(fp, other, distance, n_shared, n_sketch, boilerplate, why)) or (
-                n_sketch and self._by_sketch(fp, other, n_sketch, boilerplate, why)):
-            return Decision(cand, distance, "sentences")
+                n_sketch and self._by_sketch(fp, other, n_sketch, boilerplate, why)) or (
+                shared_fuzzy and self._by_fuzzy(fp, other, distance, shared_fuzzy, n_shared, boilerplate, why)):
+            return self._unless_other_numbers(fp, other, Decision(cand, distance, "sentences"), why)
         return None
+
+    def _unless_other_numbers(self, fp: Fingerprint, other: Fingerprint, decision: Decision,
+                              why: list[str] | None) -> Decision | None:
+        """``decision``, unless the two texts give other numbers (:meth:`_other_numbers`; with ``why``, already
+        asked first)."""
+        return decision if why is not None or not self._other_numbers(fp, other, None) else None
+
+    @staticmethod
+    def _shared(fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int], why: list[str] | None
+                ) -> tuple[set[int], set[int], set[int]]:
+        """The sentence, sketch and fuzzy hashes the two share, boilerplate left out."""
+        shared = set(fp.sentences).intersection(other.sentences) if fp.sentences and other.sentences else set()
+        shared_sketch = set(fp.sketch).intersection(other.sketch) if fp.sketch and other.sketch else set()
+        shared_fuzzy = set(fp.fuzzy).intersection(other.fuzzy) if fp.fuzzy and other.fuzzy else set()
+        if boilerplate:
+            dropped = len(shared & boilerplate) + len(shared_sketch & boilerplate) + len(shared_fuzzy & boilerplate)
+            if why is not None and dropped:
+                why.append(f"{dropped} shared sentence, fuzzy or sketch hashes are boilerplate "
+                           "(held by too many documents, or by candidates of several clusters): not counted")
+            shared -= boilerplate
+            shared_sketch -= boilerplate
+            shared_fuzzy -= boilerplate
+        return shared, shared_sketch, shared_fuzzy
+
+    def _by_fuzzy(self, fp: Fingerprint, other: Fingerprint, distance: int, shared: set[int], n_signature: int,
+                  boilerplate: frozenset[int], why: list[str] | None) -> bool:
+        """The fuzzy branch (two texts without a sketch), on the ``shared`` fuzzy sentence hashes (none of them
+        boilerplate; ``n_signature``: the signature sentences shared). Rewritten: within ``fuzzy_k`` bits, at least
+        ``fuzzy_min_shared`` and ``fuzzy_shared`` of the smaller set shared, at least ``fuzzy_rewritten`` of them for
+        sentences that differ (a word or two replaced: a site repeats its lines word for word), and more than two
+        texts on one subject share by chance (``fuzzy_chance`` times the product of the two sets' sizes: a
+        sentence's least shingle hash is now and then a common phrase's). Verbatim: at least ``fuzzy_verbatim`` of the smaller set (and two) shared,
+        whatever their sentences, within ``sentence_k`` bits; or, when at least ``fuzzy_far`` are shared and each
+        text has twice that many, within ``fuzzy_k`` bits or at any distance with two signature sentences shared
+        too: a copy cut short, in a site's page or not."""
+        mine = len([h for h in fp.fuzzy if h not in boilerplate])
+        theirs = len([h for h in other.fuzzy if h not in boilerplate])
+        smaller, n_fuzzy = min(mine, theirs), len(shared)
+        rewritten = fp.rewritten(other, shared)
+        chance = self.fuzzy_chance * mine * theirs
+        by_rewritten = (distance <= self.fuzzy_k and n_fuzzy >= self.fuzzy_shared * smaller
+                        and n_fuzzy >= max(2, self.fuzzy_min_shared, chance)
+                        and rewritten >= max(1, self.fuzzy_rewritten))
+        far = (bool(self.fuzzy_far) and n_fuzzy >= self.fuzzy_far and smaller >= 2 * self.fuzzy_far
+               and (distance <= self.fuzzy_k or n_signature >= 2))
+        by_verbatim = (bool(self.fuzzy_verbatim) and n_fuzzy >= max(2, self.fuzzy_verbatim * smaller)
+                       and (distance <= self.sentence_k or far))
+        if why is not None:
+            why.append(f"{n_fuzzy} of the smaller set's {smaller} fuzzy sentence hashes shared, {rewritten} of them "
+                       f"for sentences that differ: rewritten (within fuzzy_k = {self.fuzzy_k} bits ({distance}), at "
+                       f"least {self.fuzzy_min_shared} and {self.fuzzy_shared:.0%} shared, {self.fuzzy_rewritten} "
+                       f"rewritten and {chance:.1f} by chance): {'yes' if by_rewritten else 'no'}; verbatim (at "
+                       f"least {self.fuzzy_verbatim:.0%} shared, within sentence_k = {self.sentence_k} bits, or "
+                       f"fuzzy_far = {self.fuzzy_far} shared of {2 * self.fuzzy_far} or more within fuzzy_k bits or "
+                       f"with two signature sentences): {'yes' if by_verbatim else 'no'}")
+        return by_rewritten or by_verbatim
+
+    def _other_numbers(self, fp: Fingerprint, other: Fingerprint, why: list[str] | None) -> bool:
+        """Whether the two texts give other numbers: both give a few, about as many (their number bags are set and
+        count alike: a template's report of another event replaces its numbers one for one), and fewer than
+        ``number_guard`` of the numbers of the one that gives fewer are the other's too (two reports of one template
+        about different events, other dates and figures, share almost none; an update of one event changes a few
+        figures; a reprint cut short gives a part of them, one in a site's page some of the page's too)."""
+        if not (self.number_guard and fp.number_bag and other.number_bag
+                and numbers_alike_in_count(fp.number_bag, other.number_bag)):
+            return False
+        contained = numbers_contained(fp.number_bag, other.number_bag)
+        if why is not None:
+            why.append(f"numbers: about {contained:.0%} of the numbers of the text that gives fewer are the other's, "
+                       f"number_guard = {self.number_guard:.0%} needed (other dates and figures are another event)")
+        return contained < self.number_guard
 
     def _by_simhash(self, fp: Fingerprint, other: Fingerprint, distance: int, boilerplate: frozenset[int],
                     why: list[str] | None) -> bool:

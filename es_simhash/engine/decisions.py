@@ -25,14 +25,19 @@ from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.candidates import found_by_lookup
 
 
+_NONE: frozenset[int] = frozenset()
+
+
 def split_boilerplate(fp: Fingerprint, counts: Sequence[Mapping[int, int]], cap: int) -> tuple[frozenset[int], bool]:
     """The hashes of ``fp`` held by more than ``cap`` documents in all ``counts`` together (each a part's
     document frequencies: the index's lookup, the batch being written, this batch's earlier documents), and
     whether a part under ``cap`` on its own held one of them: that part's lookup then brought candidates through a
     hash one lookup over all the documents would have left out (:meth:`BatchDecisions._found_by_lookup`)."""
+    if sum(max(c.values(), default=0) for c in counts) <= cap:  # (no hash can be over the bound: the common case)
+        return _NONE, False
     out: list[int] = []
     split = False
-    if len(counts) == 2:  # (the index and this batch: the common case, written out)
+    if len(counts) == 2:  # (the index and this batch, written out)
         index, batch = counts
         for h in fp.hashes:
             x, y = index.get(h, 0), batch.get(h, 0)
@@ -63,8 +68,10 @@ def mine_of(decided: Decided, being: Sequence[StoredDoc], mark: dict[str, Any] |
 def same_fingerprint(a: Fingerprint, b: Fingerprint) -> bool:
     """Same fingerprint (the order of sentence hashes does not matter: backends may store them as a set)."""
     return a == b or (
-        (a.simhash, a.content_hash, a.n_features, a.n_chars, a.short, a.version, a.word_bag)
-        == (b.simhash, b.content_hash, b.n_features, b.n_chars, b.short, b.version, b.word_bag)
+        (a.simhash, a.content_hash, a.n_features, a.n_chars, a.short, a.version, a.word_bag, a.number_bag,
+         a.fuzzy_digests)
+        == (b.simhash, b.content_hash, b.n_features, b.n_chars, b.short, b.version, b.word_bag, b.number_bag,
+            b.fuzzy_digests)
         and sorted(a.hashes) == sorted(b.hashes)
     )
 

@@ -28,12 +28,13 @@ class FingerprintSettings:
     sketch_shingle: tuple[int, int] = (3, 5)
     line_sketch: int = 8
     tf: str = "cap:5"
+    fuzzy: int = 16
 
     def __post_init__(self) -> None:
         if self.sentences < 0 or self.min_token_len < 1 or self.min_sentence_chars < 1 or self.short_chars < 0 \
-                or self.sketch < 0 or self.sketch_chars < 0 or self.line_sketch < 0:
+                or self.sketch < 0 or self.sketch_chars < 0 or self.line_sketch < 0 or not 0 <= self.fuzzy <= 16:
             raise ValueError("sentences >= 0, min_token_len >= 1, min_sentence_chars >= 1, short_chars >= 0, "
-                             "sketch >= 0, sketch_chars >= 0, line_sketch >= 0")
+                             "sketch >= 0, sketch_chars >= 0, line_sketch >= 0, 0 <= fuzzy <= 16")
         if len(self.sketch_shingle) != 2 or min(self.sketch_shingle) < 1:
             raise ValueError("sketch_shingle is (cjk, other), both >= 1")
         object.__setattr__(self, "sketch_shingle", (int(self.sketch_shingle[0]), int(self.sketch_shingle[1])))
@@ -60,4 +61,5 @@ class FingerprintSettings:
             "sketch_shingle": list(self.sketch_shingle),
             "line_sketch": self.line_sketch,
             "tf": self.tf,
+            "fuzzy": self.fuzzy,
         }

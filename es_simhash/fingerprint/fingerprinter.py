@@ -117,6 +117,9 @@ class Fingerprinter(ReferenceEngine):
         ``bench/accuracy.py`` all score F1 0.967-0.969 (cap:5 0.969, as raw); raw lets one repeated term take over
         the fingerprint, and sublinear moves a reprint's SimHash further than the cap does
         (``docs/accuracy.md``).
+    fuzzy:
+        for texts without a sketch, how many of their longest sentences each add a fuzzy hash
+        (:attr:`Fingerprint.fuzzy`, version 7; default 12; 0: none).
     segmenter:
         ``"auto"`` (rjieba when installed, else jieba), ``"rjieba"`` or ``"jieba"``.
     engine:
@@ -144,6 +147,7 @@ class Fingerprinter(ReferenceEngine):
         stopwords: frozenset[str] | None = None,
         tf: str = "cap:5",
         engine: str = "auto",
+        fuzzy: int = 16,
     ) -> None:
         if engine != "python" and segmenter in ("auto", "rjieba"):
             start_native_segmenter()  # (in the background while the IDF table is read)
@@ -154,7 +158,7 @@ class Fingerprinter(ReferenceEngine):
         else:
             self.idf = IDFTable.load(idf)
         settings = FingerprintSettings(min_token_len, sentences, min_sentence_chars, short_chars, sketch, sketch_chars,
-                                       sketch_shingle, line_sketch, tf)
+                                       sketch_shingle, line_sketch, tf, fuzzy)
         self.min_token_len = settings.min_token_len
         self.n_sentences = settings.sentences
         self.min_sentence_chars = settings.min_sentence_chars
@@ -164,6 +168,7 @@ class Fingerprinter(ReferenceEngine):
         self.sketch_shingle = settings.sketch_shingle
         self.line_sketch = settings.line_sketch
         self.tf = settings.tf
+        self.n_fuzzy = settings.fuzzy
         self.segmenter = _text.segmenter_name(segmenter)
         self.stopwords = _text.stopwords() if stopwords is None else stopwords
         self._vocab = Vocabulary()
@@ -183,7 +188,7 @@ class Fingerprinter(ReferenceEngine):
     # -- engine --------------------------------------------------------------------------------------------
     # Methods the native core replaces: a subclass overriding one of them keeps the Python engine.
     _NATIVE_REPLACES = ("fingerprint_many", "token_weight", "_token_weights", "_simhash_batch", "_simhash_chunk",
-                        "_token_ids", "_sketches", "_signature_keys", "_signatures", "_word_bags")
+                        "_token_ids", "_sketches", "_signature_keys", "_signatures", "_word_bags", "_fuzzy")
 
     def native_unavailable_reason(self) -> str | None:
         """Why this fingerprinter cannot use the native core (``None``: it can)."""
@@ -253,7 +258,7 @@ class Fingerprinter(ReferenceEngine):
             source, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
             sentences=self.n_sentences, min_sentence_chars=self.min_sentence_chars, short_chars=self.short_chars,
             sketch=self.sketch, sketch_chars=self.sketch_chars, sketch_shingle=self.sketch_shingle,
-            line_sketch=self.line_sketch, tf=self.tf, ln_table=logs)
+            line_sketch=self.line_sketch, tf=self.tf, ln_table=logs, fuzzy=self.n_fuzzy)
         while len(native_core.NATIVE_CORES) >= 8:  # a few configurations per process at most, in practice one
             native_core.NATIVE_CORES.pop(next(iter(native_core.NATIVE_CORES)))[2].wait()  # (built: see _wait_for_native_cores)
         native_core.NATIVE_CORES[key] = (source, self.stopwords, native)  # (holding the objects keeps their ids theirs)
@@ -279,7 +284,8 @@ class Fingerprinter(ReferenceEngine):
     def settings(self) -> FingerprintSettings:
         """The fingerprint settings as they are now (checked: a value set out of bounds raises ``ValueError``)."""
         return FingerprintSettings(self.min_token_len, self.n_sentences, self.min_sentence_chars, self.short_chars,
-                                   self.sketch, self.sketch_chars, self.sketch_shingle, self.line_sketch, self.tf)
+                                   self.sketch, self.sketch_chars, self.sketch_shingle, self.line_sketch, self.tf,
+                                   self.n_fuzzy)
 
 
     # -- fingerprints --------------------------------------------------------------------------------------
@@ -295,7 +301,8 @@ class Fingerprinter(ReferenceEngine):
                 return self._fingerprint_many_python(texts)
         texts = texts if isinstance(texts, list) else list(texts)
         try:
-            rows = self._native.fingerprint_many(texts)  # None for a text the native core leaves to Python
+            # (the text a reader sees, which both engines start from: HTML references read, a hard wrap joined)
+            rows = self._native.fingerprint_many([_text.prepare(t) if isinstance(t, str) else t for t in texts])
         except TypeError:  # not all str: the reference raises what it raises
             with self._python_lock:
                 return self._fingerprint_many_python(texts)
@@ -314,7 +321,8 @@ class Fingerprinter(ReferenceEngine):
         # the version is Python's to say (the native core computes the fields; a version that changes only
         # defaults changes nothing there)
         v = FINGERPRINT_VERSION
-        out = [Fingerprint(r[0], r[1], r[2], r[3], r[4], r[5], v, r[7], r[8]) if r is not None else None for r in rows]
+        out = [Fingerprint(r[0], r[1], r[2], r[3], r[4], r[5], v, r[7], r[8], r[9], r[10], r[11]) if r is not None else None
+               for r in rows]
         missing = [i for i, fp in enumerate(out) if fp is None]
         if missing:
             with self._python_lock:  # threads may share a native-engine fingerprinter; the Python one caches

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Sequence
 
@@ -12,6 +14,75 @@ from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, hash64
 
 if TYPE_CHECKING:
     import numpy as np
+
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+"""A number of a normalised text (NFKC has made full-width digits ASCII): digits, and a decimal part."""
+MIN_NUMBERS = 3
+"""A text that gives fewer distinct numbers has no number bag (0): too few to tell one event from another."""
+
+
+def number_bag(normalized: str) -> int:
+    """:attr:`Fingerprint.number_bag` of a normalised text: the set of numbers its body gives (:data:`_NUMBER`,
+    leading zeros kept, in the lines of its body: :func:`_body_line`) as a 64-bit bitmap (bit ``hash >> 58`` of
+    each), 0 for a text of fewer than :data:`MIN_NUMBERS` distinct numbers (:func:`numbers_contained` compares
+    two)."""
+    numbers = {n for line in normalized.split("\n") if _body_line(line) for n in _NUMBER.findall(line)}
+    if len(numbers) < MIN_NUMBERS:
+        return 0
+    bag = 0
+    for n in numbers:
+        bag |= 1 << (_number_hash(n) >> 58)
+    return bag
+
+
+def _count(bag: int) -> float:
+    """How many numbers a bitmap holds, estimated from its empty bits (linear counting); infinite when full."""
+    empty = 64 - bag.bit_count()
+    return -64 * math.log(empty / 64) if empty else math.inf
+
+
+def numbers_contained(a: int, b: int) -> float:
+    """The share of the numbers of the text that gives fewer (of two with number bags ``a`` and ``b``) that the
+    other gives too, estimated from the bitmaps: ``|A| + |B| - |A | B|`` over the smaller count (1 when the union
+    fills the 64 bits: too many numbers to tell)."""
+    union = _count(a | b)
+    if union == math.inf:
+        return 1.0
+    na, nb = _count(a), _count(b)
+    return min(1.0, max(0.0, na + nb - union) / min(na, nb))
+
+
+def numbers_alike_in_count(a: int, b: int) -> bool:
+    """Whether two number bags count about as many numbers (within a factor of 2): what a template's report of
+    another event gives (its numbers replaced one for one), where a copy with a part left out gives fewer."""
+    na, nb = _count(a), _count(b)
+    return max(na, nb) <= 2 * min(na, nb)
+
+
+def _number_hash(number: str) -> int:
+    """A stable 64-bit hash of a number's digits: a polynomial over its bytes, then the splitmix64 finaliser."""
+    h = len(number)
+    for b in number.encode("ascii"):
+        h = (h * _SHINGLE_MUL + b + 1) & _U64_MASK
+    return _mix64(h)
+
+
+def _body_line(line: str) -> bool:
+    """A line of the text's body, whose numbers are the event's: one that ends a sentence, or a row of figures (more
+    digits than other letters: a table). A site's lines around the text, its date, telephone number, copyright and
+    related headlines, are neither."""
+    if _text.ends_sentence(line):
+        return True
+    digits = sum(1 for c in line if "0" <= c <= "9")
+    return digits > 0 and 2 * digits > sum(1 for c in line if c.isalnum())
+
+
+def _mix64(z: int) -> int:
+    """The splitmix64 finaliser of one 64-bit integer (:func:`splitmix64` without numpy)."""
+    z = ((z ^ (z >> 30)) * _M1) & _U64_MASK
+    z = ((z ^ (z >> 27)) * _M2) & _U64_MASK
+    return z ^ (z >> 31)
+
 
 _M1, _M2, _GOLDEN = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0x9E3779B97F4A7C15  # (splitmix64)
 _SHINGLE_MUL = 0x100000001B3
@@ -27,11 +98,10 @@ def splitmix64(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def bottom_k(keys: Sequence[str], n: int, k: int) -> list[tuple[int, ...]]:
-    """For each string: the ``k`` smallest distinct hashes of its ``n``-character shingles, ascending (a string
-    shorter than ``n`` is one shingle). Stable 64-bit hashes (a polynomial over the code points, then the
-    splitmix64 finaliser), computed for the whole batch with numpy; the results never collide in practice with
-    sentence hashes (BLAKE2b), and a collision would only add a candidate."""
+def _shingle_hashes(keys: Sequence[str], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The hash of each ``n``-character shingle of each string (a string shorter than ``n`` is one shingle), in
+    string then text order, and the string it comes from: a polynomial over the code points, then the splitmix64
+    finaliser, the top bit set."""
     import numpy as np
     lengths = np.fromiter(map(len, keys), dtype=np.intp, count=len(keys))
     n_sh = np.maximum(lengths - n + 1, 1)  # shingles per string
@@ -44,7 +114,27 @@ def bottom_k(keys: Sequence[str], n: int, k: int) -> list[tuple[int, ...]]:
     for j in range(n):
         use = width > j
         h = np.where(use, h * np.uint64(_SHINGLE_MUL) + cps[starts + j] + np.uint64(1), h)
-    z = splitmix64(h) | np.uint64(SKETCH_BIT)
+    return doc, splitmix64(h) | np.uint64(SKETCH_BIT)
+
+
+def least_and_sum(keys: Sequence[str], n: int) -> list[tuple[int, int]]:
+    """For each (non-empty) string: the least hash of its ``n``-character shingles (:func:`bottom_k`'s first) and
+    the sum mod 2^64 of all of them (equal for equal strings, and for two strings that differ almost never)."""
+    import numpy as np
+    doc, z = _shingle_hashes(keys, n)
+    starts = np.flatnonzero(np.r_[True, doc[1:] != doc[:-1]])
+    with np.errstate(over="ignore"):
+        sums = np.add.reduceat(z, starts)
+    return list(zip(np.minimum.reduceat(z, starts).tolist(), sums.tolist()))
+
+
+def bottom_k(keys: Sequence[str], n: int, k: int) -> list[tuple[int, ...]]:
+    """For each string: the ``k`` smallest distinct hashes of its ``n``-character shingles, ascending (a string
+    shorter than ``n`` is one shingle). Stable 64-bit hashes (a polynomial over the code points, then the
+    splitmix64 finaliser), computed for the whole batch with numpy; the results never collide in practice with
+    sentence hashes (BLAKE2b), and a collision would only add a candidate."""
+    import numpy as np
+    doc, z = _shingle_hashes(keys, n)
     order = np.lexsort((z, doc))
     doc, z = doc[order], z[order]
     fresh = np.ones(doc.size, dtype=bool)

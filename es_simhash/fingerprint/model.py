@@ -4,10 +4,10 @@ scale, the four 16-bit segments, the top bit that marks a shingle-sketch hash.""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-FINGERPRINT_VERSION = 6
+FINGERPRINT_VERSION = 7
 WEIGHT_SCALE = 1024
 N_SEGMENTS = 4
 SEGMENT_BITS = 16
@@ -20,6 +20,16 @@ def hash64(s: str) -> int:
 
 
 SKETCH_BIT = 1 << 63  # set in shingle-sketch hashes, clear in sentence hashes: the two kinds share one field
+
+
+FUZZY_MARK = ((1 << 32) - 1) << 30
+"""Set in a fuzzy sentence hash (version 7): all 32 bits where a sentence hash keeps its character bag. A fuzzy hash
+has the top bit clear, like a sentence hash, so lookups treat it as one (one shared brings a candidate)."""
+
+
+def is_fuzzy(h: int) -> bool:
+    """Whether a hash of :attr:`Fingerprint.hashes` is a fuzzy sentence hash (:attr:`Fingerprint.fuzzy`)."""
+    return h < SKETCH_BIT and h & FUZZY_MARK == FUZZY_MARK
 
 
 def is_sketch(h: int) -> bool:
@@ -44,7 +54,13 @@ class Fingerprint:
     into the two. A fingerprint with no usable features (``empty``) has no segments, so it can never be found
     through the segment buckets. ``word_bag`` (version 3, texts with a shingle sketch only, else 0): the sum mod
     2^64 of the hashes of the text's words, whatever their order: equal for two texts with the same words in
-    another order.
+    another order. ``fuzzy`` (version 7, texts without a sketch): one hash for each of their longest sentences, from
+    the least hashes of its character shingles, so that a sentence with a word or two replaced (a "伪原创" copy) keeps
+    it more often than not (:data:`FUZZY_MARK`); ``fuzzy_digests``: 4 bits of each of those sentences' own hash, in
+    the ascending order of ``fuzzy`` (storage may give the hashes back as a set), which tell a sentence rewritten
+    from one repeated word for word (a site's line). ``number_bag`` (version 7): the numbers the body gives (dates, figures) as a b-bit MinHash and their count
+    (:func:`~es_simhash.fingerprint.hashes.number_bag`); two reports of one template about different events give
+    other numbers.
     """
 
     simhash: int
@@ -56,18 +72,30 @@ class Fingerprint:
     version: int = FINGERPRINT_VERSION
     word_bag: int = 0
     sketch: tuple[int, ...] = ()
+    number_bag: int = 0
+    fuzzy: tuple[int, ...] = ()
+    fuzzy_digests: int = 0
+    hashes: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """The sentence hashes, the fuzzy ones, then the sketch hashes: every kind as lookups and storage take them (a
+    sketch hash has the top bit set, :func:`is_sketch`; a fuzzy one :data:`FUZZY_MARK`, :func:`is_fuzzy`)."""
 
     def __post_init__(self) -> None:
         joined = self.sentences
-        if joined and max(joined) >= SKETCH_BIT:  # (sentence and sketch hashes joined, as storage keeps them)
-            object.__setattr__(self, "sentences", tuple(h for h in joined if h < SKETCH_BIT))
+        # (sentence, fuzzy and sketch hashes joined, as storage keeps them)
+        if joined and (max(joined) >= SKETCH_BIT or any(h & FUZZY_MARK == FUZZY_MARK for h in joined)):
+            object.__setattr__(self, "sentences", tuple(h for h in joined if h < SKETCH_BIT and not is_fuzzy(h)))
+            object.__setattr__(self, "fuzzy", tuple(self.fuzzy) + tuple(h for h in joined if is_fuzzy(h)))
             object.__setattr__(self, "sketch", tuple(self.sketch) + tuple(h for h in joined if h >= SKETCH_BIT))
+        object.__setattr__(self, "hashes", self.sentences + self.fuzzy + self.sketch if self.sketch or self.fuzzy
+                           else self.sentences)
 
-    @property
-    def hashes(self) -> tuple[int, ...]:
-        """The sentence hashes, then the sketch hashes: both kinds as lookups and storage take them (a sketch hash
-        has the top bit set, :func:`is_sketch`)."""
-        return self.sentences + self.sketch if self.sketch else self.sentences
+    def rewritten(self, other: "Fingerprint", shared: "set[int]") -> int:
+        """How many of the fuzzy hashes ``shared`` with ``other`` stand for sentences that differ (their digests
+        differ): sentences rewritten, not repeated word for word. A hash past the first 16 counts as repeated."""
+        mine = {h: j for j, h in enumerate(sorted(self.fuzzy)[:16])}
+        theirs = {h: j for j, h in enumerate(sorted(other.fuzzy)[:16])}
+        return sum(1 for h in shared if h in mine and h in theirs
+                   and (self.fuzzy_digests >> (4 * mine[h])) & 0xF != (other.fuzzy_digests >> (4 * theirs[h])) & 0xF)
 
     @property
     def empty(self) -> bool:
@@ -96,12 +124,15 @@ class Fingerprint:
             "segments": list(self.segment_keys()),
             "sentences": [hex64(h) for h in self.sentences],
             "sketch": [hex64(h) for h in self.sketch],
+            "fuzzy": [hex64(h) for h in self.fuzzy],
             "content_hash": hex64(self.content_hash),
             "n_features": self.n_features,
             "n_chars": self.n_chars,
             "short": self.short,
             "empty": self.empty,
             "word_bag": hex64(self.word_bag),
+            "number_bag": hex64(self.number_bag),
+            "fuzzy_digests": hex64(self.fuzzy_digests),
         }
 
     @classmethod
@@ -117,4 +148,7 @@ class Fingerprint:
             version=int(d.get("fingerprint_version", FINGERPRINT_VERSION)),
             word_bag=int(d.get("word_bag") or "0", 16),
             sketch=tuple(int(h, 16) for h in d.get("sketch", ())),
+            number_bag=int(d.get("number_bag") or "0", 16),
+            fuzzy=tuple(int(h, 16) for h in d.get("fuzzy", ())),
+            fuzzy_digests=int(d.get("fuzzy_digests") or "0", 16),
         )

@@ -16,7 +16,7 @@ from es_simhash.fingerprint.model import FINGERPRINT_VERSION
 
 LN_TABLE_SIZE = 1 << 16  # tf="sublinear": numpy's ln(1..65536) handed to the native core (more: Python)
 _log = logging.getLogger(__name__)
-ROW_FIELDS = 9  # the fields of a fingerprint row of the native core (Fingerprint's, in order)
+ROW_FIELDS = 12  # the fields of a fingerprint row of the native core (Fingerprint's, in order)
 NOTICED: list[str] = []
 
 

@@ -12,9 +12,16 @@ from itertools import chain, compress
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from es_simhash.fingerprint import text as _text
-from es_simhash.fingerprint.hashes import bottom_k, content_hashes, sentence_hashes
+from es_simhash.fingerprint.hashes import bottom_k, content_hashes, least_and_sum, number_bag, sentence_hashes
 from es_simhash.fingerprint.idf import IDFTable
-from es_simhash.fingerprint.model import FINGERPRINT_VERSION, WEIGHT_SCALE, Fingerprint
+from es_simhash.fingerprint.model import FINGERPRINT_VERSION, FUZZY_MARK, WEIGHT_SCALE, Fingerprint
+
+_FUZZY_KEEP = (1 << 62) | ((1 << 30) - 1)  # the bits of a shingle hash a fuzzy hash keeps
+"""The shingle lengths of a fuzzy hash: 2 characters in a key with an ideograph, 4 in others. Short shingles keep
+a sentence's two least hashes when a word or two of it are replaced; two of them together are rarely what another
+sentence gives."""
+MIN_FUZZY_SENTENCES = 3
+"""A text gets fuzzy hashes when it has at least this many distinct long sentences."""
 
 if TYPE_CHECKING:
     import numpy as np
@@ -130,6 +137,7 @@ class ReferenceEngine:
     sketch_shingle: tuple[int, int]
     line_sketch: int
     tf: str
+    n_fuzzy: int
     segmenter: str
     _vocab: Vocabulary
 
@@ -174,6 +182,7 @@ class ReferenceEngine:
         short_chars = self.short_chars
         sketches = self._sketches(normalized, keys)
         signatures = self._signatures([sentence_keys for _, sentence_keys in keys])
+        fuzzy = self._fuzzy(keys, sketches)
         return [
             Fingerprint(
                 sim if nf else 0,  # simhash
@@ -185,11 +194,58 @@ class ReferenceEngine:
                 FINGERPRINT_VERSION,
                 word_bag,
                 sketch,  # the shingle sketch of a shorter text
+                number_bag(n),
+                fz[0],  # the fuzzy hashes of a longer text
+                fz[1],  # and the digests of their sentences
             )
-            for (key, _), content_hash, sim, nf, signature, sketch, word_bag in zip(
-                keys, content_hashes([k for k, _ in keys]), simhashes.tolist(), n_features.tolist(), signatures,
-                sketches, self._word_bags(tokens, sketches))
+            for n, (key, _), content_hash, sim, nf, signature, sketch, word_bag, fz in zip(
+                normalized, keys, content_hashes([k for k, _ in keys]), simhashes.tolist(), n_features.tolist(),
+                signatures, sketches, self._word_bags(tokens, sketches), fuzzy)
         ]
+
+    def _fuzzy(self, keys: list[tuple[str, list[str]]], sketches: list[tuple[int, ...]]
+               ) -> list[tuple[tuple[int, ...], int]]:
+        """:attr:`Fingerprint.fuzzy` and :attr:`Fingerprint.fuzzy_digests` of each text without a sketch and with
+        :data:`MIN_FUZZY_SENTENCES` distinct sentence keys or more. For each of its ``fuzzy`` longest distinct
+        sentence keys (equal lengths in text order): the least hash of its character shingles (the sketch's
+        shingles and hash: 3 characters in a key with an ideograph, 5 in others), marked (:data:`~es_simhash.fingerprint.model.FUZZY_MARK`: its low
+        30 bits and bit 62 kept), each once, ascending; and the low 4 bits of the sum of its shingles' hashes (a
+        hash of the whole sentence) at the place of its fuzzy hash in the digests (the first 16)."""
+        out: list[tuple[tuple[int, ...], int]] = [((), 0)] * len(keys)
+        if not self.n_fuzzy:
+            return out
+        chosen: dict[int, list[tuple[int, int, str]]] = {}  # shingle length -> (text, place, key)
+        places: dict[int, list[str]] = {}
+        for i, ((_, sentence_keys), sketch) in enumerate(zip(keys, sketches)):
+            if sketch or len(set(sentence_keys)) < MIN_FUZZY_SENTENCES:
+                continue
+            longest = places[i] = self._longest(sentence_keys, self.n_fuzzy)
+            for j, k in enumerate(longest):
+                n = self.sketch_shingle[0] if _text.has_cjk(k) else self.sketch_shingle[1]
+                chosen.setdefault(n, []).append((i, j, k))
+        found: dict[int, list[int]] = {i: [0] * len(ks) for i, ks in places.items()}
+        digest: dict[int, list[int]] = {i: [0] * len(ks) for i, ks in places.items()}
+        for n, items in chosen.items():
+            for (i, j, _), (least, total) in zip(items, least_and_sum([k for _, _, k in items], n)):
+                found[i][j] = FUZZY_MARK | (least & _FUZZY_KEEP)
+                digest[i][j] = total & 0xF
+        for i, hashes in found.items():
+            fuzzy: dict[int, int] = {}
+            for h, d in zip(hashes, digest[i]):
+                fuzzy.setdefault(h, d)
+            ordered = sorted(fuzzy.items())  # (ascending: as storage gives a set back)
+            out[i] = (tuple(h for h, _ in ordered), sum(d << (4 * j) for j, (_, d) in enumerate(ordered[:16])))
+        return out
+
+    @staticmethod
+    def _longest(keys: list[str], n: int) -> list[str]:
+        """The ``n`` longest distinct keys (equal lengths in text order)."""
+        seen: dict[str, None] = {}
+        for k in sorted(keys, key=len, reverse=True):  # stable: equal lengths stay in text order
+            seen.setdefault(k)
+            if len(seen) == n:
+                break
+        return list(seen)
 
     def _word_bags(self, tokens: list[list[str]], sketches: list[tuple[int, ...]]) -> list[int]:
         """:attr:`Fingerprint.word_bag` of each text: for the texts with a sketch, the sum of the vocabulary hashes

@@ -11,6 +11,7 @@ real Chinese corpus); ``jieba`` itself is the reference and the fallback.
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from functools import lru_cache
@@ -49,11 +50,15 @@ _LATIN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 def normalize(text: str) -> str:
     """Unicode-normalise ``text`` for fingerprinting.
 
-    NFKC folds full-width/half-width forms and compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``);
+    First the text a reader sees (:func:`prepare`, version 7): HTML character references read wherever they are
+    (``&ldquo;``, ``&#x3002;``, ``&nbsp;``; a text escaped twice, ``&amp;ldquo;``, is read as once), and the line
+    breaks of a hard wrap joined. Then NFKC folds full-width/half-width forms and compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``);
     invisible characters (format characters and variation selectors, :func:`es_simhash.fold.is_invisible`) are
     dropped; ``casefold`` removes case; a run of whitespace that holds a line break (a line boundary of
     ``str.splitlines``) becomes one ``"\\n"`` (a line break ends a sentence: a title or a heading is its own
-    sentence) and any other run of whitespace one space, with none left at either end; Traditional characters are
+    sentence) and any other run of whitespace one space, with none left at either end (line breaks a reader reads
+    through, those of a text hard-wrapped at a fixed width, print or PDF extraction, are joined first:
+    :func:`prepare`, version 7); Traditional characters are
     folded to Simplified ones (:func:`es_simhash.fold.fold_table`) and romanisation written directly after an
     ideograph is dropped (:func:`es_simhash.fold.strip_annotations`); then a space between two CJK ideographs is
     removed (``"转 发 微 博"`` -> ``"转发微博"``: Chinese has no spaces between words). See :func:`_normalize_many`
@@ -61,6 +66,91 @@ def normalize(text: str) -> str:
     regular expressions).
     """
     return _normalize_many([text])[0]
+
+
+MAX_UNESCAPE = 3
+"""How many times :func:`decode_entities` reads a text's character references again (a text escaped twice, or
+thrice, is read as once)."""
+
+
+def decode_entities(text: str) -> str:
+    """``text`` with its HTML character references replaced by the characters they stand for, as a browser reads
+    them (``html.unescape``: the HTML 5 rules and names, also references without their ``;`` that browsers accept),
+    again while that changes the text, at most :data:`MAX_UNESCAPE` times (``&amp;ldquo;`` is ``“``)."""
+    for _ in range(MAX_UNESCAPE):
+        if "&" not in text:
+            break
+        decoded = html.unescape(text)
+        if decoded == text:
+            break
+        text = decoded
+    return text
+
+
+MIN_WRAP_WIDTH, MAX_WRAP_WIDTH = 20, 120
+"""A hard wrap is at least this wide, and at most (a poem, a list or a table has shorter lines; paragraphs that
+were never wrapped, longer ones)."""
+MIN_WRAPPED_LINES = 5
+
+
+def prepare(text: str) -> str:
+    """The text a reader sees, before normalisation (version 7; both fingerprint engines start from it): HTML
+    character references read (:func:`decode_entities`) and the line breaks of a hard wrap joined
+    (:func:`join_hard_wraps`)."""
+    if "&" in text:
+        text = decode_entities(text)
+    if len(text) >= MIN_WRAPPED_LINES * MIN_WRAP_WIDTH:
+        text = join_hard_wraps(text)
+    return text
+
+
+def join_hard_wraps(text: str) -> str:
+    """``text`` with the line breaks of a hard wrap joined. A text was hard-wrapped (broken into lines of one width
+    ``w``, as print and PDF extraction leave it) when at least :data:`MIN_WRAPPED_LINES` of its lines are *full*,
+    within ``w // 8`` characters of ``w`` (the upper quartile of the lengths, surrounding whitespace left out, of its
+    lines of :data:`MIN_WRAP_WIDTH` characters or more, at most :data:`MAX_WRAP_WIDTH`), and at least half of them
+    end inside a sentence (:func:`ends_sentence`: the paragraphs of a text that was never wrapped end theirs; a
+    site's short lines around the text, a title, a paragraph's last line are not full). Each full line is then
+    joined to the line after it, unless that line is blank (a paragraph's end). The join adds nothing in a text
+    with Chinese (no spaces between words: a word or a number cut by the wrap is whole again), a space in other
+    text; a text that was not hard-wrapped is returned as it is."""
+    raw = text.splitlines()
+    lengths = [n for n in map(len, map(str.strip, raw)) if n >= MIN_WRAP_WIDTH]
+    if len(lengths) < MIN_WRAPPED_LINES:
+        return text
+    lengths.sort()
+    width = lengths[(3 * len(lengths)) // 4]
+    if width > MAX_WRAP_WIDTH:
+        return text
+    lines = [line.strip() for line in raw]
+    full = [len(x) >= MIN_WRAP_WIDTH and abs(len(x) - width) <= width // 8 for x in lines]
+    n_full = sum(full)
+    open_ = sum(1 for x, f in zip(lines, full) if f and not ends_sentence(x))
+    if n_full < MIN_WRAPPED_LINES or 2 * open_ < n_full:
+        return text
+    sep = "" if has_cjk(text) else " "
+    out: list[str] = []
+    join_next = False
+    for x, is_full in zip(lines, full):
+        if join_next and x:
+            out[-1] = out[-1] + sep + x
+        else:
+            out.append(x)
+        join_next = is_full
+    return "\n".join(out)
+
+
+_TERMINAL = tuple("。！？!?….．｡")
+_CLOSING = "”’\"'」』)）》]］〕＂＇"
+
+
+_BYLINE = re.compile(r"[(（][^()（）]{1,16}[)）]$")
+
+
+def ends_sentence(line: str) -> bool:
+    """Whether a line ends with a sentence's end (closing quotes and brackets after it left aside, and a short part
+    in brackets after it: a reporter's name, ``。(孔繁文)``); full-width marks count as their ASCII forms."""
+    return _BYLINE.sub("", line).rstrip(_CLOSING).endswith(_TERMINAL)
 
 
 # Full-width ASCII (U+FF01..U+FF5E) and the ideographic space U+3000: the only characters NFKC changes in
@@ -116,9 +206,12 @@ def _fold_fullwidth_many(texts: Sequence[str]) -> list[str]:
     return out
 
 
-def _normalize_many(texts: Sequence[str]) -> list[str]:
+def _normalize_many(texts: Sequence[str], prepared: bool = False) -> list[str]:
     """:func:`normalize` of each text; same output, fast path for text that only needs the full-width fold.
+    ``prepared``: the texts are :func:`prepare`'s already (what the native core normalises: both engines start
+    from the prepared text).
 
+    0. :func:`prepare` (HTML character references read, the line breaks of a hard wrap joined);
     1. fold full-width ASCII and U+3000 (:func:`_fold_fullwidth_many`; NFKC would do the same), and replace the
        ellipsis U+2026 (common in Chinese text as ``……``) by its NFKC image ``...``: NFKC decomposes each
        character on its own and ``.`` is its own decomposition, so NFKC of the text is unchanged;
@@ -138,7 +231,7 @@ def _normalize_many(texts: Sequence[str]) -> list[str]:
     is_normalized, nfkc = unicodedata.is_normalized, unicodedata.normalize
     invisible = invisible_pattern()
     table = fold_table()
-    for t in _fold_fullwidth_many(texts):
+    for t in _fold_fullwidth_many(texts if prepared else [prepare(t) for t in texts]):
         if "\u2026" in t:
             t = t.replace("\u2026", "...")
         if not is_normalized("NFKC", t):

@@ -25,10 +25,11 @@ D = TypeVar("D", bound=HasFingerprint)
 H = TypeVar("H", bound=Hashable)  # a sentence hash: an int, or its hex string (Elasticsearch)
 
 MIN_SHARED_SKETCH = 2
-"""How many shingle-sketch hashes a stored document must share with a query (besides boilerplate) to be its
-candidate through the sketch. The decision rule never accepts a sketch match on fewer (``DefaultRule``), so the
-candidates it leaves out could never be decided duplicates by the sketch; and a short text shares one common
-character shingle's hash with thousands of unrelated texts, each of which would otherwise travel to the client."""
+"""How many shingle-sketch hashes, or fuzzy sentence hashes, a stored document must share with a query (besides
+boilerplate) to be its candidate through them. The decision rule never accepts a sketch or fuzzy match on fewer
+(``DefaultRule``), so the candidates it leaves out could never be decided duplicates that way; and a text shares
+one common character shingle's hash with thousands of unrelated texts (a fuzzy hash is a sentence's least shingle
+hash, now and then a common phrase's), each of which would otherwise travel to the client."""
 
 
 def boilerplate_of(fp: Fingerprint, sentence_df: Mapping[int, int], cap: int,
@@ -52,7 +53,8 @@ def sharing_sketch(holders: Sequence[int]) -> list[int]:
 def sentence_candidate(sentences: AbstractSet[H], sketch: AbstractSet[H], theirs: Iterable[H]) -> bool:
     """Whether a stored document whose fingerprint holds the hashes ``theirs`` is a candidate of a query through
     the sentence channel: it holds one of the query's (non-boilerplate) long-sentence hashes ``sentences``, or
-    at least :data:`MIN_SHARED_SKETCH` of its (non-boilerplate) sketch hashes ``sketch``."""
+    at least :data:`MIN_SHARED_SKETCH` of its (non-boilerplate) sketch and fuzzy hashes ``sketch`` (a text has one
+    kind or the other)."""
     n_sketch = 0
     for h in theirs:
         if h in sentences:
@@ -73,7 +75,7 @@ def found_by_lookup(fp: Fingerprint, candidates: Iterable[D], boilerplate: Colle
     the documents that arrived before a document) whose boilerplate differs from the whole's."""
     masks = lookup_keys.masks.tolist() if fp.n_features else ()
     sentences = set(fp.sentences).difference(boilerplate)
-    sketch = set(fp.sketch).difference(boilerplate)
+    sketch = set(fp.sketch).union(fp.fuzzy).difference(boilerplate)
     out = []
     for c in candidates:
         o = c.fingerprint

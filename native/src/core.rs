@@ -25,13 +25,17 @@ use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
 /// The fingerprint version this core computes (`es_simhash.fingerprint.FINGERPRINT_VERSION` must equal it).
-pub const FINGERPRINT_VERSION: u32 = 6;
+pub const FINGERPRINT_VERSION: u32 = 7;
 const SKETCH_BIT: u64 = 1 << 63;
 const CJK_SENTENCE_BIT: u64 = 1 << 62;
 const GOLDEN: u64 = 0x9E3779B97F4A7C15;
 const M1: u64 = 0xBF58476D1CE4E5B9;
 const M2: u64 = 0x94D049BB133111EB;
 const SHINGLE_MUL: u64 = 0x100000001B3;
+/// Set in a fuzzy sentence hash (version 7): the 32 bits where a sentence hash keeps its bag (`model.FUZZY_MARK`).
+const FUZZY_MARK: u64 = 0xFFFF_FFFF << 30;
+/// The bits of a shingle hash a fuzzy hash keeps.
+const FUZZY_KEEP: u64 = (1 << 62) | ((1 << 30) - 1);
 const MAX_CACHE: usize = 4_000_000;
 const EXACT_LIMIT: u64 = 1 << 53; // float64 sums of whole numbers are exact below this
 
@@ -985,6 +989,27 @@ fn content_hash_of(key: &str, bag: u64, cjk: bool, h64: u64) -> u64 {
 }
 
 /// `_bottom_k` for one key: the `k` smallest distinct hashes of its `n`-character shingles, ascending.
+/// `hashes.least_and_sum` of one key: the least hash of its `n`-character shingles and the wrapping sum of all of
+/// them (`cps`: a buffer for its code points).
+fn least_and_sum(key: &str, n: usize, cps: &mut Vec<u64>) -> (u64, u64) {
+    cps.clear();
+    cps.extend(key.chars().map(|c| c as u64));
+    let len = cps.len();
+    let n_sh = if len >= n { len - n + 1 } else { 1 };
+    let width = len.min(n);
+    let (mut least, mut total) = (u64::MAX, 0u64);
+    for s in 0..n_sh {
+        let mut h = n as u64;
+        for &cp in &cps[s..s + width] {
+            h = h.wrapping_mul(SHINGLE_MUL).wrapping_add(cp).wrapping_add(1);
+        }
+        let z = splitmix64(h) | SKETCH_BIT;
+        least = least.min(z);
+        total = total.wrapping_add(z);
+    }
+    (least, total)
+}
+
 fn bottom_k(key: &str, n: usize, k: usize) -> Vec<u64> {
     let cps: Vec<u64> = key.chars().map(|c| c as u64).collect();
     let len = cps.len();
@@ -1025,6 +1050,145 @@ fn add_line_sketches(sketch: &mut Vec<u64>, normalized: &str, cjk: bool, n: usiz
     sketch.dedup();
 }
 
+// -- fuzzy sentence hashes and the number bag (version 7) ----------------------------------------------------
+/// `reference.MIN_FUZZY_SENTENCES`: a text gets fuzzy hashes when it has at least this many distinct long sentences.
+const MIN_FUZZY_SENTENCES: usize = 3;
+
+/// `ReferenceEngine._fuzzy` for one text: for each of its `n` longest distinct sentence keys (stable: text order on
+/// ties), the least hash of its shingles (3 characters for a key with an ideograph, else the other length), marked;
+/// each once, ascending; and the digests: the low 4 bits of the sum of the key's shingle hashes at the place of its
+/// fuzzy hash (the first 16). None for a text of fewer than `MIN_FUZZY_SENTENCES` distinct keys.
+fn fuzzy_hashes(key: &str, spans: &[(usize, usize, usize)], n: usize, shingle: (usize, usize)) -> (Vec<u64>, u64) {
+    let mut out: Vec<u64> = Vec::new();
+    let mut digests = 0u64;
+    if n == 0 || spans.is_empty() {
+        return (out, digests);
+    }
+    let mut distinct: Vec<&str> = Vec::new();
+    for &(s, e, _) in spans {
+        if !distinct.contains(&&key[s..e]) {
+            distinct.push(&key[s..e]);
+            if distinct.len() == MIN_FUZZY_SENTENCES {
+                break;
+            }
+        }
+    }
+    if distinct.len() < MIN_FUZZY_SENTENCES {
+        return (out, digests);
+    }
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by(|&a, &b| spans[b].2.cmp(&spans[a].2));
+    let mut chosen: Vec<(usize, usize)> = Vec::new();
+    for i in order {
+        let (s, e, _) = spans[i];
+        if !chosen.iter().any(|&(cs, ce)| key[cs..ce] == key[s..e]) {
+            chosen.push((s, e));
+            if chosen.len() == n {
+                break;
+            }
+        }
+    }
+    let mut found: Vec<(u64, u64)> = Vec::new();
+    let mut cps: Vec<u64> = Vec::new();
+    for (s, e) in chosen {
+        let k = &key[s..e];
+        let len = if has_cjk(k) { shingle.0 } else { shingle.1 };
+        let (least, total) = least_and_sum(k, len, &mut cps);
+        let h = FUZZY_MARK | (least & FUZZY_KEEP);
+        if !found.iter().any(|&(f, _)| f == h) {
+            found.push((h, total & 0xF));
+        }
+    }
+    found.sort_unstable();
+    for (j, &(h, d)) in found.iter().enumerate() {
+        if j < 16 {
+            digests |= d << (4 * j);
+        }
+        out.push(h);
+    }
+    (out, digests)
+}
+
+/// The splitmix64 finaliser without the golden-ratio step (`hashes._mix64`).
+#[inline]
+fn mix64(z: u64) -> u64 {
+    let z = (z ^ (z >> 30)).wrapping_mul(M1);
+    let z = (z ^ (z >> 27)).wrapping_mul(M2);
+    z ^ (z >> 31)
+}
+
+const MIN_NUMBERS: usize = 3;
+const TERMINAL: &[char] = &['。', '！', '？', '!', '?', '…', '.', '．', '｡'];
+const CLOSING: &[char] = &['”', '’', '"', '\'', '」', '』', ')', '）', '》', ']', '］', '〕', '＂', '＇'];
+
+/// `text.ends_sentence`: the line ends with a sentence's end, closing marks after it and a final part of 1 to 16
+/// characters in brackets (a reporter's name) left aside.
+fn ends_sentence(line: &str) -> bool {
+    let mut line = line;
+    if line.ends_with(')') || line.ends_with('）') {
+        let inner_end = line.len() - line.chars().next_back().unwrap().len_utf8();
+        let inner = &line[..inner_end];
+        if let Some((open, _)) = inner.char_indices().rev().find(|&(_, c)| matches!(c, '(' | ')' | '（' | '）')) {
+            let c = inner[open..].chars().next().unwrap();
+            let n = inner[open + c.len_utf8()..].chars().count();
+            if matches!(c, '(' | '（') && (1..=16).contains(&n) {
+                line = &line[..open];
+            }
+        }
+    }
+    line.trim_end_matches(CLOSING).ends_with(TERMINAL)
+}
+
+/// `hashes._body_line`: a line whose numbers are the event's (it ends a sentence, or holds more ASCII digits than
+/// other letters, digits and ideographs).
+fn body_line(line: &str) -> bool {
+    if ends_sentence(line) {
+        return true;
+    }
+    let digits = line.bytes().filter(|b| b.is_ascii_digit()).count();
+    digits > 0 && 2 * digits > line.chars().filter(|&c| is_alnum(c)).count()
+}
+
+/// `hashes.number_bag` of a normalised text.
+fn number_bag(normalized: &str) -> u64 {
+    let mut numbers: Vec<&str> = Vec::new();
+    for line in normalized.split('\n') {
+        if !line.bytes().any(|b| b.is_ascii_digit()) || !body_line(line) {
+            continue;
+        }
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if !b[i].is_ascii_digit() {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i + 1 < b.len() && b[i] == b'.' && b[i + 1].is_ascii_digit() {
+                i += 1;
+                while i < b.len() && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            numbers.push(&line[start..i]);
+        }
+    }
+    numbers.sort_unstable();
+    numbers.dedup();
+    if numbers.len() < MIN_NUMBERS {
+        return 0;
+    }
+    let mut bag = 0u64;
+    for n in numbers {
+        let h = mix64(n.bytes().fold(n.len() as u64, |h, b| h.wrapping_mul(SHINGLE_MUL).wrapping_add(b as u64 + 1)));
+        bag |= 1 << (h >> 58);
+    }
+    bag
+}
+
 // -- the fingerprinter ---------------------------------------------------------------------------------------
 #[derive(Clone, Debug)]
 pub enum Tf {
@@ -1046,6 +1210,8 @@ pub struct Config {
     /// version 5: hashes each long enough line adds to the sketch (0: none)
     pub line_sketch: usize,
     pub tf: Tf,
+    /// version 7: how many longest sentences of a text without a sketch add a fuzzy hash (0: none)
+    pub fuzzy: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1057,6 +1223,9 @@ pub struct Fp {
     pub n_chars: u64,
     pub short: bool,
     pub word_bag: u64,
+    pub number_bag: u64,
+    pub fuzzy: Vec<u64>,
+    pub fuzzy_digests: u64,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -1581,7 +1750,7 @@ impl Core {
             // SAFETY: (at, len) was taken from a subslice of `padded` (`prepare`): in bounds, on char boundaries
             unsafe { padded.get_unchecked(at as usize..(at + len) as usize) }
         };
-        let Keys { content: key, n_chars, bag, cjk, .. } = keys;
+        let Keys { content: key, n_chars, bag, cjk, sentences: spans, .. } = keys;
         let cfg = &self.cfg;
 
         // shingle sketch of a shorter text (and then its word bag), stratified by line (version 5)
@@ -1683,10 +1852,13 @@ impl Core {
                 sentences.push(h);
             }
         }
+        let (fuzzy, fuzzy_digests) =
+            if sketch.is_empty() { fuzzy_hashes(&key, &spans, cfg.fuzzy, cfg.sketch_shingle) } else { (Vec::new(), 0) };
         sentences.extend_from_slice(&sketch);
         if sketch.is_empty() {
             word_bag = 0;
         }
+        let number_bag = number_bag(&padded[..padded.len() - PADDING.len()]);
         #[cfg(feature = "bench")]
         {
             STAGE_NANOS[0].fetch_add((t_counted - t_start).as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
@@ -1701,6 +1873,9 @@ impl Core {
             n_chars: n_chars as u64,
             short: n_chars < cfg.short_chars,
             word_bag,
+            number_bag,
+            fuzzy,
+            fuzzy_digests,
         })
     }
 }

@@ -68,7 +68,7 @@ mod python {
         /// ``numpy.log(k)`` for k = 1, 2, ...: the logarithms exactly as numpy computes them).
         #[new]
         #[pyo3(signature = (idf, default_idf, stopwords, *, min_token_len, sentences, min_sentence_chars,
-                            short_chars, sketch, sketch_chars, sketch_shingle, line_sketch, tf, ln_table=None))]
+                            short_chars, sketch, sketch_chars, sketch_shingle, line_sketch, tf, ln_table=None, fuzzy=16))]
         #[allow(clippy::too_many_arguments)]
         fn new(
             idf: &Bound<'_, PyAny>,
@@ -84,6 +84,7 @@ mod python {
             line_sketch: usize,
             tf: &str,
             ln_table: Option<Vec<f64>>,
+            fuzzy: usize,
         ) -> PyResult<Self> {
             let tf = match tf {
                 "raw" => Tf::Raw,
@@ -137,6 +138,7 @@ mod python {
                 sketch_shingle,
                 line_sketch,
                 tf,
+                fuzzy,
             };
             let build: Box<dyn FnOnce() -> Result<IdfTable, String> + Send> = match (cached, files) {
                 (Some((words, values)), _) => Box::new(move || Ok(IdfTable::from_cache(words, &values))),
@@ -164,7 +166,7 @@ mod python {
         }
 
         /// For each text: ``(simhash, content_hash, sentences, n_features, n_chars, short, version, word_bag,
-        /// sketch)`` (the fields of ``Fingerprint`` in order: ``ROW_FIELDS``; the version is
+        /// sketch, number_bag, fuzzy, fuzzy_digests)`` (the fields of ``Fingerprint`` in order: ``ROW_FIELDS``; the version is
         /// ``FINGERPRINT_VERSION``), or ``None`` when Python must compute that text. The GIL is released while
         /// computing.
         fn fingerprint_many<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<Vec<Option<Bound<'py, PyTuple>>>> {
@@ -179,8 +181,9 @@ mod python {
                         let split = fp.sentences.iter().position(|&h| h >> 63 == 1).unwrap_or(fp.sentences.len());
                         let sentences = PyTuple::new(py, &fp.sentences[..split])?;
                         let sketch = PyTuple::new(py, &fp.sentences[split..])?;
+                        let fuzzy = PyTuple::new(py, &fp.fuzzy)?;
                         (fp.simhash, fp.content_hash, sentences, fp.n_features, fp.n_chars, fp.short, core::FINGERPRINT_VERSION,
-                         fp.word_bag, sketch)
+                         fp.word_bag, sketch, fp.number_bag, fuzzy, fp.fuzzy_digests)
                             .into_pyobject(py)
                     })
                     .transpose()
@@ -492,7 +495,7 @@ mod python {
         m.add("UNIDATA_VERSION", crate::tables::UNIDATA_VERSION)?;
         m.add("JIEBA_RS_VERSION", "0.11.0")?;
         m.add("FINGERPRINT_VERSION", core::FINGERPRINT_VERSION)?;
-        m.add("ROW_FIELDS", 9usize)?;
+        m.add("ROW_FIELDS", 12usize)?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         Ok(())
     }

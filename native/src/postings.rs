@@ -90,11 +90,12 @@ impl Postings {
 
     /// The sentence channel of one query among rows `[0, end)`: for each of `hashes`, its document frequency (live
     /// rows holding it: `alive` is `None` when every row is alive); the rows holding one of its long-sentence hashes
-    /// (below `sketch_bit`) or `min_shared` of its sketch hashes, counting only hashes with a document frequency
+    /// (below `sketch_bit`, without `fuzzy_mark`) or `min_shared` of its sketch and fuzzy hashes, counting only
+    /// hashes with a document frequency
     /// of 1..=`cap` (dead rows among them too: the caller drops them, as it does the other channels').
     #[allow(clippy::too_many_arguments)]
     pub fn query(&self, hashes: &[u64], end: i64, alive: Option<&[bool]>, cap: i64, sketch_bit: u64,
-                 min_shared: usize, sketch: &mut Vec<u32>, out: &mut Query) {
+                 fuzzy_mark: u64, min_shared: usize, sketch: &mut Vec<u32>, out: &mut Query) {
         out.dfs.clear();
         out.rows.clear();
         out.extra = false;
@@ -112,7 +113,7 @@ impl Postings {
             };
             out.dfs.push(df);
             if df > 0 && (df as i128) <= cap as i128 {
-                if h >= sketch_bit {
+                if h >= sketch_bit || (fuzzy_mark != 0 && h & fuzzy_mark == fuzzy_mark) {
                     sketch.extend_from_slice(bucket);
                 } else {
                     out.rows.extend_from_slice(bucket);
@@ -177,20 +178,23 @@ mod python {
     }
 
     /// Sentence-hash postings of ``MemoryIndex`` (``memory.py``: ``MemoryIndex._sentence_rows`` is the reference):
-    /// hash -> the rows holding it. ``sketch_bit``: hashes at least this are sketch hashes, bringing a candidate
-    /// only when it holds ``min_shared`` of a query's.
+    /// hash -> the rows holding it. ``sketch_bit``: hashes at least this are sketch hashes, and hashes with every
+    /// bit of ``fuzzy_mark`` set (0: none) fuzzy ones, bringing a candidate only when it holds ``min_shared`` of a
+    /// query's.
     #[pyclass(module = "es_simhash_native")]
     pub struct SentencePostings {
         postings: Postings,
         sketch_bit: u64,
+        fuzzy_mark: u64,
         min_shared: usize,
     }
 
     #[pymethods]
     impl SentencePostings {
         #[new]
-        fn new(sketch_bit: u64, min_shared: usize) -> Self {
-            SentencePostings { postings: Postings::new(), sketch_bit, min_shared }
+        #[pyo3(signature = (sketch_bit, min_shared, fuzzy_mark=0))]
+        fn new(sketch_bit: u64, min_shared: usize, fuzzy_mark: u64) -> Self {
+            SentencePostings { postings: Postings::new(), sketch_bit, fuzzy_mark, min_shared }
         }
 
         /// Row ``start + i`` holds the hashes ``hashes[i]`` (a tuple of ints). Rows are added in ascending order.
@@ -268,7 +272,7 @@ mod python {
                 for h in items {
                     buf.push(h.extract()?);
                 }
-                self.postings.query(&buf, end, alive, cap, self.sketch_bit, self.min_shared, &mut sketch, &mut q);
+                self.postings.query(&buf, end, alive, cap, self.sketch_bit, self.fuzzy_mark, self.min_shared, &mut sketch, &mut q);
                 for (h, d) in items.iter().zip(&q.dfs) {
                     df.set_item(h, *d)?;
                 }
@@ -300,12 +304,12 @@ mod tests {
         assert_eq!(p.bucket(2), &[0]);
         assert_eq!(p.bucket(9), &[] as &[u32]);
         let (mut s, mut q) = (Vec::new(), Query { dfs: vec![], rows: vec![], extra: false });
-        p.query(&[1, 2, 9], 2, None, 50, 1 << 63, 2, &mut s, &mut q);
+        p.query(&[1, 2, 9], 2, None, 50, 1 << 63, 0, 2, &mut s, &mut q);
         assert_eq!(q.dfs, vec![2, 1, 0]);
         assert_eq!(q.rows, vec![0, 1]);
         assert!(q.extra);
         let alive = [true, false, true, true];
-        p.query(&[1], 4, Some(&alive), 2, 1 << 63, 2, &mut s, &mut q);
+        p.query(&[1], 4, Some(&alive), 2, 1 << 63, 0, 2, &mut s, &mut q);
         assert_eq!(q.dfs, vec![3]);
         assert!(!q.extra);
     }
@@ -317,9 +321,25 @@ mod tests {
         p.add_row(0, &[a, b]);
         p.add_row(1, &[a, c]);
         let (mut s, mut q) = (Vec::new(), Query { dfs: vec![], rows: vec![], extra: false });
-        p.query(&[a, b], 2, None, 50, 1 << 63, 2, &mut s, &mut q);
+        p.query(&[a, b], 2, None, 50, 1 << 63, 0, 2, &mut s, &mut q);
         assert_eq!(q.rows, vec![0]);
-        p.query(&[c], 2, None, 50, 1 << 63, 2, &mut s, &mut q);
+        p.query(&[c], 2, None, 50, 1 << 63, 0, 2, &mut s, &mut q);
         assert!(!q.extra);
+    }
+
+    #[test]
+    fn fuzzy_needs_min_shared() {
+        let mark = 0xFFFF_FFFFu64 << 30;
+        let mut p = Postings::new();
+        let (a, b, c) = (mark | 5, mark | 6, mark | 7);
+        p.add_row(0, &[a, b]);
+        p.add_row(1, &[a, c]);
+        let (mut s, mut q) = (Vec::new(), Query { dfs: vec![], rows: vec![], extra: false });
+        p.query(&[a, b], 2, None, 50, 1 << 63, mark, 2, &mut s, &mut q);
+        assert_eq!(q.rows, vec![0]);
+        p.query(&[a], 2, None, 50, 1 << 63, mark, 2, &mut s, &mut q);
+        assert!(!q.extra);
+        p.query(&[a], 2, None, 50, 1 << 63, 0, 2, &mut s, &mut q);
+        assert_eq!(q.rows, vec![0, 1]);
     }
 }

@@ -41,6 +41,10 @@ def to_source(doc: StoredDoc, now: str, lookup_keys: list[str] | None = None) ->
         src["content_hash"] = hex64(fp.content_hash)
     if fp.word_bag:
         src["word_bag"] = hex64(fp.word_bag)
+    if fp.number_bag:
+        src["number_bag"] = hex64(fp.number_bag)
+    if fp.fuzzy_digests:
+        src["fuzzy_digests"] = hex64(fp.fuzzy_digests)
     for i, key in enumerate(fp.segment_keys()):
         src[f"seg{i}"] = key
     if lookup_keys:
@@ -84,6 +88,8 @@ class Hits:
         self.simhash = parse_hex64([s["simhash"] for s in srcs])
         self.content = parse_hex64([s.get("content_hash") or "0000000000000000" for s in srcs])
         self.word_bag = parse_hex64([s.get("word_bag") or "0000000000000000" for s in srcs])
+        self.number_bag = parse_hex64([s.get("number_bag") or "0000000000000000" for s in srcs])
+        self.fuzzy_digests = parse_hex64([s.get("fuzzy_digests") or "0000000000000000" for s in srcs])
         hex_sentences = [s.get("sentences") or () for s in srcs]
         flat = parse_hex64([x for sentences in hex_sentences for x in sentences])
         self.sentence_ints: list[tuple[int, ...]] = []
@@ -99,7 +105,8 @@ class Hits:
         if d is None:
             src = self.srcs[j]
             fp = Fingerprint(self.simhash[j], self.content[j], self.sentence_ints[j], int(src["n_features"]),
-                             int(src["n_chars"]), bool(src["short"]), int(src["fingerprint_version"]), self.word_bag[j])
+                             int(src["n_chars"]), bool(src["short"]), int(src["fingerprint_version"]), self.word_bag[j],
+                             number_bag=self.number_bag[j], fuzzy_digests=self.fuzzy_digests[j])
             d = self._docs[j] = StoredDoc(self.ids[j], fp, cluster=src["dup_cluster"], duplicate_of=src.get("dup_of"),
                                           distance=src.get("dup_distance"), reason=src.get("dup_reason", "canonical"),
                                           arrival=int(src.get("arrival") or 0))

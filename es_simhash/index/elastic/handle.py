@@ -110,9 +110,9 @@ class IndexHandle:
                 self._visible, self._visible_at = mark, time.monotonic()
 
     def _sentence_terms(self, fp: Fingerprint, sentences: bool = True, sketch: bool = True) -> list[str]:
-        """The fingerprint's sentence hashes as stored (long-sentence hashes, sketch hashes or both), less the
-        known boilerplate ones."""
-        wanted = map(hex64, (fp.sentences if sentences else ()) + (fp.sketch if sketch else ()))
+        """The fingerprint's sentence hashes as stored (long-sentence and fuzzy hashes, sketch hashes or both), less
+        the known boilerplate ones."""
+        wanted = map(hex64, (fp.sentences + fp.fuzzy if sentences else ()) + (fp.sketch if sketch else ()))
         return [x for x in wanted if x not in self._boilerplate]
 
     def _terms(self, field: str, values: list[str]) -> list[dict[str, Any]]:

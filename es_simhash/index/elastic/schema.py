@@ -17,6 +17,8 @@ LOOKUP_FIELDS = [  # read from doc values by lookups, never from _source (which 
     "short",
     "fingerprint_version",
     "word_bag",
+    "number_bag",
+    "fuzzy_digests",
     "dup_cluster",
     "dup_of",
     "dup_distance",
@@ -39,5 +41,5 @@ def index_template() -> dict[str, Any]:
 
 PAYLOAD = ("content", "record")
 """What maintenance reads only to write a document back."""
-ADDED_FIELDS = ("arrival", "title_folded", "content_folded")
+ADDED_FIELDS = ("arrival", "title_folded", "content_folded", "number_bag", "fuzzy_digests")
 """Mapped fields that indexes made by earlier releases lack (``ensure_index`` adds them)."""

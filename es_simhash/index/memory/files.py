@@ -54,6 +54,8 @@ class MemoryFiles(MemoryStore):
             short=np.array([f.short for f in fps], dtype=bool),
             version=np.array([f.version for f in fps], dtype=np.int64),
             word_bag=np.array([f.word_bag for f in fps], dtype=np.uint64),
+            number_bag=np.array([f.number_bag for f in fps], dtype=np.uint64),
+            fuzzy_digests=np.array([f.fuzzy_digests for f in fps], dtype=np.uint64),
             sentence_counts=sentence_counts,
             sentences=np.array([h for f in fps for h in f.hashes], dtype=np.uint64),
         )
@@ -71,8 +73,8 @@ class MemoryFiles(MemoryStore):
                 if fmt not in (_FORMAT, _FORMAT_V1):
                     raise IndexFileError(f"{path}: not an es-simhash memory index ({fmt!r})")
                 arrays = {k: z[k] for k in ("simhash", "content_hash", "n_features", "n_chars", "short", "version")}
-                arrays["word_bag"] = (z["word_bag"] if "word_bag" in z.files
-                                      else np.zeros(len(arrays["simhash"]), np.uint64))
+                for extra in ("word_bag", "number_bag", "fuzzy_digests"):  # (not in files of earlier fingerprint versions)
+                    arrays[extra] = (z[extra] if extra in z.files else np.zeros(len(arrays["simhash"]), np.uint64))
                 counts = z["sentence_counts"]
                 flat = z["sentences"]
         except (IndexFileError, FileNotFoundError):
@@ -84,13 +86,14 @@ class MemoryFiles(MemoryStore):
         ends = np.cumsum(counts).tolist()
         flat_py = flat.tolist()
         cols = [arrays[k].tolist()
-                for k in ("simhash", "content_hash", "n_features", "n_chars", "short", "version", "word_bag")]
+                for k in ("simhash", "content_hash", "n_features", "n_chars", "short", "version", "word_bag", "number_bag",
+                          "fuzzy_digests")]
         docs = []
         start = 0
-        for (doc_id, cluster, dup_of, distance, reason, *arrival), sim, ch, nf, nc, short, ver, wb, end in zip(
+        for (doc_id, cluster, dup_of, distance, reason, *arrival), sim, ch, nf, nc, short, ver, wb, nb, fd, end in zip(
             meta["docs"], *cols, ends
         ):
-            fp = Fingerprint(sim, ch, tuple(flat_py[start:end]), nf, nc, short, ver, wb)
+            fp = Fingerprint(sim, ch, tuple(flat_py[start:end]), nf, nc, short, ver, wb, number_bag=nb, fuzzy_digests=fd)
             start = end
             docs.append(StoredDoc(doc_id, fp, cluster, dup_of, distance, reason, arrival=arrival[0] if arrival else 0))
         ids = [d.id for d in docs]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import TYPE_CHECKING, Sequence
 
-from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint
+from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, is_fuzzy
 from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.index.memory import native as _native
 from es_simhash.index.memory.runs import run_pairs, scrambled
@@ -187,7 +187,7 @@ class MemoryLookups(MemoryStore):
     def _sentence_rows(self, hashes: Sequence[int], end: int, sentence_df: dict[int, int],
                        extra: set[int] | None) -> set[int] | None:
         """The sentence channel of a lookup among rows ``[0, end)``: ``extra`` (rows found so far, or None) with the
-        rows holding one of the long-sentence ``hashes``, or ``MIN_SHARED_SKETCH`` of its sketch hashes, that are
+        rows holding one of the long-sentence ``hashes``, or ``MIN_SHARED_SKETCH`` of its sketch and fuzzy hashes, that are
         not boilerplate; ``sentence_df`` gets the document frequency of every hash."""
         import numpy as np
         sentences, alive, any_dead, cap = self._python_sentences(), self._alive, self._any_dead, self.max_sentence_df
@@ -200,7 +200,7 @@ class MemoryLookups(MemoryStore):
             df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
             sentence_df[h] = df
             if df and df <= cap:
-                if h >= SKETCH_BIT:  # a sketch hash: candidates hold MIN_SHARED_SKETCH of the query's
+                if h >= SKETCH_BIT or is_fuzzy(h):  # sketch or fuzzy: candidates hold MIN_SHARED_SKETCH of them
                     sketch_rows += bucket
                 elif extra is None:
                     extra = set(bucket)

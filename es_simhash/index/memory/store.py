@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from es_simhash.fingerprint.model import SKETCH_BIT
+from es_simhash.fingerprint.model import FUZZY_MARK, SKETCH_BIT
 from es_simhash.index.base import StoredDoc, without_payload
 from es_simhash.index.memory import native as _native
 from es_simhash.index.memory.runs import Run, merge_runs, new_run
@@ -137,7 +137,7 @@ class MemoryStore:
         dict of lists; built from the stored rows when first needed (``native`` can change between calls)."""
         if self.native and _native.NATIVE_POSTINGS is not None:
             if self._postings is None:
-                self._postings = _native.NATIVE_POSTINGS(SKETCH_BIT, MIN_SHARED_SKETCH)
+                self._postings = _native.NATIVE_POSTINGS(SKETCH_BIT, MIN_SHARED_SKETCH, FUZZY_MARK)
                 self._postings.add(0, [d.fingerprint.hashes for d in self._docs])
             return self._postings
         return self._python_sentences()

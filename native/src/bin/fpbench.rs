@@ -82,6 +82,7 @@ fn main() {
         sketch_shingle: (3, 5),
         line_sketch: 8,
         tf: Tf::Cap(5),
+        fuzzy: 16,
     };
     let core = Core::new(idf, default_idf, stop, cfg);
     let normalized: Vec<String> = texts.iter().map(|t| core::normalize(t).expect("assigned code points")).collect();
