@@ -92,7 +92,7 @@ def _rng(*parts: object) -> random.Random:
 
 
 _ZH_SENT = re.compile(r"[^。！？!?]*(?:[。！？!?]+[”’』」]*|$)")
-_EN_SENT = re.compile(r"[^.!?]*(?:[.!?]+[\"')\]]*(?=\s|$)|$)")
+_EN_SENT = re.compile(r"\S.*?(?:[.!?]+[\"')\]]*(?=\s|$)|$)")  # (a "." inside "9.4" ends no sentence)
 _NON_WORD = re.compile(r"[\W_]+")
 
 

@@ -22,6 +22,9 @@ characters and romanisation dropped) is timed against no fold in the same run: `
 core with its fold turned off (``es_simhash_native._set_fold(False)``; not a version 6 fingerprint, for timing
 only), on the same Simplified documents and on their OpenCC ``s2t`` conversion; target: the fold costs at most 10%
 of native throughput (``RESULT fold_on_vs_off=...``: native throughput with the fold / without, >= 0.90).
+Version 7 is timed against version 6's settings in the same run: ``native, v6 settings`` is the native core without
+fuzzy sentence hashes (``fuzzy=0``) on the texts as given (no entities read, no hard wraps joined; not a version 6
+fingerprint, for timing only); target: version 7 costs at most 10% (``RESULT v7_vs_v6_settings=...`` >= 0.90).
 ``--rust`` also builds and runs ``native/src/bin/fpbench.rs`` on the same documents: inside Rust, the full
 fingerprint against jieba-rs segmentation alone (target >= 0.70; ``RESULT fingerprint_vs_segment=...``).
 The English case (BBC News; peer: regex words + ``simhash.Simhash``) is reported as secondary information.
@@ -60,6 +63,7 @@ TARGET_NATIVE_VS_RJIEBA = 1.0
 TARGET_NATIVE_VS_PEER = 25.0
 TARGET_RUST_FINGERPRINT_VS_SEGMENT = 0.70
 TARGET_FOLD = 0.90
+TARGET_V7 = 0.90  # native throughput / the same with version 6's settings: version 7 costs at most 10%
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _SENTENCE_PIECE = re.compile(r"[^。！？!?\n]*(?:[。！？!?]+[”’』」]*\n?|\n|$)")
@@ -308,12 +312,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run
 
     nofold = System("native, fold off", without_fold(zh))
+    v6_settings = Fingerprinter(idf, engine="native", fuzzy=0)
+
+    def as_v6() -> object:  # (no fuzzy sentence hashes, and the text as given: no entities read, no wraps joined)
+        prepare = T.prepare
+        T.prepare = lambda text: text
+        try:
+            return v6_settings.fingerprint_many(zh)
+        finally:
+            T.prepare = prepare
+
+    v6 = System("native, v6 settings", as_v6)
     es = System("es-simhash batch", lambda: fp.fingerprint_many(zh))
     es_single = System("es-simhash single", lambda: [fp.fingerprint(t) for t in zh])
     es_cold = System("es-simhash cold", lambda: cold["fp"].fingerprint_many(zh), setup=fresh)
     peer = System("peer jieba+simhash", lambda: [simhash.Simhash(jieba.lcut(t)).value for t in zh])
     seg = System("segmentation only", lambda: [rjieba.cut(n) for n in zh_norm])
-    zh_systems = [native, nofold, es, es_single, es_cold, peer, seg]
+    zh_systems = [native, v6, nofold, es, es_single, es_cold, peer, seg]
     measure(zh_systems, args.repeats)
     print(table(zh_systems, len(zh), zh_chars, native))
     print("(last column: median time of the system / median time of native, i.e. how many times faster "
@@ -328,6 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     seg_ratio = seg.median / es.median
     native_py, native_seg, native_peer = es.median / native.median, seg.median / native.median, peer.median / native.median
     fold_ratio = nofold.median / native.median
+    v7_ratio = v6.median / native.median
+    print(f"per-round native / native, v6 settings:         {paired(native, v6)}")
     print(f"per-round native / native, fold off:            {paired(native, nofold)}")
 
     # the same on the documents in Traditional script (OpenCC s2t): every character goes through the fold
@@ -403,6 +420,9 @@ def main(argv: Sequence[str] | None = None) -> int:
          f"native / rjieba.cut alone = {native_seg:.2f}x  (target >= {TARGET_NATIVE_VS_RJIEBA:g}x)"),
         (native_peer >= TARGET_NATIVE_VS_PEER,
          f"native / jieba.lcut+simhash.Simhash = {native_peer:.1f}x  (target >= {TARGET_NATIVE_VS_PEER:g}x)"),
+        (v7_ratio >= TARGET_V7,
+         f"native throughput / the same with version 6's settings = {v7_ratio:.3f}  (target >= {TARGET_V7:.2f}: "
+         "version 7 costs at most 10%)"),
         (fold_ratio >= TARGET_FOLD,
          f"native throughput with the fold / without = {fold_ratio:.3f}  (target >= {TARGET_FOLD:.2f}: the fold "
          "costs at most 10%)"),
@@ -417,6 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"RESULT native_vs_python={native_py:.3f} native_vs_rjieba={native_seg:.3f} "
           f"native_vs_jieba_simhash={native_peer:.3f}")
     print(f"RESULT fold_on_vs_off={fold_ratio:.3f} traditional_fold_on_vs_off={trad_nofold.median / trad.median:.3f}")
+    print(f"RESULT v7_vs_v6_settings={v7_ratio:.3f}")
     return code
 
 
