@@ -286,9 +286,14 @@ def another_event(text: str, r: random.Random) -> str:
     return _PLACE.sub(lambda m: places.setdefault(m.group(), r.choice([p for p in _PLACES if p != m.group()])), out)
 
 
+def _figures(text: str) -> list[re.Match[str]]:
+    """The numbers of ``text`` written in digits (ASCII or full-width)."""
+    return [m for m in _NUMBER.finditer(text) if re.match(r"[0-9０-９]", m.group())]
+
+
 def update(text: str, r: random.Random) -> str:
     """The same event reported again later: one or two of its figures changed, and an added line."""
-    figures = [m for m in _NUMBER.finditer(text) if re.match(r"[0-9０-９]", m.group())]
+    figures = _figures(text)
     change = {m.start() for m in r.sample(figures, min(len(figures), r.choice((1, 2))))}
     out = _NUMBER.sub(lambda m: _other_number(m, r) if m.start() in change else m.group(), text)
     return out + "\n" + r.choice(["（本报记者补充报道）", "（更新）", "（完）", "——本报记者跟踪报道"])
@@ -298,7 +303,7 @@ def _template_news(split: str, seed: int, n: int) -> list[Doc]:
     """Articles with many figures as templates: each template's report (the original), reports of other events
     from it (negatives of each other and of it), and updates of one event (positives)."""
     pool = [a for a in _deal(_pools()[("zh", "long")], split)
-            if len([m for m in _NUMBER.finditer(a) if re.match(r"[0-9０-９]", m.group())]) >= 6 and len(a) <= 3000]
+            if len(_figures(a)) >= 6 and len(a) <= 3000]
     rng = _rng(seed, split, "pages", "template-news")
     docs: list[Doc] = []
     for i in sorted(rng.sample(range(len(pool)), min(n, len(pool)))):

@@ -562,9 +562,8 @@ def test_three_writers_of_a_template_family_end_with_one_cluster_whatever_the_in
     cluster, as any sequential run puts it. (Before settling looked again, after a merge, at newer canonicals it
     had already looked at, 6 orders left w on its own; one was seen as two missed pairs in
     test_concurrent_writers: all three decided at once, o written and settled, d and w written, w settled, d
-    settled. With the rechecked rule, before a canonical's join was checked against the other clusters as seen
-    from the cluster it joins, 384 orders left the family split: the third copy, canonical for now, made the
-    sentences the other two share look like a template's.)"""
+    settled.) With the rechecked rule, a canonical's join is checked against the other clusters as seen from the
+    cluster it joins: the third copy, canonical for now, is no template's second holder of what the two share."""
     fingerprints = dict(zip("dow", template_family))
     split = []
     runs = 0

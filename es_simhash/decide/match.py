@@ -103,8 +103,8 @@ class MatchTests:
         ``fuzzy_min_shared`` and ``fuzzy_shared`` of the smaller set shared, at least ``fuzzy_rewritten`` of them for
         sentences that differ (a word or two replaced: a site repeats its lines word for word), and more than two
         texts on one subject share by chance (``fuzzy_chance`` times the product of the two sets' sizes: a
-        sentence's least shingle hash is now and then a common phrase's). Verbatim: at least ``fuzzy_verbatim`` of the smaller set (and two) shared,
-        whatever their sentences, within ``sentence_k`` bits; or, when at least ``fuzzy_far`` are shared and each
+        sentence's least shingle hash is now and then a common phrase's). Verbatim: at least ``fuzzy_verbatim`` of
+        the smaller set (and two) shared, whatever their sentences, within ``sentence_k`` bits; or, when at least ``fuzzy_far`` are shared and each
         text has twice that many, within ``fuzzy_k`` bits or at any distance with two signature sentences shared
         too: a copy cut short, in a site's page or not."""
         mine = len([h for h in fp.fuzzy if h not in boilerplate])

@@ -119,7 +119,7 @@ class Fingerprinter(ReferenceEngine):
         (``docs/accuracy.md``).
     fuzzy:
         for texts without a sketch, how many of their longest sentences each add a fuzzy hash
-        (:attr:`Fingerprint.fuzzy`, version 7; default 12; 0: none).
+        (:attr:`Fingerprint.fuzzy`, version 7; default 16, at most 16; 0: none).
     segmenter:
         ``"auto"`` (rjieba when installed, else jieba), ``"rjieba"`` or ``"jieba"``.
     engine:
@@ -321,8 +321,8 @@ class Fingerprinter(ReferenceEngine):
         # the version is Python's to say (the native core computes the fields; a version that changes only
         # defaults changes nothing there)
         v = FINGERPRINT_VERSION
-        out = [Fingerprint(r[0], r[1], r[2], r[3], r[4], r[5], v, r[7], r[8], r[9], r[10], r[11]) if r is not None else None
-               for r in rows]
+        out = [Fingerprint(r[0], r[1], r[2], r[3], r[4], r[5], v, r[7], r[8], r[9], r[10], r[11])
+               if r is not None else None for r in rows]
         missing = [i for i, fp in enumerate(out) if fp is None]
         if missing:
             with self._python_lock:  # threads may share a native-engine fingerprinter; the Python one caches

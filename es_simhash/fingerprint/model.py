@@ -24,12 +24,18 @@ SKETCH_BIT = 1 << 63  # set in shingle-sketch hashes, clear in sentence hashes: 
 
 FUZZY_MARK = ((1 << 32) - 1) << 30
 """Set in a fuzzy sentence hash (version 7): all 32 bits where a sentence hash keeps its character bag. A fuzzy hash
-has the top bit clear, like a sentence hash, so lookups treat it as one (one shared brings a candidate)."""
+has the top bit clear, like a sentence hash, but brings a candidate only when two are shared, like sketch hashes."""
 
 
 def is_fuzzy(h: int) -> bool:
     """Whether a hash of :attr:`Fingerprint.hashes` is a fuzzy sentence hash (:attr:`Fingerprint.fuzzy`)."""
     return h < SKETCH_BIT and h & FUZZY_MARK == FUZZY_MARK
+
+
+def is_sentence(h: int) -> bool:
+    """Whether a hash of :attr:`Fingerprint.hashes` is a long-sentence hash (:attr:`Fingerprint.sentences`): one
+    shared brings a candidate, where sketch and fuzzy hashes need two."""
+    return h < SKETCH_BIT and h & FUZZY_MARK != FUZZY_MARK
 
 
 def is_sketch(h: int) -> bool:
@@ -54,13 +60,13 @@ class Fingerprint:
     into the two. A fingerprint with no usable features (``empty``) has no segments, so it can never be found
     through the segment buckets. ``word_bag`` (version 3, texts with a shingle sketch only, else 0): the sum mod
     2^64 of the hashes of the text's words, whatever their order: equal for two texts with the same words in
-    another order. ``fuzzy`` (version 7, texts without a sketch): one hash for each of their longest sentences, from
-    the least hashes of its character shingles, so that a sentence with a word or two replaced (a "伪原创" copy) keeps
-    it more often than not (:data:`FUZZY_MARK`); ``fuzzy_digests``: 4 bits of each of those sentences' own hash, in
-    the ascending order of ``fuzzy`` (storage may give the hashes back as a set), which tell a sentence rewritten
-    from one repeated word for word (a site's line). ``number_bag`` (version 7): the numbers the body gives (dates, figures) as a b-bit MinHash and their count
-    (:func:`~es_simhash.fingerprint.hashes.number_bag`); two reports of one template about different events give
-    other numbers.
+    another order. ``fuzzy`` (version 7, texts without a sketch): one hash for each of their longest sentences, the
+    least hash of its character shingles, so that a sentence with a word or two replaced (a "伪原创" copy) keeps it
+    more often than not (:data:`FUZZY_MARK`); ``fuzzy_digests``: 4 bits of each of those sentences' own hash, in the
+    ascending order of ``fuzzy`` (storage may give the hashes back as a set), which tell a sentence rewritten from
+    one repeated word for word (a site's line). ``number_bag`` (version 7): the set of numbers the body gives
+    (dates, figures) as a 64-bit bitmap (:func:`~es_simhash.fingerprint.hashes.number_bag`); two reports of one
+    template about different events give other numbers.
     """
 
     simhash: int
@@ -82,8 +88,8 @@ class Fingerprint:
     def __post_init__(self) -> None:
         joined = self.sentences
         # (sentence, fuzzy and sketch hashes joined, as storage keeps them)
-        if joined and (max(joined) >= SKETCH_BIT or any(h & FUZZY_MARK == FUZZY_MARK for h in joined)):
-            object.__setattr__(self, "sentences", tuple(h for h in joined if h < SKETCH_BIT and not is_fuzzy(h)))
+        if joined and not all(map(is_sentence, joined)):
+            object.__setattr__(self, "sentences", tuple(h for h in joined if is_sentence(h)))
             object.__setattr__(self, "fuzzy", tuple(self.fuzzy) + tuple(h for h in joined if is_fuzzy(h)))
             object.__setattr__(self, "sketch", tuple(self.sketch) + tuple(h for h in joined if h >= SKETCH_BIT))
         object.__setattr__(self, "hashes", self.sentences + self.fuzzy + self.sketch if self.sketch or self.fuzzy

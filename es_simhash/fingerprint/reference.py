@@ -16,10 +16,9 @@ from es_simhash.fingerprint.hashes import bottom_k, content_hashes, least_and_su
 from es_simhash.fingerprint.idf import IDFTable
 from es_simhash.fingerprint.model import FINGERPRINT_VERSION, FUZZY_MARK, WEIGHT_SCALE, Fingerprint
 
-_FUZZY_KEEP = (1 << 62) | ((1 << 30) - 1)  # the bits of a shingle hash a fuzzy hash keeps
-"""The shingle lengths of a fuzzy hash: 2 characters in a key with an ideograph, 4 in others. Short shingles keep
-a sentence's two least hashes when a word or two of it are replaced; two of them together are rarely what another
-sentence gives."""
+_FUZZY_KEEP = (1 << 62) | ((1 << 30) - 1)
+"""The bits of a sentence's least shingle hash that its fuzzy hash keeps (bit 62 and the low 30): the others are
+:data:`~es_simhash.fingerprint.model.FUZZY_MARK`'s, set, and the top bit, clear."""
 MIN_FUZZY_SENTENCES = 3
 """A text gets fuzzy hashes when it has at least this many distinct long sentences."""
 
@@ -208,9 +207,10 @@ class ReferenceEngine:
         """:attr:`Fingerprint.fuzzy` and :attr:`Fingerprint.fuzzy_digests` of each text without a sketch and with
         :data:`MIN_FUZZY_SENTENCES` distinct sentence keys or more. For each of its ``fuzzy`` longest distinct
         sentence keys (equal lengths in text order): the least hash of its character shingles (the sketch's
-        shingles and hash: 3 characters in a key with an ideograph, 5 in others), marked (:data:`~es_simhash.fingerprint.model.FUZZY_MARK`: its low
-        30 bits and bit 62 kept), each once, ascending; and the low 4 bits of the sum of its shingles' hashes (a
-        hash of the whole sentence) at the place of its fuzzy hash in the digests (the first 16)."""
+        shingles and hash: 3 characters in a key with an ideograph, 5 in others), marked
+        (:data:`~es_simhash.fingerprint.model.FUZZY_MARK`, :data:`_FUZZY_KEEP`), each once, ascending; and the low 4
+        bits of the sum of its shingles' hashes (a hash of the whole sentence) at the place of its fuzzy hash in the
+        digests (the first 16)."""
         out: list[tuple[tuple[int, ...], int]] = [((), 0)] * len(keys)
         if not self.n_fuzzy:
             return out

@@ -52,13 +52,12 @@ def normalize(text: str) -> str:
 
     First the text a reader sees (:func:`prepare`, version 7): HTML character references read wherever they are
     (``&ldquo;``, ``&#x3002;``, ``&nbsp;``; a text escaped twice, ``&amp;ldquo;``, is read as once), and the line
-    breaks of a hard wrap joined. Then NFKC folds full-width/half-width forms and compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``);
+    breaks of a hard wrap joined (print and PDF extraction). Then NFKC folds full-width/half-width forms and
+    compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``);
     invisible characters (format characters and variation selectors, :func:`es_simhash.fold.is_invisible`) are
     dropped; ``casefold`` removes case; a run of whitespace that holds a line break (a line boundary of
     ``str.splitlines``) becomes one ``"\\n"`` (a line break ends a sentence: a title or a heading is its own
-    sentence) and any other run of whitespace one space, with none left at either end (line breaks a reader reads
-    through, those of a text hard-wrapped at a fixed width, print or PDF extraction, are joined first:
-    :func:`prepare`, version 7); Traditional characters are
+    sentence) and any other run of whitespace one space, with none left at either end; Traditional characters are
     folded to Simplified ones (:func:`es_simhash.fold.fold_table`) and romanisation written directly after an
     ideograph is dropped (:func:`es_simhash.fold.strip_annotations`); then a space between two CJK ideographs is
     removed (``"转 发 微 博"`` -> ``"转发微博"``: Chinese has no spaces between words). See :func:`_normalize_many`

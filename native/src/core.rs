@@ -945,10 +945,7 @@ pub fn hash64(s: &str) -> u64 {
 
 #[inline]
 fn splitmix64(z: u64) -> u64 {
-    let z = z.wrapping_add(GOLDEN);
-    let z = (z ^ (z >> 30)).wrapping_mul(M1);
-    let z = (z ^ (z >> 27)).wrapping_mul(M2);
-    z ^ (z >> 31)
+    mix64(z.wrapping_add(GOLDEN))
 }
 
 fn bag(key: &str) -> u64 {

@@ -14,7 +14,7 @@ from es_simhash.index.elastic.codec import Hits
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.schema import LOOKUP_FIELDS
 
-from es_simhash.fingerprint.model import SKETCH_BIT, hex64, is_fuzzy
+from es_simhash.fingerprint.model import SKETCH_BIT, hex64, is_sentence
 from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH, sentence_candidate, sharing_sketch
 from es_simhash.lookup import hamming
@@ -171,7 +171,7 @@ class PerDocumentLookups(IndexHandle):
             keep |= np.array([s.get("content_hash") == content for s in srcs])
         good = {x for x in sentences if df[x] <= self.max_sentence_df}
         if good:
-            long_ = {x for x in good if int(x, 16) < SKETCH_BIT and not is_fuzzy(int(x, 16))}
+            long_ = {x for x in good if is_sentence(int(x, 16))}
             sketch = good - long_
             keep |= np.array([sentence_candidate(long_, sketch, s.get("sentences") or ()) for s in srcs])
         return LookupResult(existing, [cols.doc(j) for j in others[keep].tolist()], truncated, sentence_df)
@@ -328,7 +328,7 @@ class BatchedLookups(PerDocumentLookups):
             for h in fp.hashes:
                 df = sentence_df[h] = df_of[h]
                 if df and df <= cap:
-                    if h < SKETCH_BIT and not is_fuzzy(h):
+                    if is_sentence(h):
                         found.update(by_sentence[h])
                     else:  # (sketch: the hits hold only some of the documents with this hash, those sharing two;
                         # fuzzy: all of them, found through the sentence clause)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import TYPE_CHECKING, Sequence
 
-from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, is_fuzzy
+from es_simhash.fingerprint.model import Fingerprint, is_sentence
 from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.index.memory import native as _native
 from es_simhash.index.memory.runs import run_pairs, scrambled
@@ -200,7 +200,7 @@ class MemoryLookups(MemoryStore):
             df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
             sentence_df[h] = df
             if df and df <= cap:
-                if h >= SKETCH_BIT or is_fuzzy(h):  # sketch or fuzzy: candidates hold MIN_SHARED_SKETCH of them
+                if not is_sentence(h):  # sketch or fuzzy: candidates hold MIN_SHARED_SKETCH of them
                     sketch_rows += bucket
                 elif extra is None:
                     extra = set(bucket)
