@@ -9,14 +9,14 @@ articles, and minimal-change short texts that mean something else. Six streams: 
 
 Every system processes each stream online, one document at a time in stream order ("index, then query"): it
 either says "duplicate of X" (then it joins X's cluster) or starts a new cluster. es-simhash then takes its
-near-duplicate decisions again once the stream is indexed, as ``es-simhash dedup`` does (``es_simhash.cluster.recheck``:
+near-duplicate decisions again once the stream is indexed, as ``es-simhash dedup`` does (``es_simhash.clustering.recheck``:
 what the whole stream shows of templates); its time is counted.
 
 * ``es-simhash``             ``DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule.rechecked())`` and the
                              recheck: what ``es-simhash dedup`` does
 * ``es-simhash no-recheck``  (opt-in) ``DefaultRule()``, the decisions made on arrival only, as ``es-simhash index``
                              makes them (``dedup --no-recheck``)
-* ``es-simhash index+repair`` (opt-in) the same, then ``es_simhash.cluster.repair``: an index after ``index`` and ``repair``
+* ``es-simhash index+repair`` (opt-in) the same, then ``es_simhash.clustering.repair``: an index after ``index`` and ``repair``
 * ``es-simhash segments``    (opt-in: ``--systems``) the same with ``MemoryIndex(lookup_keys=SEGMENTS)``: SimHash
                              candidates through the four 16-bit segments of earlier releases instead of the default
                              permutation tables (``es_simhash.keys``), to measure both designs in one run
@@ -142,14 +142,14 @@ class CachingFingerprinter:
 def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None,
                recheck: bool | str = True) -> Run:
     """es-simhash through its real engine and embedded backend, as ``es-simhash dedup`` runs it: every document
-    decided on arrival, then the decisions taken again once the stream is indexed (``es_simhash.cluster.recheck``;
-    ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``es_simhash.cluster.repair``
+    decided on arrival, then the decisions taken again once the stream is indexed (``es_simhash.clustering.recheck``;
+    ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``es_simhash.clustering.repair``
     instead, what ``es-simhash repair`` does to an index after ``index``). ``lookup_keys``: the index's SimHash
     lookup keys (``es_simhash.keys``; None: the default)."""
-    from es_simhash.engine.engine import DedupEngine, Document
+    from es_simhash.engine.dedup_engine import DedupEngine, Document
     from es_simhash.index.memory import MemoryIndex
-    from es_simhash.cluster import recheck as recheck_index
-    from es_simhash.cluster import repair as repair_index
+    from es_simhash.clustering import recheck as recheck_index
+    from es_simhash.clustering import repair as repair_index
 
     index = MemoryIndex() if lookup_keys is None else MemoryIndex(lookup_keys=lookup_keys)
     engine = DedupEngine(index, fingerprinter, rule, batch_size=batch_size)
@@ -238,7 +238,7 @@ def systems(idf, include_slow: bool = True, crawl_idf=None,
     does; adds the system ``es-simhash fit-idf``. ``opt_in``: names of systems run only when asked for by name
     (``es-simhash segments``)."""
     from es_simhash import Fingerprinter
-    from es_simhash.engine.engine import DefaultRule
+    from es_simhash.engine.dedup_engine import DefaultRule
     from psimhash import PSimhashFingerprinter  # bench/psimhash.py
 
     out = {
@@ -413,7 +413,7 @@ def reach_diagnostics(split: data.Split, res: dict, groups: Sequence[tuple[str, 
     the nearest member of their true cluster: SimHash within the lookup's reach (``candidate_distance`` bits), or
     else long sentences (two or more, one), or else shingle-sketch hashes, or nothing. A miss with nothing shared
     cannot be found by any rule over these fingerprints."""
-    from es_simhash.engine.engine import DefaultRule
+    from es_simhash.engine.dedup_engine import DefaultRule
     from es_simhash.fingerprint import Fingerprinter
 
     reach = DefaultRule().candidate_distance
@@ -493,7 +493,7 @@ def crawl_diagnostics(split, res: dict, names: Sequence[str], phenomena) -> str:
 def k_sweep(split: data.Split, idf, log=print) -> dict:
     """Precision and recall against k for long and short texts (es-simhash defaults and SimHash alone)."""
     from es_simhash import Fingerprinter
-    from es_simhash.engine.engine import DefaultRule
+    from es_simhash.engine.dedup_engine import DefaultRule
 
     curves: dict = {}
     for label, fp in [("es-simhash", Fingerprinter(idf)),
@@ -520,7 +520,7 @@ def k_sweep(split: data.Split, idf, log=print) -> dict:
 def tune(seed: int, scale: float, idf, log=print) -> None:
     """The grid the defaults were chosen from: always on the dev split (never on test)."""
     from es_simhash import Fingerprinter
-    from es_simhash.engine.engine import DefaultRule
+    from es_simhash.engine.dedup_engine import DefaultRule
 
     split = data.build("dev", seed, scale)
     split.groups.update(crawl.build("dev", seed, scale))

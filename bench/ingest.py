@@ -276,7 +276,7 @@ def real_pool(needed: int, max_span: int = 0) -> tuple[list[tuple[str, str, bool
 
 def build_docs(n_docs: int, planted_share: float, seed: int, max_span: int = 0, workload: str = "short"):
     """(documents, number planted, composition of the real ones, longest span, pool size)."""
-    from es_simhash.engine.engine import Document
+    from es_simhash.engine.dedup_engine import Document
 
     rng = random.Random(seed)
     n_planted = int(round(n_docs * planted_share))
@@ -429,7 +429,7 @@ def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size
     ``requests``: the bodies of each ``_msearch`` of the lookups that answered are appended to it, a list per request
     (the warm-up run; for the profile and the replays)."""
     from es_simhash.engine import pipelining as dedup_mod
-    from es_simhash.engine.engine import DedupEngine
+    from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.index.elastic import ElasticIndex
 
     index = ElasticIndex(client, base, chunk_size=chunk_size, url=url)
@@ -484,7 +484,7 @@ def run_without_lookups(client, url: str, base: str, fp, docs, batch_size: int, 
     and in a visible mark older than 10 s) are not sent, so only the index's ``refresh_interval`` (1 s)
     refreshes it: what the write path would cost without a refresh per batch (a cost bound; with lookups, such a
     run would not see its recent writes)."""
-    from es_simhash.engine.engine import DedupEngine
+    from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.index.base import LookupResult
     from es_simhash.index.elastic import ElasticIndex
 
@@ -926,7 +926,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # reference decisions: the embedded engine (MemoryIndex) over the same documents, with its own Fingerprinter
     # (so the benchmark's stays cold until the warm-up round); random base documents are never candidates, so the
     # Elasticsearch runs must decide exactly alike
-    from es_simhash.engine.engine import DedupEngine
+    from es_simhash.engine.dedup_engine import DedupEngine
 
     t0 = time.perf_counter()
     memory_reference = [r.to_dict() for r in DedupEngine(None, Fingerprinter(), batch_size=args.batch_size)

@@ -4,7 +4,7 @@ import pytest
 
 from es_simhash import Fingerprinter
 from es_simhash.fingerprint import is_sketch
-from es_simhash.engine.engine import DedupEngine, DefaultRule, Document, DuplicateIdError
+from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, Document, DuplicateIdError
 from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.index.memory import MemoryIndex
 from support import chinese_articles, english_articles
@@ -234,7 +234,7 @@ def test_stopping_early_with_worker_processes_does_not_hang(articles):
     import sys
 
     code = (
-        "from es_simhash.engine.engine import DedupEngine, Document\n"
+        "from es_simhash.engine.dedup_engine import DedupEngine, Document\n"
         "docs = [Document(str(i), '测试' * (i % 50 + 10)) for i in range(5000)]\n"
         "if __name__ == '__main__':\n"
         "    for r in DedupEngine(batch_size=100, workers=1).process(docs):\n"

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from es_simhash import Fingerprint, Fingerprinter
-from es_simhash.engine.engine import DedupEngine, Document
+from es_simhash.engine.dedup_engine import DedupEngine, Document
 from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.index.elastic.codec import to_source
 from es_simhash.index.elastic import ElasticIndex, ensure_index, index_template, server_version
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.keys import DEFAULT, SEGMENTS
-from es_simhash.readside.search import filter_duplicates, search, top_clusters
+from es_simhash.results.search import filter_duplicates, search, top_clusters
 from support import chinese_articles, english_articles, run_cli
 
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from es_simhash.readside.evaluate import LabelError, Labels, load_labels, score, sweep
+from es_simhash.results.evaluate import LabelError, Labels, load_labels, score, sweep
 from support import chinese_articles
 
 

@@ -16,7 +16,7 @@ from support import chinese_articles
 
 from es_simhash import Fingerprinter
 from es_simhash.fingerprint import fold
-from es_simhash.engine.engine import DedupEngine, DefaultRule, Document
+from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, Document
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.files.sources import Record, RecordReader
 from es_simhash.fingerprint.text import normalize

@@ -2,7 +2,7 @@
 sequential run: duplicates across consecutive batches, boilerplate counted over both, refused documents."""
 
 from es_simhash import Fingerprint, Fingerprinter
-from es_simhash.engine.engine import DedupEngine, Document, IndexingError
+from es_simhash.engine.dedup_engine import DedupEngine, Document, IndexingError
 from es_simhash.index.elastic import ElasticIndex, ensure_index
 from es_simhash.index.memory import MemoryIndex
 from support import chinese_articles

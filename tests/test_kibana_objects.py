@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from es_simhash.readside import kibana
+from es_simhash.results import kibana
 from es_simhash.index.elastic import index_template
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +121,7 @@ def field_problems(objects, fields: dict[str, str]) -> list[str]:
 
 def test_shipped_ndjson_is_what_the_generator_makes(objects):
     assert NDJSON.read_text(encoding="utf-8") == kibana.ndjson(kibana.saved_objects()), \
-        "regenerate with: python -m es_simhash.readside.kibana"
+        "regenerate with: python -m es_simhash.results.kibana"
     assert {o["type"] for o in objects} == {"index-pattern", "search", "visualization", "dashboard"}
 
 

@@ -15,8 +15,8 @@ from typing import Iterator
 import pytest
 
 from es_simhash import Fingerprinter
-from es_simhash import cluster as maintenance
-from es_simhash.engine.engine import DedupEngine, DefaultRule, Document
+from es_simhash import clustering as maintenance
+from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, Document
 from es_simhash.fingerprint import Fingerprint
 from es_simhash.index.base import Lookup
 from es_simhash.index.memory import MemoryIndex
@@ -400,7 +400,7 @@ def test_a_re_crawled_page_the_index_refuses_leaves_its_cluster_as_it_was():
     """Page p (with its copy m in its cluster) is re-indexed with other content by another writer, and the index
     refuses that write for good (a read-only block, a mapping error): p keeps its content and m stays its
     duplicate; nothing is decided again around a version that did not leave."""
-    from es_simhash.engine.engine import IndexingError
+    from es_simhash.engine.dedup_engine import IndexingError
 
     old, new = chinese_articles()[3], chinese_articles()[30]
     copy = old[:200] + "。" + old[200:]

@@ -15,9 +15,9 @@ import pytest
 
 from es_simhash import Fingerprinter
 from es_simhash.decide.default import DefaultRule
-from es_simhash.engine.engine import DedupEngine, Document
+from es_simhash.engine.dedup_engine import DedupEngine, Document
 from es_simhash.index.memory import MemoryIndex
-from es_simhash.cluster import recheck
+from es_simhash.clustering import recheck
 
 import support  # noqa: F401  (puts bench/ on sys.path)
 import corpora  # noqa: E402  bench/corpora.py

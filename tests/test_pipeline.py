@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from es_simhash.engine.engine import DedupEngine
+from es_simhash.engine.dedup_engine import DedupEngine
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.pipeline import Checkpoint, NoCheckpoint, Summary, run_dedup
 from es_simhash.files.sources import InputError, check_inputs, record_meta
@@ -179,7 +179,7 @@ def test_resuming_after_any_batch_gives_the_uninterrupted_result(tmp_path, monke
                                   "\u2028\u2029/</script>", ""])
 def test_a_report_line_is_the_json_of_the_result(text):
     """Each ``--report`` line is exactly ``json.dumps`` of the result's fields plus source and line (non-ASCII kept)."""
-    from es_simhash.engine.engine import Result
+    from es_simhash.engine.dedup_engine import Result
     from es_simhash.pipeline.summary import report_line
 
     for res in (Result(text, "c" + text, True, text + "x", 3, "simhash"), Result(text, text, False, None, None,
@@ -209,7 +209,7 @@ def test_progress_ends_at_the_input_size_with_a_recheck(tmp_path):
     at 100%, not 200%)."""
     from test_cli import FORUM_BODIES, FORUM_NOTICE
 
-    from es_simhash.engine.engine import DefaultRule
+    from es_simhash.engine.dedup_engine import DefaultRule
     from es_simhash.files.sources import RecordReader
 
     lines = [{"id": f"p{i}", "content": f"【城市生活】网友原创\n{body}\n{FORUM_NOTICE}"} for i, body in enumerate(FORUM_BODIES)]
@@ -231,7 +231,7 @@ def test_progress_follows_the_records_decided_and_the_recheck_has_its_own(tmp_pa
     the documents it has decided again, up to its total."""
     from test_cli import FORUM_BODIES, FORUM_NOTICE
 
-    from es_simhash.engine.engine import DefaultRule
+    from es_simhash.engine.dedup_engine import DefaultRule
     from es_simhash.files.sources import RecordReader
 
     lines = [{"id": f"p{i}", "content": f"【城市生活】网友原创\n{FORUM_BODIES[i % 4]}{i}\n{FORUM_NOTICE}"}
@@ -256,7 +256,7 @@ def _random_index(seed: int, rule):
     bounds), decided one document at a time; and the summary of that run."""
     import random
 
-    from es_simhash.engine.engine import Document
+    from es_simhash.engine.dedup_engine import Document
     from es_simhash.fingerprint.model import Fingerprint
 
     r = random.Random(seed)

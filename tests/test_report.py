@@ -14,8 +14,8 @@ from pathlib import Path
 import matplotlib  # noqa: F401  (a test dependency: the report draws its charts with it)
 import pytest
 
-from es_simhash.readside import report
-from es_simhash.readside.report import data as report_data
+from es_simhash.results import report
+from es_simhash.results.report import data as report_data
 from es_simhash.index.elastic import ConnectionSettings, connect
 from support import run_cli
 
@@ -185,7 +185,7 @@ def test_hostile_titles_and_urls_are_escaped(tmp_path):
 
 def test_the_page_states_the_limits_of_the_rule_it_was_given(tmp_path):
     """The footer and the distance section say the rule's own limits, not the defaults whatever -k was."""
-    from es_simhash.engine.engine import DefaultRule
+    from es_simhash.engine.dedup_engine import DefaultRule
 
     _, rep = _hostile(tmp_path)
     data = report.from_dedup_report(str(rep))

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from es_simhash import Fingerprint
-from es_simhash.engine.engine import DedupEngine, DefaultRule, Document
+from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, Document
 from es_simhash.fingerprint import SKETCH_BIT
 from es_simhash.index.base import Lookup, StoredDoc
 from es_simhash.index.elastic import ElasticIndex, ensure_index

@@ -150,7 +150,7 @@ def test_the_command_starts_the_build_before_it_imports_numpy_or_the_engine(nati
         def probe():
             print("heavy modules at the start:", sorted(m for m in ("numpy", "click", "typer", "es_simhash.cli",
                                                                      "es_simhash.fingerprint.fingerprinter",
-                                                                     "es_simhash.engine.engine") if m in sys.modules))
+                                                                     "es_simhash.engine.dedup_engine") if m in sys.modules))
             return start()
         es_simhash_native.start_segmenter = probe
         from es_simhash.__main__ import main

@@ -2,7 +2,7 @@
 
 Each command opens what it needs, makes one library call and turns the library's named errors into one line and
 an exit code. Commands live by concern: :mod:`~es_simhash.cli.embedded` (no server),
-:mod:`~es_simhash.cli.elastic` (writing an index, looking into it by document), :mod:`~es_simhash.cli.readside`
+:mod:`~es_simhash.cli.elastic` (writing an index, looking into it by document), :mod:`~es_simhash.cli.results`
 (search, clusters, report, Kibana); the options several commands share are declared once
 (:mod:`~es_simhash.cli.common`, :mod:`~es_simhash.cli.connection`). Help is plain text (Typer's, without rich
 markup: rich is imported only to draw a progress bar or a table).
@@ -23,7 +23,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from es_simhash import __version__
-from es_simhash.cli import elastic, embedded, readside
+from es_simhash.cli import elastic, embedded, results
 from es_simhash.cli.common import UserError, err
 from es_simhash.cli.guard import guard
 
@@ -112,9 +112,9 @@ for name, function in (
     ("init", elastic.init),
     ("index", elastic.index_cmd),
     ("check", elastic.check),
-    ("search", readside.search_cmd),
-    ("clusters", readside.clusters),
-    ("report", readside.report_cmd),
+    ("search", results.search_cmd),
+    ("clusters", results.clusters),
+    ("report", results.report_cmd),
     ("explain", embedded.explain),
     ("evaluate", embedded.evaluate),
     ("delete", elastic.delete),
@@ -123,8 +123,8 @@ for name, function in (
     ("version", version),
 ):
     app.command(name, cls=Command)(function)
-kibana_app.command("import", cls=Command)(readside.kibana_import)
-kibana_app.command("export", cls=Command)(readside.kibana_export)
+kibana_app.command("import", cls=Command)(results.kibana_import)
+kibana_app.command("export", cls=Command)(results.kibana_export)
 app.add_typer(kibana_app)
 
 

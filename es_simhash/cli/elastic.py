@@ -80,7 +80,7 @@ def index_cmd(
     the cluster stays unavailable longer than --retry-for, or on Ctrl-C, the command saves a checkpoint and the
     same command with --resume finishes the job. Prints: read, kept, duplicates, dead letters, elapsed.
     """
-    from es_simhash.engine.engine import DedupEngine
+    from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.files.sources import RecordReader
     from es_simhash.pipeline import run_dedup
 
@@ -137,7 +137,7 @@ def check(
     ca_certs: CaCerts = None,
 ) -> None:
     """List indexed near duplicates of a text (JSON lines: id, cluster, distance, reason). Exit 0 either way."""
-    from es_simhash.engine.engine import DedupEngine
+    from es_simhash.engine.dedup_engine import DedupEngine
 
     text = read_text_arg(text, file, "text to check")
     with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
@@ -172,7 +172,7 @@ def delete(
     decided afresh, and no document is left pointing at a deleted one. Prints one JSON line per document
     changed (deleted, re-decided, re-pointed); ids not found are reported and are not an error (exit 0).
     """
-    from es_simhash import cluster
+    from es_simhash import clustering
 
     wanted = list(ids or [])
     if ids_file is not None:
@@ -181,14 +181,14 @@ def delete(
         except FileNotFoundError:
             raise UserError(f"ids file not found: {ids_file}") from None
         with fh:
-            wanted += list(cluster.iter_ids(fh))
+            wanted += list(clustering.iter_ids(fh))
     if not wanted:
         raise UserError("no ids given: pass ids as arguments or --ids FILE", code=2)
     with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         backend = maintained_index(es, index)
         try:
-            deleted, missing, settled = cluster.delete(backend, decision_rule(k), wanted)
-        except cluster.MaintenanceError as exc:
+            deleted, missing, settled = clustering.delete(backend, decision_rule(k), wanted)
+        except clustering.MaintenanceError as exc:
             raise UserError(str(exc)) from None
     print_changes(settled.changes)
     moved = len({c.id for c in settled.changes if c.why != "deleted"})
@@ -222,7 +222,7 @@ def repair(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from es_simhash import cluster
+    from es_simhash import clustering
 
     with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         backend = maintained_index(es, index)
@@ -239,12 +239,12 @@ def repair(
 
         try:
             with bar:
-                report = cluster.repair(backend, decision_rule(k), dry_run=dry_run, after=after, on_page=on_page)
+                report = clustering.repair(backend, decision_rule(k), dry_run=dry_run, after=after, on_page=on_page)
         except KeyboardInterrupt:
             resume = f" --after {state['last']}" if state["last"] else ""
             raise UserError(f"interrupted after checking {state['checked']:,} documents; everything checked so far "
                             f"is fixed: run `es-simhash repair --index {index}{resume}` to go on", code=130) from None
-        except cluster.MaintenanceError as exc:
+        except clustering.MaintenanceError as exc:
             raise UserError(str(exc)) from None
     print_changes(report.changes[state["printed"]:])
     counts = ", ".join(f"{n:,} {why}" for why, n in sorted(report.counts().items()))
@@ -281,7 +281,7 @@ def migrate(
     machine (no reindex module needed); one without stored text is a dead letter. Interrupted? The same
     command with --resume goes on. The old index is not changed; --alias switches readers over at the end.
     """
-    from es_simhash.engine.engine import DedupEngine
+    from es_simhash.engine.dedup_engine import DedupEngine
 
     from es_simhash.pipeline.migrate import migrate
     from es_simhash.index.elastic import ElasticError, ElasticIndex, require_index, switch_alias

@@ -64,7 +64,7 @@ def dedup(
 
     Prints a summary to stderr: read = kept + duplicates + dead letters.
     """
-    from es_simhash.engine.engine import DedupEngine
+    from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.files.sources import RecordReader
     from es_simhash.fingerprint.model import FINGERPRINT_VERSION
     from es_simhash.index.memory import MemoryIndex
@@ -163,7 +163,7 @@ def explain(
 ) -> None:
     """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
     meaning guard's veto. Exit 0 either way."""
-    from es_simhash.engine.engine import DedupEngine
+    from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.index.memory import MemoryIndex
 
     from es_simhash.fingerprint.model import Fingerprint
@@ -215,7 +215,7 @@ def evaluate(
     rule's bounds with the setting that maximises F1 (then use it: -k, or DefaultRule(...) in Python)."""
     from es_simhash.decide.default import DefaultRule
 
-    from es_simhash.readside.evaluate import LabelError, load_labels, score, sweep
+    from es_simhash.results.evaluate import LabelError, load_labels, score, sweep
 
     try:
         with open(labels_file, encoding="utf-8") as fh:

@@ -28,7 +28,7 @@ class TemplateCrowding:
     def crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
         """The sentence and sketch hashes of ``fp`` that ``candidates`` show to be a template's (held by more than
         ``max_sentence_clusters`` holders, see :meth:`matches`): what the rule counts as boilerplate beyond the
-        document counts. :func:`~es_simhash.cluster.recheck` passes the candidates of the other clusters, of
+        document counts. :func:`~es_simhash.clustering.recheck` passes the candidates of the other clusters, of
         any arrival: what the whole index knows of the template by now."""
         if not (self.max_sentence_clusters and fp.hashes and len(candidates) > self.max_sentence_clusters):
             return frozenset()

@@ -128,7 +128,7 @@ class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
     @classmethod
     def rechecked(cls, **settings: Any) -> "DefaultRule":
         """The rule for runs whose decisions are taken again once every document is indexed
-        (:func:`~es_simhash.cluster.recheck`; ``es-simhash dedup`` does, ``DefaultRule()`` is for decisions
+        (:func:`~es_simhash.clustering.recheck`; ``es-simhash dedup`` does, ``DefaultRule()`` is for decisions
         that stay as made on arrival, as ``es-simhash index`` makes them): the sentence match also reaches
         ``far_sentence_k`` = 24 bits when half of the smaller signature is shared (chosen on the dev split with
         the recheck). A reprint wrapped in a site's header, sponsor and footer lines moves 17-24 bits and keeps

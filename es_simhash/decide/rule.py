@@ -43,7 +43,7 @@ class DecisionRule(Protocol):
     @property
     def recheck(self) -> bool:
         """Whether the index's decisions are taken again by a recheck at the end of each run (then settling a
-        canonical keeps to what the recheck keeps: :func:`~es_simhash.cluster.settle.settle_canonicals`)."""
+        canonical keeps to what the recheck keeps: :func:`~es_simhash.clustering.settle.settle_canonicals`)."""
         ...
 
     def decide(

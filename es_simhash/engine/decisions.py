@@ -16,7 +16,7 @@ from es_simhash.index.base import (
     CANONICAL,
     Lookup,
     MaintainedIndex,
-    SegmentIndex,
+    FingerprintIndex,
     StoredDoc,
     without_payload,
     written_state,
@@ -126,7 +126,7 @@ class BatchDecisions:
     """How :class:`~es_simhash.engine.DedupEngine` decides a batch (its part in deciding; see :mod:`es_simhash.engine`)."""
 
     # what the engine holds (set by DedupEngine.__init__)
-    index: SegmentIndex
+    index: FingerprintIndex
     rule: DecisionRule
     _seen: dict[str, None]
     _last_arrival: int

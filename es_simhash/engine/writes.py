@@ -1,6 +1,6 @@
 """Writing a decided batch: over the version each document replaces when other writers share the index (a
 conflict is read and written over in turn; the same content from another writer counts as already indexed), then
-settling it (:func:`es_simhash.cluster.settle`)."""
+settling it (:func:`es_simhash.clustering.settle`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 from es_simhash.decide.rule import DecisionRule
 from es_simhash.engine.decisions import Decided, same_fingerprint
 from es_simhash.engine.documents import Result
-from es_simhash.index.base import MaintainedIndex, SegmentIndex, StoredDoc
+from es_simhash.index.base import MaintainedIndex, FingerprintIndex, StoredDoc
 
 MAX_WRITE_ATTEMPTS = 20  # conditional writes of one batch that keep meeting other versions before giving up
 
@@ -18,7 +18,7 @@ class BatchWrites:
     """How :class:`~es_simhash.engine.DedupEngine` writes and settles a batch."""
 
     # what the engine holds (set by DedupEngine.__init__)
-    index: SegmentIndex
+    index: FingerprintIndex
     rule: DecisionRule
 
     def _store(self, decided: Decided) -> dict[str, str]:
@@ -88,11 +88,11 @@ class BatchWrites:
         return refused
 
     def _settle(self, decided: Decided, refused: dict[str, str]) -> None:
-        """Settle a written batch (:func:`es_simhash.cluster.settle`) when other processes may write into the
+        """Settle a written batch (:func:`es_simhash.clustering.settle`) when other processes may write into the
         index too, or when it re-indexes documents with other content."""
         shared = self.index.shared_writers
         if shared or decided.departed:
-            from es_simhash.cluster.settle import settle
+            from es_simhash.clustering.settle import settle
 
             if shared:
                 docs = [d for d in decided.to_store if d.id not in refused]

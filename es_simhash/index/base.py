@@ -25,7 +25,7 @@ from es_simhash.lookup.candidates import (MIN_SHARED_SKETCH, boilerplate_of, fou
                                          sharing_sketch)
 from es_simhash.lookup.keys import LookupKeys
 
-__all__ = ["StoredDoc", "Lookup", "LookupResult", "SegmentIndex", "MaintainedIndex", "CANONICAL", "MIN_SHARED_SKETCH",
+__all__ = ["StoredDoc", "Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "CANONICAL", "MIN_SHARED_SKETCH",
            "arrival_key", "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch",
            "found_by_lookup"]
 
@@ -105,7 +105,7 @@ class LookupResult:
 
 
 @runtime_checkable
-class SegmentIndex(Protocol):
+class FingerprintIndex(Protocol):
     """What the dedup engine needs from a backend (memory, Elasticsearch, ...): everything it calls, and what the
     backend can do (:attr:`overlapping_writes`, :attr:`shared_writers`; a backend that shares writers is a
     :class:`MaintainedIndex`). A third backend is written from this protocol and :class:`MaintainedIndex` alone."""
@@ -142,8 +142,8 @@ class SegmentIndex(Protocol):
 
 
 @runtime_checkable
-class MaintainedIndex(SegmentIndex, Protocol):
-    """What index maintenance (:mod:`es_simhash.cluster`: settling concurrent writes, updates, deletes,
+class MaintainedIndex(FingerprintIndex, Protocol):
+    """What index maintenance (:mod:`es_simhash.clustering`: settling concurrent writes, updates, deletes,
     repair) needs besides lookups: whole stored documents with their versions, and conditional writes.
 
     Every method returns documents as stored, with :attr:`StoredDoc.version` set; writes are visible to the next
@@ -159,9 +159,9 @@ class MaintainedIndex(SegmentIndex, Protocol):
         ...
 
     def add_conditional(self, docs: Sequence[StoredDoc]) -> tuple[dict[str, str], list[str]]:
-        """:meth:`~SegmentIndex.add` each document only over its stored version ``doc.version`` (only if no
+        """:meth:`~FingerprintIndex.add` each document only over its stored version ``doc.version`` (only if no
         document has its id when ``None``). Returns ``(refused, conflicts)``: the ids refused for good with their
-        reasons, as :meth:`~SegmentIndex.add` returns them, and the ids not written because the stored document
+        reasons, as :meth:`~FingerprintIndex.add` returns them, and the ids not written because the stored document
         is another version (the caller fetches them and writes again over what it found)."""
         ...
 

@@ -1,5 +1,5 @@
 """The end of a run that rechecks (``dedup``, ``index`` and ``migrate`` by default): the index's decisions taken
-again once every record is decided (:func:`~es_simhash.cluster.recheck`), then the summary, the report and the
+again once every record is decided (:func:`~es_simhash.clustering.recheck`), then the summary, the report and the
 output corrected to the final clusters, in both directions (duplicates no more, and documents that became
 duplicates). With a checkpoint the recheck is resumable: what it changed so far is saved after every page, and a
 resumed run takes the recheck again from the top (it finds what is done as it left it) and corrects with all of it."""
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterator, Mapping, Sequence
 
-from es_simhash.engine.engine import DedupEngine, Result
+from es_simhash.engine.dedup_engine import DedupEngine, Result
 from es_simhash.files.sources import Record
 from es_simhash.index.base import StoredDoc
 from es_simhash.pipeline.checkpoint import Checkpoint
@@ -45,13 +45,13 @@ class RecheckOutcome:
 def recheck_run(engine: DedupEngine, summary: Summary, since: int, *, scope: int | None,
                 checkpoint: Checkpoint | None = None, on_page: Callable[[int, int], None] | None = None
                 ) -> RecheckOutcome:
-    """Take the decisions of ``engine``'s index again (:func:`~es_simhash.cluster.recheck`): those of the
+    """Take the decisions of ``engine``'s index again (:func:`~es_simhash.clustering.recheck`): those of the
     documents that arrived at ``scope`` or later (``None``: every document of the index) and what their changes
     lead to. ``since``: when the run began (its documents are those that arrived then or later; the others that
     changed are counted in :attr:`Summary.rechecked_earlier`, not in the run's counts). Corrects ``summary``;
     returns what changed in the run's documents (for the report and the output). ``on_page(checked, total)``:
     progress. With a ``checkpoint``, what changed is saved after every page (:attr:`Checkpoint.rechecked`)."""
-    from es_simhash.cluster.recheck import recheck
+    from es_simhash.clustering.recheck import recheck
 
     index = engine.maintained()
     before: dict[str, tuple[str, str | None, str]] = {}

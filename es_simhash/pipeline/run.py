@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterable, Iterator, Sequence
 
-from es_simhash.engine.engine import DedupEngine, Document, DuplicateIdError, IndexingError
+from es_simhash.engine.dedup_engine import DedupEngine, Document, DuplicateIdError, IndexingError
 from es_simhash.files.sources import DeadLetter, DeadLetterWriter, Record, RecordReader, excerpt
 from es_simhash.pipeline.checkpoint import Checkpoint
 from es_simhash.pipeline.recheck import correct_outputs, is_rewritable, recheck_run, rereadable
@@ -60,7 +60,7 @@ def run_dedup(
     input order, so the clusters are those of a run that was never interrupted.
 
     ``recheck`` (what ``es-simhash dedup`` and ``index`` do by default): once every record is decided, the index
-    takes its decisions again with what it knows by then (:func:`~es_simhash.cluster.recheck`: a template's second
+    takes its decisions again with what it knows by then (:func:`~es_simhash.clustering.recheck`: a template's second
     post, put with the first before the template was known, leaves its cluster), and the summary, the ``report``
     and the ``output`` are corrected (:mod:`es_simhash.pipeline.recheck`). An index that shares writers
     (Elasticsearch) rechecks the documents this run decided and what their changes lead to; the embedded index

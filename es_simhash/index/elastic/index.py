@@ -26,4 +26,4 @@ class ElasticIndex(LookupPlanner, Writes, MaintenanceReads):
     """The engine may look up batch N+1 while batch N is written (see :meth:`lookup`'s ``exclude``)."""
     shared_writers = True
     """Other processes may write into the index at the same time: the engine settles each batch after its write
-    (:func:`es_simhash.cluster.settle`)."""
+    (:func:`es_simhash.clustering.settle`)."""

@@ -1,4 +1,4 @@
-"""What maintenance reads (:mod:`es_simhash.cluster`): documents by id with their versions, documents pointing at
+"""What maintenance reads (:mod:`es_simhash.clustering`): documents by id with their versions, documents pointing at
 others, what was written since a mark, first holders of a hash, every record for a migration."""
 
 from __future__ import annotations

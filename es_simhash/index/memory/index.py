@@ -23,6 +23,6 @@ class MemoryIndex(MemoryLookups, MemoryMaintenance, MemoryFiles):
     """
 
     shared_writers = False
-    """Only this process writes into it: batches need no settling after their write (:mod:`es_simhash.cluster`)."""
+    """Only this process writes into it: batches need no settling after their write (:mod:`es_simhash.clustering`)."""
     overlapping_writes = False
     """A write is done when ``add`` returns: nothing to overlap with the next lookup."""

@@ -1,4 +1,4 @@
-"""The embedded index as :mod:`es_simhash.cluster` sees it: fetch, conditional replace and remove, scans."""
+"""The embedded index as :mod:`es_simhash.clustering` sees it: fetch, conditional replace and remove, scans."""
 
 from __future__ import annotations
 

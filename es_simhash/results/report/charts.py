@@ -8,7 +8,7 @@ import math
 from datetime import timedelta
 
 from es_simhash.errors import ReportError
-from es_simhash.readside.report.data import DUPLICATE_REASONS, ReportData
+from es_simhash.results.report.data import DUPLICATE_REASONS, ReportData
 
 REASON_COLORS = {
     "canonical": "#9aa5b1",

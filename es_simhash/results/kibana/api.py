@@ -16,7 +16,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 from es_simhash import settings
 from es_simhash.errors import InvalidKibanaURL, KibanaError
 from es_simhash.redact import mask_url
-from es_simhash.readside.kibana.objects import NDJSON_NAME, load_saved_objects, ndjson
+from es_simhash.results.kibana.objects import NDJSON_NAME, load_saved_objects, ndjson
 
 
 # -- import ------------------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ as PNGs embedded as ``data:`` URIs, and escapes every crawled string (titles and
 """
 
 from es_simhash.errors import ReportError
-from es_simhash.readside.report.data import ClusterRow, ReportData, TimeBucket, from_dedup_report, from_index
-from es_simhash.readside.report.page import render_html, write_report
+from es_simhash.results.report.data import ClusterRow, ReportData, TimeBucket, from_dedup_report, from_index
+from es_simhash.results.report.page import render_html, write_report
 
 __all__ = [
     "ClusterRow",

@@ -8,10 +8,10 @@ from typing import Callable
 
 from es_simhash.decide.rule import DecisionRule
 from es_simhash.index.base import (MaintainedIndex, StoredDoc)
-from es_simhash.cluster.dry_run import DryRun
-from es_simhash.cluster.writes import RepairReport, Settled, Writer, as_canonical
-from es_simhash.cluster.recheck import decide_again, until_settled
-from es_simhash.cluster.settle import redecide, repoint
+from es_simhash.clustering.dry_run import DryRun
+from es_simhash.clustering.writes import RepairReport, Settled, Writer, as_canonical
+from es_simhash.clustering.recheck import decide_again, until_settled
+from es_simhash.clustering.settle import redecide, repoint
 
 
 def _malformed(d: StoredDoc) -> bool:
@@ -24,11 +24,11 @@ def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, af
     """Find and fix what killed runs or other tools left, page by page in id order (from the first id after
     ``after``): documents pointing at missing documents (their clusters decided again without them), contradictory
     flags, clusters whose canonical joined another cluster; then every document of the page decided again as the
-    recheck decides (:func:`~es_simhash.cluster.recheck.decide_again`: canonicals that a sequential run would have
+    recheck decides (:func:`~es_simhash.clustering.recheck.decide_again`: canonicals that a sequential run would have
     made duplicates join their cluster, near duplicates decided before their template was known leave theirs),
     until nothing changes. An index that ``es-simhash index`` or ``dedup`` built with their defaults, left alone
     since, has nothing to repair. ``dry_run``: the same run, its writes kept in memory
-    (:class:`~es_simhash.cluster.dry_run.DryRun`): what it would change, the index left as it is. ``on_page`` is
+    (:class:`~es_simhash.clustering.dry_run.DryRun`): what it would change, the index left as it is. ``on_page`` is
     called after each page (progress, checkpoints)."""
     if dry_run:
         index = DryRun(index)

@@ -73,7 +73,7 @@ def state_of(doc: StoredDoc) -> tuple[str | None, str | None]:
 class Writer:
     """Conditional rewrites with retries: ``change(doc)`` is applied to the freshly fetched document and returns the
     document to write, or ``None`` when nothing needs writing any more; on a version conflict the document is
-    fetched again and ``change`` applied again (a dry run writes into a :class:`~es_simhash.cluster.dry_run.DryRun`)."""
+    fetched again and ``change`` applied again (a dry run writes into a :class:`~es_simhash.clustering.dry_run.DryRun`)."""
 
     def __init__(self, index: MaintainedIndex, settled: Settled) -> None:
         self.index, self.settled = index, settled

@@ -3,9 +3,9 @@
 It works on any :class:`~es_simhash.index.base.MaintainedIndex` (Elasticsearch, or the embedded
 :class:`~es_simhash.index.memory.MemoryIndex`) and never knows which.
 
-Modules: :mod:`~es_simhash.cluster.writes` (the conditional writer and what changed),
-:mod:`~es_simhash.cluster.templates` (shared sentences), :mod:`~es_simhash.cluster.settle`,
-:mod:`~es_simhash.cluster.delete`, :mod:`~es_simhash.cluster.recheck`, :mod:`~es_simhash.cluster.repair`.
+Modules: :mod:`~es_simhash.clustering.writes` (the conditional writer and what changed),
+:mod:`~es_simhash.clustering.templates` (shared sentences), :mod:`~es_simhash.clustering.settle`,
+:mod:`~es_simhash.clustering.delete`, :mod:`~es_simhash.clustering.recheck`, :mod:`~es_simhash.clustering.repair`.
 
 **The consistency model.** A document's cluster is a pointer to its canonical (``cluster``; the canonical points
 at itself) and ``duplicate_of`` names the document it was matched against. Every document has an *arrival*
@@ -46,11 +46,11 @@ document one of whose candidates was rewritten since the lookup, a canonical tha
 have made a duplicate when one of its candidates is gone (a delete, which no read shows).
 """
 
-from es_simhash.cluster.delete import delete, iter_ids
-from es_simhash.cluster.recheck import recheck
-from es_simhash.cluster.repair import repair
-from es_simhash.cluster.settle import settle
-from es_simhash.cluster.writes import Change, RepairReport, Settled
+from es_simhash.clustering.delete import delete, iter_ids
+from es_simhash.clustering.recheck import recheck
+from es_simhash.clustering.repair import repair
+from es_simhash.clustering.settle import settle
+from es_simhash.clustering.writes import Change, RepairReport, Settled
 from es_simhash.errors import MaintenanceError
 
 __all__ = ["settle", "delete", "iter_ids", "repair", "recheck", "Change", "Settled", "RepairReport", "MaintenanceError"]

@@ -8,8 +8,8 @@ from typing import Iterable, Iterator
 from es_simhash.decide.rule import DecisionRule
 from es_simhash.index.base import (MaintainedIndex, StoredDoc)
 from es_simhash.errors import MaintenanceError
-from es_simhash.cluster.writes import Change, MAX_ATTEMPTS, Settled, Writer, state_of
-from es_simhash.cluster.settle import redecide, repoint, settle_canonicals
+from es_simhash.clustering.writes import Change, MAX_ATTEMPTS, Settled, Writer, state_of
+from es_simhash.clustering.settle import redecide, repoint, settle_canonicals
 
 
 def delete(index: MaintainedIndex, rule: DecisionRule, ids: Iterable[str]) -> tuple[list[str], list[str], Settled]:

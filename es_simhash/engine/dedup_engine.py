@@ -1,6 +1,6 @@
 """The dedup engine: fingerprints, candidate lookups, duplicate decisions and cluster assignment.
 
-It talks to any :class:`~es_simhash.index.base.SegmentIndex` (the embedded :class:`MemoryIndex` or
+It talks to any :class:`~es_simhash.index.base.FingerprintIndex` (the embedded :class:`MemoryIndex` or
 Elasticsearch) and never knows which. Documents flow through in batches: one bulk lookup per batch against the
 backend, then each document is decided in input order against the backend's candidates *and* the documents
 already decided in the same batch (so duplicates inside one batch are caught), then the batch is written.
@@ -29,7 +29,7 @@ from es_simhash.fingerprint.fingerprinter import Fingerprinter
 from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import (
     Lookup,
-    SegmentIndex,
+    FingerprintIndex,
 )
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.candidates import boilerplate_of
@@ -53,7 +53,7 @@ class DedupEngine(BatchDecisions, BatchWrites):
 
     def __init__(
         self,
-        index: SegmentIndex | None = None,
+        index: FingerprintIndex | None = None,
         fingerprinter: Fingerprinter | None = None,
         rule: DecisionRule | None = None,
         batch_size: int | None = None,
@@ -63,7 +63,7 @@ class DedupEngine(BatchDecisions, BatchWrites):
         if workers < 0:
             raise ValueError("workers >= 0")
         self.worker_threads = worker_threads
-        self.index: SegmentIndex = MemoryIndex() if index is None else index
+        self.index: FingerprintIndex = MemoryIndex() if index is None else index
         self.fingerprinter = fingerprinter or Fingerprinter()
         self.rule: DecisionRule = rule or DefaultRule()
         if batch_size is None:

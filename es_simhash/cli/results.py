@@ -27,7 +27,7 @@ def search_cmd(
     ca_certs: CaCerts = None,
 ) -> None:
     """Full-text search with one hit per duplicate cluster (and each cluster's size)."""
-    from es_simhash.readside.search import MAX_QUERY_CHARS, search
+    from es_simhash.results.search import MAX_QUERY_CHARS, search
 
     if len(query) > MAX_QUERY_CHARS:
         err(f"note: the query is {len(query):,} characters long; "
@@ -57,7 +57,7 @@ def clusters(
     ca_certs: CaCerts = None,
 ) -> None:
     """The largest duplicate clusters, with their canonical document's title and url."""
-    from es_simhash.readside.search import top_clusters
+    from es_simhash.results.search import top_clusters
 
     with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
         require_managed_index(es, index)
@@ -97,7 +97,7 @@ def report_cmd(
     """Write a self-contained HTML report: cluster sizes, top clusters, duplicate rate over time, distances."""
     from es_simhash.decide.default import DefaultRule
 
-    from es_simhash.readside import report
+    from es_simhash.results import report
 
     inputs = list(inputs or [])
     read = [*([str(from_dedup)] if from_dedup is not None else []), *inputs]
@@ -132,7 +132,7 @@ def kibana_import(
     ca_certs: CaCerts = None,
 ) -> None:
     """Load the data view, saved searches and dashboard into Kibana (overwrites earlier imports)."""
-    from es_simhash.readside.kibana import InvalidKibanaURL, KibanaError, import_saved_objects
+    from es_simhash.results.kibana import InvalidKibanaURL, KibanaError, import_saved_objects
 
     try:
         result = import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=api_key,
@@ -152,7 +152,7 @@ def kibana_export(
 ) -> None:
     """Write the saved objects for any index pattern to a file, to import in Kibana by hand (Stack Management >
     Saved objects > Import) when no Kibana is at hand here."""
-    from es_simhash.readside.kibana import export_saved_objects
+    from es_simhash.results.kibana import export_saved_objects
 
     refuse_unsafe_outputs([], ("--output", output))
     n = export_saved_objects(output, index)

@@ -11,7 +11,7 @@ only when it would have on arrival, as the index stands now, and the template ru
 can change a decision near it (a document that left its cluster is one more holder of the template's lines), so
 the documents near every change are decided again, until nothing changes (:func:`until_settled`). A decision is
 only taken back where the whole index shows it rested on a template; the recheck never makes the rule looser.
-:func:`~es_simhash.cluster.repair` decides with the same steps."""
+:func:`~es_simhash.clustering.repair` decides with the same steps."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from typing import Any, Callable, Collection, Sequence
 from es_simhash.decide.rule import DecisionRule, has_sketch
 from es_simhash.index.base import (Lookup, MaintainedIndex, StoredDoc, arrival_key)
 from es_simhash.errors import MaintenanceError
-from es_simhash.cluster.dry_run import DryRun
-from es_simhash.cluster.writes import MAX_ATTEMPTS, RepairReport, Settled, Writer, as_canonical, as_member_of
-from es_simhash.cluster.templates import all_matches, crowded_by_others, first_kept, stays
-from es_simhash.cluster.settle import repoint, settle_canonicals
+from es_simhash.clustering.dry_run import DryRun
+from es_simhash.clustering.writes import MAX_ATTEMPTS, RepairReport, Settled, Writer, as_canonical, as_member_of
+from es_simhash.clustering.templates import all_matches, crowded_by_others, first_kept, stays
+from es_simhash.clustering.settle import repoint, settle_canonicals
 
 
 def _recheckable(d: StoredDoc) -> bool:
@@ -67,7 +67,7 @@ def recheck_duplicates(index: MaintainedIndex, rule: DecisionRule, writer: Write
 def decide_again(index: MaintainedIndex, rule: DecisionRule, writer: Writer, docs: Sequence[StoredDoc],
                  canonicals: bool = True) -> set[str]:
     """One step of the recheck on ``docs`` (as stored now): with ``canonicals``, each canonical among them settled
-    with what the whole index knows (:func:`~es_simhash.cluster.settle.settle_canonicals`, ``known``); each near
+    with what the whole index knows (:func:`~es_simhash.clustering.settle.settle_canonicals`, ``known``); each near
     duplicate decided again (:func:`recheck_duplicates`); whatever that moved re-pointed. Returns the ids of every
     document this step rewrote."""
     start = len(writer.settled.changes)
@@ -85,7 +85,7 @@ def decide_again(index: MaintainedIndex, rule: DecisionRule, writer: Writer, doc
 def until_settled(index: MaintainedIndex, rule: DecisionRule, writer: Writer, changed: Collection[str]) -> None:
     """Decide again the documents ``changed`` and every document near one of them (its lookup's candidates), and
     then those near what that changed, until nothing changes (:class:`MaintenanceError` after
-    :data:`~es_simhash.cluster.writes.MAX_ATTEMPTS` rounds)."""
+    :data:`~es_simhash.clustering.writes.MAX_ATTEMPTS` rounds)."""
     changed = set(changed)
     for _ in range(MAX_ATTEMPTS):
         if not changed:
@@ -105,7 +105,7 @@ def recheck(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, a
     page in id order from the first id after ``after``, until they hold. ``since``: only the documents that arrived
     then or later are rechecked, and what their changes lead to (what one run decided, when ``since`` is its start:
     ``es-simhash index`` rechecks so; ``None``: the whole index, as ``es-simhash dedup`` does). ``dry_run``: the
-    same run, its writes kept in memory (:class:`~es_simhash.cluster.dry_run.DryRun`): what it would change, the
+    same run, its writes kept in memory (:class:`~es_simhash.clustering.dry_run.DryRun`): what it would change, the
     index left as it is. ``on_page`` is called after each page (progress)."""
     if dry_run:
         index = DryRun(index)

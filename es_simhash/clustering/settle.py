@@ -1,7 +1,7 @@
 """Settling a written batch against what other writers wrote meanwhile (:func:`settle`): canonicals decided
 again against the documents that arrived before them, merged clusters re-pointed (:func:`repoint`), clusters a
 document left decided again in arrival order (:func:`redecide`). The consistency model is in
-:mod:`es_simhash.cluster`."""
+:mod:`es_simhash.clustering`."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from es_simhash.decide.rule import DecisionRule
 from es_simhash.index.base import Lookup, MaintainedIndex, StoredDoc, arrival_key, written_state
 from es_simhash.lookup.candidates import boilerplate_of, found_by_lookup
 from es_simhash.errors import MaintenanceError
-from es_simhash.cluster.writes import MAX_ATTEMPTS, Settled, Writer, as_canonical, as_member_of, canonicals_of
-from es_simhash.cluster.templates import all_matches, first_kept
+from es_simhash.clustering.writes import MAX_ATTEMPTS, Settled, Writer, as_canonical, as_member_of, canonicals_of
+from es_simhash.clustering.templates import all_matches, first_kept
 
 
 def _newer_canonicals(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc], skip: set[str]

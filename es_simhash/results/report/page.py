@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from es_simhash.readside.report.charts import (
+from es_simhash.results.report.charts import (
     REASON_COLORS,
     chart_distances,
     chart_reasons,
@@ -14,7 +14,7 @@ from es_simhash.readside.report.charts import (
     chart_timeline,
     pyplot,
 )
-from es_simhash.readside.report.data import DUPLICATE_REASONS, ReportData
+from es_simhash.results.report.data import DUPLICATE_REASONS, ReportData
 
 if TYPE_CHECKING:
     from es_simhash.decide.default import DefaultRule

@@ -1,4 +1,0 @@
-"""Moved to :mod:`es_simhash.readside.report`; this import path is kept for one release (0.2)."""
-
-from es_simhash.readside.report import *  # noqa: F401,F403
-from es_simhash.readside.report import __all__  # noqa: F401
