@@ -1,23 +1,60 @@
-"""es-simhash: near-duplicate detection for crawled Chinese and English text."""
+"""es-simhash: near-duplicate detection for crawled Chinese and English text, embedded or on Elasticsearch.
+
+The front door: everything a script needs is importable from here, e.g.
+``from es_simhash import DedupEngine, MemoryIndex, ElasticIndex, Fingerprinter, DefaultRule, Document``.
+Names are imported on first use, so ``import es_simhash`` stays cheap (the command starts its background work
+before numpy and the engine are loaded: :mod:`es_simhash.__main__`).
+"""
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 __version__ = "0.1.0"
-__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "IDFTable", "hash64", "__version__"]
+
+_HOME = {
+    # fingerprints
+    "FINGERPRINT_VERSION": "fingerprint.model", "Fingerprint": "fingerprint.model", "hash64": "fingerprint.model",
+    "Fingerprinter": "fingerprint.fingerprinter", "IDFTable": "fingerprint.idf",
+    # the engine, its rule and the records it takes and gives
+    "DedupEngine": "engine.dedup_engine", "Document": "engine.documents", "Result": "engine.documents",
+    "DefaultRule": "decide.default", "Decision": "decide.rule", "StoredDoc": "index.base",
+    # the two indexes
+    "MemoryIndex": "index.memory", "ElasticIndex": "index.elastic", "ConnectionSettings": "index.elastic",
+    "connect": "index.elastic", "ensure_index": "index.elastic",
+    # runs over files, and keeping clusters true
+    "run_dedup": "pipeline", "Summary": "pipeline", "Checkpoint": "pipeline", "migrate": "pipeline.migrate",
+    "recheck": "clustering", "settle": "clustering", "delete": "clustering", "repair": "clustering",
+    # errors: every error raised on purpose is an EsSimhashError with a one-line message
+    "EsSimhashError": "errors", "ElasticError": "errors", "InvalidSetting": "errors", "MaintenanceError": "errors",
+    "IndexFileError": "errors", "InputError": "errors", "OutputError": "errors",
+}
+__all__ = sorted(_HOME) + ["__version__"]
 
 if _TYPE_CHECKING:
+    from es_simhash.clustering import delete, recheck, repair, settle
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.decide.rule import Decision
+    from es_simhash.engine.dedup_engine import DedupEngine
+    from es_simhash.engine.documents import Document, Result
+    from es_simhash.errors import (
+        ElasticError,
+        EsSimhashError,
+        IndexFileError,
+        InputError,
+        InvalidSetting,
+        MaintenanceError,
+        OutputError,
+    )
     from es_simhash.fingerprint.fingerprinter import Fingerprinter
-    from es_simhash.fingerprint.model import FINGERPRINT_VERSION, Fingerprint, hash64
     from es_simhash.fingerprint.idf import IDFTable
-
-_HOME = {"FINGERPRINT_VERSION": "fingerprint.fingerprinter", "Fingerprint": "fingerprint.fingerprinter",
-         "Fingerprinter": "fingerprint.fingerprinter", "hash64": "fingerprint.fingerprinter",
-         "IDFTable": "fingerprint.idf"}
+    from es_simhash.fingerprint.model import FINGERPRINT_VERSION, Fingerprint, hash64
+    from es_simhash.index.base import StoredDoc
+    from es_simhash.index.elastic import ConnectionSettings, ElasticIndex, connect, ensure_index
+    from es_simhash.index.memory import MemoryIndex
+    from es_simhash.pipeline import Checkpoint, Summary, run_dedup
+    from es_simhash.pipeline.migrate import migrate
 
 
 def __getattr__(name: str) -> _Any:
-    """The package's names, imported on first use: ``import es_simhash.fingerprint.early_start`` loads no numpy, so the
-    ``es-simhash`` command starts its background work before the heavy imports (:mod:`es_simhash.__main__`)."""
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -305,7 +305,7 @@ def test_one_term_repeated_all_over_two_texts_does_not_make_them_duplicates():
     assert not any(r.duplicate for r in results)
 
 
-# -- templates of short posts (issue 12): the template's sentences and characters are not a duplicate -----------
+# -- templates of short posts: the template's sentences and characters are not a duplicate -----------
 NOTICE = "本文转载自网络，版权归原作者所有，如有侵权请联系删除。"
 BODIES = [
     "小区东门的路灯坏了快一个月，晚上回家黑漆漆的，希望物业尽快修一修。",

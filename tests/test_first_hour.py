@@ -1,4 +1,4 @@
-"""A new user's first hour (issue 14): every mistake they are likely to make is one line saying what to fix.
+"""A new user's first hour: every mistake they are likely to make is one line saying what to fix.
 
 Wrong URLs, a URL that reaches some other server, TLS on one side only, an index es-simhash did not make, a
 command without its text, a file that is not what the option wants. Run as a user runs them (a real subprocess),

@@ -83,3 +83,34 @@ def test_a_connection_error_names_the_setting_and_the_cli_names_the_option():
         assert elastic_message(exc).endswith("set its URL with ES_URL or --es-url")
     else:
         raise AssertionError("nothing listens on port 9")
+
+
+def test_the_front_door_serves_a_whole_script_and_loads_nothing_heavy_until_asked(tmp_path):
+    """``from es_simhash import ...`` gives what a script needs to fingerprint, dedup in memory and recheck, with
+    the answers a user expects (a reprint joins its original's cluster); ``import es_simhash`` alone loads no numpy."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import sys\n"
+        "import es_simhash\n"
+        "assert 'numpy' not in sys.modules, 'import es_simhash loaded numpy'\n"
+        "from es_simhash import DedupEngine, DefaultRule, Document, Fingerprinter, MemoryIndex, recheck\n"
+        "a = '国家统计局今天发布数据，前三季度全国居民人均可支配收入同比增长百分之五点二，消费支出稳步回升。' * 3\n"
+        "b = a.replace('今天', '今日')\n"
+        "c = '天文台预计明天有大雨，市民出行请携带雨具，注意交通安全，远离低洼地带和山区河道。' * 3\n"
+        "engine = DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule.rechecked())\n"
+        "rs = {r.id: r for r in engine.process([Document('a', a), Document('b', b), Document('c', c)])}\n"
+        "assert recheck(engine.index, engine.rule).changes == []\n"
+        "print(rs['b'].duplicate, rs['b'].cluster, rs['c'].duplicate, rs['c'].cluster)\n",
+        encoding="utf-8")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "a", "False", "c"]
+
+
+def test_every_name_the_front_door_lists_is_there():
+    missing = [n for n in es_simhash.__all__ if getattr(es_simhash, n, None) is None]
+    assert not missing and {"DedupEngine", "ElasticIndex", "MemoryIndex", "Fingerprinter", "DefaultRule"} <= set(
+        es_simhash.__all__)

@@ -149,7 +149,7 @@ def test_an_index_made_by_the_previous_release_still_answers(client, es_index_na
     client.indices.create(index=es_index_name, settings=template["template"]["settings"],
                           mappings=template["template"]["mappings"])
     arts = [a for a in chinese_articles() if 800 <= len(a) <= 3000][:40]
-    # written as the previous release wrote: segments only
+    # an index with segments only (`--lookup segments`)
     old = DedupEngine(ElasticIndex(client, es_index_name, lookup_keys=SEGMENTS), fingerprinter, batch_size=15)
     list(old.process([Document(f"a{i}", a) for i, a in enumerate(arts)]))
     stored = client.search(index=es_index_name, size=1)["hits"]["hits"][0]["_source"]

@@ -200,7 +200,7 @@ def test_an_index_file_from_the_release_before_lookup_keys_keeps_its_segments(tm
     index.add([_doc(i, s) for i, s in enumerate([0x1111_2222_3333_4444, 0xAAAA_BBBB_CCCC_DDDD])])
     path = tmp_path / "old.npz"
     index.save(path)
-    with np.load(path) as z:  # rewrite it as the previous release wrote it: format /1, no lookup record
+    with np.load(path) as z:  # rewrite it in file format /1: no lookup record
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(arrays["meta"].tobytes())
     meta["format"] = "es-simhash-memory-index/1"

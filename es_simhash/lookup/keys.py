@@ -12,8 +12,8 @@ costs a little selectivity), so the embedded index stores them as ``uint32``.
 
 * ``LookupKeys(k=3, r=3)`` (the default, :data:`DEFAULT`): 6 blocks of 11/11/11/11/10/10 bits, 20 keys of
   32 bits: about ``20 * N / 2**32`` random candidates per lookup (0.005 at 1M documents, 0.5 at 100M).
-* ``LookupKeys(k=3, r=1)`` (:data:`SEGMENTS`): 4 blocks of 16 bits, 4 keys: exactly the four 16-bit segments
-  ``seg0``..``seg3`` of earlier releases, with about ``4 * N / 65,536`` random candidates per lookup.
+* ``LookupKeys(k=3, r=1)`` (:data:`SEGMENTS`): 4 blocks of 16 bits, 4 keys: the four 16-bit segments
+  stored as ``seg0``..``seg3``, one term query each, with about ``4 * N / 65,536`` random candidates per lookup.
 
 A *candidate* of a lookup with ``max_distance`` d is a stored document that shares at least one key with the
 query **and** is within d bits. For d <= k that is every stored document within d bits (the brute-force set);
@@ -95,7 +95,7 @@ class LookupKeys:
 
     @property
     def is_segments(self) -> bool:
-        """The four 16-bit segments of earlier releases (stored as ``seg0``..``seg3``)."""
+        """The four 16-bit segments (stored as ``seg0``..``seg3``) and no permutation tables."""
         return self.k == 3 and self.r == 1
 
     def expected_random_candidates(self, n_docs: int) -> float:
