@@ -304,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
 
     def batched_numpy(index: MemoryIndex, k: int, batch: int, queries: list[Lookup]) -> Callable[[], list]:
-        """The same batched lookups through the numpy reference path (``MemoryIndex._key_pairs``)."""
+        """The same batched lookups through the numpy reference path (``MemoryLookups.key_pairs``)."""
         fn = batched(index, k, batch, queries)
 
         def run() -> list:
@@ -325,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for j in range(0, len(queries), batch):
             sims = np.array([q.fingerprint.simhash for q in queries[j : j + batch]], dtype=np.uint64)
             qkeys = m.scrambled(index.lookup_keys.keys(sims))
-            for run in index._runs:
+            for run in index.store.runs:
                 where = ((qkeys >> np.uint32(m.MAX_KEY_BITS - run.bits)).astype(np.int64)
                          + np.arange(qkeys.shape[1], dtype=np.int64) * (1 << run.bits)).ravel()
                 lo = run.offsets[where]
@@ -340,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 run.offsets[where]
                 run.offsets[where + 1]
                 run.keys[pos]
-                index._simhash[run.rows[matched]]
+                index.store.simhash[run.rows[matched]]
 
         return run_gathers
 

@@ -27,7 +27,11 @@ _HOME = {
     "EsSimhashError": "errors", "ElasticError": "errors", "InvalidSetting": "errors", "MaintenanceError": "errors",
     "IndexFileError": "errors", "InputError": "errors", "OutputError": "errors",
 }
-__all__ = sorted(_HOME) + ["__version__"]
+__all__ = ["Checkpoint", "ConnectionSettings", "Decision", "DedupEngine", "DefaultRule", "Document", "ElasticError",
+           "ElasticIndex", "EsSimhashError", "FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "IDFTable",
+           "IndexFileError", "InputError", "InvalidSetting", "MaintenanceError", "MemoryIndex", "OutputError",
+           "Result", "StoredDoc", "Summary", "connect", "delete", "ensure_index", "hash64", "migrate", "recheck",
+           "repair", "run_dedup", "settle", "__version__"]
 
 if _TYPE_CHECKING:
     from es_simhash.clustering import delete, recheck, repair, settle

@@ -179,7 +179,7 @@ def test_one_at_a_time_adds_and_replacements_equal_brute_force(keys, masks, monk
         assert res.sentence_df == {fp.sentences[0]: sentence_df}
         index.add([StoredDoc(doc_id, fp, cluster=doc_id, text="payload")])
         live[doc_id] = fp
-    assert index._any_dead and len(index) == len(live)
+    assert index.store.any_dead and len(index) == len(live)
     assert all(d.text is None for d in index.docs())
 
 

@@ -1,6 +1,6 @@
 """The native SimHash lookup of the embedded index (``es_simhash_native.memory_lookup``) answers exactly as numpy.
 
-``MemoryIndex._key_pairs`` (numpy) is the reference: with ``index.native = False`` every lookup goes through it.
+``MemoryLookups.key_pairs`` (numpy) is the reference: with ``index.native = False`` every lookup goes through it.
 Each test builds one index and compares, query by query, the candidates (ids, in order) and the whole
 ``LookupResult`` of both paths: random fingerprints with planted neighbours at every distance 0..max for every k
 the keys support (and beyond k, where a pair must also share a key), repeated SimHashes (ties), an empty index,
@@ -68,8 +68,8 @@ def _answers(index: MemoryIndex, queries, k: int, native: bool, exclude=()):
         del index.native  # back to the class default
         M.NATIVE_LOOKUP = real
     # the native path is taken for every lookup that needs the SimHash channel beyond the one-query tail fast path
-    fast_path = len(queries) == 1 and not index._runs
-    assert len(calls) == (1 if native and len(index._docs) and not fast_path else 0)
+    fast_path = len(queries) == 1 and not index.store.runs
+    assert len(calls) == (1 if native and len(index.store.docs) and not fast_path else 0)
     return [([c.id for c in r.candidates], r.existing.id if r.existing else None, r.sentence_df) for r in res]
 
 
@@ -110,20 +110,20 @@ def test_planted_neighbours_every_k(keys):
     lookups.append(Lookup("empty", _fp(0, 10**9 - 1, n_features=0)))  # no features: no keys, no SimHash candidates
     lookups.append(Lookup("d5", _fp(sims[5], 6)))  # a stored id: left out of its own answer
     index.lookup([], max_distance=0)
-    assert index._runs and len(index._docs) == index._run_rows  # all in runs, no tail
+    assert index.store.runs and len(index.store.docs) == index.store.run_rows  # all in runs, no tail
     ks = range(min(keys.k + 3, 9) + 1)  # every k the keys guarantee, and beyond (where a key must be shared)
     assert _same(index, lookups, ks) > 0
     # now a tail on top of the runs (with ties and planted neighbours), then replacements and removals
     extra, more_queries = _planted(rng, keys, 500, 30)
     index.add([StoredDoc(f"t{i}", _fp(s, 2 * 10**9 + i), cluster=f"t{i}") for i, s in enumerate(extra)])
-    assert len(index._docs) > index._run_rows
+    assert len(index.store.docs) > index.store.run_rows
     lookups += [Lookup(f"m{i}", _fp(q, 3 * 10**9 + i)) for i, q in enumerate(more_queries)]
     assert _same(index, lookups, ks) > 0
     victims = rng.choice(len(sims), size=400, replace=False).tolist()
     index.add([StoredDoc(f"d{i}", _fp(_flip(rng, sims[i], 2), 4 * 10**9 + i), cluster=f"d{i}") for i in victims[:200]])
     index.remove([index.get(f"d{i}") for i in victims[200:]])
     index.remove([index.get(f"t{i}") for i in range(0, len(extra), 3)])
-    assert index._any_dead
+    assert index.store.any_dead
     assert _same(index, lookups, ks) > 0
     assert _same(index, lookups, [keys.k], exclude=[f"d{i}" for i in range(50)] + ["t1", "nope"]) > 0
 
@@ -160,7 +160,7 @@ def test_tail_only_several_runs_and_crowded_buckets(monkeypatch):
         if step % 5 == 4:
             index.remove([d for d in (index.get(f"d{i}") for i in rng.integers(0, n, size=10).tolist()) if d])
         assert _same(index, lookups, range(8)) > 0
-    assert len(index._runs) > 1
+    assert len(index.store.runs) > 1
 
 
 def test_segments_index_loaded_from_file(tmp_path):
@@ -187,7 +187,7 @@ def test_native_can_be_turned_off(native, monkeypatch):
     on = MemoryIndex()
     on.add(docs)
     want = [sorted(c.id for c in r.candidates) for r in on.lookup(queries, max_distance=3)]
-    assert on._runs and all(len(w) >= 1 for w in want)
+    assert on.store.runs and all(len(w) >= 1 for w in want)
 
     def refuse(*args, **kwargs):
         raise AssertionError("the native core was called")
@@ -205,20 +205,20 @@ def test_bad_arrays_are_refused(native):
     index = MemoryIndex()
     index.add([StoredDoc(f"d{i}", _fp(i * 7919, i + 1), cluster=f"d{i}") for i in range(5000)])
     index.lookup([], max_distance=0)
-    run = index._runs[0]
+    run = index.store.runs[0]
     lk = index.lookup_keys
     q = np.array([1, 2], dtype=np.uint64)
     rows = np.array([0, 1], dtype=np.int64)
 
-    def call(keys=run.keys, simhash=index._simhash, q_sims=q):
-        return native([(keys, run.rows, run.offsets, run.bits)], simhash, None, index._has_keys, 5000, 5000,
+    def call(keys=run.keys, simhash=index.store.simhash, q_sims=q):
+        return native([(keys, run.rows, run.offsets, run.bits)], simhash, None, index.store.has_keys, 5000, 5000,
                       lk.masks, lk.k, lk.blocks, lk.tables, q_sims, rows, 2, 3)
 
     assert len(call()) == 2
     with pytest.raises(ValueError):
         call(keys=run.keys.astype(np.int64))
     with pytest.raises(ValueError):
-        call(simhash=index._simhash[::2])
+        call(simhash=index.store.simhash[::2])
     with pytest.raises(ValueError):
         call(q_sims=[1, 2])
 

@@ -1,5 +1,5 @@
 """The native sentence postings of the embedded index (``es_simhash_native.SentencePostings``) answer exactly as the
-Python dict of lists (``MemoryIndex._sentence_rows``, the reference: ``index.native = False``).
+Python dict of lists (``MemoryLookups.sentence_rows``, the reference: ``index.native = False``).
 
 Each test compares, query by query, the candidates (ids, in order), the existing document and the whole
 ``sentence_df`` (every query hash with its document frequency, in order) of an index that looks up natively with
@@ -98,13 +98,13 @@ class Twins:
         assert calls["lookup"] == n + (1 if queries else 0)  # one native call for the whole batch
         want = _answers(self.ref, queries, False, k, exclude, before)
         assert calls["lookup"] == n + (1 if queries else 0)  # the reference does not call it
-        assert self.ref._postings is None and self.nat._sentences is None  # each built its own store only
+        assert self.ref.store.postings is None and self.nat.store.sentences is None  # each built its own store only
         assert got == want
         assert _answers(self.nat, queries, False, k, exclude, before) == want  # dict built from the rows
         assert _answers(self.ref, queries, True, k, exclude, before) == want  # postings built from the rows
         # back to one store each (so the next writes build them incrementally again)
-        self.nat._sentences = None
-        self.ref._postings = None
+        self.nat.store.sentences = None
+        self.ref.store.postings = None
         return got
 
 
@@ -203,7 +203,7 @@ def test_replaced_removed_and_excluded(stream, calls):
     twins.add([StoredDoc(a, by_id[t], cluster=a) for t, a in zip(t_ids[1::2], a_ids[20:])])
     twins.add(_docs(stream[:15], "-again"))  # replaced by themselves
     answers = twins.same(queries, calls)
-    assert twins.nat._any_dead
+    assert twins.nat.store.any_dead
     twins.remove([i for i in ids if i.startswith("s")][::3] + t_ids[::5] + ["nope"])
     answers += twins.same(queries, calls)
     answers += twins.same(queries, calls, k=0, exclude=ids[::4] + ["t1", "nope"])
@@ -218,7 +218,7 @@ def test_exclude_without_dead_rows(stream, calls):
     queries = [Lookup(i, fp) for i, fp in stream]
     ids = [i for i, _ in stream]
     twins.same(queries, calls, exclude=[i for i in ids if i.startswith(("t", "s"))][::2])
-    assert not twins.nat._any_dead  # (excluded rows are alive again afterwards)
+    assert not twins.nat.store.any_dead  # (excluded rows are alive again afterwards)
     twins.same(queries, calls)
 
 
@@ -233,7 +233,7 @@ def test_save_load_round_trip(stream, calls, tmp_path):
     twins.nat.save(tmp_path / "i.npz")
     made = calls["made"]
     loaded = MemoryIndex.load(tmp_path / "i.npz")
-    assert loaded._sentences is None  # native: no dict built on load
+    assert loaded.store.sentences is None  # native: no dict built on load
     got = _answers(loaded, queries, True)
     assert calls["made"] == made + 1
     # rows renumbered (the dead ones are gone), answers the same
@@ -251,7 +251,7 @@ def test_load_on_the_python_path(stream, calls, tmp_path, monkeypatch):
     twins.nat.save(tmp_path / "i.npz")
     monkeypatch.setattr(MemoryIndex, "native", False)
     loaded = MemoryIndex.load(tmp_path / "i.npz")
-    assert loaded._postings is None and loaded._sentences
+    assert loaded.store.postings is None and loaded.store.sentences
     monkeypatch.undo()
     queries = [Lookup(i, fp) for i, fp in stream[::3]]
     assert _answers(loaded, queries, True) == _answers(loaded, queries, False) == twins.same(queries, calls)
@@ -303,7 +303,7 @@ def test_empty_and_no_sentences(calls):
     assert twins.same(q, calls)[1] == (["x"], None, [(5, 1), (SKETCH_BIT | 5, 0)])
     assert twins.same([], calls) == []
     twins.add([])
-    assert twins.nat._postings.rows(5) == [0]
+    assert twins.nat.store.postings.rows(5) == [0]
 
 
 def test_pickle_and_copy(stream, calls):
@@ -317,9 +317,9 @@ def test_pickle_and_copy(stream, calls):
     queries = [Lookup(i, fp) for i, fp in stream[::2]]
     want = twins.same(queries, calls)
     for clone in (pickle.loads(pickle.dumps(twins.nat)), copy.deepcopy(twins.nat)):
-        assert clone._postings is None
+        assert clone.store.postings is None
         assert _answers(clone, queries, True) == want
-        assert clone._postings is not None and clone._postings is not twins.nat._postings
+        assert clone.store.postings is not None and clone.store.postings is not twins.nat.store.postings
         clone.add(_docs(stream[:20], "-more"))  # the clone's own postings move on, the original's do not
         assert _answers(clone, queries, True) == _answers(clone, queries, False)
     assert _answers(twins.nat, queries, True) == want
@@ -359,4 +359,4 @@ def test_turned_off_like_the_native_lookup(monkeypatch):
     index.add([StoredDoc("x", Fingerprint(9, 4, (5,), 4, 9, False), cluster="x")])
     res = index.lookup([Lookup("q", Fingerprint(2**63, 3, (5,), 4, 9, False))], 3)
     assert [c.id for c in res[0].candidates] == ["x"] and res[0].sentence_df == {5: 1}
-    assert index._postings is None and index._sentences == {5: [0]}
+    assert index.store.postings is None and index.store.sentences == {5: [0]}

@@ -1,24 +1,27 @@
 """The embedded backend: an in-memory index of lookup keys (no server), with save/load.
 
-Every stored fingerprint has the keys of :mod:`es_simhash.keys` (by default 20 permutation-table keys of 32
-bits). Rows live in *runs*: for each table a run holds its rows' keys sorted (``uint32``) with the row numbers
+Every stored fingerprint has the keys of :mod:`es_simhash.lookup.keys` (by default 20 permutation-table keys of
+32 bits). Rows live in *runs*: for each table a run holds its rows' keys sorted (``uint32``) with the row numbers
 in the same order, and a direct-address directory over the keys' top bits (about one row per slot), so a batch
-of lookups is a few vectorised gathers per run for all tables at once. New rows wait in a small unsorted *tail* that lookups scan by brute force (a numpy popcount over at most ``tail_rows`` SimHashes);
-when the tail grows past that it becomes a run, and runs of similar size are merged (as in a log-structured
-merge tree), so there are O(log n) runs and each row is re-sorted O(log n) times in all.
+of lookups is a few vectorised gathers per run for all tables at once. New rows wait in a small unsorted *tail*
+that lookups scan by brute force (a numpy popcount over at most ``tail_rows`` SimHashes); when the tail grows
+past that it becomes a run, and runs of similar size are merged (as in a log-structured merge tree), so there
+are O(log n) runs and each row is re-sorted O(log n) times in all.
 
 A second channel maps sentence hashes to rows (a candidate holds one of the query's long-sentence hashes, or
-``MIN_SHARED_SKETCH`` of its shingle-sketch hashes) and a third content hashes to the first row holding them.
-Candidates are re-ranked by exact Hamming distance over a numpy array of all SimHashes. Replaced documents stay
-in the runs until the next merge that covers them, but are dropped from every answer.
+``MIN_SHARED_SKETCH`` of its shingle-sketch hashes), a third content hashes to the first row holding them. SimHash
+candidates are checked by exact Hamming distance; replaced and removed documents keep their rows, never answered.
 
-When the native core is installed (``native/``, module ``es_simhash_native``, function ``memory_lookup``), a batch's
-SimHash channel (the runs' key probes, the tail scan, the distance and liveness tests) runs there, on the index's
-own numpy buffers and without the GIL; :meth:`MemoryIndex._key_pairs` (numpy) is the reference and the fallback.
-Both give each query the same rows, ascending (``tests/test_memory_native.py``). The sentence channel's postings
-(hash -> rows) live there too (``es_simhash_native.SentencePostings``: one call per ``add``, one per lookup batch);
-:meth:`MemoryIndex._sentence_rows` over a dict of lists is the reference, with the same rows and document
-frequencies (``tests/test_sentence_postings.py``). ``ES_SIMHASH_MEMORY_NATIVE=0`` turns both off.
+When the native core is installed (``es_simhash_native``), a batch's SimHash channel (the runs' key probes, the
+tail scan, the distance and liveness tests) runs there (``memory_lookup``, on the index's own numpy buffers and
+without the GIL), and so do the sentence postings (``SentencePostings``: one call per ``add``, one per lookup
+batch). :class:`~es_simhash.index.memory.lookups.MemoryLookups` holds the numpy and dict-of-lists references,
+with the same rows and document frequencies (``tests/test_memory_native.py``, ``tests/test_sentence_postings.py``).
+``ES_SIMHASH_MEMORY_NATIVE=0`` turns both off.
+
+:class:`~es_simhash.index.memory.index.MemoryIndex` owns its rows
+(:class:`~es_simhash.index.memory.store.MemoryStore`) and delegates to them, to ``MemoryLookups``, to
+``MemoryMaintenance`` and to :mod:`~es_simhash.index.memory.files`.
 """
 
 from es_simhash.errors import IndexFileError

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
-from es_simhash.index.memory.files import MemoryFiles
+import dataclasses
+import os
+from typing import Collection, Iterator, Sequence, TypeVar
+
+from es_simhash.index.base import Lookup, LookupResult, StoredDoc
+from es_simhash.index.memory import files
+from es_simhash.index.memory import native as _native
 from es_simhash.index.memory.lookups import MemoryLookups
 from es_simhash.index.memory.maintenance import MemoryMaintenance
+from es_simhash.index.memory.store import MemoryStore
+from es_simhash.lookup.keys import DEFAULT, LookupKeys
+
+M = TypeVar("M", bound="MemoryIndex")
 
 
-class MemoryIndex(MemoryLookups, MemoryMaintenance, MemoryFiles):
+class MemoryIndex:
     """In-memory :class:`~es_simhash.index.base.MaintainedIndex`: ``MemoryIndex(max_sentence_df=50,
     lookup_keys=DEFAULT)``.
 
@@ -15,14 +25,131 @@ class MemoryIndex(MemoryLookups, MemoryMaintenance, MemoryFiles):
     disclaimers) and no longer brings candidates. ``lookup_keys``: which keys bring SimHash candidates
     (:data:`es_simhash.lookup.keys.DEFAULT`: 20 permutation tables for k = 3).
 
-    Its parts, one module each: :class:`~es_simhash.index.memory.store.MemoryStore` (the rows and how they are
-    added), :class:`~es_simhash.index.memory.lookups.MemoryLookups`,
-    :class:`~es_simhash.index.memory.maintenance.MemoryMaintenance` and
-    :class:`~es_simhash.index.memory.files.MemoryFiles` (save and load); the runs are
-    :mod:`~es_simhash.index.memory.runs`.
+    It owns its rows, ``store`` (:class:`~es_simhash.index.memory.store.MemoryStore`), and hands each method to
+    the collaborator named in it: the store (writes and reads by id), ``_lookups``
+    (:class:`~es_simhash.index.memory.lookups.MemoryLookups`), ``_maintenance``
+    (:class:`~es_simhash.index.memory.maintenance.MemoryMaintenance`) or the file format
+    (:mod:`~es_simhash.index.memory.files`, :meth:`save` and :meth:`load`).
     """
 
     shared_writers = False
     """Only this process writes into it: batches need no settling after their write (:mod:`es_simhash.clustering`)."""
     overlapping_writes = False
     """A write is done when ``add`` returns: nothing to overlap with the next lookup."""
+    tail_rows = 4096
+    """Rows scanned by brute force before they are sorted into a run."""
+    native = _native.NATIVE_LOOKUP is not None
+    """Batched SimHash lookups and sentence postings in the native core (same answers as numpy; set False for the
+    numpy reference)."""
+
+    def __init__(self, max_sentence_df: int = 50, lookup_keys: LookupKeys = DEFAULT) -> None:
+        self.store = MemoryStore(max_sentence_df, lookup_keys)
+        self._lookups = MemoryLookups(self.store)
+        self._maintenance = MemoryMaintenance(self.store)
+
+    @property
+    def max_sentence_df(self) -> int:
+        """Sentence hashes held by more documents than this bring no candidates (the store's setting)."""
+        return self.store.max_sentence_df
+
+    @max_sentence_df.setter
+    def max_sentence_df(self, value: int) -> None:
+        self.store.max_sentence_df = value
+
+    @property
+    def lookup_keys(self) -> LookupKeys:
+        """Which keys bring SimHash candidates (the store's setting)."""
+        return self.store.lookup_keys
+
+    # -- reads by id ----------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.store)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self.store
+
+    def get(self, doc_id: str) -> StoredDoc | None:
+        """The stored document with this id (no version), or None."""
+        return self.store.get(doc_id)
+
+    def docs(self) -> list[StoredDoc]:
+        """All live documents, in insertion order."""
+        return self.store.live_docs()
+
+    def fingerprint_versions(self) -> set[int]:
+        """The fingerprint versions of the stored documents."""
+        return {d.fingerprint.version for d in self.store.live_docs()}
+
+    # -- writes and lookups ---------------------------------------------------------------------------------
+    def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
+        """Store the documents (fingerprints, no payloads), replacing those with the same ids; nothing is refused
+        (``{}``)."""
+        self.store.add(docs, self.native)
+        return {}
+
+    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = (),
+               before: Sequence[int] | None = None) -> list[LookupResult]:
+        """Candidates for each query (:meth:`MemoryLookups.lookup`); ``before``: query ``i`` sees only the first
+        ``before[i]`` documents added (the engine decides a batch's documents against its earlier ones this way)."""
+        return self._lookups.lookup(queries, max_distance, exclude, before, native=self.native,
+                                    tail_rows=self.tail_rows)
+
+    # -- maintenance (:class:`~es_simhash.index.base.MaintainedIndex`) --------------------------------------
+    def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
+        """The stored documents with these ids, each with its version (missing ids are left out; ``whole`` makes
+        no difference here: the index keeps no texts)."""
+        return self._maintenance.fetch(ids)
+
+    def pointing_at(self, ids: Collection[str]) -> list[StoredDoc]:
+        """Stored documents whose cluster or ``duplicate_of`` is one of ``ids`` (a scan of all documents)."""
+        return self._maintenance.pointing_at(ids)
+
+    def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Store the documents whose stored version is still ``doc.version``; returns the ids of the others."""
+        return self.add_conditional(docs)[1]
+
+    def add_conditional(self, docs: Sequence[StoredDoc]) -> tuple[dict[str, str], list[str]]:
+        """Store the documents whose stored version is still ``doc.version`` (absent when ``None``): ``({},
+        conflicts)``, the ids of the others (nothing is ever refused here)."""
+        conflicts = self._maintenance.conflicts(docs)
+        skip = set(conflicts)
+        self.add([dataclasses.replace(d, version=None) for d in docs if d.id not in skip])
+        return {}, conflicts
+
+    def remove(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Delete the documents whose stored version is still ``doc.version`` (or that are gone already)."""
+        return self._maintenance.remove(docs)
+
+    def scan(self, page: int = 1000, after: str | None = None, since: int | None = None
+             ) -> Iterator[list[StoredDoc]]:
+        """All stored documents in id order, ``page`` at a time, from the first id after ``after`` (with ``since``:
+        those that arrived then or later)."""
+        return self._maintenance.scan(page, after, since)
+
+    def first_holders(self, hashes: Collection[int], limit: int) -> dict[int, list[StoredDoc]]:
+        """For each hash, the first ``limit`` live documents holding it, in arrival order."""
+        return self._maintenance.first_holders(hashes, limit)
+
+    def visible_mark(self) -> int:
+        """Writes so far (every write is visible at once here)."""
+        return self.store.writes
+
+    def written_since(self, mark: int) -> list[StoredDoc]:
+        """The documents stored by writes after ``mark``."""
+        return self._maintenance.written_since(mark)
+
+    # -- files ----------------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the index to the file ``path`` (:func:`~es_simhash.index.memory.files.save`: ``.npz``, written
+        atomically)."""
+        files.save(self.store, path)
+
+    @classmethod
+    def load(cls: type[M], path: str | os.PathLike[str]) -> M:
+        """Read a file written by :meth:`save`, into a new index of this class with the file's settings. A file in
+        :data:`~es_simhash.index.memory.files.FORMAT_V1` has the four 16-bit segments as its lookup keys. Raises
+        :class:`~es_simhash.errors.IndexFileError` for a file that is not an es-simhash memory index."""
+        saved = files.read(path)
+        index = cls(max_sentence_df=saved.max_sentence_df, lookup_keys=saved.lookup_keys)
+        files.restore(index.store, saved, index.native)
+        return index

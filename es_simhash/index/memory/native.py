@@ -4,11 +4,11 @@ at call time (tests swap them)."""
 
 from __future__ import annotations
 
+from es_simhash import _native, settings
+
 
 def native_lookup():
     """``es_simhash_native.memory_lookup`` when the native core is installed (and not turned off), else ``None``."""
-    from es_simhash import _native, settings
-
     return getattr(_native.installed(), "memory_lookup", None) if settings.memory_native() else None
 
 
@@ -17,8 +17,6 @@ NATIVE_LOOKUP = native_lookup()
 
 def native_postings():
     """``es_simhash_native.SentencePostings`` when the native core is installed (and not turned off), else ``None``."""
-    from es_simhash import _native
-
     return getattr(_native.installed(), "SentencePostings", None) if native_lookup() is not None else None
 
 

@@ -28,7 +28,7 @@ class Run:
 
 
 _SCRAMBLE = 0x9E3779B1  # odd: multiplying by it modulo 2**32 is a bijection on 32-bit keys
-_UNSCRAMBLE = pow(0x9E3779B1, -1, 2**32)
+_UNSCRAMBLE = pow(_SCRAMBLE, -1, 2**32)  # its inverse modulo 2**32
 
 
 def scrambled(keys: np.ndarray) -> np.ndarray:
@@ -41,7 +41,7 @@ def scrambled(keys: np.ndarray) -> np.ndarray:
 
 def directory_bits(size: int) -> int:
     """At most about one row per directory slot on average (2**bits >= size)."""
-    return min(max(1, size.bit_length() - 0), MAX_KEY_BITS)
+    return min(max(1, size.bit_length()), MAX_KEY_BITS)
 
 
 def make_run(n_tables: int, keys: np.ndarray, rows: np.ndarray) -> Run:

@@ -1,4 +1,4 @@
-"""The rows of the embedded index and how they are added."""
+"""The rows of the embedded index and how they are added: :class:`MemoryStore`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ from es_simhash.lookup.keys import DEFAULT, LookupKeys
 if TYPE_CHECKING:
     import numpy as np
 
+_FIRST_CAPACITY = 1024
+"""Rows the numpy columns hold when first made (they double as rows are added)."""
+
 
 def post(sentences: dict[int, list[int]], start: int, hashes: Sequence[Sequence[int]]) -> None:
     """Append rows ``start, start + 1, ...`` (holding ``hashes[0], hashes[1], ...``) to the dict-of-lists postings
@@ -24,86 +27,92 @@ def post(sentences: dict[int, list[int]], start: int, hashes: Sequence[Sequence[
 
 
 class MemoryStore:
-    """The rows of the embedded index: documents, their numpy columns, the runs and the tail, the sentence and content
-    channels, kept up to date by :meth:`add` (see :class:`MemoryIndex`)."""
+    """The rows of the embedded index (see :mod:`es_simhash.index.memory`): ``MemoryStore(max_sentence_df,
+    lookup_keys)``, kept up to date by :meth:`add`.
 
-    tail_rows = 4096  # rows scanned by brute force before they are sorted into a run
-    native = _native.NATIVE_LOOKUP is not None
-    """Batched SimHash lookups and sentence postings in the native core (same answers as numpy; set False for the
-    numpy reference)."""
+    A row is one stored document; a replaced or removed document keeps its row, no longer alive. The lookups
+    (:class:`~es_simhash.index.memory.lookups.MemoryLookups`), the maintenance
+    (:class:`~es_simhash.index.memory.maintenance.MemoryMaintenance`) and the file format
+    (:mod:`~es_simhash.index.memory.files`) read and write these attributes:
+
+    * ``docs``: every row's document (fingerprint and cluster, no payload), live or not; ``row_of``: the row of
+      each live id; ``versions``: each live id's write number, ``writes`` the last one;
+    * ``alive``, ``simhash``, ``has_keys``: numpy columns over the rows (``has_keys`` is False for an empty
+      fingerprint), made on first use and longer than the rows; ``any_dead``: some row is not alive;
+    * ``runs``: rows ``[0, run_rows)`` sorted by key (:mod:`~es_simhash.index.memory.runs`), the rows after them
+      the unsorted tail;
+    * ``postings`` (native ``SentencePostings``) or ``sentences`` (a dict of lists, the reference): sentence hash
+      -> rows holding it, ascending; either is built from the rows when first needed and kept up to date once
+      built (:meth:`sentence_store`);
+    * ``content``: content hash -> the first row holding it (live or not); ``content_more``: the later ones.
+    """
 
     def __init__(self, max_sentence_df: int = 50, lookup_keys: LookupKeys = DEFAULT) -> None:
         self.max_sentence_df = max_sentence_df
         self.lookup_keys = lookup_keys
-        self._row_of: dict[str, int] = {}
-        self._docs: list[StoredDoc] = []
-        # (``_alive``, ``_simhash``, ``_has_keys``: numpy columns made on first use, see __getattr__)
-        self._any_dead = False  # no row replaced yet: every row is alive, so liveness checks can be skipped
-        self._runs: list[Run] = []
-        self._run_rows = 0  # rows [0, _run_rows) are in runs; rows from there on are the tail
-        # sentence hash -> rows holding it, ascending: in the native core (``_postings``) when this index looks up
-        # natively, else a dict of lists (the reference); either is built from the stored rows when first needed
-        # and kept up to date once built
-        self._sentences: dict[int, list[int]] | None = None
-        self._postings: Any = None  # es_simhash_native.SentencePostings
-        self._content: dict[int, int] = {}  # content hash -> the first row holding it (live or not)
-        self._content_more: dict[int, list[int]] = {}  # content hash -> the rows after the first, ascending
-        self._versions: dict[str, int] = {}
-        self._writes = 0
+        self.row_of: dict[str, int] = {}
+        self.docs: list[StoredDoc] = []
+        # (``alive``, ``simhash``, ``has_keys``: made on first use, see __getattr__)
+        self.any_dead = False  # no row replaced yet: every row is alive, so liveness checks can be skipped
+        self.runs: list[Run] = []
+        self.run_rows = 0
+        self.sentences: dict[int, list[int]] | None = None
+        self.postings: Any = None  # es_simhash_native.SentencePostings
+        self.content: dict[int, int] = {}
+        self.content_more: dict[int, list[int]] = {}
+        self.versions: dict[str, int] = {}
+        self.writes = 0
 
-    _COLUMNS = frozenset({"_alive", "_simhash", "_has_keys"})
-    _alive: np.ndarray
-    _simhash: np.ndarray
-    _has_keys: np.ndarray
+    _COLUMNS = frozenset({"alive", "simhash", "has_keys"})
+    alive: np.ndarray
+    simhash: np.ndarray
+    has_keys: np.ndarray
 
     def __getattr__(self, name: str) -> Any:
-        # The numpy columns of the rows, made on first use (a new index imports no numpy: the command makes one
-        # before it fingerprints its first texts): ``_alive``, ``_simhash`` and ``_has_keys`` (False for empty
-        # fingerprints: they have no keys).
+        # The numpy columns, made on first use: a new index imports no numpy (the command makes one before it
+        # fingerprints its first texts).
         if name not in MemoryStore._COLUMNS:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         import numpy as np
 
         columns = self.__dict__  # (setdefault: two threads making them at once end up with the same arrays)
-        columns.setdefault("_alive", np.zeros(1024, dtype=bool))
-        columns.setdefault("_simhash", np.zeros(1024, dtype=np.uint64))
-        columns.setdefault("_has_keys", np.zeros(1024, dtype=bool))
+        columns.setdefault("alive", np.zeros(_FIRST_CAPACITY, dtype=bool))
+        columns.setdefault("simhash", np.zeros(_FIRST_CAPACITY, dtype=np.uint64))
+        columns.setdefault("has_keys", np.zeros(_FIRST_CAPACITY, dtype=bool))
         return columns[name]
-
-    def __len__(self) -> int:
-        return len(self._row_of)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle (and copy) without the native postings: they are built again from the rows when needed."""
         state = self.__dict__.copy()
-        state["_postings"] = None
+        state["postings"] = None
         return state
 
+    def __len__(self) -> int:
+        return len(self.row_of)
+
     def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._row_of
+        return doc_id in self.row_of
 
     def get(self, doc_id: str) -> StoredDoc | None:
-        row = self._row_of.get(doc_id)
-        return None if row is None else self._docs[row]
+        row = self.row_of.get(doc_id)
+        return None if row is None else self.docs[row]
 
-    def fingerprint_versions(self) -> set[int]:
-        """The fingerprint versions of the stored documents."""
-        return {d.fingerprint.version for d in self.docs()}
-
-    def docs(self) -> list[StoredDoc]:
+    def live_docs(self) -> list[StoredDoc]:
         """All live documents, in insertion order."""
         import numpy as np
-        alive = self._alive
-        return [self._docs[i] for i in np.flatnonzero(alive[: len(self._docs)]).tolist()]
+        alive = self.alive
+        return [self.docs[i] for i in np.flatnonzero(alive[: len(self.docs)]).tolist()]
 
     # -- writes --------------------------------------------------------------------------------------------
-    def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
-        start = len(self._docs)
+    def add(self, docs: Sequence[StoredDoc], native: bool) -> None:
+        """Store ``docs`` (without payload) in new rows; a stored id's old row is no longer alive. ``native``: the
+        sentence postings to build if none is built yet (see :meth:`sentence_store`)."""
+        start = len(self.docs)
         sims: list[int] = []
         has_keys: list[bool] = []
         dead: list[int] = []
-        self._sentence_store()  # (built from the rows so far the first time)
-        row_of, stored, content = self._row_of, self._docs, self._content
+        self.sentence_store(native)  # (built from the rows so far the first time)
+        row_of, stored, content, versions = self.row_of, self.docs, self.content, self.versions
         hashes: list[tuple[int, ...]] = []
         for doc in docs:
             if doc.fields is not None or doc.text is not None:  # keep fingerprints, not payloads, in memory
@@ -114,8 +123,8 @@ class MemoryStore:
             row = len(stored)
             fp = doc.fingerprint
             stored.append(doc)
-            self._writes += 1
-            self._versions[doc.id] = self._writes
+            self.writes += 1
+            versions[doc.id] = self.writes
             row_of[doc.id] = row
             sims.append(fp.simhash)
             has_keys.append(fp.n_features > 0)
@@ -124,72 +133,76 @@ class MemoryStore:
                 if fp.content_hash not in content:
                     content[fp.content_hash] = row
                 else:
-                    self._content_more.setdefault(fp.content_hash, []).append(row)
-        self._append_rows(start, sims, has_keys, dead)
-        if self._postings is not None:
-            self._postings.add(start, hashes)
-        if self._sentences is not None:
-            post(self._sentences, start, hashes)
-        return {}
+                    self.content_more.setdefault(fp.content_hash, []).append(row)
+        self.append_rows(start, sims, has_keys, dead)
+        if self.postings is not None:
+            self.postings.add(start, hashes)
+        if self.sentences is not None:
+            post(self.sentences, start, hashes)
 
-    def _sentence_store(self):
-        """The native postings when this index looks up natively (``native`` and the module installed), else the
-        dict of lists; built from the stored rows when first needed (``native`` can change between calls)."""
-        if self.native and _native.NATIVE_POSTINGS is not None:
-            if self._postings is None:
-                self._postings = _native.NATIVE_POSTINGS(SKETCH_BIT, MIN_SHARED_SKETCH, FUZZY_MARK)
-                self._postings.add(0, [d.fingerprint.hashes for d in self._docs])
-            return self._postings
-        return self._python_sentences()
+    def sentence_store(self, native: bool):
+        """The native postings when ``native`` and the module is installed, else the dict of lists; built from the
+        stored rows when first needed (``native`` can change between calls)."""
+        if native and _native.NATIVE_POSTINGS is not None:
+            if self.postings is None:
+                self.postings = _native.NATIVE_POSTINGS(SKETCH_BIT, MIN_SHARED_SKETCH, FUZZY_MARK)
+                self.postings.add(0, [d.fingerprint.hashes for d in self.docs])
+            return self.postings
+        return self.python_sentences()
 
-    def _python_sentences(self) -> dict[int, list[int]]:
+    def python_sentences(self) -> dict[int, list[int]]:
         """The dict of lists (the reference), built from the stored rows the first time."""
-        if self._sentences is None:
-            self._sentences = {}
-            post(self._sentences, 0, [d.fingerprint.hashes for d in self._docs])
-        return self._sentences
+        if self.sentences is None:
+            self.sentences = {}
+            post(self.sentences, 0, [d.fingerprint.hashes for d in self.docs])
+        return self.sentences
 
-    def _append_rows(self, start: int, sims, has_keys, dead) -> None:
-        """Store the SimHash/has-keys columns of rows ``start..`` and mark the replaced rows dead."""
+    def append_rows(self, start: int, sims, has_keys, dead) -> None:
+        """Store the SimHash/has-keys columns of rows ``start..`` and mark the rows ``dead`` no longer alive."""
         import numpy as np
         stop = start + len(sims)
-        if stop > len(self._simhash):
-            size = max(stop, 2 * len(self._simhash))
-            self._simhash = np.resize(self._simhash, size)
-            self._alive = np.resize(self._alive, size)
-            self._has_keys = np.resize(self._has_keys, size)
+        if stop > len(self.simhash):
+            size = max(stop, 2 * len(self.simhash))
+            self.simhash = np.resize(self.simhash, size)
+            self.alive = np.resize(self.alive, size)
+            self.has_keys = np.resize(self.has_keys, size)
         if stop - start == 1:  # one row (the engine's in-batch index): plain item assignments are cheaper
-            self._simhash[start] = sims[0]
-            self._has_keys[start] = has_keys[0]
-            self._alive[start] = True
+            self.simhash[start] = sims[0]
+            self.has_keys[start] = has_keys[0]
+            self.alive[start] = True
         else:
-            self._simhash[start:stop] = np.asarray(sims, dtype=np.uint64)
-            self._has_keys[start:stop] = has_keys
-            self._alive[start:stop] = True
+            self.simhash[start:stop] = np.asarray(sims, dtype=np.uint64)
+            self.has_keys[start:stop] = has_keys
+            self.alive[start:stop] = True
         if len(dead):
-            self._alive[np.asarray(dead, dtype=np.intp)] = False
-            self._any_dead = True
+            self.kill(dead)
 
-    def _sync(self) -> None:
-        """Sort a tail that outgrew ``tail_rows`` into a run, then merge runs of similar size."""
+    def kill(self, rows: Sequence[int]) -> None:
+        """Mark ``rows`` no longer alive (they stay in the runs and the content map)."""
         import numpy as np
-        n = len(self._docs)
-        if n - self._run_rows <= self.tail_rows:
+        self.alive[np.asarray(rows, dtype=np.intp)] = False
+        self.any_dead = True
+
+    def sync(self, tail_rows: int) -> None:
+        """Sort a tail longer than ``tail_rows`` into a run, then merge runs of similar size."""
+        import numpy as np
+        n = len(self.docs)
+        if n - self.run_rows <= tail_rows:
             return
-        rows = np.arange(self._run_rows, n)
-        rows = rows[self._has_keys[rows] & self._alive[rows]]
-        self._run_rows = n
+        rows = np.arange(self.run_rows, n)
+        rows = rows[self.has_keys[rows] & self.alive[rows]]
+        self.run_rows = n
         if not len(rows):
             return
-        self._runs.append(new_run(self.lookup_keys, rows, self._simhash[rows]))
-        while len(self._runs) > 1 and self._runs[-2].size <= 2 * self._runs[-1].size:
-            b = self._runs.pop()
-            self._runs[-1] = merge_runs(self.lookup_keys.n_tables, self._runs[-1], b)
+        self.runs.append(new_run(self.lookup_keys, rows, self.simhash[rows]))
+        while len(self.runs) > 1 and self.runs[-2].size <= 2 * self.runs[-1].size:
+            b = self.runs.pop()
+            self.runs[-1] = merge_runs(self.lookup_keys.n_tables, self.runs[-1], b)
 
-    def _rebuild(self) -> None:
-        """One run over all live rows with keys (after a load)."""
+    def rebuild(self) -> None:
+        """One run over all live rows with keys, no tail."""
         import numpy as np
-        n = len(self._docs)
-        rows = np.flatnonzero(self._alive[:n] & self._has_keys[:n])
-        self._runs = [new_run(self.lookup_keys, rows, self._simhash[rows])] if len(rows) else []
-        self._run_rows = n
+        n = len(self.docs)
+        rows = np.flatnonzero(self.alive[:n] & self.has_keys[:n])
+        self.runs = [new_run(self.lookup_keys, rows, self.simhash[rows])] if len(rows) else []
+        self.run_rows = n
