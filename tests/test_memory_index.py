@@ -195,7 +195,7 @@ def test_loading_a_file_that_is_not_an_index_says_so(tmp_path):
         MemoryIndex.load(tmp_path / "missing.npz")
 
 
-def test_an_index_file_from_the_release_before_lookup_keys_keeps_its_segments(tmp_path):
+def test_an_index_file_of_format_1_without_lookup_keys_keeps_its_segments(tmp_path):
     index = MemoryIndex()
     index.add([_doc(i, s) for i, s in enumerate([0x1111_2222_3333_4444, 0xAAAA_BBBB_CCCC_DDDD])])
     path = tmp_path / "old.npz"
@@ -263,3 +263,18 @@ def test_a_lookup_before_row_n_is_refused_once_a_document_was_replaced():
     index.add([StoredDoc("d0", Fingerprint(2**63, 5, (), 10, 500, False), cluster="d0")])
     with pytest.raises(ValueError, match="replaced or removed"):
         index.lookup(query, 3, before=[1])
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_a_document_left_out_of_one_lookup_is_found_by_the_next(native, monkeypatch):
+    """``exclude`` hides documents from one lookup only, also when that lookup is the one that sorts a long tail into
+    a run: a near duplicate of an excluded document is found by every later lookup."""
+    index = MemoryIndex()
+    monkeypatch.setattr(index, "tail_rows", 2)
+    index.native = native and index.native
+    base = 0x0123_4567_89AB_CDEF
+    index.add([_doc(i, base ^ (0xFFFF << (16 * (i % 4))) ^ (i << 40)) for i in range(1, 6)])
+    index.add([_doc(0, base)])
+    query = Lookup("q", _doc(99, base ^ 1).fingerprint)
+    assert "d0" not in {c.id for c in index.lookup([query], 3, exclude=["d0"])[0].candidates}
+    assert "d0" in {c.id for c in index.lookup([query], 3)[0].candidates}

@@ -45,6 +45,7 @@ class MemoryLookups:
             raise ValueError("lookup(before=...) needs an index where no document was replaced or removed")
         hidden = np.array([r for r in (store.row_of.get(i) for i in exclude) if r is not None], dtype=np.intp)
         if len(hidden):  # looked up as if they were not stored: dead for the duration
+            store.sync(tail_rows)  # (before, or a tail sorted into a run now would leave the hidden rows out of it)
             was_dead = store.any_dead
             store.alive[hidden] = False
             store.any_dead = True
