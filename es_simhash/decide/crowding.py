@@ -1,8 +1,10 @@
-"""The template rule of :class:`~es_simhash.decide.default.DefaultRule`: hashes held by candidates of more than
-``max_sentence_clusters`` holders are a template's (boilerplate for this decision), and the meaning guard's veto."""
+"""The template rule of :class:`~es_simhash.decide.default.DefaultRule` (:class:`TemplateCrowding`): hashes held by
+candidates of more than ``max_sentence_clusters`` holders are a template's (boilerplate for this decision), and the
+meaning guard's veto."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from es_simhash.decide.compare import opposite, within
@@ -10,10 +12,14 @@ from es_simhash.decide.rule import has_sketch
 from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import StoredDoc
 
+__all__ = ["TemplateCrowding"]
 
+
+@dataclass(frozen=True, slots=True)
 class TemplateCrowding:
     """Which hashes a template holds, from the candidates alone (so every backend decides alike), and which
-    candidates' clusters the meaning guard vetoes; the settings are :class:`DefaultRule`'s fields."""
+    candidates' clusters the meaning guard vetoes; what each setting means:
+    :class:`~es_simhash.decide.default.DefaultRule`, which builds this from its settings."""
 
     max_sentence_clusters: int
     meaning_guard: bool
@@ -21,22 +27,26 @@ class TemplateCrowding:
     crowd_own: int
     crowd_sketch: bool
 
-    def _vetoed(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
+    def vetoed(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
         """The clusters of ``candidates`` the meaning guard vetoes for ``fp`` (none without ``meaning_guard``)."""
-        return self._contradicted(fp, candidates) if self.meaning_guard else frozenset()
+        return self.contradicted(fp, candidates) if self.meaning_guard else frozenset()
+
+    def applies(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> bool:
+        """Whether any hash of ``fp`` can have more than ``max_sentence_clusters`` holders among ``candidates``
+        (no hash can have more holders than there are candidates)."""
+        return bool(self.max_sentence_clusters and fp.hashes and len(candidates) > self.max_sentence_clusters)
 
     def crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
         """The sentence and sketch hashes of ``fp`` that ``candidates`` show to be a template's (held by more than
-        ``max_sentence_clusters`` holders, see :meth:`matches`): what the rule counts as boilerplate beyond the
-        document counts. :func:`~es_simhash.clustering.recheck` passes the candidates of the other clusters, of
-        any arrival: what the whole index knows of the template by now."""
-        if not (self.max_sentence_clusters and fp.hashes and len(candidates) > self.max_sentence_clusters):
+        ``max_sentence_clusters`` holders; the candidates the meaning guard vetoes hold none): what the rule counts
+        as boilerplate beyond the document counts. :func:`~es_simhash.clustering.recheck` passes the candidates of
+        the other clusters, of any arrival: what the whole index knows of the template by now."""
+        if not self.applies(fp, candidates):
             return frozenset()
-        vetoed = self._vetoed(fp, candidates)
-        return self._crowded(fp, [c for c in candidates if c.cluster not in vetoed] if vetoed else candidates)
+        return self.held(fp, candidates, self.vetoed(fp, candidates))
 
     @staticmethod
-    def _contradicted(fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
+    def contradicted(fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
         """Clusters with a sketched candidate that contradicts ``fp`` (sketched too): by their whole texts, or by a
         pair of their signature sentences."""
         if not has_sketch(fp):
@@ -50,10 +60,14 @@ class TemplateCrowding:
                 out.add(cand.cluster)
         return frozenset(out)
 
-    def _crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
+    def held(self, fp: Fingerprint, candidates: Sequence[StoredDoc], vetoed: frozenset[str]) -> frozenset[int]:
         """Sentence (and, with ``crowd_sketch``, sketch) hashes of ``fp`` held by more than ``max_sentence_clusters``
-        holders among the candidates: a holder is a cluster, or with ``crowd_k`` a group of its members within
-        ``crowd_k`` bits of each other (candidates taken in (cluster, id) order, so every backend groups alike)."""
+        holders among the candidates outside the ``vetoed`` clusters (a text that says the opposite shares nearly
+        everything with ``fp``, but holds no template): a holder is a cluster, or with ``crowd_k`` a group of its
+        members within ``crowd_k`` bits of each other (taken in (cluster, id) order, so every backend groups
+        alike)."""
+        if vetoed:
+            candidates = [c for c in candidates if c.cluster not in vetoed]
         mine = set(fp.hashes if self.crowd_sketch else fp.sentences)
         holders: dict[int, list[StoredDoc]] = {}
         for cand in candidates:

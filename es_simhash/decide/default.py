@@ -1,128 +1,152 @@
-"""The default decision rule (:class:`DefaultRule`): exact, SimHash, sentence and sketch matches, the template rule
-(hashes held by several clusters' candidates are a template's) and the meaning guard."""
+"""The default decision rule (:class:`DefaultRule`): its settings, the decision over all candidates, and
+``explain``; the tests of one candidate are :mod:`~es_simhash.decide.match`'s, the template rule and the meaning
+guard :mod:`~es_simhash.decide.crowding`'s."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from es_simhash.decide.compare import same_content
 from es_simhash.decide.crowding import TemplateCrowding
-from es_simhash.decide.rule import Decision, RuleBase
 from es_simhash.decide.match import MatchTests
+from es_simhash.decide.rule import Decision
+from es_simhash.decide.trace import MEANING_VETO, Step
+from es_simhash.defaults import MAX_DISTANCE
 from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.index.base import StoredDoc
 
 __all__ = ["DefaultRule"]
 
 
-@dataclass
-class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
-    """The default decision rule (tuned on the dev split of ``bench/accuracy.py``; see ``docs/accuracy.md``).
+@dataclass(frozen=True)
+class DefaultRule:
+    """The default :class:`~es_simhash.decide.rule.DecisionRule` (tuned on the dev split of ``bench/accuracy.py``;
+    see ``docs/accuracy.md``). Its settings are its fields, each saying what it bounds.
 
-    Its parts: :class:`~es_simhash.decide.match.MatchTests` (the tests of one candidate),
-    :class:`~es_simhash.decide.crowding.TemplateCrowding` (the template rule and the meaning guard); this class holds
-    the settings, the decision over all candidates (:meth:`matches`) and :meth:`explain`.
+    A candidate is a duplicate when one test of :attr:`match_tests` passes: **exact** (same content), **simhash**
+    (SimHashes within ``k`` or ``short_k`` bits), or **sentences** (long sentences, shingle-sketch or fuzzy
+    sentence hashes shared, not boilerplate) and the two texts do not give other numbers (``number_guard``).
+    Over all candidates, :attr:`crowding` treats the hashes that candidates of several clusters hold as a
+    template's (boilerplate for this decision) and the meaning guard vetoes the cluster of a candidate that says
+    the opposite. Documents without usable features duplicate nothing but an exact copy. Among several
+    qualifying candidates the nearest wins, then a canonical one, then the smallest id (so every backend breaks
+    ties the same way).
 
-    * **exact**: same content (letters, digits and ideographs equal after normalisation), distance 0;
-    * **simhash**: SimHash within ``k`` bits when both texts are long, within ``short_k`` bits when both are short;
-      when both carry a shingle sketch, also sharing ``simhash_sketch_support`` sketch hashes that are not
-      boilerplate (a short post of a template weighs mostly the template's words);
-    * **sentences**: the texts share long sentences that are not boilerplate, and either their SimHashes are
-      within ``sentence_near_k`` bits and they share one, or within ``sentence_k`` bits and they share at least
-      ``min_shared_sentences`` of the smaller signature (or within ``far_sentence_k`` bits and at least
-      ``far_shared_sentences`` of it; 0: off, :meth:`rechecked` turns it on), or all of one text's signature
-      sentences (at least
-      ``min_contained_sentences``; 0: off) are in the other's (a short article inside a big site template: the template moves the SimHash any
-      distance). A reprint wrapped in a site header/footer, with ads inserted, sentences deleted or the tail cut
-      keeps its longest sentences but moves more than ``k`` bits; shingle-sketch hashes do not count here,
-      except that between two texts that both carry a sketch the sentence match also needs
-      ``sentence_sketch_support`` shared sketch hashes (not boilerplate): two short posts of one template share
-      its sentences (a share line, a header, a disclaimer) but not the characters of their own bodies;
-    * **sketch**: both texts carry a shingle sketch (texts under ``Fingerprinter.sketch_chars``) and share at
-      least ``min_shared_fraction`` of the smaller sketch, and at least two of its hashes
-      (:data:`~es_simhash.index.base.MIN_SHARED_SKETCH`; not boilerplate), whatever their Hamming distance:
-      an estimated character-shingle Jaccard similarity of about one half or more, the half counted over the
-      sketch hashes that are not boilerplate. (A sketch of one or two hashes is a text of a few characters: only
-      an exact copy duplicates it.)
-    * **fuzzy** (longer texts, fingerprint version 7): the texts share fuzzy sentence hashes (one per long
-      sentence, the least hash of its shingles: :attr:`~es_simhash.fingerprint.Fingerprint.fuzzy`), not
-      boilerplate. *Rewritten*: within ``fuzzy_k`` bits, at least ``fuzzy_min_shared`` and ``fuzzy_shared`` of the
-      smaller set, at least ``fuzzy_rewritten`` of them for sentences that differ word for word (a "伪原创" copy
-      with words replaced; a site repeats its own lines exactly), and more than two texts on one subject share by
-      chance (``fuzzy_chance`` times the product of the two sets' sizes). *Verbatim*: at least ``fuzzy_verbatim``
-      of the smaller set, within ``sentence_k`` bits; or at least ``fuzzy_far`` shared of twice that many or more
-      each, within ``fuzzy_k`` bits or at any distance with two signature sentences shared too (a copy cut short,
-      whose longest sentences went with the cut, in a site's page or not).
-
-    ``number_guard`` (0: off): two texts that both give at least three numbers (dates, figures: their
-    :attr:`~es_simhash.fingerprint.Fingerprint.number_bag`), about as many each, but of which fewer than
-    ``number_guard`` of the smaller set's are the other's, are not duplicates by any test but an exact copy: a
-    template's report of another event (a match result, a price notice, a weather report), where a copy cut short
-    gives fewer numbers and an edited one changes one or two.
-
-    The Hamming bounds on the sentence match are what keep unrelated pages apart that share a site's boilerplate
-    sentences before they are frequent enough to count as boilerplate. So does ``max_sentence_clusters``: a
-    sentence that candidates of more than that many clusters hold (a site template's disclaimer, held by the
-    different articles of that site) is treated as boilerplate for this decision; an article's own sentence is
-    held by its reprints, which sit in one cluster (0 turns this off). With ``crowd_sketch`` shingle-sketch hashes
-    crowd the same way (a template's characters: a share line, a site's navigation and footer around a short
-    text). ``crowd_k`` keeps one false merge from hiding a template for good: two candidates of one cluster count
-    as one holder only when their SimHashes are within ``crowd_k`` bits, their content is the same, or one's sketch
-    is inside the other's but for fewer than ``crowd_own`` hashes while the other has that many of its own (a post
-    and its bare repost: the template moves the SimHash any distance), so the posts of a template that were
-    wrongly put in one cluster, whose bodies differ, still count as several holders (None: count clusters only).
-    ``crowd_own`` tells a template's posts apart when its template is most of each post, so their SimHashes are all
-    within ``crowd_k`` bits: two members of one cluster count as two holders too when,
-    besides the hashes the query shares with them, each has at least ``crowd_own`` sketch hashes of its own, none of
-    them shared with the other, and the query has as many that neither has (three texts that share the hash and
-    differ, each in a part of its own: a template's posts, each with its own body; a reprint's copies differ from
-    each other in their own wrappers, but the reprint being decided then brings no part of its own; 0: off; 8, the
-    hashes one line adds to a sketch, ``Fingerprinter.line_sketch``). It only looks at the candidates, so every
-    backend decides alike.
-
-    ``meaning_guard``: between two texts that both carry a shingle sketch (short texts, where one sentence is
-    much of the meaning), a pair of signature sentences that :func:`~es_simhash.fingerprint.contradicts` (a
-    negation inserted, or two Chinese words swapped), or texts that
-    :func:`~es_simhash.fingerprint.text_contradicts` (the same, over the whole text, and the same words in another
-    order in any language) veto the candidate's whole cluster: "他同意这个方案" is not a reprint of "他不同意这个方案",
-    nor is "张三打了李四" of "李四打了张三", nor "Smith hit Jones" of "Jones hit Smith", though every shingle method
-    calls them near duplicates. Documents without usable features are never duplicates of anything but an exact copy with
-    content. Among several qualifying candidates the nearest wins, then a canonical one, then the smallest id
-    (so every backend breaks ties the same way).
+    Frozen: its collaborators are built from the settings; :func:`dataclasses.replace` makes a rule with others.
     """
 
-    k: int = 3
+    k: int = MAX_DISTANCE
+    """**simhash**: two long texts are duplicates within ``k`` bits."""
     min_shared_fraction: float = 0.5
+    """**sketch** (a **sentences** match): two texts that both carry a shingle sketch (texts under
+    ``Fingerprinter.sketch_chars``), at any distance, sharing this much of the smaller sketch and at least
+    :data:`~es_simhash.lookup.candidates.MIN_SHARED_SKETCH` of its hashes, boilerplate left out: an estimated
+    character-shingle Jaccard similarity of about one half or more. (A sketch of one or two hashes is a text of a
+    few characters: only an exact copy duplicates it.)"""
     sentence_k: int = 16
+    """**sentences**: within ``sentence_k`` bits, sharing ``min_shared_sentences`` of the smaller signature (long
+    sentences, boilerplate left out). A reprint wrapped in a site header/footer, with ads inserted, sentences
+    deleted or the tail cut keeps its longest sentences but moves more than ``k`` bits; the Hamming bounds keep
+    apart pages that share a site's sentences before those are frequent enough to count as boilerplate."""
     sentence_near_k: int = 8
+    """**sentences**: within ``sentence_near_k`` bits, one shared long sentence is enough."""
     min_shared_sentences: float = 0.4
+    """The share of the smaller signature that ``sentence_k`` asks for."""
     min_contained_sentences: int = 2
+    """**sentences**: at any distance, all of one text's signature sentences (at least this many) in the other's:
+    a short article inside a big site template, which moves the SimHash any distance (0: off)."""
     short_k: int = 7
+    """**simhash**: two short texts are duplicates within ``short_k`` bits (a short and a long one never by SimHash
+    alone)."""
     max_sentence_clusters: int = 1
+    """The template rule: a hash that candidates of more than this many holders hold (a site template's
+    disclaimer, held by that site's different articles) is boilerplate for this decision; an article's own
+    sentence is held by its reprints, which sit in one cluster (0: off)."""
     meaning_guard: bool = True
+    """Between two texts that both carry a shingle sketch (short texts, where one sentence is much of the
+    meaning), a pair of signature sentences that :func:`~es_simhash.fingerprint.contradicts`, or texts that
+    :func:`~es_simhash.fingerprint.text_contradicts` (a negation inserted, words in another order), veto the
+    candidate's whole cluster: "他同意这个方案" is not a reprint of "他不同意这个方案", nor is "Smith hit Jones" of
+    "Jones hit Smith", though every shingle method calls them near duplicates."""
     crowd_k: int | None = 20
+    """Two candidates of one cluster count as one holder of a hash only when their SimHashes are within ``crowd_k``
+    bits, their content is the same, or one's sketch is inside the other's but for fewer than ``crowd_own`` hashes
+    while the other has that many of its own (a post and its bare repost), so the posts of a template wrongly put
+    in one cluster still count as several holders (None: count clusters only)."""
     crowd_own: int = 8
+    """Two members of one cluster count as two holders too when, besides the hashes the query shares with them,
+    each has at least ``crowd_own`` sketch hashes of its own, none shared with the other, and the query has as
+    many that neither has: a template's posts, each with its own body, when the template is most of each (0: off;
+    8, the hashes one line adds to a sketch, ``Fingerprinter.line_sketch``)."""
     crowd_sketch: bool = True
+    """Shingle-sketch hashes crowd as sentences do (a template's characters: a share line, a site's navigation and
+    footer around a short text)."""
     sentence_sketch_support: int = 1
+    """Between two sketched texts, a sentence match also needs this many shared sketch hashes (not boilerplate):
+    two short posts of one template share its sentences but not the characters of their own bodies."""
     simhash_sketch_support: int = 1
+    """Between two sketched texts, a SimHash match also needs this many shared sketch hashes (not boilerplate): a
+    short post of a template weighs mostly the template's words."""
     far_sentence_k: int = 0
+    """**sentences**: within ``far_sentence_k`` bits, sharing ``far_shared_sentences`` of the smaller signature
+    (0: off; :meth:`rechecked` turns it on)."""
     far_shared_sentences: float = 0.5
+    """The share of the smaller signature that ``far_sentence_k`` asks for."""
     number_guard: float = 0.6
+    """Two texts that both give at least three numbers (dates, figures:
+    :attr:`~es_simhash.fingerprint.Fingerprint.number_bag`), about as many each, of which fewer than this share of
+    the smaller set's are the other's, duplicate by no test but an exact copy: a template's report of another event
+    (a match result, a price notice), where a copy cut short gives fewer numbers and an edit changes one or two
+    (0: off)."""
     fuzzy_k: int = 24
+    """**fuzzy** (a **sentences** match between longer texts, on their shared fuzzy sentence hashes:
+    :attr:`~es_simhash.fingerprint.Fingerprint.fuzzy`, not boilerplate). *Rewritten*: within ``fuzzy_k`` bits, at
+    least ``fuzzy_min_shared`` and ``fuzzy_shared`` of the smaller set, ``fuzzy_rewritten`` of them for sentences
+    that differ word for word (a copy with words replaced), and more than chance gives (``fuzzy_chance`` times the
+    product of the sizes). *Verbatim*: at least ``fuzzy_verbatim`` of the smaller set within ``sentence_k`` bits;
+    or ``fuzzy_far`` shared of twice that many or more each, within ``fuzzy_k`` bits or with two signature
+    sentences shared too (a copy cut short)."""
     fuzzy_shared: float = 0.25
+    """*Rewritten*: the share of the smaller fuzzy set to share."""
     fuzzy_rewritten: int = 2
+    """*Rewritten*: the shared hashes that must be of sentences that differ (a site repeats its lines exactly)."""
     fuzzy_min_shared: int = 3
+    """*Rewritten*: the fewest shared fuzzy hashes."""
     fuzzy_chance: float = 0.015
+    """*Rewritten*: shared by chance, per product of the two sets' sizes (a least shingle hash is now and then a
+    common phrase's)."""
     fuzzy_verbatim: float = 0.5
+    """*Verbatim*: the share of the smaller fuzzy set to share (0: off)."""
     fuzzy_far: int = 6
+    """*Verbatim*: the shared fuzzy hashes that reach beyond ``sentence_k`` bits (0: off)."""
     recheck: bool = False
     """Decisions of an index whose runs end with a recheck (:meth:`rechecked`): settling a canonical again (other
     writers, a re-run, a delete) joins it to a cluster only where the recheck keeps it, so settling never undoes
     what a recheck took back."""
 
+    match_tests: MatchTests = field(init=False, repr=False, compare=False)
+    """The tests of one candidate, with the bounds above."""
+    crowding: TemplateCrowding = field(init=False, repr=False, compare=False)
+    """The template rule and the meaning guard, with the settings above."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "match_tests", MatchTests(
+            k=self.k, short_k=self.short_k, min_shared_fraction=self.min_shared_fraction,
+            sentence_k=self.sentence_k, sentence_near_k=self.sentence_near_k,
+            min_shared_sentences=self.min_shared_sentences, min_contained_sentences=self.min_contained_sentences,
+            sentence_sketch_support=self.sentence_sketch_support, simhash_sketch_support=self.simhash_sketch_support,
+            far_sentence_k=self.far_sentence_k, far_shared_sentences=self.far_shared_sentences,
+            number_guard=self.number_guard, fuzzy_k=self.fuzzy_k, fuzzy_shared=self.fuzzy_shared,
+            fuzzy_rewritten=self.fuzzy_rewritten, fuzzy_min_shared=self.fuzzy_min_shared,
+            fuzzy_chance=self.fuzzy_chance, fuzzy_verbatim=self.fuzzy_verbatim, fuzzy_far=self.fuzzy_far))
+        object.__setattr__(self, "crowding", TemplateCrowding(
+            max_sentence_clusters=self.max_sentence_clusters, meaning_guard=self.meaning_guard,
+            crowd_k=self.crowd_k, crowd_own=self.crowd_own, crowd_sketch=self.crowd_sketch))
+
     @property
     def candidate_distance(self) -> int:
+        """The loosest Hamming distance a SimHash match accepts (backends drop segment candidates further away)."""
         return max(self.k, self.short_k)
 
     @classmethod
@@ -143,6 +167,7 @@ class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
     def decide(
         self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
     ) -> Decision | None:
+        """The candidate ``fp`` duplicates, the first of :meth:`matches`; None when it duplicates none."""
         found = self.matches(fp, candidates, boilerplate)
         return found[0] if found else None
 
@@ -152,35 +177,40 @@ class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
         """Every candidate ``fp`` duplicates, the one :meth:`decide` picks first: decided together, so the rules
         that look at all candidates (boilerplate by cluster count, the meaning guard's veto of a whole cluster)
         apply to each (``DedupEngine.check`` lists these)."""
-        vetoed = self._vetoed(fp, candidates)
-        if self.max_sentence_clusters and fp.hashes and len(candidates) > self.max_sentence_clusters:
-            # (no hash can have more holders than there are candidates)
-            # a text that says the opposite (vetoed) shares nearly everything with fp, but is no template's holder
-            boilerplate = boilerplate | self._crowded(fp, [c for c in candidates if c.cluster not in vetoed]
-                                                      if vetoed else candidates)
+        crowding, match = self.crowding, self.match_tests.match
+        vetoed = crowding.vetoed(fp, candidates)
+        if crowding.applies(fp, candidates):
+            boilerplate = boilerplate | crowding.held(fp, candidates, vetoed)
         found: list[tuple[tuple[int, int, str], Decision]] = []
         for cand in candidates:
-            decision = self._match(fp, cand, boilerplate)
+            decision = match(fp, cand, boilerplate)
             if decision is None or (cand.cluster in vetoed and decision.reason != "exact"):
                 continue
             found.append(((decision.distance, 0 if cand.is_canonical else 1, cand.id), decision))
         found.sort(key=lambda x: x[0])
         return [d for _, d in found]
 
+    def crowded(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[int]:
+        """The hashes of ``fp`` that ``candidates`` show to be a template's (:meth:`TemplateCrowding.crowded`)."""
+        return self.crowding.crowded(fp, candidates)
+
+    def trace(self, fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int] = frozenset()
+              ) -> tuple[Decision | None, list[Step]]:
+        """The decision of ``fp`` against ``other`` alone (as if it were the only candidate), and the steps that
+        took it: each test made, then the meaning guard's veto, if it took the match back."""
+        cand = StoredDoc("b", other, cluster="b")
+        steps: list[Step] = []
+        decision = self.match_tests.match(fp, cand, boilerplate, steps)
+        if decision is not None and decision.reason != "exact" and self.crowding.vetoed(fp, [cand]):
+            steps.append(Step("meaning", False, {"by": MEANING_VETO}))
+            decision = None
+        return decision, steps
+
     def explain(self, fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int] = frozenset()
                 ) -> dict[str, Any]:
-        """Why ``fp`` is, or is not, a duplicate of ``other`` (as if ``other`` were its only candidate): what the
-        two share, each test the rule made, in words, and whether the meaning guard vetoed it. A dict, ready
-        for JSON."""
-        cand = StoredDoc("b", other, cluster="b")
-        why: list[str] = []
-        decision = self._match(fp, cand, boilerplate, why)
-        vetoed = None
-        if decision is not None and decision.reason != "exact" and self.meaning_guard and self._contradicted(fp, [cand]):
-            vetoed = ("the meaning guard: the texts (or a pair of their sentences) differ by a negation word or by "
-                      "words in another order")
-            why.append(f"vetoed by {vetoed}")
-            decision = None
+        """Why ``fp`` is, or is not, a duplicate of ``other`` (as if ``other`` were its only candidate), ready for
+        JSON: what the two share, each step of :meth:`trace` in words, and the meaning guard's veto, if any."""
+        decision, steps = self.trace(fp, other, boilerplate)
 
         def side(f: Fingerprint) -> dict[str, Any]:
             return {"short": f.short, "letters": f.n_chars, "features": f.n_features,
@@ -196,6 +226,6 @@ class DefaultRule(MatchTests, TemplateCrowding, RuleBase):
             "shared_sketch": len(set(fp.sketch) & set(other.sketch)),
             "a": side(fp),
             "b": side(other),
-            "vetoed_by": vetoed,
-            "why": why,
+            "vetoed_by": next((s.values["by"] for s in steps if s.test == "meaning"), None),
+            "why": [s.words() for s in steps],
         }
