@@ -1,12 +1,12 @@
-"""Deciding one batch (nothing written): each document against the index's candidates, the documents of the
-batch still being written, and the ones this batch decided before it, in input order; what the batch decided
-(:class:`Decided`), which settling and a resumed run read."""
+"""Deciding one batch (nothing written; :class:`BatchDecider`): each document against the index's candidates, the
+documents of the batch still being written, and the ones this batch decided before it, in input order; what the
+batch decided (:class:`Decided`), which settling and a resumed run read."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence, cast
+from typing import Any, Collection, Mapping, Sequence, cast
 
 from es_simhash.decide.rule import NO_FEATURES, DecisionRule
 from es_simhash.engine.documents import Document, Result
@@ -32,7 +32,7 @@ def split_boilerplate(fp: Fingerprint, counts: Sequence[Mapping[int, int]], cap:
     """The hashes of ``fp`` held by more than ``cap`` documents in all ``counts`` together (each a part's
     document frequencies: the index's lookup, the batch being written, this batch's earlier documents), and
     whether a part under ``cap`` on its own held one of them: that part's lookup then brought candidates through a
-    hash one lookup over all the documents would have left out (:meth:`BatchDecisions._found_by_lookup`)."""
+    hash one lookup over all the documents would have left out (:meth:`BatchDecider._found_by_lookup`)."""
     if sum(max(c.values(), default=0) for c in counts) <= cap:  # (no hash can be over the bound: the common case)
         return _NONE, False
     out: list[int] = []
@@ -122,24 +122,39 @@ class Decided:
             seen.pop(doc_id, None)
 
 
-class BatchDecisions:
-    """How :class:`~es_simhash.engine.DedupEngine` decides a batch (its part in deciding; see :mod:`es_simhash.engine`)."""
+def as_maintained(index: FingerprintIndex) -> MaintainedIndex:
+    """``index`` as a :class:`~es_simhash.index.base.MaintainedIndex`: one that shares writers, or that a batch
+    re-indexes a document of with other content (settled after its write), must be one."""
+    if not isinstance(index, MaintainedIndex):
+        raise TypeError(f"{type(index).__name__} is not a MaintainedIndex: it can neither share writers nor "
+                        "take a document re-indexed with other content")
+    return index
 
-    # what the engine holds (set by DedupEngine.__init__)
-    index: FingerprintIndex
-    rule: DecisionRule
-    _seen: dict[str, None]
-    _last_arrival: int
 
-    if TYPE_CHECKING:
-        def maintained(self) -> MaintainedIndex: ...
+class BatchDecider:
+    """Looks up and decides batches against one index with one rule (nothing is written): the ids seen so far in
+    this run (a document whose id was seen is a :class:`DuplicateIdError`) and the last arrival given (arrivals
+    only grow)."""
 
-    def _decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint],
-                      writing: MemoryIndex | None = None, in_order: bool = False, mark: Any = None) -> Decided:
+    def __init__(self, index: FingerprintIndex, rule: DecisionRule) -> None:
+        self.index = index
+        self.rule = rule
+        self.seen: dict[str, None] = {}
+        """Ids decided in this run (a dict: ordered, and fast to test)."""
+        self.last_arrival = 0
+        """The arrival (microseconds) given to the last document decided."""
+
+    def forget(self, decided: Decided) -> None:
+        """Unmark the ids ``decided`` marked as seen (a batch decided again, or not decided after all)."""
+        decided.forget(self.seen)
+
+    def decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint],
+                     writing: MemoryIndex | None = None, in_order: bool = False, mark: Any = None) -> Decided:
         """Look up and decide one batch (nothing is written). ``writing``: the documents of the batch still being
         written, in memory; the backend's stored versions of them are left out of the lookup. ``in_order``: the
         documents of the batch found already indexed are decided around as members of the batch at their places,
-        and with ``mark`` settled as the batch's own (see :meth:`process_batches`' ``resumed``)."""
+        and with ``mark`` settled as the batch's own (see ``resumed`` in
+        :meth:`~es_simhash.engine.dedup_engine.DedupEngine.process_batches`)."""
         queries = [Lookup(d.id, fp) for d, fp in zip(docs, fps)]
         d_max = self.rule.candidate_distance
         decided = Decided()
@@ -147,7 +162,7 @@ class BatchDecisions:
         being_written = [doc.id for doc in being]
         if self.index.shared_writers:  # what is visible now: settling looks at what came after
             decided.resumed = in_order and mark is not None
-            decided.mark = mark["mark"] if decided.resumed else self.maintained().visible_mark()
+            decided.mark = mark["mark"] if decided.resumed else as_maintained(self.index).visible_mark()
         if writing is not None:
             found = self.index.lookup(queries, d_max, exclude=being_written)
             in_writing = writing.lookup(queries, d_max)
@@ -157,10 +172,10 @@ class BatchDecisions:
         results: list[Result | DuplicateIdError | IndexingError | None] = [None] * len(docs)
         todo: list[int] = []  # the documents this batch decides, in input order
         for i, (doc, fp, res) in enumerate(zip(docs, fps, found)):
-            if doc.id in self._seen:
+            if doc.id in self.seen:
                 results[i] = DuplicateIdError(f"duplicate id {doc.id!r}: already seen earlier in this input")
                 continue
-            self._seen[doc.id] = None
+            self.seen[doc.id] = None
             decided.new_ids.append(doc.id)
             if res.existing is not None and same_fingerprint(res.existing.fingerprint, fp):
                 results[i] = Result.from_stored(res.existing, already_indexed=True)
@@ -209,7 +224,7 @@ class BatchDecisions:
                 decided.to_store.append(stored)
                 results[i] = Result.from_stored(stored)
         except BaseException:  # (a rule that raised, Ctrl-C: nothing of this batch was decided, so nothing seen)
-            decided.forget(self._seen)
+            self.forget(decided)
             raise
         decided.results = cast("list[Result | DuplicateIdError | IndexingError]", results)  # (every slot is filled)
         if decided.mark is not None:
@@ -223,18 +238,19 @@ class BatchDecisions:
         return found_by_lookup(fp, candidates, boilerplate, self.index.lookup_keys, self.rule.candidate_distance)
 
     def _arrival(self, candidates: Sequence[StoredDoc]) -> int:
-        """Now (microseconds), but later than every candidate and every document this engine decided before: a
+        """Now (microseconds), but later than every candidate and every document this decider decided before: a
         document always arrives after what it was decided against, even across machines whose clocks differ."""
-        now = max(time.time_ns() // 1000, self._last_arrival + 1)
+        now = max(time.time_ns() // 1000, self.last_arrival + 1)
         for c in candidates:
             if c.arrival >= now:
                 now = c.arrival + 1
-        self._last_arrival = now
+        self.last_arrival = now
         return now
 
     def _decide(
         self, doc: Document, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int]
     ) -> StoredDoc:
+        """``doc`` decided against ``candidates`` (a canonical, or a duplicate of one), as it is to be stored."""
         decision = self.rule.decide(fp, candidates, boilerplate)
         arrival = self._arrival(candidates)
         if decision is None:

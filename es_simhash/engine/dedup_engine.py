@@ -5,10 +5,11 @@ Elasticsearch) and never knows which. Documents flow through in batches: one bul
 backend, then each document is decided in input order against the backend's candidates *and* the documents
 already decided in the same batch (so duplicates inside one batch are caught), then the batch is written.
 
-:class:`DedupEngine` holds the public API and the order of the stages; each stage has a module:
-:mod:`~es_simhash.engine.pipelining` (fingerprinting ahead, the batch in writing),
-:mod:`~es_simhash.engine.decisions` (deciding a batch) and :mod:`~es_simhash.engine.writes` (writing and settling
-it); :mod:`~es_simhash.engine.documents` holds what goes in and comes out.
+:class:`DedupEngine` holds the public API and the order of the stages, and hands each batch to two collaborators
+it owns: its :attr:`~DedupEngine.decider` (:class:`~es_simhash.engine.decisions.BatchDecider`: lookups and
+decisions) and its :attr:`~DedupEngine.writer` (:class:`~es_simhash.engine.writes.BatchWriter`: writes, conflicts
+and settling). :mod:`~es_simhash.engine.pipelining` keeps them busy (fingerprinting ahead, the batch in writing);
+:mod:`~es_simhash.engine.documents` holds what goes in and comes out.
 """
 
 from __future__ import annotations
@@ -20,17 +21,14 @@ from typing import Any, Iterable, Iterator, Sequence, TypeVar
 from es_simhash.decide.default import DefaultRule
 from es_simhash.defaults import BATCH_SIZE, SHARED_BATCH_SIZE
 from es_simhash.decide.rule import NO_FEATURES, Decision, DecisionRule, has_sketch
-from es_simhash.engine.decisions import BatchDecisions
+from es_simhash.engine.decisions import BatchDecider, Decided, as_maintained
 from es_simhash.engine.documents import Document, Result
 from es_simhash.engine.pipelining import InWriting, fingerprint_pool, read_ahead
-from es_simhash.engine.writes import BatchWrites
+from es_simhash.engine.writes import BatchWriter
 from es_simhash.errors import DuplicateIdError, IndexingError
 from es_simhash.fingerprint.fingerprinter import Fingerprinter
 from es_simhash.fingerprint.model import Fingerprint
-from es_simhash.index.base import (
-    Lookup,
-    FingerprintIndex,
-)
+from es_simhash.index.base import Lookup, FingerprintIndex, MaintainedIndex
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.candidates import boilerplate_of
 
@@ -40,11 +38,11 @@ __all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "Ded
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-MAX_WRITE_ATTEMPTS = 20  # conditional writes of one batch that keep meeting other versions before giving up
 
 
-class DedupEngine(BatchDecisions, BatchWrites):
-    """Finds near duplicates on ingest and assigns each document to a duplicate cluster.
+class DedupEngine:
+    """Finds near duplicates on ingest and assigns each document to a duplicate cluster: batches are decided by
+    its :attr:`decider` and written by its :attr:`writer`, both on its :attr:`index` with its :attr:`rule`.
 
     >>> engine = DedupEngine()                      # embedded: in-memory index
     >>> [r.reason for r in engine.process([Document("a", "x" * 200), Document("b", "x" * 200)])]
@@ -63,23 +61,43 @@ class DedupEngine(BatchDecisions, BatchWrites):
         if workers < 0:
             raise ValueError("workers >= 0")
         self.worker_threads = worker_threads
-        self.index: FingerprintIndex = MemoryIndex() if index is None else index
+        index = MemoryIndex() if index is None else index
+        rule = rule or DefaultRule()
         self.fingerprinter = fingerprinter or Fingerprinter()
-        self.rule: DecisionRule = rule or DefaultRule()
+        self.decider = BatchDecider(index, rule)
+        """Looks up and decides each batch (and remembers the ids seen in this run)."""
+        self.writer = BatchWriter(index, rule)
+        """Writes each decided batch and settles it."""
         if batch_size is None:
-            batch_size = SHARED_BATCH_SIZE if self.index.shared_writers else BATCH_SIZE
+            batch_size = SHARED_BATCH_SIZE if index.shared_writers else BATCH_SIZE
         self.batch_size = batch_size
         """Documents per batch (default :data:`SHARED_BATCH_SIZE` with an index that shares writers, else
         :data:`BATCH_SIZE`)."""
         self.workers = workers
-        self._seen: dict[str, None] = {}
-        self._last_arrival = 0
         self.next_mark: dict[str, Any] | None = None
         """When :meth:`process_batches` yields a batch's results: what the next batch was decided with, if it is
         decided already (None otherwise; JSON): the index's visible mark, and the written state of each document
         this writer was writing or about to write then (``{"mark": ..., "mine": {id: [arrival, cluster,
         duplicate_of]}}``). A checkpoint saved then keeps it for a resumed run (``process_batches(resumed=True,
         mark=...)``), whose first batch is that next batch."""
+
+    @property
+    def index(self) -> FingerprintIndex:
+        """The backend documents are looked up in and written to (the :attr:`decider`'s and the :attr:`writer`'s)."""
+        return self.decider.index
+
+    @index.setter
+    def index(self, index: FingerprintIndex) -> None:
+        self.decider.index = self.writer.index = index
+
+    @property
+    def rule(self) -> DecisionRule:
+        """The rule documents are decided and settled with (the :attr:`decider`'s and the :attr:`writer`'s)."""
+        return self.decider.rule
+
+    @rule.setter
+    def rule(self, rule: DecisionRule) -> None:
+        self.decider.rule = self.writer.rule = rule
 
     # -- public API ----------------------------------------------------------------------------------------
     def process(self, docs: Iterable[Document]) -> Iterator[Result]:
@@ -115,15 +133,13 @@ class DedupEngine(BatchDecisions, BatchWrites):
         (:attr:`next_mark` when its checkpoint was saved): the batch is settled as that run would have settled it,
         with the documents it wrote as the batch's own.
 
-        Batches N+1 and N+2 are fingerprinted in a worker thread while batch N is looked up, decided and written:
-        the CPU work of fingerprinting overlaps deciding and the wait on the index, and the worker goes on while a
-        batch takes longer to decide (the first one imports numpy; two batches ahead measured ~10% faster than
-        one on bench/cli.py's whole dedup, 15 alternated runs). One worker, so the pure-Python fingerprinter (whose
-        vocabulary is not thread-safe) is only ever used by one thread at a time. With ``workers`` > 0, that many
-        workers fingerprint up to ``workers + 2`` batches ahead on other cores: threads when the fingerprinter uses the
-        native core (it releases the GIL and is thread-safe; ``worker_threads`` forces one kind), else
-        *processes*, each with a copy of the fingerprinter (the Python engine holds the GIL); fingerprints are
-        deterministic, so the results are the same.
+        Batches N+1 and N+2 are fingerprinted in a worker thread while batch N is looked up, decided and written
+        (:func:`~es_simhash.engine.pipelining.fingerprint_pool`), and the worker goes on while a batch takes longer
+        to decide. One worker, so the pure-Python fingerprinter (whose vocabulary is not thread-safe) is only ever
+        used by one thread at a time. With ``workers`` > 0, that many workers fingerprint up to ``workers + 2``
+        batches ahead on other cores: threads when the fingerprinter uses the native core (it releases the GIL and
+        is thread-safe; ``worker_threads`` forces one kind), else processes, each with a copy of the fingerprinter.
+        Fingerprints are deterministic, so the results are the same either way.
 
         With a backend that allows it (``overlapping_writes``: Elasticsearch), batch N is written in another
         thread while batch N+1 is looked up and decided. That lookup leaves batch N's stored versions out
@@ -133,24 +149,24 @@ class DedupEngine(BatchDecisions, BatchWrites):
         documents.
         """
         pool, fingerprint, depth = fingerprint_pool(self.fingerprinter, self.workers, self.worker_threads)
-        writer = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="write")
-                  if self.index.overlapping_writes else None)
+        write_thread = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="write")
+                        if self.index.overlapping_writes else None)
         try:
             fingerprinted = read_ahead(batches, pool, fingerprint, depth)
             self.next_mark = None
-            if writer is None:
+            if write_thread is None:
                 in_order = resumed
                 for docs, context, fps in fingerprinted:
                     yield context, (self._process(docs, fps, in_order, mark) if docs else [])
                     in_order = in_order and not docs
             else:
-                yield from self._overlapped(fingerprinted, writer, resumed, mark)
+                yield from self._overlapped(fingerprinted, write_thread, resumed, mark)
         finally:  # also on an interrupt or an error downstream: do not wait for batches nobody will read
             pool.shutdown(wait=True, cancel_futures=True)
-            if writer is not None:
-                writer.shutdown(wait=True)
+            if write_thread is not None:
+                write_thread.shutdown(wait=True)
 
-    def _overlapped(self, batches, writer: Executor, resumed: bool = False, mark: Any = None):
+    def _overlapped(self, batches, write_thread: Executor, resumed: bool = False, mark: Any = None):
         """Decide batch N+1 while batch N is written (see :meth:`process_batches`)."""
         writing: InWriting | None = None
         in_order = resumed
@@ -172,9 +188,9 @@ class DedupEngine(BatchDecisions, BatchWrites):
                 results = writing.finish()
                 yield writing.context, results
                 if writing.refused and decided.refers_to(writing.refused):  # decided against a refused document
-                    decided.forget(self._seen)
+                    self.decider.forget(decided)
                     decided = self._decide_batch(docs, fps)
-            writing = InWriting(context, decided, writer.submit(self._store, decided) if decided.results
+            writing = InWriting(context, decided, write_thread.submit(self._store, decided) if decided.results
                              else None, self.index.max_sentence_df, self.index.lookup_keys)
         if writing is not None:
             yield writing.context, writing.finish()
@@ -196,11 +212,33 @@ class DedupEngine(BatchDecisions, BatchWrites):
         fps = fingerprints if fingerprints is not None else self.fingerprinter.fingerprint_many([d.text for d in docs])
         return self._process(docs, fps)
 
-
     def _process(self, docs: Sequence[Document], fps: Sequence[Fingerprint], in_order: bool = False,
                  mark: Any = None) -> list[Result | DuplicateIdError | IndexingError]:
         decided = self._decide_batch(docs, fps, in_order=in_order, mark=mark)
         return decided.stored(self._store(decided))
+
+    # -- the collaborators' steps, as the engine takes them (one place to time or call each) -----------------
+    def _decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint], writing: MemoryIndex | None = None,
+                      in_order: bool = False, mark: Any = None) -> Decided:
+        """Look up and decide one batch, nothing written (:meth:`BatchDecider.decide_batch`)."""
+        return self.decider.decide_batch(docs, fps, writing, in_order, mark)
+
+    def _store(self, decided: Decided) -> dict[str, str]:
+        """Write and settle a decided batch; the refused ids with their reasons (:meth:`BatchWriter.store`)."""
+        return self.writer.store(decided)
+
+    def _write(self, decided: Decided) -> dict[str, str]:
+        """Write a decided batch without settling it (:meth:`BatchWriter.write`)."""
+        return self.writer.write(decided)
+
+    def _settle(self, decided: Decided, refused: dict[str, str]) -> None:
+        """Settle a written batch (:meth:`BatchWriter.settle`)."""
+        self.writer.settle(decided, refused)
+
+    def maintained(self) -> MaintainedIndex:
+        """The :attr:`index` as a :class:`~es_simhash.index.base.MaintainedIndex`, or a :class:`TypeError`
+        (:func:`~es_simhash.engine.decisions.as_maintained`)."""
+        return as_maintained(self.index)
 
     def check(self, text: str, limit: int = 10) -> list[Decision]:
         """Near duplicates of ``text`` among indexed documents (nothing is written), the one ingest would pick

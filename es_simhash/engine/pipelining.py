@@ -62,6 +62,8 @@ def fingerprint_pool(fingerprinter: Fingerprinter, workers: int, worker_threads:
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=start_fingerprint_worker, initargs=(fingerprinter,))
         return pool, fingerprint_in_worker, workers + 2
+    # one thread, two batches ahead: the pure-Python fingerprinter is not thread-safe, and two ahead is ~10% faster
+    # than one on bench/cli.py's whole dedup (the first batch decided also imports numpy)
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fingerprint")
     return pool, fingerprinter.fingerprint_many, 2
 

@@ -1,34 +1,37 @@
-"""Writing a decided batch: over the version each document replaces when other writers share the index (a
-conflict is read and written over in turn; the same content from another writer counts as already indexed), then
-settling it (:func:`es_simhash.clustering.settle`)."""
+"""Writing a decided batch (:class:`BatchWriter`): over the version each document replaces when other writers
+share the index (a conflict is read and written over in turn; the same content from another writer counts as
+already indexed), then settling it (:func:`es_simhash.clustering.settle`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from es_simhash.decide.rule import DecisionRule
-from es_simhash.engine.decisions import Decided, same_fingerprint
+from es_simhash.engine.decisions import Decided, as_maintained, same_fingerprint
 from es_simhash.engine.documents import Result
-from es_simhash.index.base import MaintainedIndex, FingerprintIndex, StoredDoc
+from es_simhash.errors import MaintenanceError
+from es_simhash.index.base import FingerprintIndex, StoredDoc
 
-MAX_WRITE_ATTEMPTS = 20  # conditional writes of one batch that keep meeting other versions before giving up
+MAX_WRITE_ATTEMPTS = 20
+"""Conditional writes of one batch that keep meeting other versions before :meth:`BatchWriter.write` gives up."""
 
 
-class BatchWrites:
-    """How :class:`~es_simhash.engine.DedupEngine` writes and settles a batch."""
+class BatchWriter:
+    """Writes decided batches into one index and settles them with one rule (the rule their documents were
+    decided with)."""
 
-    # what the engine holds (set by DedupEngine.__init__)
-    index: FingerprintIndex
-    rule: DecisionRule
+    def __init__(self, index: FingerprintIndex, rule: DecisionRule) -> None:
+        self.index = index
+        self.rule = rule
 
-    def _store(self, decided: Decided) -> dict[str, str]:
-        """Write a decided batch (:meth:`_write`), then settle it (:meth:`_settle`). Returns the refused ids with
+    def store(self, decided: Decided) -> dict[str, str]:
+        """Write a decided batch (:meth:`write`), then settle it (:meth:`settle`). Returns the refused ids with
         their reasons; the results of documents that settling moved to another cluster are updated."""
-        refused = self._write(decided)
-        self._settle(decided, refused)
+        refused = self.write(decided)
+        self.settle(decided, refused)
         return refused
 
-    def _write(self, decided: Decided) -> dict[str, str]:
+    def write(self, decided: Decided) -> dict[str, str]:
         """Write a decided batch; returns the ids the backend refused, with their reasons.
 
         With other writers (``shared_writers``) each document is written only over the version it replaces:
@@ -43,7 +46,7 @@ class BatchWrites:
             return {}
         if not self.index.shared_writers:
             return self.index.add(decided.to_store)
-        index = self.maintained()
+        index = as_maintained(self.index)
         ours = {d.id: d for d in decided.to_store}
         # a re-indexed document's stored version, read now: its write then usually goes through at the first try
         departed = index.fetch([d.id for d in decided.departed], whole=False) if decided.departed else {}
@@ -75,8 +78,6 @@ class BatchWrites:
                     departed[doc_id] = stored
                     todo.append(replace(mine, version=stored.version))
         else:
-            from es_simhash.errors import MaintenanceError
-
             decided.departed = list(departed.values())
             raise MaintenanceError(f"{len(todo)} documents kept changing while being written; run again")
         decided.departed = list(departed.values())
@@ -87,33 +88,26 @@ class BatchWrites:
                                if isinstance(r, Result) and r.id in theirs else r for r in decided.results]
         return refused
 
-    def _settle(self, decided: Decided, refused: dict[str, str]) -> None:
+    def settle(self, decided: Decided, refused: dict[str, str]) -> None:
         """Settle a written batch (:func:`es_simhash.clustering.settle`) when other processes may write into the
         index too, or when it re-indexes documents with other content."""
         shared = self.index.shared_writers
-        if shared or decided.departed:
-            from es_simhash.clustering.settle import settle
+        if not shared and not decided.departed:
+            return
+        # (imported here: the clustering package is only needed once a batch is settled, not at the command's start)
+        from es_simhash.clustering.settle import settle
 
-            if shared:
-                docs = [d for d in decided.to_store if d.id not in refused]
-                if decided.resumed:
-                    docs += decided.found
-            else:  # (a re-indexed document may now duplicate an older one)
-                gone = {d.id for d in decided.departed}
-                docs = [d for d in decided.to_store if d.id in gone]
-            latest = settle(self.maintained(), self.rule, docs, decided.departed, since=decided.mark, mine=decided.mine,
-                                        found=decided.found if shared and not decided.resumed else (),
-                                        candidates=decided.candidates if shared else {},
-                                        apart=decided.apart if shared else ()).latest()
-            if latest:
-                decided.results = [Result.from_stored(latest[r.id], r.already_indexed)
-                                   if isinstance(r, Result) and r.id in latest else r for r in decided.results]
-
-    # -- internals -----------------------------------------------------------------------------------------
-    def maintained(self) -> MaintainedIndex:
-        """The backend as a :class:`~es_simhash.index.base.MaintainedIndex`: one that shares writers, or that a
-        batch re-indexes a document of with other content (settled after its write), must be one."""
-        if not isinstance(self.index, MaintainedIndex):
-            raise TypeError(f"{type(self.index).__name__} is not a MaintainedIndex: it can neither share writers nor "
-                            "take a document re-indexed with other content")
-        return self.index
+        if shared:
+            docs = [d for d in decided.to_store if d.id not in refused]
+            if decided.resumed:
+                docs += decided.found
+        else:  # (a re-indexed document may now duplicate an older one)
+            gone = {d.id for d in decided.departed}
+            docs = [d for d in decided.to_store if d.id in gone]
+        latest = settle(as_maintained(self.index), self.rule, docs, decided.departed, since=decided.mark,
+                        mine=decided.mine, found=decided.found if shared and not decided.resumed else (),
+                        candidates=decided.candidates if shared else {},
+                        apart=decided.apart if shared else ()).latest()
+        if latest:
+            decided.results = [Result.from_stored(latest[r.id], r.already_indexed)
+                               if isinstance(r, Result) and r.id in latest else r for r in decided.results]
