@@ -116,7 +116,7 @@ def start_then_wrap():
     if "imports" not in spent:
         t = time.perf_counter()
         from es_simhash import cli
-        from es_simhash.engine import engine as dedup
+        from es_simhash.engine import dedup_engine as dedup
         from es_simhash.pipeline import run as pipeline
         from es_simhash.files import sources
         import concurrent.futures._base as futures
