@@ -436,14 +436,14 @@ def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size
     _ = index.lookup_keys  # read the mapping now, not inside the timed run
     clock = Clock()
     if requests is not None:
-        msearch = index._msearch_once  # (every lookup search goes through it)
+        msearch = index.handle.msearch_once  # (every lookup search goes through it)
 
         def captured(bodies, pit=None):
             responses = msearch(bodies, pit)
             requests.append(list(bodies))  # (once it answered: a retried request is recorded once)
             return responses
 
-        index._msearch_once = captured
+        index.handle.msearch_once = captured
     for name in ("add", "add_conditional"):  # (the engine writes with add_conditional when writers share the index)
         setattr(index, name, clock.wrap("add", getattr(index, name)))
     main_lookup, settle_lookup = clock.wrap("lookup", index.lookup), clock.wrap("settle lookup", index.lookup)

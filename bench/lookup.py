@@ -29,14 +29,14 @@ in interleaved passes (tables, segments, tables, segments, ...; ``--passes`` 3, 
 * candidates per lookup: ``index.hits_read`` per lookup (hits Elasticsearch returned, before the re-rank) and
   candidates after the re-rank; ``searches``, ``crowded_batches``, ``truncated_lookups`` are checked too;
 * bytes per lookup: the ``_msearch`` requests ``ElasticIndex`` sent during one untimed pass are captured
-  (``index._msearch_once`` wrapped) and replayed byte for byte with ``urllib`` (same ``filter_path``) outside the timed
-  passes: response bytes / lookups (and the server's ``took`` and the raw round trip of those requests);
+  (``index.handle.msearch_once`` wrapped) and replayed byte for byte with ``urllib`` (same ``filter_path``) outside
+  the timed passes: response bytes / lookups (and the server's ``took`` and the raw round trip of those requests);
 * index store size (``_stats/store``) and size per document;
 * recall against a brute-force numpy scan of every stored SimHash (``np.bitwise_count``, cross-checked with an
   independent SWAR popcount) for k = 0..3, batched path (and the single path at k = 3): must be 1.0, with nothing
   farther than k returned (the neighbours planted at 4 and 5 bits must not come back);
 * a profile pass: where the time of one lookup call goes (``client.msearch`` round trip incl. JSON decoding,
-  doc-values conversion in ``_msearch_once``, the client-side matching ``_match_batch`` / ``_rank``, the rest).
+  doc-values conversion in ``msearch_once``, the client-side matching ``_match_batch`` / ``_rank``, the rest).
 
 Targets (2-core machine): at 1M, >= 5,000 lookups/s batched and p50 <= 3 ms single (tables design); at 10M,
 >= 80 % of the 1M batched rate (of 4,000/s when 1M is not in the same run); recall 1.0 everywhere. The last line is
@@ -245,23 +245,23 @@ def recall_of(results, truth, k: int, offset: int = 0) -> tuple[int, int, int]:
 
 
 class Capture:
-    """Wraps ``index._msearch_once`` (every lookup search goes through it) to record the bodies ElasticIndex sends
-    (one list per ``_msearch`` request). Lookups of texts with a shingle sketch search on a point in time, which
-    a replay cannot reuse: this bench's documents have none."""
+    """Wraps ``index.handle.msearch_once`` (every lookup search goes through it) to record the bodies ElasticIndex
+    sends (one list per ``_msearch`` request). Lookups of texts with a shingle sketch search on a point in time,
+    which a replay cannot reuse: this bench's documents have none."""
 
     def __init__(self, index) -> None:
-        self.index = index
+        self.handle = index.handle
         self.calls: list[list[dict[str, Any]]] = []
-        orig = index._msearch_once
+        orig = self.handle.msearch_once
 
         def wrapped(bodies, pit=None):
             self.calls.append(json.loads(json.dumps(bodies)))  # a copy: nothing mutates what was sent
             return orig(bodies, pit)
 
-        index._msearch_once = wrapped
+        self.handle.msearch_once = wrapped
 
     def close(self) -> None:
-        del self.index._msearch_once
+        del self.handle.msearch_once
 
 
 def replay(url: str, index_name: str, calls: list[list[dict[str, Any]]], repeats: int = 3) -> dict[str, float]:
@@ -330,13 +330,17 @@ class _TimedClient:
 
 
 def profile(index, queries, b: int | None, sweeps: int) -> dict[str, float]:
-    """ms per ``lookup`` call: total; ``client.msearch`` (HTTP + JSON decode); the rest of ``_msearch_once``
+    """ms per ``lookup`` call: total; ``client.msearch`` (HTTP + JSON decode); the rest of ``msearch_once``
     (doc values to dicts, counters); client-side matching (``_match_batch`` for tables, ``_rank`` for segments)."""
     timed = _TimedClient(index.client)
-    acc = {"_msearch_once": 0.0, "_match_batch": 0.0, "_rank": 0.0}  # (every lookup search: _msearch_once)
+    # (every lookup search: the handle's msearch_once; the matching: the batched lookups' or per-document ones')
+    owners = {"_msearch_once": (index.handle, "msearch_once"), "_match_batch": (index.planner.batched, "_match_batch"),
+              "_rank": (index.planner.per_document, "_rank")}
+    acc = dict.fromkeys(owners, 0.0)
 
     def wrap(name):
-        orig = getattr(index, name)
+        owner, attr = owners[name]
+        orig = getattr(owner, attr)
 
         def w(*a, **kw):
             t0 = time.perf_counter()
@@ -344,7 +348,7 @@ def profile(index, queries, b: int | None, sweeps: int) -> dict[str, float]:
                 return orig(*a, **kw)
             finally:
                 acc[name] += time.perf_counter() - t0
-        setattr(index, name, w)
+        setattr(owner, attr, w)
 
     for name in acc:
         wrap(name)
@@ -360,8 +364,8 @@ def profile(index, queries, b: int | None, sweeps: int) -> dict[str, float]:
         total = time.perf_counter() - t0
     finally:
         index.client = real_client
-        for name in acc:
-            delattr(index, name)
+        for owner, attr in owners.values():
+            delattr(owner, attr)
     ms = 1000 / calls
     return {"total": total * ms, "http": timed.t * ms, "docvalues": (acc["_msearch_once"] - timed.t) * ms,
             "match": (acc["_match_batch"] + acc["_rank"]) * ms,

@@ -5,8 +5,8 @@ near duplicates of these fingerprints? It answers with the documents that
 
 * have the same id (so re-running an ingest is idempotent),
 * have the same content hash (exact duplicates),
-* share one of the lookup keys (:mod:`es_simhash.lookup.keys`: permutation tables, or the four 16-bit segments of
-  earlier releases) *and* are within ``max_distance`` bits (exact Hamming re-rank), or
+* share one of the lookup keys (:mod:`es_simhash.lookup.keys`: permutation tables, or the four 16-bit segments
+  of an index with segments only) *and* are within ``max_distance`` bits (exact Hamming re-rank), or
 * share one of the long-sentence hashes, or at least two of the shingle-sketch hashes of a short text, leaving
   out boilerplate hashes (found in more than ``max_sentence_df`` documents).
 
@@ -52,7 +52,7 @@ class StoredDoc:
     arrival: int = 0
     """When the document was decided, in microseconds since the epoch, and always later than every document it
     was decided against (see :func:`arrival_key`): it orders documents for the cluster rules of concurrent
-    writers, updates and deletes. 0 for documents stored by releases that did not record it."""
+    writers, updates and deletes. 0 for stored documents with no arrival recorded."""
     version: Any = field(default=None, repr=False, compare=False)
     """The backend's version of the stored document (Elasticsearch: ``(seq_no, primary_term)``), set by
     :meth:`MaintainedIndex.fetch`: a write through :meth:`MaintainedIndex.replace` succeeds only if the stored

@@ -1,35 +1,26 @@
 """The Elasticsearch backend: documents with their fingerprint, lookup keys, segments and duplicate cluster.
 
-A batch of lookups is **one search** (an index made by an earlier release, with segments only: one search per
-document in an ``_msearch``), a ``bool``/``should`` over
-
-* the batch's ids and content hashes;
-* the permutation-table ``lookup_keys`` of their SimHashes (re-ranked here by exact Hamming distance, numpy);
-* their long-sentence hashes (every document holding one matched, so the hits give each hash's document
-  frequency, and boilerplate sentences, in more than ``max_sentence_df`` documents, bring no candidates);
-* per short text, its shingle-sketch hashes with ``minimum_should_match: 2`` (a document sharing one common
-  shingle with the text is never a candidate, see ``base.MIN_SHARED_SKETCH``). Before that search, on the same
-  point in time, a second one counts the documents holding each of the batch's sketch hashes (a top-level
-  ``filters`` aggregation, counted filter by filter from the postings): boilerplate sketch hashes are known
-  without reading the thousands of documents that share them, and hashes no document holds (most of a short
-  text's) are left out of the candidate search.
-
-A search that comes back full is split, down to single documents read to the end with ``search_after`` (up to
-``max_candidates``, past which the lookup is marked truncated and a warning is logged), so a crowded bucket is
-never cut silently; the answers are exactly the embedded index's.
+A batch of lookups is **one search** (an index with segments only: one search per document in an ``_msearch``),
+a ``bool``/``should`` over the batch's ids and content hashes; the permutation-table ``lookup_keys`` of their
+SimHashes (re-ranked here by exact Hamming distance); their long-sentence hashes (the hits give each hash's
+document frequency: boilerplate sentences, in more than ``max_sentence_df`` documents, bring no candidates); and
+per short text its shingle-sketch hashes with ``minimum_should_match: 2``, after a search on the same point in
+time that counts each sketch hash's holders from the postings (a ``filters`` aggregation), so boilerplate and
+unheld hashes are left out. A search that comes back full is split, down to single documents read to the end with
+``search_after`` (up to ``max_candidates``, past which the lookup is marked truncated and a warning is logged):
+the answers are exactly the embedded index's.
 
 Only ``term``/``terms``/``ids``/``bool`` clauses and ``terms``/``filter``/``filters`` aggregations are used: no
-scripts (the test distribution has no Painless) and no ``query_string``, so user text never becomes query syntax.
-Writes go through ``helpers.streaming_bulk`` (chunked, retried with backoff on 429) and are refreshed before the
-next lookup, so a duplicate of a document written one batch earlier is found whatever the index's
-``refresh_interval``.
+scripts and no ``query_string``, so user text never becomes query syntax. Writes go through
+``helpers.streaming_bulk`` (chunked, retried with backoff on 429) and are refreshed before the next lookup.
 
 Modules: :mod:`~es_simhash.index.elastic.connection` (settings, client), :mod:`~es_simhash.index.elastic.errors`
 (one-line messages, retry policy), :mod:`~es_simhash.index.elastic.schema` (template, fields),
 :mod:`~es_simhash.index.elastic.codec` (documents to and from Elasticsearch), :mod:`~es_simhash.index.elastic.admin`
-(create, check, aliases), :mod:`~es_simhash.index.elastic.handle`, :mod:`~es_simhash.index.elastic.planner`
-(lookups), :mod:`~es_simhash.index.elastic.writes`, :mod:`~es_simhash.index.elastic.reads` (for maintenance) and
-:mod:`~es_simhash.index.elastic.index` (:class:`ElasticIndex`, all of them).
+(create, check, aliases) and :mod:`~es_simhash.index.elastic.index` (:class:`ElasticIndex`), which delegates to
+its collaborators: :mod:`~es_simhash.index.elastic.handle` (client, requests, refreshes),
+:mod:`~es_simhash.index.elastic.planner` (lookups), :mod:`~es_simhash.index.elastic.writes` and
+:mod:`~es_simhash.index.elastic.reads` (for maintenance).
 """
 
 from es_simhash.errors import ElasticError, IndexNotManaged, InvalidSetting, InvalidURL

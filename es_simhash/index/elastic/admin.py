@@ -138,8 +138,8 @@ def _shown(value: Any) -> str:
 
 
 def read_lookup_keys(client, index: str, url: str = "") -> LookupKeys:
-    """The lookup keys recorded in an index's mapping (``_meta.lookup``): segments when none are recorded (an index
-    made before lookup keys existed), the default keys when the index does not exist yet."""
+    """The lookup keys recorded in an index's mapping (``_meta.lookup``): the four segments when none are recorded,
+    the default keys when the index does not exist yet."""
     from elasticsearch import NotFoundError
 
     with elastic_errors(url):

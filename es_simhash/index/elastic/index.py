@@ -1,25 +1,32 @@
-"""The Elasticsearch backend, one class: :class:`ElasticIndex`."""
+"""The Elasticsearch backend, one class: :class:`ElasticIndex`, and the collaborators it delegates to."""
 
 from __future__ import annotations
 
-from es_simhash.index.elastic.planner import LookupPlanner
-from es_simhash.index.elastic.reads import MaintenanceReads
-from es_simhash.index.elastic.writes import Writes
+from typing import Any, Collection, Iterator, Sequence
+
+from es_simhash.index.elastic.handle import IndexHandle
+from es_simhash.index.elastic.planner import Boilerplate, LookupPlanner
+from es_simhash.index.elastic.reads import MaintenanceReader
+from es_simhash.index.elastic.writes import BulkWriter
+
+from es_simhash.index.base import Lookup, LookupResult, StoredDoc
+from es_simhash.lookup.keys import LookupKeys
 
 
-class ElasticIndex(LookupPlanner, Writes, MaintenanceReads):
-    """A :class:`~es_simhash.index.base.MaintainedIndex` over one Elasticsearch index: ``ElasticIndex(client,
-    index, *, page_size=500, batch_page=10_000, max_candidates=20_000, max_sentence_df=50, chunk_size=500,
-    max_retries=8, retry_for=300.0, url="", lookup_keys=None)``.
+class ElasticIndex:
+    """A :class:`~es_simhash.index.base.MaintainedIndex` over one Elasticsearch index.
 
-    Its parts, one module each: :class:`~es_simhash.index.elastic.handle.IndexHandle` (state, retried requests),
-    :class:`~es_simhash.index.elastic.planner.LookupPlanner` (lookups),
-    :class:`~es_simhash.index.elastic.writes.Writes`, :class:`~es_simhash.index.elastic.reads.MaintenanceReads`.
+    Every method delegates to one of its collaborators: :attr:`handle` (:class:`IndexHandle`: client, index name,
+    lookup keys, retried requests, refreshes and the visible mark), :attr:`planner` (:class:`LookupPlanner`,
+    lookups), :attr:`writer` (:class:`BulkWriter`) and :attr:`reader` (:class:`MaintenanceReader`, what
+    maintenance reads); :attr:`boilerplate` is what lookups learned of the hashes that bring no candidates.
 
     ``lookup_keys``: the index's lookup keys; by default read from its mapping (``_meta.lookup``, recorded by
-    :func:`ensure_index`); an index made before lookup keys existed has none recorded and uses its four 16-bit
-    segments. ``batch_page``: hits one batched lookup search may return before the batch falls back to one
-    search per document (a bucket shared by many documents: boilerplate).
+    :func:`ensure_index`); an index with none recorded uses its four 16-bit segments. ``batch_page``: hits one
+    batched lookup search may return before the batch is split (a bucket shared by many documents: boilerplate);
+    ``page_size``: hits per page of a per-document search; ``max_candidates``: most candidates read for one
+    document; ``chunk_size``, ``max_retries``: actions per bulk request and its retries on 429; ``retry_for``:
+    seconds a request failing transiently is retried; ``url``: the cluster as messages name it.
     """
 
     overlapping_writes = True
@@ -27,3 +34,181 @@ class ElasticIndex(LookupPlanner, Writes, MaintenanceReads):
     shared_writers = True
     """Other processes may write into the index at the same time: the engine settles each batch after its write
     (:func:`es_simhash.clustering.settle`)."""
+
+    def __init__(
+        self,
+        client,
+        index: str,
+        *,
+        page_size: int = 500,
+        batch_page: int = 10_000,
+        max_candidates: int = 20_000,
+        max_sentence_df: int = 50,
+        chunk_size: int = 500,
+        max_retries: int = 8,
+        retry_for: float = 300.0,
+        url: str = "",
+        lookup_keys: LookupKeys | None = None,
+    ) -> None:
+        self.handle = IndexHandle(client, index, url=url, retry_for=retry_for, lookup_keys=lookup_keys)
+        self.boilerplate = Boilerplate(max_sentence_df)
+        self.planner = LookupPlanner(self.handle, self.boilerplate, page_size=page_size, batch_page=batch_page,
+                                     max_candidates=max_candidates)
+        self.writer = BulkWriter(self.handle, chunk_size=chunk_size, max_retries=max_retries)
+        self.reader = MaintenanceReader(self.handle)
+
+    # -- settings and counters, kept by the collaborators -----------------------------------------------------
+    @property
+    def client(self):
+        """The Elasticsearch client every request goes through (settable: the collaborators share it)."""
+        return self.handle.client
+
+    @client.setter
+    def client(self, client) -> None:
+        self.handle.client = client
+
+    @property
+    def index(self) -> str:
+        """The index's name."""
+        return self.handle.index
+
+    @property
+    def url(self) -> str:
+        """The cluster's URL as messages show it."""
+        return self.handle.url
+
+    @property
+    def lookup_keys(self) -> LookupKeys:
+        """The keys recorded in the index's mapping (:attr:`IndexHandle.lookup_keys`)."""
+        return self.handle.lookup_keys
+
+    @property
+    def max_sentence_df(self) -> int:
+        """Sentences held by more documents than this are boilerplate: they bring no candidates."""
+        return self.boilerplate.max_sentence_df
+
+    @max_sentence_df.setter
+    def max_sentence_df(self, value: int) -> None:
+        self.boilerplate.max_sentence_df = value
+
+    @property
+    def max_terms_count(self) -> int:
+        """Most values in one ``terms`` clause (:attr:`IndexHandle.max_terms_count`)."""
+        return self.handle.max_terms_count
+
+    @max_terms_count.setter
+    def max_terms_count(self, value: int) -> None:
+        self.handle.max_terms_count = value
+
+    @property
+    def max_sketch_clauses(self) -> int:
+        """Most sketch-hash clauses in one batched search (:attr:`LookupPlanner.max_sketch_clauses`)."""
+        return self.planner.max_sketch_clauses
+
+    @max_sketch_clauses.setter
+    def max_sketch_clauses(self, value: int) -> None:
+        self.planner.max_sketch_clauses = value
+
+    @property
+    def max_candidates(self) -> int:
+        """Most candidates read for one document before its lookup is marked truncated."""
+        return self.planner.per_document.max_candidates
+
+    @property
+    def truncated_lookups(self) -> int:
+        """Lookups whose candidates were cut at :attr:`max_candidates`."""
+        return self.planner.per_document.truncated_lookups
+
+    @property
+    def crowded_batches(self) -> int:
+        """Documents whose own lookup search was full, so they were read to the end one page at a time."""
+        return self.planner.batched.crowded_batches
+
+    @property
+    def split_batches(self) -> int:
+        """Batched searches that came back full and were split in two."""
+        return self.planner.batched.split_batches
+
+    @property
+    def searches(self) -> int:
+        """Searches sent by lookups (each search of an ``_msearch`` counts)."""
+        return self.handle.searches
+
+    @property
+    def hits_read(self) -> int:
+        """Hits those searches brought to the client (before the exact re-rank)."""
+        return self.handle.hits_read
+
+    # -- lookups ----------------------------------------------------------------------------------------------
+    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
+        """Candidates for a batch of queries, in query order, as the embedded index answers.
+
+        With permutation-table keys: **one search for the whole batch** (short texts: after a search counting
+        their sketch hashes' holders, on the same point in time), a ``bool``/``should`` over the batch's ids,
+        content hashes, lookup keys and (non-boilerplate) sentence hashes, fetching doc values only; hits are
+        mapped back to their queries here (a key both share, exact Hamming distance with numpy; same content; a
+        shared long sentence, or two shared sketch hashes, that are not boilerplate). When that search is full
+        (documents sharing keys or sentences with many stored ones), the batch is split in halves until each
+        part's search fits; a single document whose own search is still full is read to the end with
+        ``search_after``. An index with segments is looked up one search per document.
+
+        ``exclude``: ids whose stored versions are left out of the answers (the engine passes the batch it is
+        still writing, whose documents it holds in memory: so the answer does not depend on whether that write
+        is visible yet)."""
+        return self.planner.lookup(queries, max_distance, exclude)
+
+    def __len__(self) -> int:
+        return self.handle.count()
+
+    # -- writes -----------------------------------------------------------------------------------------------
+    def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
+        """Bulk-index ``docs`` and refresh (:meth:`BulkWriter.add`): the ids refused for good, with their reason."""
+        return self.writer.add(docs)
+
+    def add_conditional(self, docs: Sequence[StoredDoc]) -> tuple[dict[str, str], list[str]]:
+        """Bulk-index each document only over its stored version (:meth:`BulkWriter.add_conditional`):
+        ``(refused, conflicts)``."""
+        return self.writer.add_conditional(docs)
+
+    def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Write each document whole over its stored version (:meth:`BulkWriter.replace`): the ids that changed."""
+        return self.writer.replace(docs)
+
+    def remove(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Delete each document if it is still ``doc.version`` (:meth:`BulkWriter.remove`): the ids that changed.
+        The known boilerplate is forgotten (document frequencies went down: lookups learn them again)."""
+        conflicts = self.writer.remove(docs)
+        self.boilerplate.clear()
+        return conflicts
+
+    # -- what maintenance reads -------------------------------------------------------------------------------
+    def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
+        """The stored documents with these ids, with their versions (:meth:`MaintenanceReader.fetch`)."""
+        return self.reader.fetch(ids, whole)
+
+    def pointing_at(self, ids: Collection[str]) -> list[StoredDoc]:
+        """The stored documents whose ``dup_cluster`` or ``dup_of`` is one of ``ids`` (without text or record)."""
+        return self.reader.pointing_at(ids)
+
+    def visible_mark(self) -> int:
+        """A checkpoint up to which every write is visible (:meth:`IndexHandle.visible_mark`)."""
+        return self.handle.visible_mark()
+
+    def written_since(self, mark: int) -> list[StoredDoc]:
+        """The documents whose ``_seq_no`` is above ``mark`` (written or rewritten since it; without text)."""
+        return self.reader.written_since(mark)
+
+    def first_holders(self, hashes: Collection[int], limit: int) -> dict[int, list[StoredDoc]]:
+        """For each hash, the first ``limit`` documents holding it in arrival order
+        (:meth:`MaintenanceReader.first_holders`)."""
+        return self.reader.first_holders(hashes, limit)
+
+    def records(self, page: int = 500) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
+        """``(id, text, record)`` of every stored document, the earliest first (:meth:`MaintenanceReader.records`)."""
+        return self.reader.records(page)
+
+    def scan(self, page: int = 1000, after: str | None = None, since: int | None = None
+             ) -> Iterator[list[StoredDoc]]:
+        """All stored documents (without text or record), with versions, in ``doc_id`` order
+        (:meth:`MaintenanceReader.scan`)."""
+        return self.reader.scan(page, after, since)

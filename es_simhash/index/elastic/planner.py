@@ -1,26 +1,26 @@
-"""The lookup planner: a batch of lookups as one search (split when it comes back full, down to single documents read to
-the end), or one search per document for an index with segments only; hits mapped back to their queries exactly as
-the embedded index would answer."""
+"""The lookup planner: a batch of lookups as one search (split when it comes back full, down to single documents read
+to the end), or one search per document for an index with segments only; hits mapped back to their queries exactly
+as the embedded index would answer. Its parts: :class:`Boilerplate` (the hashes known to bring no candidates),
+:class:`PerDocumentLookups`, :class:`BatchedLookups` and :class:`LookupPlanner`, which chooses between them."""
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 from es_simhash.index.elastic.codec import Hits
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.schema import LOOKUP_FIELDS
 
-from es_simhash.fingerprint.model import SKETCH_BIT, hex64, is_sentence
+from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, hex64, is_sentence
 from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH, sentence_candidate, sharing_sketch
 from es_simhash.lookup import hamming
 
 log = logging.getLogger("es_simhash.index.elastic")
-
 
 
 def shared_keys(qkeys: np.ndarray, hkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -41,14 +41,59 @@ def shared_keys(qkeys: np.ndarray, hkeys: np.ndarray) -> tuple[np.ndarray, np.nd
     return order[pos] // n_tables, np.repeat(found, counts) // n_tables
 
 
-class PerDocumentLookups(IndexHandle):
-    """One search per document (indexes with segments; a crowded document of a batch), read to the end with
-    ``search_after`` when its bucket is crowded."""
+def held_agg(hashes: list[str]) -> dict[str, Any]:
+    """A ``terms`` aggregation counting, among the documents it runs over, those holding each of ``hashes``.
+    (``map``: no global ordinals, which would be rebuilt after every refresh.)"""
+    return {"terms": {"field": "sentences", "include": hashes, "size": len(hashes), "execution_hint": "map"}}
 
-    def _lookup_each(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str]) -> list[LookupResult]:
+
+class Boilerplate:
+    """The sentence and sketch hashes (hex, as stored) seen in more than ``max_sentence_df`` documents, with that
+    count: they bring no candidates, so lookups leave them out of their searches. A hash's document frequency only
+    grows while documents are added; after a delete the owner calls :meth:`clear` and they are learned again."""
+
+    def __init__(self, max_sentence_df: int) -> None:
+        self.max_sentence_df = max_sentence_df
+        self.known: dict[str, int] = {}
+        """hex -> the number of documents seen holding it (above ``max_sentence_df``)."""
+
+    def learn(self, counts: Mapping[str, int]) -> bool:
+        """Record the hashes of ``counts`` (hex -> document frequency) held by more than ``max_sentence_df``
+        documents; whether there were any."""
+        learned = {x: n for x, n in counts.items() if n > self.max_sentence_df}
+        self.known.update(learned)
+        return bool(learned)
+
+    def terms(self, fp: Fingerprint, sentences: bool = True, sketch: bool = True) -> list[str]:
+        """The fingerprint's sentence hashes as stored (long-sentence and fuzzy hashes, sketch hashes or both), less
+        the known boilerplate ones."""
+        wanted = map(hex64, (fp.sentences + fp.fuzzy if sentences else ()) + (fp.sketch if sketch else ()))
+        return [x for x in wanted if x not in self.known]
+
+    def clear(self) -> None:
+        """Forget every known hash (document frequencies went down)."""
+        self.known.clear()
+
+
+class PerDocumentLookups:
+    """One search per document (indexes with segments; a crowded document of a batch), all in one ``_msearch``,
+    read to the end with ``search_after`` (``page_size`` hits a page, up to ``max_candidates``) when a document's
+    bucket is crowded."""
+
+    def __init__(self, handle: IndexHandle, boilerplate: Boilerplate, *, page_size: int = 500,
+                 max_candidates: int = 20_000) -> None:
+        self.handle = handle
+        self.boilerplate = boilerplate
+        self.page_size = page_size
+        self.max_candidates = max_candidates
+        self.truncated_lookups = 0
+        """Lookups whose candidates were cut at ``max_candidates`` (a warning is logged for each)."""
+
+    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str]) -> list[LookupResult]:
         """One search per query in one ``_msearch``; more requests only for lookups that hit a crowded bucket."""
-        sentences = [self._sentence_terms(q.fingerprint) for q in queries]
-        responses = self._msearch([self._body(q, s, exclude) for q, s in zip(queries, sentences)])
+        boilerplate = self.boilerplate
+        sentences = [boilerplate.terms(q.fingerprint) for q in queries]
+        responses = self.handle.msearch([self._body(q, s, exclude) for q, s in zip(queries, sentences)])
         hits_of = [r["hits"]["hits"] for r in responses]
         crowded = [i for i, h in enumerate(hits_of) if len(h) >= self.page_size]
         truncated: set[int] = set()
@@ -56,11 +101,11 @@ class PerDocumentLookups(IndexHandle):
             # A full first page: some bucket is shared by many documents. Boilerplate sentences (document
             # frequency above max_sentence_df) are left out of the query, then the rest is read to the end.
             with_sentences = [i for i in crowded if sentences[i]]
-            dfs = self._msearch([self._df_body(sentences[i], exclude) for i in with_sentences])
+            dfs = self.handle.msearch([self._df_body(sentences[i], exclude) for i in with_sentences])
             for i, resp in zip(with_sentences, dfs):
                 df = {b["key"]: b["doc_count"] for b in resp["aggregations"]["held"]["df"]["buckets"]}
-                self._boilerplate.update({h: df[h] for h in sentences[i] if df.get(h, 0) > self.max_sentence_df})
-                sentences[i] = [h for h in sentences[i] if h not in self._boilerplate]
+                boilerplate.learn({h: df[h] for h in sentences[i] if h in df})
+                sentences[i] = [h for h in sentences[i] if h not in boilerplate.known]
             truncated = self._page_through(queries, sentences, exclude, crowded, hits_of)
         return [
             self._rank(q, s, hits, max_distance, i in truncated)
@@ -77,7 +122,7 @@ class PerDocumentLookups(IndexHandle):
         The first page is unsorted (sorting costs more than the search); only a crowded bucket is read again
         in ``doc_id`` order with ``search_after``."""
         fp = q.fingerprint
-        lk = self.lookup_keys
+        lk = self.handle.lookup_keys
         should: list[dict[str, Any]] = [{"ids": {"values": [q.id]}}]
         if fp.n_chars:
             should.append({"term": {"content_hash": hex64(fp.content_hash)}})
@@ -90,7 +135,7 @@ class PerDocumentLookups(IndexHandle):
             should.append({"terms": {"sentences": list(sentences)}})
         query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
         if exclude:
-            query["bool"]["must_not"] = self._terms("ids", list(exclude))
+            query["bool"]["must_not"] = self.handle.terms("ids", list(exclude))
         body: dict[str, Any] = {
             "size": self.page_size,
             "_source": False,
@@ -106,19 +151,27 @@ class PerDocumentLookups(IndexHandle):
         return body
 
     def _df_body(self, sentences: list[str], exclude: Sequence[str]) -> dict[str, Any]:
-        return {"size": 0, "aggs": {"held": self._df_agg(sentences, exclude)}}
+        """A search counting the documents that hold each of ``sentences`` (their document frequency), leaving out
+        ``exclude``."""
+        query: dict[str, Any] = {"terms": {"sentences": sentences}}
+        if exclude:
+            query = {"bool": {"filter": query, "must_not": self.handle.terms("ids", list(exclude))}}
+        return {"size": 0, "aggs": {"held": {"filter": query, "aggs": {"df": held_agg(sentences)}}}}
 
     def _page_through(
         self, queries: Sequence[Lookup], sentences: list[list[str]], exclude: Sequence[str], crowded: list[int],
         hits_of: list[list],
     ) -> set[int]:
+        """Read the hits of the ``crowded`` lookups again, in ``doc_id`` order a page at a time, into ``hits_of``;
+        the lookups cut at ``max_candidates``."""
         truncated: set[int] = set()
         for i in crowded:
             hits_of[i] = []
         open_ = {i: None for i in crowded}  # lookup -> search_after
         while open_:
             order = list(open_)
-            pages = self._msearch([self._body(queries[i], sentences[i], exclude, open_[i], paged=True) for i in order])
+            pages = self.handle.msearch([self._body(queries[i], sentences[i], exclude, open_[i], paged=True)
+                                         for i in order])
             open_ = {}
             for i, resp in zip(order, pages):
                 page = resp["hits"]["hits"]
@@ -129,7 +182,7 @@ class PerDocumentLookups(IndexHandle):
                     log.warning(
                         "document %r shares a bucket with more than %d documents in index %r: only the first %d "
                         "candidates were compared (raise max_candidates)",
-                        queries[i].id, self.max_candidates, self.index, len(hits_of[i]),
+                        queries[i].id, self.max_candidates, self.handle.index, len(hits_of[i]),
                     )
                 elif len(page) == self.page_size:
                     open_[i] = page[-1]["sort"]
@@ -146,13 +199,13 @@ class PerDocumentLookups(IndexHandle):
         """Keep what the embedded index would return: same content; a shared lookup key within ``max_distance``
         (exact Hamming re-rank, vectorised); or a shared sentence that is not boilerplate."""
         fp = q.fingerprint
+        cap = self.boilerplate.max_sentence_df
+        known = self.boilerplate.known
         # document frequency of the query's sentences: counted in the hits (every stored document holding one of
         # them matched the query), or known for the boilerplate ones left out of it
         df = Counter(x for h in hits for x in h["_source"].get("sentences") or () if x in sentences)
-        for x, n in df.items():
-            if n > self.max_sentence_df:
-                self._boilerplate[x] = n
-        sentence_df = {h: self._boilerplate.get(hex64(h)) or df.get(hex64(h), 0) for h in fp.hashes}
+        self.boilerplate.learn(df)
+        sentence_df = {h: known.get(hex64(h)) or df.get(hex64(h), 0) for h in fp.hashes}
         cols = Hits(hits)
         existing = next((cols.doc(j) for j, doc_id in enumerate(cols.ids) if doc_id == q.id), None)
         others = np.array([j for j, doc_id in enumerate(cols.ids) if doc_id != q.id], dtype=np.intp)
@@ -162,14 +215,14 @@ class PerDocumentLookups(IndexHandle):
         sims = np.array(cols.simhash, dtype=np.uint64)[others]
         keep = np.zeros(len(others), dtype=bool)
         if fp.n_features:
-            lk = self.lookup_keys
+            lk = self.handle.lookup_keys
             shares_key = lk.share_a_key(sims, np.full(len(sims), fp.simhash, dtype=np.uint64))
             shares_key &= np.array([s.get("n_features") != 0 for s in srcs])
             keep |= shares_key & (hamming.distances(fp.simhash, sims) <= max_distance)
         if fp.n_chars:
             content = hex64(fp.content_hash)
             keep |= np.array([s.get("content_hash") == content for s in srcs])
-        good = {x for x in sentences if df[x] <= self.max_sentence_df}
+        good = {x for x in sentences if df[x] <= cap}
         if good:
             long_ = {x for x in good if is_sentence(int(x, 16))}
             sketch = good - long_
@@ -177,24 +230,22 @@ class PerDocumentLookups(IndexHandle):
         return LookupResult(existing, [cols.doc(j) for j in others[keep].tolist()], truncated, sentence_df)
 
 
+class BatchedLookups:
+    """A batch of lookups in one search (``batch_page`` hits at most), split in halves while the search comes back
+    full; a single document whose own search is still full is looked up by ``per_document``."""
 
-class BatchedLookups(PerDocumentLookups):
-    """A batch of lookups in one search, split in halves while the search comes back full (a single document
-    whose own search is still full is looked up as :class:`PerDocumentLookups` does)."""
+    def __init__(self, handle: IndexHandle, boilerplate: Boilerplate, per_document: PerDocumentLookups, *,
+                 batch_page: int = 10_000) -> None:
+        self.handle = handle
+        self.boilerplate = boilerplate
+        self.per_document = per_document
+        self.batch_page = batch_page
+        self.crowded_batches = 0
+        """Documents whose own lookup search was full, so they were read to the end one page at a time."""
+        self.split_batches = 0
+        """Batched searches that came back full and were split in two."""
 
-    def _clause_groups(self, queries: Sequence[Lookup]) -> Iterator[Sequence[Lookup]]:
-        """``queries`` in consecutive groups whose sketch clauses hold at most ``max_sketch_clauses`` terms
-        (Elasticsearch limits the clauses of one search: 1,024 or more, by heap size)."""
-        start, used = 0, 0
-        for i, q in enumerate(queries):
-            n = len(q.fingerprint.sketch)
-            if used + n > self.max_sketch_clauses and i > start:
-                yield queries[start:i]
-                start, used = i, 0
-            used += n
-        yield queries[start:]
-
-    def _lookup_batched(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str]) -> list[LookupResult]:
+    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str]) -> list[LookupResult]:
         """One search for ``queries``. When it comes back full, the sentences it shows to be boilerplate are left
         out and the search is sent again; when it is still full (many documents share the batch's keys or
         sentences: near-duplicate clusters), each half is looked up on its own, down to single documents, which are
@@ -203,14 +254,14 @@ class BatchedLookups(PerDocumentLookups):
         if not isinstance(found, bool):
             return self._match_batch(queries, *found, max_distance)
         if found:  # the full page showed boilerplate sentences: again without them
-            return self._lookup_batched(queries, max_distance, exclude)
+            return self.lookup(queries, max_distance, exclude)
         if len(queries) == 1:
             self.crowded_batches += 1
-            return self._lookup_each(queries, max_distance, exclude)
+            return self.per_document.lookup(queries, max_distance, exclude)
         self.split_batches += 1
         mid = len(queries) // 2
-        return (self._lookup_batched(queries[:mid], max_distance, exclude)
-                + self._lookup_batched(queries[mid:], max_distance, exclude))
+        return (self.lookup(queries[:mid], max_distance, exclude)
+                + self.lookup(queries[mid:], max_distance, exclude))
 
     def _batch_search(self, queries: Sequence[Lookup], exclude: Sequence[str]
                       ) -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
@@ -222,51 +273,77 @@ class BatchedLookups(PerDocumentLookups):
         document frequencies are counted (:meth:`_count_bodies`), then the candidates are searched, asking through
         the sketch only for the hashes some document holds and that are not boilerplate (a short text's shingles
         are mostly held by no other document: left out, they cost the search nothing and change no answer)."""
-        sketch_terms = sorted({x for q in queries for x in self._sentence_terms(q.fingerprint, sentences=False)})
+        handle, boilerplate = self.handle, self.boilerplate
+        sketch_terms = sorted({x for q in queries for x in boilerplate.terms(q.fingerprint, sentences=False)})
         if not sketch_terms:
-            return self._retrying(lambda: self._candidate_search(queries, exclude, None, {}), "lookup")
+            return handle.retrying(lambda: self._candidate_search(queries, exclude, None, {}), "lookup")
 
         def pinned() -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
-            with self._point_in_time() as pit:
-                sketch_df = self._counted(self._msearch_once(self._count_bodies(sketch_terms, exclude), pit))
-                self._boilerplate.update({x: n for x, n in sketch_df.items() if n > self.max_sentence_df})
+            with handle.point_in_time() as pit:
+                sketch_df = self._counted(handle.msearch_once(self._count_bodies(sketch_terms, exclude), pit))
+                boilerplate.learn(sketch_df)
                 return self._candidate_search(queries, exclude, pit, sketch_df)
 
-        return self._retrying(pinned, "lookup")
+        return handle.retrying(pinned, "lookup")
+
+    def _count_bodies(self, hashes: list[str], exclude: Sequence[str]) -> list[dict[str, Any]]:
+        """Searches counting the documents that hold each of ``hashes`` (their document frequency), leaving out
+        ``exclude`` (:meth:`_counted` reads them): a top-level ``filters`` aggregation over the whole index, one
+        ``term`` filter per hash, which Elasticsearch counts filter by filter from each term's postings without
+        reading any document (a ``terms`` aggregation reads every value of every holder); and the excluded
+        documents' holdings, counted by a search of their own (an aggregation beside the first would make it visit
+        every document), to be subtracted."""
+        bodies = [{"size": 0, "track_total_hits": False,
+                   "aggs": {"df": {"filters": {"filters": {x: {"term": {"sentences": x}} for x in hashes}}}}}]
+        if exclude:
+            bodies.append({"size": 0, "track_total_hits": False,
+                           "query": {"bool": {"filter": {"bool": {"should": self.handle.terms("ids", list(exclude))}}}},
+                           "aggs": {"df": held_agg(hashes)}})
+        return bodies
+
+    @staticmethod
+    def _counted(responses: list[dict[str, Any]]) -> dict[str, int]:
+        """The document frequencies :meth:`_count_bodies` searches found (hex -> count; absent: 0)."""
+        df = {x: b["doc_count"] for x, b in responses[0]["aggregations"]["df"]["buckets"].items() if b["doc_count"]}
+        for resp in responses[1:]:
+            for b in resp["aggregations"]["df"]["buckets"]:
+                df[b["key"]] = df.get(b["key"], 0) - b["doc_count"]
+        return {x: n for x, n in df.items() if n > 0}
 
     def _candidate_search(self, queries: Sequence[Lookup], exclude: Sequence[str], pit: str | None,
                           sketch_df: dict[str, int]) -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
         """One search for the candidates of all ``queries`` (on the point in time ``pit``), the sketch hashes'
         document frequencies ``sketch_df`` already counted; for a full page, whether it showed boilerplate."""
-        lk = self.lookup_keys
+        handle, boilerplate = self.handle, self.boilerplate
+        lk = handle.lookup_keys
         fps = [q.fingerprint for q in queries]
-        should: list[dict[str, Any]] = self._terms("ids", [q.id for q in queries])
+        should: list[dict[str, Any]] = handle.terms("ids", [q.id for q in queries])
         contents = sorted({hex64(fp.content_hash) for fp in fps if fp.n_chars})
         if contents:
-            should += self._terms("content_hash", contents)
+            should += handle.terms("content_hash", contents)
         with_keys = [fp.simhash for fp in fps if fp.n_features]
         if with_keys:
             terms = sorted({t for row in lk.terms(hamming.as_uint64(with_keys)) for t in row})
-            should += self._terms("lookup_keys", terms)
+            should += handle.terms("lookup_keys", terms)
         # long-sentence hashes: every stored document holding one is a candidate (and counting them in the hits
         # gives each hash's document frequency)
-        sentences = sorted({x for fp in fps for x in self._sentence_terms(fp, sketch=False)})
+        sentences = sorted({x for fp in fps for x in boilerplate.terms(fp, sketch=False)})
         if sentences:
-            should += self._terms("sentences", sentences)
+            should += handle.terms("sentences", sentences)
         # shingle-sketch hashes: only a document holding MIN_SHARED_SKETCH of one query's is a candidate (one
         # shared common shingle would bring thousands), so one clause per query, over its hashes held by some
         # document (boilerplate ones are already left out)
-        sketches = [[x for x in self._sentence_terms(fp, sentences=False) if sketch_df.get(x)] for fp in fps]
+        sketches = [[x for x in boilerplate.terms(fp, sentences=False) if sketch_df.get(x)] for fp in fps]
         should += [{"bool": {"should": [{"term": {"sentences": x}} for x in terms],
                              "minimum_should_match": MIN_SHARED_SKETCH}}
                    for terms in dict.fromkeys(map(tuple, sketches)) if len(terms) >= MIN_SHARED_SKETCH]
         query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
         if exclude:
-            query["bool"]["must_not"] = self._terms("ids", list(exclude))
+            query["bool"]["must_not"] = handle.terms("ids", list(exclude))
         body: dict[str, Any] = {"size": self.batch_page, "_source": False, "stored_fields": "_none_",
                                 "docvalue_fields": LOOKUP_FIELDS, "query": {"bool": {"filter": query}},
                                 "track_total_hits": False}
-        hits = self._msearch_once([body], pit)[0]["hits"]["hits"]
+        hits = handle.msearch_once([body], pit)[0]["hits"]["hits"]
         if len(hits) >= self.batch_page:
             return self._learn_boilerplate(hits, sentences)
         return hits, sketch_df
@@ -277,15 +354,14 @@ class BatchedLookups(PerDocumentLookups):
         found any."""
         wanted = set(sentences)
         counts = Counter(x for h in hits for x in h["_source"].get("sentences") or () if x in wanted)
-        learned = {x: n for x, n in counts.items() if n > self.max_sentence_df}
-        self._boilerplate.update(learned)
-        return bool(learned)
+        return self.boilerplate.learn(counts)
 
     def _match_batch(self, queries: Sequence[Lookup], hits: list[dict[str, Any]], sketch_df: dict[str, int],
                      max_distance: int) -> list[LookupResult]:
         """Map the hits of one batched search back to the queries that would have found them one by one."""
-        lk = self.lookup_keys
-        cap = self.max_sentence_df
+        lk = self.handle.lookup_keys
+        cap = self.boilerplate.max_sentence_df
+        known = self.boilerplate.known
         cols = Hits(hits)
         pairs: list[set[int]] = [set() for _ in queries]  # query -> hit numbers
         # lookup keys: (table, key) of every query with features against those of every hit with features
@@ -313,10 +389,10 @@ class BatchedLookups(PerDocumentLookups):
         df_of: dict[int, int] = {}
         for h in wanted:
             x = hex64(h)
-            df = self._boilerplate.get(x) or (sketch_df.get(x, 0) if h >= SKETCH_BIT else len(by_sentence.get(h, ())))
+            df = known.get(x) or (sketch_df.get(x, 0) if h >= SKETCH_BIT else len(by_sentence.get(h, ())))
             df_of[h] = df
             if df > cap:
-                self._boilerplate[x] = df
+                known[x] = df
         by_id = {doc_id: j for j, doc_id in enumerate(cols.ids)}
         out = []
         for q, found in zip(queries, pairs):
@@ -341,34 +417,45 @@ class BatchedLookups(PerDocumentLookups):
         return out
 
 
+class LookupPlanner:
+    """Lookups over the index of ``handle``: batched with permutation-table keys (``batched``, in groups of at most
+    :attr:`max_sketch_clauses` sketch terms), one search per document with segments (``per_document``)."""
 
-class LookupPlanner(BatchedLookups):
-    """Lookups for :class:`ElasticIndex`: batched with permutation-table keys, per document with segments."""
+    max_sketch_clauses = 4_000
+    """Most sketch-hash clauses in one batched search (the batch is looked up in several searches beyond that):
+    Elasticsearch allows at least 1,024 clauses per search, more with a bigger heap (8,192 with 512 MB)."""
+
+    def __init__(self, handle: IndexHandle, boilerplate: Boilerplate, *, page_size: int = 500,
+                 batch_page: int = 10_000, max_candidates: int = 20_000) -> None:
+        self.handle = handle
+        self.per_document = PerDocumentLookups(handle, boilerplate, page_size=page_size,
+                                               max_candidates=max_candidates)
+        self.batched = BatchedLookups(handle, boilerplate, self.per_document, batch_page=batch_page)
 
     def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
-        """Candidates for a batch of queries.
-
-        With permutation-table keys: **one search for the whole batch** (short texts: after a search counting
-        their sketch hashes' holders, on the same point in time), a ``bool``/``should`` over the batch's
-        ids, content hashes, lookup keys and (non-boilerplate) sentence hashes, fetching doc values only; hits
-        are mapped back to their queries here (a key both share, exact Hamming distance with numpy; same content;
-        a shared long sentence, or two shared sketch hashes, that are not boilerplate). When that search is full (documents sharing keys or sentences
-        with many stored ones), the batch is split in halves until each part's search fits; a single document whose
-        own search is still full is read to the end with ``search_after``. An index with segments (made by an earlier release) is always looked up one search
-        per document, as before.
-
-        ``exclude``: ids whose stored versions are left out of the answers (the engine passes the batch it is
-        still writing, whose documents it holds in memory: so the answer does not depend on whether that write
-        is visible yet)."""
+        """Candidates for a batch of queries (:meth:`ElasticIndex.lookup`): one search per document with segments;
+        with permutation-table keys, the batch in groups of clauses (:meth:`_clause_groups`), each group's
+        searches sent at once."""
         if not queries:
             return []
-        if self.lookup_keys.is_segments:
-            return self._lookup_each(queries, max_distance, exclude)
+        if self.handle.lookup_keys.is_segments:
+            return self.per_document.lookup(queries, max_distance, exclude)
         groups = list(self._clause_groups(queries))
         if len(groups) == 1:
-            return self._lookup_batched(queries, max_distance, exclude)
+            return self.batched.lookup(queries, max_distance, exclude)
         # several searches: sent at once (Elasticsearch runs each on its own search thread, one per core)
         with ThreadPoolExecutor(min(len(groups), 4), thread_name_prefix="lookup") as pool:
-            parts = list(pool.map(lambda g: self._lookup_batched(g, max_distance, exclude), groups))
+            parts = list(pool.map(lambda g: self.batched.lookup(g, max_distance, exclude), groups))
         return [r for part in parts for r in part]
 
+    def _clause_groups(self, queries: Sequence[Lookup]) -> Iterator[Sequence[Lookup]]:
+        """``queries`` in consecutive groups whose sketch clauses hold at most ``max_sketch_clauses`` terms
+        (Elasticsearch limits the clauses of one search: 1,024 or more, by heap size)."""
+        start, used = 0, 0
+        for i, q in enumerate(queries):
+            n = len(q.fingerprint.sketch)
+            if used + n > self.max_sketch_clauses and i > start:
+                yield queries[start:i]
+                start, used = i, 0
+            used += n
+        yield queries[start:]

@@ -3,7 +3,6 @@ others, what was written since a mark, first holders of a hash, every record for
 
 from __future__ import annotations
 
-import time
 from typing import Any, Collection, Iterator
 
 from es_simhash.index.elastic.codec import stored_doc
@@ -15,8 +14,13 @@ from es_simhash.fingerprint.model import hex64
 from es_simhash.index.base import StoredDoc
 
 
-class MaintenanceReads(IndexHandle):
-    """Reads for maintenance (see :class:`ElasticIndex`)."""
+class MaintenanceReader:
+    """What maintenance reads from the index of ``handle``: documents with their versions (``(seq_no,
+    primary_term)``), read whole by id or without text and record by query, every request retried on transient
+    failures until the handle's ``retry_for``."""
+
+    def __init__(self, handle: IndexHandle) -> None:
+        self.handle = handle
 
     def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
         """The stored documents with these ids, with their versions (missing ids are left out); without ``whole``
@@ -27,10 +31,10 @@ class MaintenanceReads(IndexHandle):
         light = {} if whole else {"source_excludes": PAYLOAD}
 
         def attempt() -> dict[str, StoredDoc]:
-            resp = self.client.mget(index=self.index, ids=ids, realtime=True, **light)
+            resp = self.handle.client.mget(index=self.handle.index, ids=ids, realtime=True, **light)
             return {d["_id"]: stored_doc(d) for d in resp["docs"] if d.get("found")}
 
-        return self._retrying(attempt, "fetch")
+        return self.handle.retrying(attempt, "fetch")
 
     def _search_all(self, query: dict[str, Any], page: int = 1000, after: str | None = None
                     ) -> Iterator[list[StoredDoc]]:
@@ -45,9 +49,9 @@ class MaintenanceReads(IndexHandle):
                 body["search_after"] = cursor
 
             def attempt() -> list[dict[str, Any]]:
-                return self.client.search(index=self.index, body=body)["hits"]["hits"]
+                return self.handle.client.search(index=self.handle.index, body=body)["hits"]["hits"]
 
-            hits = self._retrying(attempt, "search")
+            hits = self.handle.retrying(attempt, "search")
             if not hits:
                 return
             yield [stored_doc(h) for h in hits]
@@ -60,21 +64,9 @@ class MaintenanceReads(IndexHandle):
         ids = sorted(set(ids))
         if not ids:
             return []
-        query = {"bool": {"should": self._terms("dup_cluster", ids) + self._terms("dup_of", ids),
+        query = {"bool": {"should": self.handle.terms("dup_cluster", ids) + self.handle.terms("dup_of", ids),
                           "minimum_should_match": 1}}
         return [d for page in self._search_all(query) for d in page]
-
-    def visible_mark(self) -> int:
-        """The lowest global checkpoint of the index's shards read before the latest refresh this handle made and
-        saw finish: every document with a ``_seq_no`` up to it is visible, and :meth:`written_since` of it holds
-        every later one. Each write refreshes (:meth:`~es_simhash.index.elastic.writes.Writes.add`), so a writer
-        gets its mark without a request; a handle whose latest refresh is more than :attr:`max_mark_age` seconds
-        old, or that has not refreshed yet, refreshes now. (The mark can be older than what is visible:
-        ``written_since`` is then a superset.)"""
-        if self._visible is None or time.monotonic() - self._visible_at > self.max_mark_age:
-            self._retrying(self._refresh, "refresh")
-        assert self._visible is not None
-        return self._visible
 
     def written_since(self, mark: int) -> list[StoredDoc]:
         """The documents whose ``_seq_no`` is above ``mark`` (written or rewritten since it; without text)."""
@@ -88,7 +80,7 @@ class MaintenanceReads(IndexHandle):
             return {}
         searches: list[dict[str, Any]] = []
         for h in wanted:
-            searches += [{"index": self.index},
+            searches += [{"index": self.handle.index},
                          {"size": limit, "query": {"term": {"sentences": hex64(h)}},
                           "sort": [{"arrival": {"order": "asc", "unmapped_type": "long", "missing": "_first"}},
                                    {"doc_id": "asc"}],
@@ -96,19 +88,19 @@ class MaintenanceReads(IndexHandle):
                           "track_total_hits": False}]
 
         def attempt() -> dict[int, list[StoredDoc]]:
-            resp = self.client.msearch(searches=searches)
+            resp = self.handle.client.msearch(searches=searches)
             out: dict[int, list[StoredDoc]] = {}
             for h, r in zip(wanted, resp["responses"]):
                 if "error" in r:
-                    raise_item_error(r, "search", self.index)
+                    raise_item_error(r, "search", self.handle.index)
                 out[h] = [stored_doc(hit) for hit in r["hits"]["hits"]]
             return out
 
-        return self._retrying(attempt, "search")
+        return self.handle.retrying(attempt, "search")
 
     def records(self, page: int = 500) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
         """``(id, text, record)`` of every stored document, the earliest first (arrival, then ``indexed_at`` for
-        documents of earlier releases, then id): what a migration indexes again, in the order they came."""
+        documents without one, then id): what a migration indexes again, in the order they came."""
         sort = [{"arrival": {"order": "asc", "unmapped_type": "long", "missing": "_first"}},
                 {"indexed_at": {"order": "asc", "unmapped_type": "date", "missing": "_first"}},
                 {"doc_id": "asc"}]
@@ -120,9 +112,9 @@ class MaintenanceReads(IndexHandle):
                 body["search_after"] = cursor
 
             def attempt() -> list[dict[str, Any]]:
-                return self.client.search(index=self.index, body=body)["hits"]["hits"]
+                return self.handle.client.search(index=self.handle.index, body=body)["hits"]["hits"]
 
-            hits = self._retrying(attempt, "search")
+            hits = self.handle.retrying(attempt, "search")
             for h in hits:
                 src = h.get("_source") or {}
                 yield h["_id"], src.get("content"), src.get("record") or {}

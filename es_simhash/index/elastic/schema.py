@@ -1,5 +1,5 @@
 """The index as es-simhash lays it out: the shipped template, the fields lookups read, what maintenance leaves out, the
-fields added since the first release."""
+fields an existing index may lack."""
 
 from __future__ import annotations
 
@@ -42,4 +42,4 @@ def index_template() -> dict[str, Any]:
 PAYLOAD = ("content", "record")
 """What maintenance reads only to write a document back."""
 ADDED_FIELDS = ("arrival", "title_folded", "content_folded", "number_bag", "fuzzy_digests")
-"""Mapped fields that indexes made by earlier releases lack (``ensure_index`` adds them)."""
+"""Mapped fields an existing index may lack (``ensure_index`` adds them)."""

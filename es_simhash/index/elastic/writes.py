@@ -15,8 +15,15 @@ from es_simhash.index.base import StoredDoc
 from es_simhash.lookup import hamming
 
 
-class Writes(IndexHandle):
-    """Writing documents (see :class:`ElasticIndex`)."""
+class BulkWriter:
+    """Writes documents into the index of ``handle`` in bulk requests of ``chunk_size`` actions, each retried up to
+    ``max_retries`` times on 429 by the bulk helper, and the whole write on other transient failures until the
+    handle's ``retry_for``. Every write refreshes the index when it returns (:meth:`IndexHandle.refresh`)."""
+
+    def __init__(self, handle: IndexHandle, *, chunk_size: int = 500, max_retries: int = 8) -> None:
+        self.handle = handle
+        self.chunk_size = chunk_size
+        self.max_retries = max_retries
 
     def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
         """Bulk-index ``docs`` and refresh. Items refused for good (e.g. a mapping error) are returned with their
@@ -28,20 +35,47 @@ class Writes(IndexHandle):
         refresh: ``(refused, conflicts)``, conflicts being the ids whose stored version is another (409)."""
         return self._bulk(self._index_actions(docs, conditional=True))
 
+    def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Write each document whole over its stored version ``doc.version`` (``create`` when ``None``), then
+        refresh; returns the ids whose stored document had changed (version conflicts: nothing written)."""
+        refused, conflicts = self._bulk(self._index_actions(docs, conditional=True))
+        if refused:
+            raise ElasticError(f"index {self.handle.index!r} refused {len(refused)} rewritten documents: "
+                               f"{next(iter(refused.values()))}")
+        return conflicts
+
+    def remove(self, docs: Sequence[StoredDoc]) -> list[str]:
+        """Delete each document if it is still ``doc.version`` (one already gone counts as deleted), then refresh;
+        returns the ids that had changed in the meantime."""
+        index = self.handle.index
+        actions = []
+        for d in docs:
+            action: dict[str, Any] = {"_op_type": "delete", "_index": index, "_id": d.id}
+            if d.version is not None:
+                action["if_seq_no"], action["if_primary_term"] = d.version
+            actions.append(action)
+        refused, conflicts = self._bulk(actions)
+        if refused:
+            raise ElasticError(f"index {index!r} refused to delete {len(refused)} documents: "
+                               f"{next(iter(refused.values()))}")
+        return conflicts
+
     def _index_actions(self, docs: Sequence[StoredDoc], conditional: bool) -> list[dict[str, Any]]:
         """Bulk ``index`` actions writing ``docs`` whole (the lookup keys, left out of ``_source``, are derived
         again from ``simhash``); ``conditional``: only over the stored version ``doc.version`` (``create`` when
         ``None``)."""
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        lookup_keys = self.handle.lookup_keys
         keys: list[list[str] | None] = [None] * len(docs)
-        if not self.lookup_keys.is_segments:  # segments are always written (seg0..seg3): Kibana and users read them
+        if not lookup_keys.is_segments:  # segments are always written (seg0..seg3): Kibana and users read them
             with_keys = [i for i, d in enumerate(docs) if d.fingerprint.n_features]
-            terms = self.lookup_keys.terms(hamming.as_uint64([docs[i].fingerprint.simhash for i in with_keys]))
+            terms = lookup_keys.terms(hamming.as_uint64([docs[i].fingerprint.simhash for i in with_keys]))
             for i, t in zip(with_keys, terms):
                 keys[i] = t
+        index = self.handle.index
         actions = []
         for d, k in zip(docs, keys):
-            action = {"_index": self.index, "_id": d.id, "_source": to_source(d, now, k)}
+            action = {"_index": index, "_id": d.id, "_source": to_source(d, now, k)}
             if conditional:
                 if d.version is None:
                     action["_op_type"] = "create"
@@ -54,8 +88,9 @@ class Writes(IndexHandle):
         """Send bulk ``actions`` and refresh: ``(refused, conflicts)``, the ids refused for good with their reason
         and the ids whose conditional write met another version (409). Transient failures are retried until
         ``retry_for``."""
-        from elasticsearch import helpers
+        from elasticsearch import helpers  # (the client library is imported when first used)
 
+        handle = self.handle
         pending = {a["_id"]: a for a in actions}
         refused: dict[str, str] = {}
         conflicts: list[str] = []
@@ -63,7 +98,7 @@ class Writes(IndexHandle):
         def attempt() -> None:
             transient: dict[str, str] = {}
             for ok, item in helpers.streaming_bulk(
-                self.client,
+                handle.client,
                 list(pending.values()),
                 chunk_size=self.chunk_size,
                 max_retries=self.max_retries,
@@ -91,33 +126,7 @@ class Writes(IndexHandle):
                     pending.pop(doc_id, None)
             if transient:
                 raise Transient(f"{len(transient)} documents not written yet: {next(iter(transient.values()))}")
-            self._refresh()
+            handle.refresh()
 
-        self._retrying(attempt, "bulk write")
+        handle.retrying(attempt, "bulk write")
         return refused, conflicts
-
-    def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
-        """Write each document whole over its stored version ``doc.version`` (``create`` when ``None``), then
-        refresh; returns the ids whose stored document had changed (version conflicts: nothing written)."""
-        refused, conflicts = self._bulk(self._index_actions(docs, conditional=True))
-        if refused:
-            raise ElasticError(f"index {self.index!r} refused {len(refused)} rewritten documents: "
-                               f"{next(iter(refused.values()))}")
-        return conflicts
-
-    def remove(self, docs: Sequence[StoredDoc]) -> list[str]:
-        """Delete each document if it is still ``doc.version`` (one already gone counts as deleted), then refresh;
-        returns the ids that had changed in the meantime."""
-        actions = []
-        for d in docs:
-            action: dict[str, Any] = {"_op_type": "delete", "_index": self.index, "_id": d.id}
-            if d.version is not None:
-                action["if_seq_no"], action["if_primary_term"] = d.version
-            actions.append(action)
-        refused, conflicts = self._bulk(actions)
-        if refused:
-            raise ElasticError(f"index {self.index!r} refused to delete {len(refused)} documents: "
-                               f"{next(iter(refused.values()))}")
-        self._boilerplate.clear()  # document frequencies went down: learn them again
-        return conflicts
-
