@@ -12,3 +12,14 @@ SHARED_BATCH_SIZE = 2_000
 a visible mark, a settling and a few searches, whatever its size; with 2,000 instead of 500 the node spends a
 quarter less CPU per document (``python bench/ingest.py --workload news --batch-size 500``, then without
 ``--batch-size``)."""
+
+MAX_SENTENCE_DF = 50
+"""A long sentence stored in more documents than this is a site's boilerplate: it stops bringing candidates (both
+indexes)."""
+
+RETRY_FOR = 300.0
+"""Seconds an Elasticsearch request is retried for while the cluster is unavailable (429, 502-504, connection
+errors) before the run stops with what it saved."""
+
+DEAD_LETTERS = "dead-letters.jsonl"
+"""``--dead-letters``: where records that cannot be indexed are written, each with its reason and line number."""

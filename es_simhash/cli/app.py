@@ -4,8 +4,9 @@ Each command opens what it needs, makes one library call and turns the library's
 an exit code. Commands live by concern: :mod:`~es_simhash.cli.embedded` (no server),
 :mod:`~es_simhash.cli.elastic` (writing an index, looking into it by document), :mod:`~es_simhash.cli.results`
 (search, clusters, report, Kibana); the options several commands share are declared once
-(:mod:`~es_simhash.cli.common`, :mod:`~es_simhash.cli.connection`). Help is plain text (Typer's, without rich
-markup: rich is imported only to draw a progress bar or a table).
+(:mod:`~es_simhash.cli.common`, :mod:`~es_simhash.cli.connection`: the connection options as one decorator).
+The library is imported when a command first calls it (:mod:`~es_simhash.cli.lib`), so `--help` imports none of
+it. Help is plain text (Typer's, without rich markup: rich is imported only to draw a progress bar or a table).
 
 Exit codes: 0 success (duplicates and dead letters are results, not failures); 1 an error the user can fix
 (missing file, bad option value, unreadable IDF table, a URL without scheme or with a bad port); 2 a usage error
@@ -17,13 +18,14 @@ says why; no index is created); 130 interrupted (`index`/`migrate`: with what wa
 
 
 import gc
+import sys
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from es_simhash import __version__
-from es_simhash.cli import elastic, embedded, results
+from es_simhash.cli import elastic, embedded, lib, results
 from es_simhash.cli.common import UserError, err
 from es_simhash.cli.guard import guard
 
@@ -136,8 +138,6 @@ def main(argv: list[str] | None = None) -> int:
     # rather than 700: a run allocates a few objects per document, and almost none of them form cycles.
     gc.freeze()
     gc.set_threshold(10_000, 10, 10)
-    import sys
-
     guard(sys.argv[1:] if argv is None else argv)
     try:
         app(args=argv, prog_name="es-simhash")  # standalone: usage errors are printed by the parser (exit 2)
@@ -158,9 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         err(f"es-simhash: error: {exc.strerror or exc}{where}")
         return 1
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
-        from es_simhash import settings
-
-        if settings.debug():
+        if lib.settings.debug():
             raise
         err(f"es-simhash: unexpected error: {type(exc).__name__}: {exc} (set ES_SIMHASH_DEBUG=1 for a traceback)")
         return 1

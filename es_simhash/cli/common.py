@@ -1,14 +1,17 @@
-"""What every command shares: the one-line error (:class:`UserError`), stderr lines and progress bars, the options
-several commands take (declared once, as ``Annotated`` types), and the small steps before a run (inputs and
-outputs checked, the fingerprinter and the reader made)."""
+"""What every command shares: the one-line error (:class:`UserError`), stderr lines, tables and progress bars (rich
+is imported here only, when one is drawn), the options several commands take (declared once, as ``Annotated``
+types), and the small steps before a run (inputs and outputs checked, the fingerprinter and the reader made)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, List, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Iterable, List, Optional, Sequence
 
 import typer
+
+from es_simhash.cli import lib
+from es_simhash.errors import InputError, OutputError
 
 if TYPE_CHECKING:
     from es_simhash.decide.rule import DecisionRule
@@ -31,9 +34,7 @@ def err(message: str) -> None:
 
 def stderr_is_terminal() -> bool:
     """Whether stderr takes a progress bar (:func:`es_simhash.settings.stderr_is_terminal`)."""
-    from es_simhash import settings
-
-    return settings.stderr_is_terminal(sys.stderr)
+    return lib.settings.stderr_is_terminal(sys.stderr)
 
 def err_console():
     """The rich console on stderr that progress bars draw on (rich is imported only when a bar is drawn)."""
@@ -41,10 +42,14 @@ def err_console():
 
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
-def print_table(table) -> None:
-    """A rich table on stdout (rich is imported only by the commands that print one)."""
+def print_table(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+    """A table on stdout (rich is imported only by the commands that print one)."""
     from rich.console import Console
+    from rich.table import Table
 
+    table = Table(*columns)
+    for row in rows:
+        table.add_row(*row)
     Console(soft_wrap=True).print(table)
 
 # -- options several commands take ---------------------------------------------------------------------------
@@ -92,20 +97,15 @@ def decision_rule(k: int, recheck: bool = True) -> DecisionRule:
     """The rule every command decides with: :meth:`DefaultRule.rechecked` (what a run that rechecks decides with,
     and what ``repair``, ``delete``, ``check`` and ``explain`` decide with), or, for a run without the recheck,
     ``DefaultRule`` (the decisions as made on arrival)."""
-    from es_simhash.decide.default import DefaultRule
-
-    return DefaultRule.rechecked(k=k) if recheck else DefaultRule(k=k)
+    return lib.rules.DefaultRule.rechecked(k=k) if recheck else lib.rules.DefaultRule(k=k)
 
 
 def make_fingerprinter(idf: Optional[Path]) -> Fingerprinter:
     """The fingerprinter of a run: with jieba's IDF table, or the one ``--idf`` names (one line when unreadable)."""
-    from es_simhash.fingerprint.fingerprinter import Fingerprinter
-    from es_simhash.fingerprint.idf import IDFTable
-
     if idf is None:
-        return Fingerprinter()
+        return lib.fingerprinter.Fingerprinter()
     try:
-        return Fingerprinter(IDFTable.load(idf))
+        return lib.fingerprinter.Fingerprinter(lib.idf.IDFTable.load(idf))
     except FileNotFoundError:
         raise UserError(f"IDF table not found: {idf}") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -128,44 +128,34 @@ def read_text_arg(text: Optional[str], file: Optional[Path], what: str = "text")
 
 def make_reader(text_field: Optional[str], id_field: Optional[str], encoding: str, html: str = "keep") -> RecordReader:
     """The input reader of a run (an invalid ``--encoding`` or ``--html``: one line, exit 2)."""
-    from es_simhash.files.sources import RecordReader
-
     try:
-        return RecordReader(text_field, id_field, encoding=encoding, html=html)
+        return lib.sources.RecordReader(text_field, id_field, encoding=encoding, html=html)
     except ValueError as exc:
         raise UserError(str(exc), code=2) from None
 
 def require_inputs(inputs: List[str]) -> None:
-    from es_simhash.files.sources import InputError, check_inputs
-
     try:
-        check_inputs(inputs)
+        lib.sources.check_inputs(inputs)
     except InputError as exc:
         raise UserError(str(exc)) from None
 
 def refuse_unsafe_outputs(inputs: List[str], *outputs: tuple[str, Optional[Path]], input_name: str = "input") -> None:
     """Refuse (one line naming the option, exit 1) an output that is an input or another output, or that cannot
     be written, before anything is read or written (:func:`es_simhash.outputs.check_outputs`)."""
-    from es_simhash.files.outputs import Output, OutputError, check_outputs
-
     try:
-        check_outputs(inputs, [Output(option, path) for option, path in outputs], input_name)
+        lib.outputs.check_outputs(inputs, [lib.outputs.Output(option, path) for option, path in outputs], input_name)
     except OutputError as exc:
         raise UserError(str(exc)) from None
 
-def exit_if_undecided(summary: Summary) -> None:
-    """Exit 5 (one line with the reason) when records were read and none could be decided: a misspelt
-    --text-field, an input that is not what it should be."""
-    if summary.undecided is None:
-        return
+def undecided_error(summary: Summary) -> UserError:
+    """Exit 5 (one line with the reason): records were read and none could be decided (a misspelt --text-field,
+    an input that is not what it should be; :class:`es_simhash.pipeline.NothingDecided`)."""
     where = f"; every reason is in {summary.dead_letter_path}" if summary.dead_letter_path else ""
-    raise UserError(f"{summary.undecided}{where}", code=5)
+    return UserError(f"{summary.undecided}{where}", code=5)
 
 def parse_lookup_keys(spec: str):
-    from es_simhash.lookup.keys import LookupKeys
-
     try:
-        return LookupKeys.parse(spec)
+        return lib.keys.LookupKeys.parse(spec)
     except ValueError as exc:
         raise UserError(str(exc), code=2) from None
 
@@ -255,3 +245,25 @@ def print_summary(summary: Summary, extra: str = "") -> None:
         err(f"dead letters written to {s.dead_letter_path}")
     if not s.reconciles:  # pragma: no cover - an internal invariant; say so loudly if it ever breaks
         raise UserError("internal error: read != kept + duplicates + dead letters", code=1)
+
+
+class CountBar:
+    """A bar of documents counted on stderr (``repair``: documents checked), off when disabled or when stderr is not a
+    terminal."""
+
+    def __init__(self, label: str, total: int, enabled: bool) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=err_console(), disable=not enabled or not stderr_is_terminal())
+        self.task = self.bar.add_task(label, total=total)
+
+    def __enter__(self) -> "CountBar":
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)
+
+    def update(self, completed: int) -> None:
+        self.bar.update(self.task, completed=completed)

@@ -1,20 +1,25 @@
-"""What the Elasticsearch commands share: the connection options (flags, environment variables, the config file),
-the connection that turns the library's ``ElasticError`` into one line and exit code 3, the index checks, and the
-checkpointed run's steps (its checkpoint and lock, the index made ready, Ctrl-C after the batch being written)."""
+"""What the Elasticsearch commands share: the connection options, declared once (:func:`connection_options` gives a
+command --es-url, --api-key, --username, --password and --ca-certs as one :class:`Connection`), the other options
+they share, the connection that turns the library's ``ElasticError`` into one line and exit code 3, the index
+checks, and the lines a checkpointed run ends with."""
 
 from __future__ import annotations
 
-from contextlib import ExitStack, contextmanager
+import functools
+import inspect
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Callable, Iterator, List, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, NamedTuple, Optional
 
 import typer
 
-from es_simhash.cli.common import UserError, warn_beyond_keys, err
+from es_simhash.cli import lib
+from es_simhash.cli.common import UserError, err, undecided_error, warn_beyond_keys
+from es_simhash.errors import CheckpointInUse, ElasticError, OutputError
 
 if TYPE_CHECKING:
     from es_simhash.fingerprint.fingerprinter import Fingerprinter
-    from es_simhash.pipeline import Summary
+    from es_simhash.pipeline import RunGaveUp, RunInterrupted, Summary
 
 # -- options -------------------------------------------------------------------------------------------------
 EsUrl = Annotated[Optional[str], typer.Option(
@@ -32,11 +37,14 @@ CaCerts = Annotated[Optional[str], typer.Option(
     help="CA certificate (PEM) to verify the cluster's TLS certificate.", show_default=False)]
 IndexName = Annotated[str, typer.Option("--index", "-i", envvar="ES_SIMHASH_INDEX", show_envvar=True,
                                         help="Index name.")]
+DEFAULT_INDEX = "es-simhash"
+"""The index of a command not given --index (or ES_SIMHASH_INDEX)."""
 Lookup = Annotated[str, typer.Option(
     "--lookup",
     help="Lookup keys of a new index: 'tables' (20 permutation-table keys; every neighbour within 3 bits is found "
-         "and lookups stay fast as the index grows), 'tables:K:R' (K+R blocks, R per key), or 'segments' (the four "
-         "16-bit segments of earlier releases). An existing index keeps the keys it was made with.")]
+         "and lookups stay fast as the index grows), 'tables:K:R' (K+R blocks, R per key), or 'segments' (the "
+         "SimHash's four 16-bit segments as 4 keys: more candidates per lookup as the index grows). An existing "
+         "index keeps the keys it was made with.")]
 IndexBatch = Annotated[int, typer.Option(
     "--batch-size", min=1,
     help="Documents per lookup + bulk round trip (the first batches are smaller: 100, then doubling). Each batch "
@@ -48,17 +56,55 @@ CheckpointFile = Annotated[Optional[Path], typer.Option(
 Resume = Annotated[bool, typer.Option("--resume", help="Continue an interrupted run from its checkpoint.")]
 
 
+class Connection(NamedTuple):
+    """The connection options a command was given (flags or environment; the config file fills in the rest)."""
+
+    url: Optional[str] = None
+    api_key: Optional[str] = None
+    username: Optional[str] = None
+    password: Optional[str] = None
+    ca_certs: Optional[str] = None
+
+
+_CONNECTION_OPTIONS: dict[str, Any] = {"es_url": EsUrl, "api_key": ApiKey, "username": Username,
+                                       "password": Password, "ca_certs": CaCerts}
+
+
+def connection_options(command: Optional[Callable[..., Any]] = None, *, url: bool = True) -> Any:
+    """A command's connection options, declared here once: the command's keyword parameter ``connection:
+    Connection`` becomes --es-url (not with ``url=False``), --api-key, --username, --password and --ca-certs, last
+    among its options, and the command is called with them as one :class:`Connection`."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        names = [name for name in _CONNECTION_OPTIONS if url or name != "es_url"]
+        signature = inspect.signature(fn, eval_str=True)
+        params = [p for p in signature.parameters.values() if p.name != "connection"]
+        params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                     annotation=_CONNECTION_OPTIONS[name]) for name in names]
+
+        @functools.wraps(fn)
+        def with_connection(*args: Any, **kwargs: Any) -> Any:
+            given = {name: kwargs.pop(name, None) for name in names}
+            connection = Connection(given.get("es_url"), given["api_key"], given["username"], given["password"],
+                                    given["ca_certs"])
+            return fn(*args, connection=connection, **kwargs)
+
+        with_connection.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        with_connection.__annotations__ = {p.name: p.annotation for p in params}
+        return with_connection
+
+    return decorate(command) if command is not None else decorate
+
+
 # -- the connection ------------------------------------------------------------------------------------------
 class Elastic:
     """Connection settings from flags/environment, and ElasticError -> one line, exit code 3."""
 
-    def __init__(self, url, api_key, username, password, ca_certs, index: str | None = None) -> None:
-        from es_simhash.index.elastic import ConnectionSettings
-
+    def __init__(self, connection: Connection, index: str | None = None) -> None:
+        c = connection
         try:
-            self.settings = ConnectionSettings.from_env(
-                url=url, api_key=api_key, username=username, password=password, ca_certs=ca_certs
-            )
+            self.settings = lib.elastic.ConnectionSettings.from_env(
+                url=c.url, api_key=c.api_key, username=c.username, password=c.password, ca_certs=c.ca_certs)
         except ValueError as exc:  # (an InvalidSetting names its setting; an unreadable config file)
             raise UserError(elastic_message(exc)) from None
         if index is not None:
@@ -69,17 +115,13 @@ class Elastic:
     @property
     def client(self):
         if self._client is None:
-            from es_simhash.index.elastic import connect
-
-            self._client = connect(self.settings)
+            self._client = lib.elastic.connect(self.settings)
         return self._client
 
     def __enter__(self) -> "Elastic":
         return self
 
     def __exit__(self, exc_type, exc, tb) -> Literal[False]:
-        from es_simhash.index.elastic import ElasticError
-
         if isinstance(exc, ElasticError):
             raise UserError(elastic_message(exc), code=3) from None
         return False
@@ -96,127 +138,90 @@ def elastic_message(exc: Exception) -> str:
 
 def require_valid_index(name: str) -> None:
     """Refuse an index name Elasticsearch would refuse (one line, exit 1), before anything else."""
-    from es_simhash.index.elastic import validate_index_name
-
     try:
-        validate_index_name(name)
+        lib.elastic.validate_index_name(name)
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
 def require_managed_index(es: "Elastic", index: str) -> None:
     """Refuse (one line) an index that does not exist or that es-simhash did not make: its documents have none of
     the fields the commands read."""
-    from es_simhash.index.elastic import require_index
-
-    require_index(es.client, index, es.settings.safe_url)
+    lib.elastic.require_index(es.client, index, es.settings.safe_url)
 
 def maintained_index(es: "Elastic", index: str):
     """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
-    from es_simhash.index.elastic import ElasticIndex
-
     require_managed_index(es, index)
-    return ElasticIndex(es.client, index, url=es.settings.safe_url)
+    return lib.elastic.ElasticIndex(es.client, index, url=es.settings.safe_url)
 
 def describe_keys(keys) -> str:
     if keys.is_segments:
         return "four 16-bit segments"
     return f"{keys.n_tables} permutation tables, k = {keys.k}"
 
-# -- a checkpointed run ----------------------------------------------------------------------------------------
-def run_checkpoint(path: Optional[Path], index: str, inputs: List[str], resume: bool):
-    """The run's checkpoint; with ``resume``, the saved one, or (none saved: the run it resumes stopped before its
-    first batch, or finished) a new one, with a note: the run starts from the top (re-indexing what is already
-    there changes nothing)."""
-    from es_simhash.pipeline import Checkpoint, NoCheckpoint
-
-    path = path or Path(Checkpoint.default_path(index, inputs))
-    if not resume:
-        return Checkpoint(path, inputs)
-    try:
-        return Checkpoint.load(path, inputs)
-    except NoCheckpoint:
-        err(f"note: no checkpoint at {path} (the earlier run stopped before its first batch was saved, or "
-            "finished): starting from the top; documents already indexed are left as they are")
-        return Checkpoint(path, inputs)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-
-def hold_checkpoint(stack: ExitStack, checkpoint) -> None:
-    """Hold the run's checkpoint (one line, exit 1, when another run holds it)."""
-    from es_simhash.pipeline import CheckpointInUse
-
-    try:
-        stack.enter_context(checkpoint.lock())
-    except CheckpointInUse as exc:
-        raise UserError(f"{exc} (option --checkpoint FILE)") from None
-
-def interrupted_error(checkpoint) -> UserError:
-    """Ctrl-C during a checkpointed run: one line with what was saved and how to go on (exit 130)."""
-    from es_simhash.pipeline import Checkpoint, NoCheckpoint
-
-    try:
-        saved = Checkpoint.load(checkpoint.path, checkpoint.inputs)
-    except NoCheckpoint:
-        return UserError("interrupted before the first batch was saved: run the same command again (with --resume "
-                         "it also starts from the top)", code=130)
-    except ValueError as exc:
-        return UserError(f"interrupted; the checkpoint cannot be read: {exc}", code=130)
-    s = saved.summary
-    before = checkpoint.summary.resumed_indexed
-    return UserError(
-        f"interrupted: {sum(saved.done.values()):,} input lines are done ({s.indexed - before:,} documents written "
-        f"by this run) and saved in {checkpoint.path}: run the same command with --resume to go on", code=130)
-
 def ready_index(es: "Elastic", index: str, fingerprinter: Fingerprinter, keys, k: int, backend,
-            ) -> Optional[Callable[[], None]]:
+                ) -> Optional[Callable[[], None]]:
     """Make the index ready for ``backend``: an existing one is checked now (its fingerprint settings must be this
     run's: one line otherwise, before any input is read); a new one is created by the function returned, which
-    ``run_dedup`` calls before its first record (a run whose every record is a dead letter creates none)."""
-    from es_simhash.index.elastic import elastic_errors, ensure_index, index_exists
-
+    the run calls before its first record (a run whose every record is a dead letter creates none)."""
     url = es.settings.safe_url
 
     def create() -> None:
-        with elastic_errors(url):
-            ensure_index(es.client, index, fingerprinter.config, lookup_keys=keys)
+        with lib.elastic.elastic_errors(url):
+            lib.elastic.ensure_index(es.client, index, fingerprinter.config, lookup_keys=keys)
         warn_beyond_keys(k, backend.lookup_keys)
 
-    if not index_exists(es.client, index, url):
+    if not lib.elastic.index_exists(es.client, index, url):
         return create
     create()
     return None
 
-def resumable_report(checkpoint, report: Path):
-    from es_simhash.files.outputs import OutputError
-
+# -- a checkpointed run ----------------------------------------------------------------------------------------
+def open_run_checkpoint(path: Optional[Path], index: str, inputs: list[str], resume: bool):
+    """The run's checkpoint (:func:`es_simhash.pipeline.open_checkpoint`); with --resume and none saved, a note:
+    the run starts from the top."""
     try:
-        return checkpoint.open_report(report)
-    except OutputError as exc:
+        checkpoint = lib.pipeline.open_checkpoint(index, inputs, path, resume)
+    except ValueError as exc:
         raise UserError(str(exc)) from None
+    if checkpoint.started_over:
+        err(f"note: no checkpoint at {checkpoint.path} (the earlier run stopped before its first batch was saved, "
+            "or finished): starting from the top; documents already indexed are left as they are")
+    return checkpoint
 
 @contextmanager
-def stop_after_batch() -> Iterator[Callable[[], bool]]:
-    """Ctrl-C during a checkpointed run: the run stops once the batch being written is written and saved in the
-    checkpoint (the counts of the message then are exact); a second Ctrl-C stops it at once."""
-    import signal
-
-    asked: list[bool] = []
-
-    def on_interrupt(signum, frame) -> None:
-        if asked:
-            raise KeyboardInterrupt
-        asked.append(True)
-        err("es-simhash: stopping once the batch being written is saved (Ctrl-C again to stop at once)")
-
+def run_errors(gave_up: Callable[[RunGaveUp], str]) -> Iterator[None]:
+    """The named ways a checkpointed run stops (:func:`es_simhash.pipeline.run_checkpointed`), each one line:
+    another run holds the checkpoint (exit 1), a report it cannot resume (1), Elasticsearch gave up (4: the line
+    ``gave_up`` makes), nothing decided (5), Ctrl-C (130: what was saved and how to go on)."""
     try:
-        previous = signal.signal(signal.SIGINT, on_interrupt)
-    except ValueError:  # (not the main thread: Ctrl-C is not ours to catch)
-        yield lambda: False
-        return
-    try:
-        yield lambda: bool(asked)
-    finally:
-        signal.signal(signal.SIGINT, previous)
+        yield
+    except CheckpointInUse as exc:
+        raise UserError(f"{exc} (option --checkpoint FILE)") from None
+    except OutputError as exc:
+        raise UserError(str(exc)) from None
+    except lib.pipeline.RunGaveUp as exc:
+        raise UserError(gave_up(exc), code=4) from None
+    except lib.pipeline.NothingDecided as exc:
+        raise undecided_error(exc.summary) from None
+    except lib.pipeline.RunInterrupted as exc:
+        raise UserError(interrupted_message(exc), code=130) from None
+
+def interrupted_message(exc: RunInterrupted) -> str:
+    if exc.unreadable is not None:
+        return f"interrupted; the checkpoint cannot be read: {exc.unreadable}"
+    if not exc.saved:
+        return ("interrupted before the first batch was saved: run the same command again (with --resume it also "
+                "starts from the top)")
+    return (f"interrupted: {exc.lines_done:,} input lines are done ({exc.written:,} documents written by this run) "
+            f"and saved in {exc.checkpoint}: run the same command with --resume to go on")
+
+def gave_up_message(exc: RunGaveUp) -> str:
+    """Elasticsearch gave up during ``index``: how much is saved, and how to finish."""
+    return (f"{elastic_message(exc.error)}; {exc.lines_done:,} input lines are done and saved in {exc.checkpoint}: "
+            "run the same command with --resume to finish")
+
+def stopping() -> None:
+    err("es-simhash: stopping once the batch being written is saved (Ctrl-C again to stop at once)")
 
 def indexed_line(summary: Summary, index: str) -> str:
     """What this run wrote and how fast; after a resume, what the runs it resumed wrote too, so that the documents

@@ -6,24 +6,66 @@ import json
 import os
 import re
 import sys
-from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from es_simhash.defaults import BATCH_SIZE, MAX_DISTANCE
+from es_simhash.defaults import BATCH_SIZE, DEAD_LETTERS, MAX_DISTANCE
+from es_simhash.errors import LabelError
 
+from es_simhash.cli import lib
 from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress, Recheck,
                                    Report, RunProgress, TextField, TextFile, UserError, Workers, decision_rule,
                                    require_inputs, refuse_unsafe_outputs, make_fingerprinter, parse_lookup_keys,
-                                   print_summary, print_table, read_text_arg, make_reader, exit_if_undecided,
+                                   print_summary, print_table, read_text_arg, make_reader, undecided_error,
                                    warn_beyond_keys, err)
-from es_simhash.cli.connection import ApiKey, CaCerts, EsUrl, Password, Username, Elastic, maintained_index
+from es_simhash.cli.connection import Connection, Elastic, connection_options, maintained_index
+
+if TYPE_CHECKING:
+    from es_simhash.fingerprint.model import Fingerprint
+    from es_simhash.index.memory import MemoryIndex
+
+FingerprintedText = Annotated[Optional[str], typer.Argument(help="The text, or - to read it from stdin.",
+                                                            show_default=False)]
+Output = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", help="Write the records that are not duplicates (original lines, input order).",
+    show_default=False)]
+EmbeddedBatch = Annotated[int, typer.Option(
+    "--batch-size", min=1, help="Documents fingerprinted per batch (the first batches are smaller: 100, then doubling).")]
+SaveIndex = Annotated[Optional[Path], typer.Option(
+    "--save-index", help="Save the in-memory index to this file, named as given (numpy .npz format).",
+    show_default=False)]
+LoadIndex = Annotated[Optional[Path], typer.Option(
+    "--load-index", help="Start from a saved index, e.g. yesterday's crawl (it keeps its lookup keys).",
+    show_default=False)]
+EmbeddedLookup = Annotated[str, typer.Option(
+    "--lookup", help="Lookup keys of the in-memory index: 'tables' (20 permutation tables for k <= 3), "
+                     "'tables:K:R', or 'segments' (the SimHash's four 16-bit segments as 4 keys).")]
+IdfOutput = Annotated[Path, typer.Option("--output", "-o", help="Where to write the IDF table (jieba format).",
+                                         show_default=False)]
+MinDf = Annotated[int, typer.Option("--min-df", min=1, help="Keep words found in at least this many documents.")]
+ExplainedText = Annotated[str, typer.Argument(
+    help="A file holding a text, - to read one from stdin, or the text itself; with --index, a document id "
+         "instead of a text.", show_default=False)]
+ComparedText = Annotated[str, typer.Argument(help="The same, for what A is compared with.", show_default=False)]
+ExplainIndex = Annotated[Optional[str], typer.Option(
+    "--index", "-i", help="Read A and B that are not files (or -) as ids of documents stored in this "
+    "Elasticsearch index: `explain article.txt rmrb-0000 --index NAME` says why `check` matched it.",
+    show_default=False)]
+AsText = Annotated[bool, typer.Option(
+    "--text", help="Take A and B as texts, never as files (without it, an argument that looks like a path but "
+                   "is no file is refused).")]
+ExplainJson = Annotated[bool, typer.Option("--json", help="One JSON object instead of words.")]
+Labels = Annotated[Path, typer.Argument(
+    metavar="LABELS", help="JSON Lines of labelled pairs ({\"a\", \"b\", \"duplicate\"}) or of documents with a "
+    "cluster label ({\"id\", \"content\", \"cluster\"}).", show_default=False)]
+NoSweep = Annotated[bool, typer.Option("--no-sweep", help="Only score the current settings.")]
+EvaluateJson = Annotated[bool, typer.Option("--json", help="One JSON object instead of tables.")]
 
 
 def fingerprint(
-    text: Annotated[Optional[str], typer.Argument(help="The text, or - to read it from stdin.", show_default=False)] = None,
+    text: FingerprintedText = None,
     file: TextFile = None,
     idf: Idf = None,
 ) -> None:
@@ -34,27 +76,17 @@ def fingerprint(
 def dedup(
     inputs: Inputs,
     report: Report = None,
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="Write the records that are not duplicates (original lines, input order).",
-        show_default=False)] = None,
-    dead_letters: DeadLetters = Path("dead-letters.jsonl"),
+    output: Output = None,
+    dead_letters: DeadLetters = Path(DEAD_LETTERS),
     text_field: TextField = None,
     id_field: IdField = None,
     k: MaxDistance = MAX_DISTANCE,
     idf: Idf = None,
-    batch_size: Annotated[int, typer.Option(
-        "--batch-size", min=1,
-        help="Documents fingerprinted per batch (the first batches are smaller: 100, then doubling).")] = BATCH_SIZE,
+    batch_size: EmbeddedBatch = BATCH_SIZE,
     workers: Workers = 0,
-    save_index: Annotated[Optional[Path], typer.Option(
-        "--save-index", help="Save the in-memory index to this file, named as given (numpy .npz format).",
-        show_default=False)] = None,
-    load_index: Annotated[Optional[Path], typer.Option(
-        "--load-index", help="Start from a saved index, e.g. yesterday's crawl (it keeps its lookup keys).",
-        show_default=False)] = None,
-    lookup: Annotated[str, typer.Option(
-        "--lookup", help="Lookup keys of the in-memory index: 'tables' (20 permutation tables for k <= 3), "
-                         "'tables:K:R', or 'segments' (earlier releases).")] = "tables",
+    save_index: SaveIndex = None,
+    load_index: LoadIndex = None,
+    lookup: EmbeddedLookup = "tables",
     encoding: Encoding = "utf-8",
     html: Html = "auto",
     recheck: Recheck = True,
@@ -64,118 +96,81 @@ def dedup(
 
     Prints a summary to stderr: read = kept + duplicates + dead letters.
     """
-    from es_simhash.engine.dedup_engine import DedupEngine
-    from es_simhash.files.sources import RecordReader
-    from es_simhash.fingerprint.model import FINGERPRINT_VERSION
-    from es_simhash.index.memory import MemoryIndex
-    from es_simhash.pipeline import run_dedup
-
     require_inputs(inputs)
     loaded = [str(load_index)] if load_index is not None else []
-    refuse_unsafe_outputs([*inputs, *loaded], ("--report", report), ("--output", output), ("--dead-letters", dead_letters))
-    refuse_unsafe_outputs(inputs, ("--report", report), ("--output", output), ("--dead-letters", dead_letters),
-                   ("--save-index", save_index))  # (--save-index may be --load-index: it is read whole first)
-    index = MemoryIndex(lookup_keys=parse_lookup_keys(lookup))
-    if load_index is not None:
-        from es_simhash.index.memory import IndexFileError
-
-        try:
-            index = MemoryIndex.load(load_index)
-        except FileNotFoundError:
-            hint = f" (there is {load_index}.npz: give that name)" if os.path.isfile(f"{load_index}.npz") else ""
-            raise UserError(f"--load-index: index file not found: {load_index}{hint}") from None
-        except IndexFileError:
-            raise UserError(f"{load_index} is not an es-simhash index file: give one written by "
-                            "`es-simhash dedup --save-index`") from None
-        except (ValueError, OSError, KeyError) as exc:
-            raise UserError(f"cannot load index {load_index}: {exc}") from None
-        old = index.fingerprint_versions() - {FINGERPRINT_VERSION}
-        if old:
-            raise UserError(f"{load_index} holds fingerprints of version {', '.join(map(str, sorted(old)))}, not "
-                            f"{FINGERPRINT_VERSION}: they would never match new ones; build it again from its input "
-                            "(dedup --save-index)")
-    from es_simhash.files.outputs import AtomicFile
-
-    engine = DedupEngine(index, make_fingerprinter(idf), decision_rule(k, recheck), batch_size=batch_size,
-                         workers=workers)
+    outputs = (("--report", report), ("--output", output), ("--dead-letters", dead_letters))
+    refuse_unsafe_outputs([*inputs, *loaded], *outputs)
+    refuse_unsafe_outputs(inputs, *outputs, ("--save-index", save_index))  # (it may be --load-index: read first)
+    index = _memory_index(load_index, parse_lookup_keys(lookup))
+    engine = lib.engine.DedupEngine(index, make_fingerprinter(idf), decision_rule(k, recheck), batch_size=batch_size,
+                                    workers=workers)
     warn_beyond_keys(k, index.lookup_keys)
     reader = make_reader(text_field, id_field, encoding, html)
+    bar = RunProgress(lib.sources.RecordReader.total_bytes(inputs), progress, "dedup")
     try:
-        with ExitStack() as stack:  # (the outputs are put in place when the block ends well, else left as they were)
-            rep = stack.enter_context(AtomicFile(report)) if report else None
-            out = stack.enter_context(AtomicFile(output, binary=True)) if output else None
-            bar = stack.enter_context(RunProgress(RecordReader.total_bytes(inputs), progress, "dedup"))
-            summary = run_dedup(
-                inputs, engine, reader, report=rep, output=out, dead_letters=dead_letters, on_progress=bar.decided,
-                recheck=recheck, on_recheck=bar.rechecked,
-            )
-            exit_if_undecided(summary)
-            if save_index is not None:
-                index.save(save_index)
+        summary = lib.pipeline.dedup_files(inputs, engine, reader, report=report, output=output,
+                                           dead_letters=dead_letters, save_index=save_index, recheck=recheck,
+                                           on_progress=bar.decided, on_recheck=bar.rechecked, display=bar)
+    except lib.pipeline.NothingDecided as exc:
+        raise undecided_error(exc.summary) from None
     except KeyboardInterrupt:
         raise UserError("interrupted: no output was written (earlier files are as they were): run the command "
                         "again", code=130) from None
     print_summary(summary)
 
+def _memory_index(load_index: Optional[Path], keys) -> "MemoryIndex":
+    """A new in-memory index with ``keys``, or the one --load-index names (one line when it cannot be used)."""
+    p = lib.pipeline
+    try:
+        return p.open_memory_index(load_index, keys)
+    except p.IndexFileNotFound as exc:
+        raise UserError(f"--load-index: {exc}") from None
+    except p.NotAnIndexFile as exc:
+        raise UserError(f"{exc}: give one written by `es-simhash dedup --save-index`") from None
+    except p.OldFingerprints as exc:
+        raise UserError(f"{exc} (dedup --save-index)") from None
+    except p.SavedIndexError as exc:  # (UnreadableIndexFile)
+        raise UserError(str(exc)) from None
+
 def fit_idf(
     inputs: Inputs,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the IDF table (jieba format).",
-                                         show_default=False)],
-    min_df: Annotated[int, typer.Option("--min-df", min=1,
-                                        help="Keep words found in at least this many documents.")] = 2,
+    output: IdfOutput,
+    min_df: MinDf = 2,
     text_field: TextField = None,
     encoding: Encoding = "utf-8",
 ) -> None:
     """Learn an IDF table from your own crawl (use it with --idf)."""
-    from es_simhash.fingerprint.idf import IDFTable
-    from es_simhash.pipeline import iter_texts
-
     require_inputs(inputs)
     refuse_unsafe_outputs(inputs, ("--output", output))
     reader = make_reader(text_field, None, encoding)
     try:
-        table = IDFTable.fit(iter_texts(inputs, reader), min_df=min_df)
+        table = lib.idf.IDFTable.fit(lib.pipeline.iter_texts(inputs, reader), min_df=min_df)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     table.save(output)
     err(f"wrote {len(table):,} words to {output} (unknown words get {table.default:.3f})")
 
+@connection_options
 def explain(
-    a: Annotated[str, typer.Argument(
-        help="A file holding a text, - to read one from stdin, or the text itself; with --index, a document id "
-             "instead of a text.", show_default=False)],
-    b: Annotated[str, typer.Argument(help="The same, for what A is compared with.", show_default=False)],
-    index: Annotated[Optional[str], typer.Option(
-        "--index", "-i", help="Read A and B that are not files (or -) as ids of documents stored in this "
-        "Elasticsearch index: `explain article.txt rmrb-0000 --index NAME` says why `check` matched it.",
-        show_default=False)] = None,
-    as_text: Annotated[bool, typer.Option(
-        "--text", help="Take A and B as texts, never as files (without it, an argument that looks like a path but "
-                       "is no file is refused).")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object instead of words.")] = False,
+    a: ExplainedText,
+    b: ComparedText,
+    index: ExplainIndex = None,
+    as_text: AsText = False,
+    as_json: ExplainJson = False,
     k: MaxDistance = MAX_DISTANCE,
     idf: Idf = None,
-    es_url: EsUrl = None,
-    api_key: ApiKey = None,
-    username: Username = None,
-    password: Password = None,
-    ca_certs: CaCerts = None,
+    *, connection: Connection,
 ) -> None:
     """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
     meaning guard's veto. Exit 0 either way."""
-    from es_simhash.engine.dedup_engine import DedupEngine
-    from es_simhash.index.memory import MemoryIndex
-
-    from es_simhash.fingerprint.model import Fingerprint
-
     if a == "-" and b == "-":
         raise UserError("A and B are both - (stdin): read one of them from a file", code=2)
-    engine = DedupEngine(MemoryIndex(), make_fingerprinter(idf), decision_rule(k))
+    engine = lib.engine.DedupEngine(lib.memory.MemoryIndex(), make_fingerprinter(idf), decision_rule(k))
     given = [_explained(x, name, as_text, index is not None) for x, name in ((a, "A"), (b, "B"))]
     ids = [x for x, t in zip((a, b), given) if t is None]
     found = {}
     if ids:
-        with Elastic(es_url, api_key, username, password, ca_certs, index) as es:
+        with Elastic(connection, index) as es:
             found = maintained_index(es, str(index)).fetch(ids)
         missing = [x for x in ids if x not in found]
         if missing:
@@ -185,7 +180,11 @@ def explain(
     out = engine.explain(texts[0], texts[1])
     if as_json:
         typer.echo(json.dumps(out, ensure_ascii=False))
-        return
+    else:
+        _print_explained(out)
+
+def _print_explained(out: dict) -> None:
+    """``explain``'s answer in words."""
 
     def side(name: str, s: dict) -> str:
         kind = "short" if s["short"] else "long"
@@ -203,50 +202,45 @@ def explain(
         typer.echo(f"- {line}")
 
 def evaluate(
-    labels_file: Annotated[Path, typer.Argument(
-        metavar="LABELS", help="JSON Lines of labelled pairs ({\"a\", \"b\", \"duplicate\"}) or of documents with a "
-        "cluster label ({\"id\", \"content\", \"cluster\"}).", show_default=False)],
-    no_sweep: Annotated[bool, typer.Option("--no-sweep", help="Only score the current settings.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object instead of tables.")] = False,
+    labels_file: Labels,
+    no_sweep: NoSweep = False,
+    as_json: EvaluateJson = False,
     k: MaxDistance = MAX_DISTANCE,
     idf: Idf = None,
 ) -> None:
     """Precision, recall and F1 of the current settings on your own labelled data, and a sweep over k and the
     rule's bounds with the setting that maximises F1 (then use it: -k, or DefaultRule(...) in Python)."""
-    from es_simhash.decide.default import DefaultRule
-
-    from es_simhash.results.evaluate import LabelError, load_labels, score, sweep
-
+    ev = lib.evaluate
     try:
         with open(labels_file, encoding="utf-8") as fh:
-            labels = load_labels(fh, str(labels_file))
+            labels = ev.load_labels(fh, str(labels_file))
     except FileNotFoundError:
         raise UserError(f"labels file not found: {labels_file}") from None
     except (LabelError, UnicodeDecodeError) as exc:
         raise UserError(str(exc)) from None
-    fingerprinter, rule = make_fingerprinter(idf), DefaultRule(k=k)
+    fingerprinter, rule = make_fingerprinter(idf), lib.rules.DefaultRule(k=k)
     if no_sweep:
-        sc = score(labels, fingerprinter, rule)
+        sc = ev.score(labels, fingerprinter, rule)
         if as_json:
             typer.echo(json.dumps({"current": sc.to_dict()}))
         else:
             typer.echo(f"precision {sc.precision:.3f}  recall {sc.recall:.3f}  F1 {sc.f1:.3f}  "
                        f"({sc.true_pairs:,} labelled duplicate pairs, {sc.predicted_pairs:,} predicted)")
         return
-    res = sweep(labels, fingerprinter, rule)
+    res = ev.sweep(labels, fingerprinter, rule)
     if as_json:
         typer.echo(json.dumps(res.to_dict()))
-        return
-    c = res.current
-    typer.echo(f"{labels.kind}: current settings: precision {c.precision:.3f}  recall {c.recall:.3f}  F1 {c.f1:.3f}"
-               f"  ({c.true_pairs:,} labelled duplicate pairs, {c.predicted_pairs:,} predicted)")
-    from rich.table import Table
+    else:
+        _print_sweep(labels.kind, res)
 
-    table = Table("setting", "value", "precision", "recall", "F1")
-    for setting, value, sc in res.rows:
-        mark = " *" if value == res.best[setting] else ""
-        table.add_row(setting, f"{value}{mark}", f"{sc.precision:.3f}", f"{sc.recall:.3f}", f"{sc.f1:.3f}")
-    print_table(table)
+def _print_sweep(kind: str, res) -> None:
+    """``evaluate``'s sweep as a table, between the current settings' scores and the best's."""
+    c = res.current
+    typer.echo(f"{kind}: current settings: precision {c.precision:.3f}  recall {c.recall:.3f}  F1 {c.f1:.3f}"
+               f"  ({c.true_pairs:,} labelled duplicate pairs, {c.predicted_pairs:,} predicted)")
+    print_table(("setting", "value", "precision", "recall", "F1"),
+                ((setting, f"{value}{' *' if value == res.best[setting] else ''}", f"{sc.precision:.3f}",
+                  f"{sc.recall:.3f}", f"{sc.f1:.3f}") for setting, value, sc in res.rows))
     b = res.best_score
     settings = ", ".join(f"{k_}={v}" for k_, v in res.best.items())
     typer.echo(f"best of each together ({settings}): precision {b.precision:.3f}  recall {b.recall:.3f}  "

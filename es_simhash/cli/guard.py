@@ -10,7 +10,7 @@ import sys
 import warnings
 from typing import Any, Callable, Sequence
 
-from es_simhash.redact import forget_known, redact, remember
+from es_simhash.redact import forget_known, redact, remember, url_password
 
 SECRET_OPTIONS = ("--es-url", "--password", "--api-key", "--kibana-url")
 """Options whose value is, or may hold, a secret."""
@@ -45,8 +45,6 @@ def remember_argv(args: Sequence[str]) -> None:
                 value = arg[len(option) + 1:]
             else:
                 continue
-            from es_simhash.redact import url_password
-
             remember(url_password(value) if option.endswith("url") else value)
 
 

@@ -18,11 +18,16 @@ Deciding which candidate (if any) makes a document a duplicate is the engine's j
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import (Any, Collection, Iterator, Protocol, Sequence, runtime_checkable)
+from typing import Any, Collection, Iterator, Protocol, Sequence, runtime_checkable
 
 from es_simhash.fingerprint.model import Fingerprint
-from es_simhash.lookup.candidates import (MIN_SHARED_SKETCH, boilerplate_of, found_by_lookup, sentence_candidate,
-                                         sharing_sketch)
+from es_simhash.lookup.candidates import (
+    MIN_SHARED_SKETCH,
+    boilerplate_of,
+    found_by_lookup,
+    sentence_candidate,
+    sharing_sketch,
+)
 from es_simhash.lookup.keys import LookupKeys
 
 __all__ = ["StoredDoc", "Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "CANONICAL", "MIN_SHARED_SKETCH",

@@ -51,6 +51,10 @@ class Checkpoint:
         self.rechecked: dict[str, list] | None = None
         """Once every input line is done and the final recheck has begun: each document it changed so far, with
         its ``[duplicate_of, reason]`` before (``None``: the recheck has not begun)."""
+        self.started_over = False
+        """Whether a resume was asked for and there was no checkpoint to resume (the run it resumes stopped before
+        its first batch was saved, or finished): this new one starts from the top
+        (:func:`~es_simhash.pipeline.checkpointed.open_checkpoint`)."""
         self._locks = 0
 
     @staticmethod

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from es_simhash.defaults import DEAD_LETTERS
 from es_simhash.files.sources import DeadLetter, Record
+from es_simhash.pipeline.source import RecordSource
 
 
 class _StoredRecords:
@@ -29,7 +31,7 @@ class _StoredRecords:
                 yield Record(path, n, doc_id, text, record)
 
 
-def migrate(source, engine, *, dead_letters: str = "dead-letters.jsonl", checkpoint=None, report=None,
+def migrate(source, engine, *, dead_letters: str = DEAD_LETTERS, checkpoint=None, report=None,
             on_progress=None, start=None, stop=None, recheck: bool = False, on_recheck=None):
     """Index every document stored in ``source`` (an :class:`~es_simhash.index.elastic.ElasticIndex`) again
     through ``engine`` (whose index is the new one), from its stored text and record, the earliest first: each is
@@ -47,5 +49,13 @@ def migrate(source, engine, *, dead_letters: str = "dead-letters.jsonl", checkpo
 
 
 def migration_input(source) -> str:
-    """The name a migration gives its input (in dead letters, reports and checkpoints)."""
-    return f"index:{source.index}"
+    """The name a migration gives its input (in dead letters, reports and checkpoints); ``source``: the index, or
+    its name."""
+    return f"index:{source if isinstance(source, str) else source.index}"
+
+
+def migration_reader(source) -> RecordSource:
+    """The record reader of a migration from ``source`` (an index's documents as the "lines" of
+    :func:`migration_input`), for :func:`~es_simhash.pipeline.run_dedup` or
+    :func:`~es_simhash.pipeline.run_checkpointed`."""
+    return _StoredRecords(source)

@@ -13,6 +13,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterable, Iterator, Sequence
 
+from es_simhash.defaults import DEAD_LETTERS
 from es_simhash.engine.dedup_engine import DedupEngine, Document, DuplicateIdError, IndexingError
 from es_simhash.files.sources import DeadLetter, DeadLetterWriter, Record, RecordReader, excerpt
 from es_simhash.pipeline.checkpoint import Checkpoint
@@ -30,7 +31,7 @@ def run_dedup(
     *,
     report: IO[str] | None = None,
     output: IO[bytes] | None = None,
-    dead_letters: str | os.PathLike[str] = "dead-letters.jsonl",
+    dead_letters: str | os.PathLike[str] = DEAD_LETTERS,
     on_progress: Callable[[int, Summary], None] | None = None,
     checkpoint: Checkpoint | None = None,
     recheck: bool = False,

@@ -24,8 +24,15 @@ its collaborators: :mod:`~es_simhash.index.elastic.handle` (client, requests, re
 """
 
 from es_simhash.errors import ElasticError, IndexNotManaged, InvalidSetting, InvalidURL
-from es_simhash.index.elastic.admin import (check_index_config, ensure_index, index_exists, read_lookup_keys,
-                                            require_index, switch_alias, validate_index_name)
+from es_simhash.index.elastic.admin import (
+                                            check_index_config,
+                                            ensure_index,
+                                            index_exists,
+                                            read_lookup_keys,
+                                            require_index,
+                                            switch_alias,
+                                            validate_index_name,
+)
 from es_simhash.index.elastic.connection import ConnectionSettings, check_url, connect, server_version
 from es_simhash.index.elastic.errors import elastic_errors
 from es_simhash.index.elastic.index import ElasticIndex

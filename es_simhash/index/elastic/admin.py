@@ -7,10 +7,9 @@ import json
 import re
 from typing import Any
 
+from es_simhash.errors import ElasticError, IndexNotManaged
 from es_simhash.index.elastic.errors import elastic_errors
 from es_simhash.index.elastic.schema import ADDED_FIELDS, index_template
-
-from es_simhash.errors import ElasticError, IndexNotManaged
 from es_simhash.lookup.keys import DEFAULT as DEFAULT_KEYS
 from es_simhash.lookup.keys import LookupKeys
 

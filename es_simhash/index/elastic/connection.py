@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from es_simhash.index.elastic.errors import RETRY_STATUSES, elastic_errors
-
 from es_simhash import settings as conf
 from es_simhash.errors import InvalidSetting, InvalidURL
+from es_simhash.index.elastic.errors import RETRY_STATUSES, elastic_errors
 from es_simhash.redact import mask_url, remember, url_password
 
 

@@ -10,11 +10,11 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, TypeVar
 
+from es_simhash.defaults import RETRY_FOR
 from es_simhash.index.elastic.admin import read_lookup_keys, validate_index_name
 from es_simhash.index.elastic.codec import from_docvalues
 from es_simhash.index.elastic.errors import elastic_errors, raise_item_error, retrying
 from es_simhash.index.elastic.schema import MSEARCH_FILTER
-
 from es_simhash.lookup.keys import LookupKeys
 
 log = logging.getLogger("es_simhash.index.elastic")
@@ -32,7 +32,7 @@ class IndexHandle:
     """Seconds for which :meth:`visible_mark` reuses the checkpoint of this handle's latest refresh; an older one
     would make settling read every document written since (other writers may write many), so it refreshes again."""
 
-    def __init__(self, client, index: str, *, url: str = "", retry_for: float = 300.0,
+    def __init__(self, client, index: str, *, url: str = "", retry_for: float = RETRY_FOR,
                  lookup_keys: LookupKeys | None = None) -> None:
         self.client = client
         self.index = validate_index_name(index)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Collection, Iterator, Sequence
 
+from es_simhash.defaults import MAX_SENTENCE_DF, RETRY_FOR
+from es_simhash.index.base import Lookup, LookupResult, StoredDoc
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.planner import Boilerplate, LookupPlanner
 from es_simhash.index.elastic.reads import MaintenanceReader
 from es_simhash.index.elastic.writes import BulkWriter
-
-from es_simhash.index.base import Lookup, LookupResult, StoredDoc
 from es_simhash.lookup.keys import LookupKeys
 
 
@@ -43,10 +43,10 @@ class ElasticIndex:
         page_size: int = 500,
         batch_page: int = 10_000,
         max_candidates: int = 20_000,
-        max_sentence_df: int = 50,
+        max_sentence_df: int = MAX_SENTENCE_DF,
         chunk_size: int = 500,
         max_retries: int = 8,
-        retry_for: float = 300.0,
+        retry_for: float = RETRY_FOR,
         url: str = "",
         lookup_keys: LookupKeys | None = None,
     ) -> None:

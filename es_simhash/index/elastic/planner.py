@@ -11,14 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
-from es_simhash.index.elastic.codec import Hits
-from es_simhash.index.elastic.handle import IndexHandle
-from es_simhash.index.elastic.schema import LOOKUP_FIELDS
 
 from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, hex64, is_sentence
 from es_simhash.index.base import Lookup, LookupResult
-from es_simhash.lookup.candidates import MIN_SHARED_SKETCH, sentence_candidate, sharing_sketch
+from es_simhash.index.elastic.codec import Hits
+from es_simhash.index.elastic.handle import IndexHandle
+from es_simhash.index.elastic.schema import LOOKUP_FIELDS
 from es_simhash.lookup import hamming
+from es_simhash.lookup.candidates import MIN_SHARED_SKETCH, sentence_candidate, sharing_sketch
 
 log = logging.getLogger("es_simhash.index.elastic")
 

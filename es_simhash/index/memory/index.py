@@ -6,6 +6,7 @@ import dataclasses
 import os
 from typing import Collection, Iterator, Sequence, TypeVar
 
+from es_simhash.defaults import MAX_SENTENCE_DF
 from es_simhash.index.base import Lookup, LookupResult, StoredDoc
 from es_simhash.index.memory import files
 from es_simhash.index.memory import native as _native
@@ -42,7 +43,7 @@ class MemoryIndex:
     """Batched SimHash lookups and sentence postings in the native core (same answers as numpy; set False for the
     numpy reference)."""
 
-    def __init__(self, max_sentence_df: int = 50, lookup_keys: LookupKeys = DEFAULT) -> None:
+    def __init__(self, max_sentence_df: int = MAX_SENTENCE_DF, lookup_keys: LookupKeys = DEFAULT) -> None:
         self.store = MemoryStore(max_sentence_df, lookup_keys)
         self._lookups = MemoryLookups(self.store)
         self._maintenance = MemoryMaintenance(self.store)

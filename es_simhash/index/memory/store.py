@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
+from es_simhash.defaults import MAX_SENTENCE_DF
 from es_simhash.fingerprint.model import FUZZY_MARK, SKETCH_BIT
 from es_simhash.index.base import StoredDoc, without_payload
 from es_simhash.index.memory import native as _native
@@ -47,7 +48,7 @@ class MemoryStore:
     * ``content``: content hash -> the first row holding it (live or not); ``content_more``: the later ones.
     """
 
-    def __init__(self, max_sentence_df: int = 50, lookup_keys: LookupKeys = DEFAULT) -> None:
+    def __init__(self, max_sentence_df: int = MAX_SENTENCE_DF, lookup_keys: LookupKeys = DEFAULT) -> None:
         self.max_sentence_df = max_sentence_df
         self.lookup_keys = lookup_keys
         self.row_of: dict[str, int] = {}
