@@ -146,7 +146,8 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``es_simhash.clustering.repair``
     instead, what ``es-simhash repair`` does to an index after ``index``). ``lookup_keys``: the index's SimHash
     lookup keys (``es_simhash.keys``; None: the default)."""
-    from es_simhash.engine.dedup_engine import DedupEngine, Document
+    from es_simhash.engine.dedup_engine import DedupEngine
+    from es_simhash.records import Document
     from es_simhash.index.memory import MemoryIndex
     from es_simhash.clustering import recheck as recheck_index
     from es_simhash.clustering import repair as repair_index
@@ -174,7 +175,8 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
 def _read(docs: Sequence[data.Doc]):
     """Each document's text as es-simhash's CLI reads a crawl: records (``Doc.raw``, crawl-phenomena streams) go
     through ``RecordReader(encoding="auto", html="auto")``; None for a record it refuses."""
-    from es_simhash.files.sources import Record, RecordReader
+    from es_simhash.files.sources import RecordReader
+    from es_simhash.records import Document
 
     reader = None
     for line_no, d in enumerate(docs, 1):
@@ -183,7 +185,7 @@ def _read(docs: Sequence[data.Doc]):
             continue
         reader = reader or RecordReader(encoding="auto", html="auto")
         rec = reader.parse("crawl.jsonl", line_no, d.raw)
-        yield rec.text if isinstance(rec, Record) else None
+        yield rec.text if isinstance(rec, Document) else None
 
 
 def run_jieba_simhash(docs: Sequence[data.Doc], k: int = 3) -> Run:

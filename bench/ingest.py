@@ -276,7 +276,7 @@ def real_pool(needed: int, max_span: int = 0) -> tuple[list[tuple[str, str, bool
 
 def build_docs(n_docs: int, planted_share: float, seed: int, max_span: int = 0, workload: str = "short"):
     """(documents, number planted, composition of the real ones, longest span, pool size)."""
-    from es_simhash.engine.dedup_engine import Document
+    from es_simhash.records import Document
 
     rng = random.Random(seed)
     n_planted = int(round(n_docs * planted_share))
@@ -329,7 +329,7 @@ def preload(client, index, n: int, seed: int, threads: int, chunk: int, merge_se
 
     from _common import random_u64
     from es_simhash.fingerprint import Fingerprint
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
 
     name = index.index
     lk = index.lookup_keys

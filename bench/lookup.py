@@ -171,7 +171,7 @@ def create_index(client, config: dict, n: int, design: str, query_cache: bool) -
 def load(client, index, sims: np.ndarray, contents: np.ndarray, chunk: int, threads: int,
          merge_segments: int) -> dict[str, float]:
     """Bulk-load the documents in ``ElasticIndex.add``'s layout, refresh, force-merge; returns timings (s)."""
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
 
     name = index.index
     lk = index.lookup_keys

@@ -80,7 +80,8 @@ import numpy as np  # noqa: E402
 from _common import flip_bits, fmt_table, random_u64, verdicts  # noqa: E402
 from es_simhash.lookup import hamming  # noqa: E402
 from es_simhash.fingerprint import Fingerprint  # noqa: E402
-from es_simhash.index.base import Lookup, LookupResult, StoredDoc  # noqa: E402
+from es_simhash.index.base import Lookup, LookupResult
+from es_simhash.records import StoredDoc
 from es_simhash.index.memory import MemoryIndex  # noqa: E402
 from es_simhash.lookup.keys import DEFAULT, SEGMENTS, LookupKeys  # noqa: E402
 

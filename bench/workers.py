@@ -19,7 +19,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import corpora  # noqa: E402
 from _common import cpu_model  # noqa: E402
 
-from es_simhash.engine.dedup_engine import DedupEngine, Document  # noqa: E402
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.records import Document
 
 
 def documents(copies: int) -> list[Document]:

@@ -15,8 +15,8 @@ _HOME = {
     "FINGERPRINT_VERSION": "fingerprint.model", "Fingerprint": "fingerprint.model", "hash64": "fingerprint.model",
     "Fingerprinter": "fingerprint.fingerprinter", "IDFTable": "fingerprint.idf",
     # the engine, its rule and the records it takes and gives
-    "DedupEngine": "engine.dedup_engine", "Document": "engine.documents", "Result": "engine.documents",
-    "DefaultRule": "decide.default", "Decision": "decide.rule", "StoredDoc": "index.base",
+    "DedupEngine": "engine.dedup_engine", "Document": "records", "Result": "records",
+    "DefaultRule": "decide.default", "Decision": "records", "StoredDoc": "records",
     # the two indexes
     "MemoryIndex": "index.memory", "ElasticIndex": "index.elastic", "ConnectionSettings": "index.elastic",
     "connect": "index.elastic", "ensure_index": "index.elastic",
@@ -36,9 +36,9 @@ __all__ = ["Checkpoint", "ConnectionSettings", "Decision", "DedupEngine", "Defau
 if _TYPE_CHECKING:
     from es_simhash.clustering import delete, recheck, repair, settle
     from es_simhash.decide.default import DefaultRule
-    from es_simhash.decide.rule import Decision
+    from es_simhash.records import Decision
     from es_simhash.engine.dedup_engine import DedupEngine
-    from es_simhash.engine.documents import Document, Result
+    from es_simhash.records import Document, Result
     from es_simhash.errors import (
         ElasticError,
         EsSimhashError,
@@ -51,7 +51,7 @@ if _TYPE_CHECKING:
     from es_simhash.fingerprint.fingerprinter import Fingerprinter
     from es_simhash.fingerprint.idf import IDFTable
     from es_simhash.fingerprint.model import FINGERPRINT_VERSION, Fingerprint, hash64
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
     from es_simhash.index.elastic import ConnectionSettings, ElasticIndex, connect, ensure_index
     from es_simhash.index.memory import MemoryIndex
     from es_simhash.pipeline import Checkpoint, Summary, run_dedup

@@ -347,7 +347,7 @@ def test_a_saved_index_of_an_older_fingerprint_version_is_refused(tmp_path):
     """Fingerprints of another version never match (version 4 reads spaces and repeated terms differently): a
     saved embedded index of version 3 must be rebuilt, not silently used."""
     from es_simhash.fingerprint import Fingerprint
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
     from es_simhash.index.memory import MemoryIndex
 
     old = MemoryIndex()

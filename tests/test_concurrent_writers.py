@@ -31,7 +31,8 @@ from pathlib import Path
 import pytest
 
 from es_simhash import Fingerprinter
-from es_simhash.engine.dedup_engine import DedupEngine, Document
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.records import Document
 from support import chinese_articles, english_articles
 
 import concurrent_writers  # noqa: E402  (bench/concurrent_writers.py, on the path through support)

@@ -4,8 +4,9 @@ import pytest
 
 from es_simhash import Fingerprinter
 from es_simhash.fingerprint import is_sketch
-from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, Document, DuplicateIdError
-from es_simhash.index.base import Lookup, StoredDoc
+from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, DuplicateIdError
+from es_simhash.records import Document, StoredDoc
+from es_simhash.index.base import Lookup
 from es_simhash.index.memory import MemoryIndex
 from support import chinese_articles, english_articles
 

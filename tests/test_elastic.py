@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from es_simhash import Fingerprint, Fingerprinter
-from es_simhash.engine.dedup_engine import DedupEngine, Document
-from es_simhash.index.base import Lookup, StoredDoc
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.records import Document, StoredDoc
+from es_simhash.index.base import Lookup
 from es_simhash.index.elastic.codec import to_source
 from es_simhash.index.elastic import ElasticIndex, ensure_index, index_template, server_version
 from es_simhash.index.memory import MemoryIndex

@@ -16,7 +16,8 @@ import pytest
 
 from es_simhash import Fingerprinter
 from es_simhash import clustering as maintenance
-from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, Document
+from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
+from es_simhash.records import Document
 from es_simhash.fingerprint import Fingerprint
 from es_simhash.index.base import Lookup
 from es_simhash.index.memory import MemoryIndex
@@ -71,7 +72,7 @@ def test_a_visible_mark_never_hides_a_later_write(make_index):
     """What settling relies on: every document another writer wrote after a writer took its visible mark is among
     the documents written since that mark, also when the mark is the one the writer's own last write left
     (Elasticsearch reuses the checkpoint it read before that write's refresh, instead of refreshing again)."""
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
 
     mine, theirs = make_index(), make_index()
     mine.add([StoredDoc("a", A, "a", arrival=1)])
@@ -251,7 +252,7 @@ def template_family():
     from dataclasses import replace as changed
 
     from es_simhash import Fingerprinter
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
 
     family = _reprint_family(11)
     fd, fo, fw = Fingerprinter().fingerprint_many([family["a11-drop"], family["a11"], family["a11-wrap"]])
@@ -272,7 +273,7 @@ def test_a_canonical_decided_while_a_merge_was_pending_joins_once_the_merge_is_w
     writer settles o: its look-up comes before w is written, its merge of o into d's cluster after the third
     writer wrote w and settled it (seeing o still canonical). Only the first writer, looking again after its own
     write, can see the pair: w must join d's cluster. (Seen once as two missed pairs in test_concurrent_writers.)"""
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
 
     fd, fo, fw = template_family
     rule = DefaultRule()
@@ -330,7 +331,7 @@ def test_a_canonical_decided_while_a_re_crawled_page_held_its_template_sentences
     there to be seen). W's settling finds that a candidate of w was rewritten since W looked: w is decided again
     and joins d, which it duplicates alone."""
     from es_simhash import Fingerprinter
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
 
     fd, fo, fw = template_family
     index = make_index()
@@ -352,7 +353,7 @@ def test_re_indexing_the_second_holder_of_a_template_lets_a_canonical_decided_ag
     """As below, with o re-indexed with an unrelated article instead of deleted: the re-indexing writer settles
     the newer canonicals that had o's old version among their candidates."""
     from es_simhash import Fingerprinter
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
 
     fd, fo, fw = template_family
     index = make_index()
@@ -465,7 +466,7 @@ def test_a_canonical_decided_while_a_since_deleted_page_held_its_template_senten
     """As above, with o deleted instead of re-indexed, before w is written: no read shows a deleted document, so
     W keeps, with each canonical that one of its candidates alone would have made a duplicate, its candidates,
     and decides it again when one of them is gone. w joins d."""
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
 
     fd, fo, fw = template_family
     index = make_index()
@@ -493,7 +494,7 @@ def test_a_merge_decided_for_a_page_that_is_re_indexed_before_the_merge_is_writt
     copy = text[:200] + "。" + text[200:]
     fingerprinter = Fingerprinter()
     fp_text, fp_copy, fp_other = fingerprinter.fingerprint_many([text, copy, other])
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
 
     index = make_index()
     index.shared_writers = True  # (Elasticsearch's; the embedded index has one writer unless told otherwise)
@@ -524,7 +525,7 @@ def test_deleting_a_second_holder_of_a_template_lets_a_canonical_decided_against
     settled yet), and a third writer decided w (o wrapped in a site's lines) against both: two clusters hold what
     w shares with them, so w stayed canonical. Then o is deleted. Whoever deletes o settles the newer canonicals
     that had o among their candidates: w now duplicates d alone."""
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
 
     fd, fo, fw = template_family
     index = make_index()

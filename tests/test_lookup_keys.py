@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from es_simhash import Fingerprint, Fingerprinter
-from es_simhash.engine.dedup_engine import DedupEngine, Document
-from es_simhash.index.base import Lookup, StoredDoc
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.records import Document, StoredDoc
+from es_simhash.index.base import Lookup
 from es_simhash.index.elastic import ElasticIndex, ensure_index, index_template
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.keys import DEFAULT, SEGMENTS, LookupKeys

@@ -207,7 +207,8 @@ def test_an_interrupted_migration_goes_on_from_its_checkpoint(es_url, es_index_n
     """Python API: a migration stopped after its second batch (Ctrl-C) and run again with its checkpoint ends with
     every document once, the counts of one whole run, and each document reported once."""
     from es_simhash.pipeline import migrate as maintenance
-    from es_simhash.engine.dedup_engine import DedupEngine, Document
+    from es_simhash.engine.dedup_engine import DedupEngine
+    from es_simhash.records import Document
     from es_simhash.index.elastic import ElasticIndex, ensure_index
     from es_simhash.pipeline import Checkpoint
 

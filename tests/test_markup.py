@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from es_simhash.engine.dedup_engine import DedupEngine, Document
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.records import Document
 from es_simhash.files.markup import looks_like_html, strip_html, text_of
 from es_simhash.files.sources import RecordReader
 from support import chinese_articles

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from es_simhash import Fingerprint
-from es_simhash.index.base import Lookup, StoredDoc
+from es_simhash.index.base import Lookup
+from es_simhash.records import StoredDoc
 from es_simhash.index.memory import IndexFileError, MemoryIndex
 from es_simhash.lookup.keys import DEFAULT, SEGMENTS
 

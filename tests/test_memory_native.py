@@ -19,7 +19,8 @@ import pytest
 
 from es_simhash import Fingerprint
 from es_simhash.index.memory import native as M
-from es_simhash.index.base import Lookup, StoredDoc
+from es_simhash.index.base import Lookup
+from es_simhash.records import StoredDoc
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.keys import DEFAULT, SEGMENTS, LookupKeys
 

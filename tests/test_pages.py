@@ -15,7 +15,8 @@ import pytest
 
 from es_simhash import Fingerprinter
 from es_simhash.decide.default import DefaultRule
-from es_simhash.engine.dedup_engine import DedupEngine, Document
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.records import Document
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.clustering import recheck
 
@@ -262,7 +263,7 @@ def test_a_version_6_index_is_refused_and_migrate_finds_the_rewritten_copies(fin
     from dataclasses import replace
 
     from es_simhash.fingerprint import FINGERPRINT_VERSION
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
     from es_simhash.index.elastic import ElasticIndex, ensure_index
 
     assert FINGERPRINT_VERSION == 7

@@ -179,7 +179,7 @@ def test_resuming_after_any_batch_gives_the_uninterrupted_result(tmp_path, monke
                                   "\u2028\u2029/</script>", ""])
 def test_a_report_line_is_the_json_of_the_result(text):
     """Each ``--report`` line is exactly ``json.dumps`` of the result's fields plus source and line (non-ASCII kept)."""
-    from es_simhash.engine.dedup_engine import Result
+    from es_simhash.records import Result
     from es_simhash.pipeline.summary import report_line
 
     for res in (Result(text, "c" + text, True, text + "x", 3, "simhash"), Result(text, text, False, None, None,
@@ -256,7 +256,7 @@ def _random_index(seed: int, rule):
     bounds), decided one document at a time; and the summary of that run."""
     import random
 
-    from es_simhash.engine.dedup_engine import Document
+    from es_simhash.records import Document
     from es_simhash.fingerprint.model import Fingerprint
 
     r = random.Random(seed)

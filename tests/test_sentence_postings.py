@@ -23,7 +23,8 @@ import pytest
 from es_simhash import Fingerprint
 from es_simhash.fingerprint import SKETCH_BIT
 from es_simhash.index.memory import native as M
-from es_simhash.index.base import Lookup, StoredDoc
+from es_simhash.index.base import Lookup
+from es_simhash.records import StoredDoc
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
 from es_simhash.index.memory import MemoryIndex
 

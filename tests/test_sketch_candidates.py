@@ -7,9 +7,10 @@ import random
 import pytest
 
 from es_simhash import Fingerprint
-from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, Document
+from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
+from es_simhash.records import Document, StoredDoc
 from es_simhash.fingerprint import SKETCH_BIT
-from es_simhash.index.base import Lookup, StoredDoc
+from es_simhash.index.base import Lookup
 from es_simhash.index.elastic import ElasticIndex, ensure_index
 from es_simhash.index.memory import MemoryIndex
 

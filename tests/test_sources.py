@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from es_simhash.files.sources import DeadLetter, Record, RecordReader
+from es_simhash.files.sources import DeadLetter, RecordReader
+from es_simhash.records import Document
 
 
 def read(tmp_path, data: bytes, name="in.jsonl", **kw):
@@ -44,7 +45,7 @@ def test_each_kind_of_bad_line_is_a_dead_letter_with_its_line_number(tmp_path):
         line({"id": "ok2", "content": "also fine"}),
     ])
     out = read(tmp_path, data)
-    records = [o for o in out if isinstance(o, Record)]
+    records = [o for o in out if isinstance(o, Document)]
     dead = {o.line: o.reason for o in out if isinstance(o, DeadLetter)}
     assert [r.id for r in records] == ["ok1", "ok2"]
     assert set(dead) == {2, 3, 4, 5, 6, 7, 8}
@@ -61,7 +62,7 @@ def test_each_kind_of_bad_line_is_a_dead_letter_with_its_line_number(tmp_path):
 def test_overlong_lines_are_dead_letters_and_reading_goes_on(tmp_path):
     data = line({"id": "a", "content": "x"}) + b"y" * 50_000 + b"\n" + line({"id": "b", "content": "z"})
     out = read(tmp_path, data, max_record_bytes=10_000)
-    assert [type(o) for o in out] == [Record, DeadLetter, Record]
+    assert [type(o) for o in out] == [Document, DeadLetter, Document]
     assert out[1].line == 2 and "longer than 10000 bytes" in out[1].reason
     assert out[2].id == "b" and out[2].line == 3
 
@@ -69,14 +70,14 @@ def test_overlong_lines_are_dead_letters_and_reading_goes_on(tmp_path):
 def test_a_huge_line_without_newline_is_not_held_in_memory(tmp_path):
     data = line({"id": "a", "content": "x"}) + b"z" * 3_000_000
     out = read(tmp_path, data, max_record_bytes=100_000)
-    assert [type(o) for o in out] == [Record, DeadLetter]
+    assert [type(o) for o in out] == [Document, DeadLetter]
     assert len(out[1].excerpt) <= 200
 
 
 def test_a_10mb_record_is_read_by_default(tmp_path):
     big = "大" * (10 * 1024 * 1024 // 3)
     out = read(tmp_path, line({"id": "big", "content": big}) + line({"id": "small", "content": "s"}))
-    assert [type(o) for o in out] == [Record, Record] and out[0].text == big
+    assert [type(o) for o in out] == [Document, Document] and out[0].text == big
 
 
 def test_gzip_by_magic_bytes_and_truncated_gzip(tmp_path):
@@ -86,7 +87,7 @@ def test_gzip_by_magic_bytes_and_truncated_gzip(tmp_path):
     truncated = gzip.compress(payload)[:-200]
     out = read(tmp_path, truncated, name="broken.jsonl.gz")
     assert isinstance(out[-1], DeadLetter) and "stopped reading" in out[-1].reason
-    assert all(isinstance(o, Record) for o in out[:-1]) and len(out) > 1
+    assert all(isinstance(o, Document) for o in out[:-1]) and len(out) > 1
 
 
 def test_empty_and_binary_files(tmp_path):
@@ -122,7 +123,7 @@ def test_stdin(monkeypatch):
     data = line({"id": "a", "content": "x"}) + b"oops\n"
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     out = list(RecordReader().read(["-"]))
-    assert isinstance(out[0], Record) and isinstance(out[1], DeadLetter) and out[1].source == "stdin"
+    assert isinstance(out[0], Document) and isinstance(out[1], DeadLetter) and out[1].source == "stdin"
 
 
 @settings(max_examples=300, deadline=None)
@@ -146,8 +147,8 @@ def test_fuzz_any_bytes_give_records_or_dead_letters(tmp_path_factory, chunks):
         assert [o.line for o in out] == non_blank
     fpr = _fp()
     for o in out:
-        assert isinstance(o, (Record, DeadLetter))
-        if isinstance(o, Record):
+        assert isinstance(o, (Document, DeadLetter))
+        if isinstance(o, Document):
             fpr.fingerprint(o.text)  # any text a record carries can be fingerprinted
 
 
@@ -168,7 +169,7 @@ def test_non_utf8_bytes_in_a_record_are_dead_letters_and_reading_goes_on(tmp_pat
            b'{"id": "surr", "content": "\xed\xa0\x80"}\n',  # an encoded surrogate (invalid in UTF-8)
            b'{"id": "cut", "content": "\xe4\xb8"}\n']  # a multi-byte character cut short
     out = read(tmp_path, b"".join(bad) + line({"id": "ok", "content": "fine"}))
-    assert [type(o) for o in out] == [DeadLetter] * 4 + [Record]
+    assert [type(o) for o in out] == [DeadLetter] * 4 + [Document]
     assert all("not UTF-8" in o.reason for o in out[:4]) and [o.line for o in out] == [1, 2, 3, 4, 5]
 
 
@@ -176,7 +177,7 @@ def test_deeply_nested_objects_are_dead_letters_and_reading_goes_on(tmp_path):
     deep = b'{"id": "deep", "content": "x", "meta": ' + b'{"a": ' * 100_000 + b"1" + b"}" * 100_000 + b"}\n"
     nested = b'{"id": "nested", "content": "y", "meta": ' + b'{"a": ' * 50 + b"1" + b"}" * 50 + b"}\n"
     out = read(tmp_path, deep + nested + line({"id": "ok", "content": "fine"}))
-    assert [type(o) for o in out] == [DeadLetter, Record, Record]
+    assert [type(o) for o in out] == [DeadLetter, Document, Document]
     assert "nested too deeply" in out[0].reason and out[0].line == 1
     assert [(o.id, o.text) for o in out[1:]] == [("nested", "y"), ("ok", "fine")]
 
@@ -189,7 +190,7 @@ def test_encoding_auto_reads_gbk_lines_and_says_so(tmp_path):
     big5_only = "{\"id\": \"b\", \"content\": \"繁體\"}\n".encode("big5")
     data = line({"id": "u", "content": "统一码"}) + gbk + b'{"id": "x", "content": "a\x80b"}\n'
     out = read(tmp_path, data, encoding="auto")
-    assert [(o.id, o.text, o.encoding) for o in out if isinstance(o, Record)] == [
+    assert [(o.id, o.text, o.encoding) for o in out if isinstance(o, Document)] == [
         ("u", "统一码", "utf-8"), ("g", "中文新闻：今天天气很好。", "gb18030")]
     [letter] = [o for o in out if isinstance(o, DeadLetter)]
     assert letter.line == 3 and "neither UTF-8 nor gb18030" in letter.reason

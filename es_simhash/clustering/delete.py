@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from es_simhash.decide.rule import DecisionRule
-from es_simhash.index.base import (MaintainedIndex, StoredDoc)
+from es_simhash.index.base import MaintainedIndex
+from es_simhash.records import StoredDoc
 from es_simhash.errors import MaintenanceError
 from es_simhash.clustering.writes import Change, MAX_ATTEMPTS, Settled, Writer, state_of
 from es_simhash.clustering.settle import redecide, repoint, settle_canonicals

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Collection, Iterator, Sequence
 
-from es_simhash.index.base import Lookup, LookupResult, MaintainedIndex, StoredDoc
+from es_simhash.index.base import Lookup, LookupResult, MaintainedIndex
+from es_simhash.records import StoredDoc
 
 
 class DryRun:

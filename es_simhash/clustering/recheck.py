@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Any, Callable, Collection, Sequence
 
 from es_simhash.decide.rule import DecisionRule, has_sketch
-from es_simhash.index.base import (Lookup, MaintainedIndex, StoredDoc, arrival_key)
+from es_simhash.index.base import arrival_key, Lookup, MaintainedIndex
+from es_simhash.records import StoredDoc
 from es_simhash.errors import MaintenanceError
 from es_simhash.clustering.dry_run import DryRun
 from es_simhash.clustering.writes import MAX_ATTEMPTS, RepairReport, Settled, Writer, as_canonical, as_member_of

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Callable
 
 from es_simhash.decide.rule import DecisionRule
-from es_simhash.index.base import (MaintainedIndex, StoredDoc)
+from es_simhash.index.base import MaintainedIndex
+from es_simhash.records import StoredDoc
 from es_simhash.clustering.dry_run import DryRun
 from es_simhash.clustering.writes import RepairReport, Settled, Writer, as_canonical
 from es_simhash.clustering.recheck import decide_again, until_settled

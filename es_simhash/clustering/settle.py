@@ -10,7 +10,8 @@ from dataclasses import replace
 from typing import Any, Collection, Mapping, Sequence
 
 from es_simhash.decide.rule import DecisionRule
-from es_simhash.index.base import Lookup, MaintainedIndex, StoredDoc, arrival_key, written_state
+from es_simhash.index.base import arrival_key, Lookup, MaintainedIndex, written_state
+from es_simhash.records import StoredDoc
 from es_simhash.lookup.candidates import boilerplate_of, found_by_lookup
 from es_simhash.errors import MaintenanceError
 from es_simhash.clustering.writes import MAX_ATTEMPTS, Settled, Writer, as_canonical, as_member_of, canonicals_of

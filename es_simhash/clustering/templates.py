@@ -10,7 +10,8 @@ from typing import Any, Sequence
 
 from es_simhash.decide.rule import DecisionRule
 from es_simhash.fingerprint.model import Fingerprint
-from es_simhash.index.base import StoredDoc, arrival_key
+from es_simhash.index.base import arrival_key
+from es_simhash.records import StoredDoc
 
 
 def crowded_by_others(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc]) -> frozenset[int]:

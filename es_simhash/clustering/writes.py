@@ -9,7 +9,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Collection, Iterable
 
 from es_simhash.decide.rule import NO_FEATURES
-from es_simhash.index.base import (CANONICAL, MaintainedIndex, StoredDoc)
+from es_simhash.index.base import MaintainedIndex
+from es_simhash.records import CANONICAL, StoredDoc
 from es_simhash.errors import MaintenanceError
 
 

@@ -10,7 +10,7 @@ from typing import Sequence
 from es_simhash.decide.compare import opposite, within
 from es_simhash.decide.rule import has_sketch
 from es_simhash.fingerprint.model import Fingerprint
-from es_simhash.index.base import StoredDoc
+from es_simhash.records import StoredDoc
 
 __all__ = ["TemplateCrowding"]
 

@@ -10,11 +10,10 @@ from typing import Any, Sequence
 from es_simhash.decide.compare import same_content
 from es_simhash.decide.crowding import TemplateCrowding
 from es_simhash.decide.match import MatchTests
-from es_simhash.decide.rule import Decision
+from es_simhash.records import Decision, StoredDoc
 from es_simhash.decide.trace import MEANING_VETO, Step
 from es_simhash.defaults import MAX_DISTANCE
 from es_simhash.fingerprint.model import Fingerprint
-from es_simhash.index.base import StoredDoc
 
 __all__ = ["DefaultRule"]
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from es_simhash.decide.compare import same_content, sketch_support
-from es_simhash.decide.rule import Decision, has_sketch
+from es_simhash.decide.rule import has_sketch
+from es_simhash.records import Decision, StoredDoc
 from es_simhash.decide.trace import Step
 from es_simhash.fingerprint.hashes import numbers_alike_in_count, numbers_contained
 from es_simhash.fingerprint.model import Fingerprint
-from es_simhash.index.base import StoredDoc
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
 
 __all__ = ["MatchTests"]

@@ -4,29 +4,15 @@ share (:data:`NO_FEATURES`, :func:`has_sketch`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol, Sequence, runtime_checkable
 
+from es_simhash.records import Decision, StoredDoc
 from es_simhash.fingerprint.model import Fingerprint
-from es_simhash.index.base import StoredDoc
 
-__all__ = ["Decision", "DecisionRule", "RuleBase", "NO_FEATURES", "has_sketch"]
+__all__ = ["DecisionRule", "RuleBase", "NO_FEATURES", "has_sketch"]
 
 
 NO_FEATURES = "no-features"
-
-
-@dataclass(slots=True)
-class Decision:
-    """Why a document is a duplicate: of which stored document, how far, and by which rule."""
-
-    of: StoredDoc
-    distance: int
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape ``check`` prints: the stored document's id and cluster, the distance and the reason."""
-        return {"id": self.of.id, "cluster": self.of.cluster, "distance": self.distance, "reason": self.reason}
 
 
 @runtime_checkable

@@ -1,6 +1,6 @@
 """Deciding one batch (nothing written; :class:`BatchDecider`): each document against the index's candidates, the
 documents of the batch still being written, and the ones this batch decided before it, in input order; what the
-batch decided (:class:`Decided`), which settling and a resumed run read."""
+batch decided (:class:`DecidedBatch`), which settling and a resumed run read."""
 
 from __future__ import annotations
 
@@ -9,18 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any, Collection, Mapping, Sequence, cast
 
 from es_simhash.decide.rule import NO_FEATURES, DecisionRule
-from es_simhash.engine.documents import Document, Result
+from es_simhash.records import CANONICAL, Document, Result, StoredDoc
 from es_simhash.errors import DuplicateIdError, IndexingError
 from es_simhash.fingerprint.model import Fingerprint
-from es_simhash.index.base import (
-    CANONICAL,
-    Lookup,
-    MaintainedIndex,
-    FingerprintIndex,
-    StoredDoc,
-    without_payload,
-    written_state,
-)
+from es_simhash.index.base import FingerprintIndex, Lookup, MaintainedIndex, without_payload, written_state
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.candidates import found_by_lookup
 
@@ -53,7 +45,7 @@ def split_boilerplate(fp: Fingerprint, counts: Sequence[Mapping[int, int]], cap:
     return frozenset(out), split
 
 
-def mine_of(decided: Decided, being: Sequence[StoredDoc], mark: dict[str, Any] | None
+def mine_of(decided: DecidedBatch, being: Sequence[StoredDoc], mark: dict[str, Any] | None
           ) -> dict[str, tuple[int, str, str | None]]:
     """What this writer writes in a decided batch, or was writing when its mark was taken (``being``), as written;
     for the batch of a resumed run (``decided.resumed``), also what the interrupted run was writing then (``mark``)
@@ -77,7 +69,7 @@ def same_fingerprint(a: Fingerprint, b: Fingerprint) -> bool:
 
 
 @dataclass
-class Decided:
+class DecidedBatch:
     """One batch looked up and decided, not yet written."""
 
     results: list[Result | DuplicateIdError | IndexingError] = field(default_factory=list)
@@ -144,12 +136,12 @@ class BatchDecider:
         self.last_arrival = 0
         """The arrival (microseconds) given to the last document decided."""
 
-    def forget(self, decided: Decided) -> None:
+    def forget(self, decided: DecidedBatch) -> None:
         """Unmark the ids ``decided`` marked as seen (a batch decided again, or not decided after all)."""
         decided.forget(self.seen)
 
     def decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint],
-                     writing: MemoryIndex | None = None, in_order: bool = False, mark: Any = None) -> Decided:
+                     writing: MemoryIndex | None = None, in_order: bool = False, mark: Any = None) -> DecidedBatch:
         """Look up and decide one batch (nothing is written). ``writing``: the documents of the batch still being
         written, in memory; the backend's stored versions of them are left out of the lookup. ``in_order``: the
         documents of the batch found already indexed are decided around as members of the batch at their places,
@@ -157,7 +149,7 @@ class BatchDecider:
         :meth:`~es_simhash.engine.dedup_engine.DedupEngine.process_batches`)."""
         queries = [Lookup(d.id, fp) for d, fp in zip(docs, fps)]
         d_max = self.rule.candidate_distance
-        decided = Decided()
+        decided = DecidedBatch()
         being = writing.docs() if writing is not None else []  # (the batch before, being written)
         being_written = [doc.id for doc in being]
         if self.index.shared_writers:  # what is visible now: settling looks at what came after

@@ -9,7 +9,7 @@ already decided in the same batch (so duplicates inside one batch are caught), t
 it owns: its :attr:`~DedupEngine.decider` (:class:`~es_simhash.engine.decisions.BatchDecider`: lookups and
 decisions) and its :attr:`~DedupEngine.writer` (:class:`~es_simhash.engine.writes.BatchWriter`: writes, conflicts
 and settling). :mod:`~es_simhash.engine.pipelining` keeps them busy (fingerprinting ahead, the batch in writing);
-:mod:`~es_simhash.engine.documents` holds what goes in and comes out.
+the records that go in and come out are :mod:`es_simhash.records`' :class:`Document` and :class:`Result`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any, Iterable, Iterator, Sequence, TypeVar
 
 from es_simhash.decide.default import DefaultRule
 from es_simhash.defaults import BATCH_SIZE, SHARED_BATCH_SIZE
-from es_simhash.decide.rule import NO_FEATURES, Decision, DecisionRule, has_sketch
-from es_simhash.engine.decisions import BatchDecider, Decided, as_maintained
-from es_simhash.engine.documents import Document, Result
+from es_simhash.decide.rule import NO_FEATURES, DecisionRule, has_sketch
+from es_simhash.records import Decision, Document, Result
+from es_simhash.engine.decisions import BatchDecider, DecidedBatch, as_maintained
 from es_simhash.engine.pipelining import InWriting, fingerprint_pool, read_ahead
 from es_simhash.engine.writes import BatchWriter
 from es_simhash.errors import DuplicateIdError, IndexingError
@@ -32,8 +32,8 @@ from es_simhash.index.base import Lookup, FingerprintIndex, MaintainedIndex
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.candidates import boilerplate_of
 
-__all__ = ["Document", "Decision", "Result", "DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "has_sketch",
-           "DuplicateIdError", "IndexingError"]
+__all__ = ["DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "has_sketch", "DuplicateIdError",
+           "IndexingError"]
 
 log = logging.getLogger(__name__)
 
@@ -219,19 +219,19 @@ class DedupEngine:
 
     # -- the collaborators' steps, as the engine takes them (one place to time or call each) -----------------
     def _decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint], writing: MemoryIndex | None = None,
-                      in_order: bool = False, mark: Any = None) -> Decided:
+                      in_order: bool = False, mark: Any = None) -> DecidedBatch:
         """Look up and decide one batch, nothing written (:meth:`BatchDecider.decide_batch`)."""
         return self.decider.decide_batch(docs, fps, writing, in_order, mark)
 
-    def _store(self, decided: Decided) -> dict[str, str]:
+    def _store(self, decided: DecidedBatch) -> dict[str, str]:
         """Write and settle a decided batch; the refused ids with their reasons (:meth:`BatchWriter.store`)."""
         return self.writer.store(decided)
 
-    def _write(self, decided: Decided) -> dict[str, str]:
+    def _write(self, decided: DecidedBatch) -> dict[str, str]:
         """Write a decided batch without settling it (:meth:`BatchWriter.write`)."""
         return self.writer.write(decided)
 
-    def _settle(self, decided: Decided, refused: dict[str, str]) -> None:
+    def _settle(self, decided: DecidedBatch, refused: dict[str, str]) -> None:
         """Settle a written batch (:meth:`BatchWriter.settle`)."""
         self.writer.settle(decided, refused)
 

@@ -8,8 +8,8 @@ from collections import deque
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
-from es_simhash.engine.decisions import Decided
-from es_simhash.engine.documents import Document, Result
+from es_simhash.engine.decisions import DecidedBatch
+from es_simhash.records import Document, Result
 from es_simhash.errors import DuplicateIdError, IndexingError
 from es_simhash.fingerprint.fingerprinter import Fingerprinter
 from es_simhash.fingerprint.model import Fingerprint
@@ -33,7 +33,7 @@ def fingerprint_in_worker(texts: Sequence[str]) -> list[Fingerprint]:
 class InWriting:
     """A batch being written in another thread, with its documents in memory for the next batch's decisions."""
 
-    def __init__(self, context, decided: Decided, future: Future | None, max_sentence_df: int, lookup_keys) -> None:
+    def __init__(self, context, decided: DecidedBatch, future: Future | None, max_sentence_df: int, lookup_keys) -> None:
         self.context, self.decided, self.future = context, decided, future
         self.memory = MemoryIndex(max_sentence_df, lookup_keys)
         self.memory.add(decided.to_store)

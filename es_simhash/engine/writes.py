@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from es_simhash.decide.rule import DecisionRule
-from es_simhash.engine.decisions import Decided, as_maintained, same_fingerprint
-from es_simhash.engine.documents import Result
+from es_simhash.engine.decisions import DecidedBatch, as_maintained, same_fingerprint
+from es_simhash.records import Result, StoredDoc
 from es_simhash.errors import MaintenanceError
-from es_simhash.index.base import FingerprintIndex, StoredDoc
+from es_simhash.index.base import FingerprintIndex
 
 MAX_WRITE_ATTEMPTS = 20
 """Conditional writes of one batch that keep meeting other versions before :meth:`BatchWriter.write` gives up."""
@@ -24,14 +24,14 @@ class BatchWriter:
         self.index = index
         self.rule = rule
 
-    def store(self, decided: Decided) -> dict[str, str]:
+    def store(self, decided: DecidedBatch) -> dict[str, str]:
         """Write a decided batch (:meth:`write`), then settle it (:meth:`settle`). Returns the refused ids with
         their reasons; the results of documents that settling moved to another cluster are updated."""
         refused = self.write(decided)
         self.settle(decided, refused)
         return refused
 
-    def write(self, decided: Decided) -> dict[str, str]:
+    def write(self, decided: DecidedBatch) -> dict[str, str]:
         """Write a decided batch; returns the ids the backend refused, with their reasons.
 
         With other writers (``shared_writers``) each document is written only over the version it replaces:
@@ -88,7 +88,7 @@ class BatchWriter:
                                if isinstance(r, Result) and r.id in theirs else r for r in decided.results]
         return refused
 
-    def settle(self, decided: Decided, refused: dict[str, str]) -> None:
+    def settle(self, decided: DecidedBatch, refused: dict[str, str]) -> None:
         """Settle a written batch (:func:`es_simhash.clustering.settle`) when other processes may write into the
         index too, or when it re-indexes documents with other content."""
         shared = self.index.shared_writers

@@ -1,6 +1,6 @@
 """Reading crawl output: JSON Lines, gzip-compressed or not, from files or stdin, with dead letters.
 
-Every non-blank line is either a :class:`Record` or a :class:`DeadLetter` carrying its line number and a
+Every non-blank line is either a :class:`Document` or a :class:`DeadLetter` carrying its line number and a
 one-line reason; nothing is dropped silently and nothing raises on bad data. Blank lines are not records.
 Gzip is recognised by its magic bytes, so ``crawl.jsonl.gz``, a misnamed file, and a compressed stdin all work.
 """
@@ -15,50 +15,31 @@ import json
 import os
 import sys
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Any, BinaryIO, Iterator, Sequence
 
+from es_simhash.records import Document
 from es_simhash.files.markup import HTML_MODES, text_of
 from es_simhash.errors import InputError
-from es_simhash.record_fields import (DEFAULT_ID_FIELDS, DEFAULT_TEXT_FIELDS, MAX_ID_BYTES, TIME_FIELDS, TITLE_FIELDS,
-                                      URL_FIELDS, first_field, record_meta)
+from es_simhash.records import (
+    DEFAULT_ID_FIELDS,
+    DEFAULT_TEXT_FIELDS,
+    MAX_ID_BYTES,
+    TIME_FIELDS,
+    TITLE_FIELDS,
+    URL_FIELDS,
+    first_field,
+    record_meta,
+)
 
-__all__ = [
-    "Record",
-    "DeadLetter",
-    "RecordReader",
-    "DEFAULT_TEXT_FIELDS",
-    "DEFAULT_ID_FIELDS",
-    "DeadLetterWriter",
-    "MAX_ID_BYTES",
-    "TITLE_FIELDS",
-    "URL_FIELDS",
-    "TIME_FIELDS",
-    "InputError",
-    "check_inputs",
-    "first_field",
-    "record_meta",
-    "excerpt",
-]
+__all__ = ["DeadLetter", "RecordReader", "DEFAULT_TEXT_FIELDS", "DEFAULT_ID_FIELDS", "DeadLetterWriter",
+           "MAX_ID_BYTES", "TITLE_FIELDS", "URL_FIELDS", "TIME_FIELDS", "InputError", "check_inputs", "first_field",
+           "record_meta", "excerpt"]
 
 _EXCERPT = 200
 _FALLBACK = "gb18030"  # what --encoding auto tries after UTF-8
 _NO_SURROGATES = frozenset({"utf-8", _FALLBACK})  # codecs that never decode bytes to a lone surrogate
 _CHUNK = 1 << 20
-
-
-@dataclass(slots=True)
-class Record:
-    source: str
-    line: int
-    id: str
-    text: str
-    fields: dict[str, Any]
-    raw: bytes = field(repr=False, default=b"")
-    encoding: str = "utf-8"
-    """The encoding the line was decoded with (another than UTF-8 only with ``RecordReader(encoding="auto")``)."""
-    html_stripped: bool = False
-    """Whether ``text`` is the text of HTML markup the record carried (``RecordReader(html=...)``)."""
 
 
 @dataclass(slots=True)
@@ -114,7 +95,7 @@ class _CountingReader(io.RawIOBase):
 
 
 class RecordReader:
-    """Reads JSON Lines crawl output into :class:`Record` objects and :class:`DeadLetter` objects.
+    """Reads JSON Lines crawl output into :class:`Document` objects and :class:`DeadLetter` objects.
 
     ``text_field``/``id_field``: the field to use; ``None`` tries :data:`DEFAULT_TEXT_FIELDS` /
     :data:`DEFAULT_ID_FIELDS` in order. A record without any id field gets ``SOURCE:LINE`` (stable when the same
@@ -122,13 +103,13 @@ class RecordReader:
 
     ``encoding``: of the input lines: ``"utf-8"`` (the default), any Python codec name (``"gb18030"``, ``"big5"``,
     ...), or ``"auto"``: each line is decoded as UTF-8, and a line that is not UTF-8 as GB18030 (a superset of GBK
-    and GB2312, still common on Chinese sites); the record then says so (:attr:`Record.encoding`). A line that
+    and GB2312, still common on Chinese sites); the record then says so (:attr:`Document.encoding`). A line that
     decodes under none of them is a dead letter.
 
     ``html``: ``"keep"`` (the default) takes the text as it is; ``"auto"`` replaces a text that carries HTML
     markup (:func:`es_simhash.markup.looks_like_html`) with the text of that markup; ``"strip"`` does so for
     every text (:func:`es_simhash.markup.strip_html`: a real HTML parser; entities decoded, scripts and styles
-    dropped). The record's field then holds that text too (the original line stays in :attr:`Record.raw`).
+    dropped). The record's field then holds that text too (the original line stays in :attr:`Document.raw`).
     """
 
     def __init__(
@@ -168,11 +149,11 @@ class RecordReader:
             total += os.path.getsize(p)
         return total
 
-    def read(self, paths: Sequence[str]) -> Iterator[Record | DeadLetter]:
+    def read(self, paths: Sequence[str]) -> Iterator[Document | DeadLetter]:
         for path in paths:
             yield from self.read_one(path)
 
-    def read_one(self, path: str, skip_lines: int = 0) -> Iterator[Record | DeadLetter]:
+    def read_one(self, path: str, skip_lines: int = 0) -> Iterator[Document | DeadLetter]:
         """Records and dead letters of one input; ``skip_lines`` lines are read past without parsing."""
         name = "stdin" if path == "-" else path
         raw: BinaryIO = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
@@ -228,8 +209,8 @@ class RecordReader:
             return head, True, size
         return line.rstrip(b"\r\n"), False, len(line)
 
-    def parse(self, source: str, line_no: int, raw: bytes) -> Record | DeadLetter:
-        """One line of JSON Lines to a :class:`Record`, or a :class:`DeadLetter` saying what is wrong."""
+    def parse(self, source: str, line_no: int, raw: bytes) -> Document | DeadLetter:
+        """One line of JSON Lines to a :class:`Document`, or a :class:`DeadLetter` saying what is wrong."""
         try:
             decoded, encoding = self._decode(raw)
             if line_no == 1:
@@ -246,7 +227,7 @@ class RecordReader:
             text, stripped = text_of(text, self.html)
             if stripped:
                 obj[text_field] = text
-        return Record(source, line_no, doc_id, text, obj, raw, encoding, stripped)
+        return Document(doc_id, text, obj, source, line_no, raw, encoding, stripped)
 
     def _decode(self, raw: bytes) -> tuple[str, str]:
         """The line as text and the encoding it was decoded with."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Collection, Iterator, Protocol, Sequence, runtime_checkable
 
+from es_simhash.records import StoredDoc
 from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.lookup.candidates import (
     MIN_SHARED_SKETCH,
@@ -30,43 +31,8 @@ from es_simhash.lookup.candidates import (
 )
 from es_simhash.lookup.keys import LookupKeys
 
-__all__ = ["StoredDoc", "Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "CANONICAL", "MIN_SHARED_SKETCH",
-           "arrival_key", "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch",
-           "found_by_lookup"]
-
-CANONICAL = "canonical"
-
-@dataclass(slots=True)
-class StoredDoc:
-    """A document as the index keeps it: fingerprint plus its place in a duplicate cluster."""
-
-    id: str
-    fingerprint: Fingerprint
-    cluster: str
-    """Id of the canonical document of this document's cluster (its own id when canonical)."""
-    duplicate_of: str | None = None
-    """The document it was matched against (``None`` when canonical)."""
-    distance: int | None = None
-    """Hamming distance to ``duplicate_of`` (``None`` when canonical)."""
-    reason: str = CANONICAL
-    """``canonical``, ``exact``, ``simhash``, ``sentences`` or ``no-features``."""
-    fields: dict[str, Any] | None = field(default=None, repr=False)
-    """The input record, for backends that store documents (title, url, crawl time...)."""
-    text: str | None = field(default=None, repr=False)
-    """The document's text, for backends that store documents."""
-    arrival: int = 0
-    """When the document was decided, in microseconds since the epoch, and always later than every document it
-    was decided against (see :func:`arrival_key`): it orders documents for the cluster rules of concurrent
-    writers, updates and deletes. 0 for stored documents with no arrival recorded."""
-    version: Any = field(default=None, repr=False, compare=False)
-    """The backend's version of the stored document (Elasticsearch: ``(seq_no, primary_term)``), set by
-    :meth:`MaintainedIndex.fetch`: a write through :meth:`MaintainedIndex.replace` succeeds only if the stored
-    document is still that version."""
-
-    @property
-    def is_canonical(self) -> bool:
-        return self.duplicate_of is None
-
+__all__ = ["Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "MIN_SHARED_SKETCH", "arrival_key",
+           "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch", "found_by_lookup"]
 
 def without_payload(doc: StoredDoc) -> StoredDoc:
     """``doc`` without its record and text (the fingerprint and the cluster are all a lookup needs): what the

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from es_simhash.defaults import DEAD_LETTERS
-from es_simhash.files.sources import DeadLetter, Record
+from es_simhash.files.sources import DeadLetter
+from es_simhash.records import Document
 from es_simhash.pipeline.source import RecordSource
 
 
@@ -19,7 +20,7 @@ class _StoredRecords:
         self.source = source
         self.bytes_read = 0
 
-    def read_one(self, path: str, skip_lines: int = 0) -> Iterator[Record | DeadLetter]:
+    def read_one(self, path: str, skip_lines: int = 0) -> Iterator[Document | DeadLetter]:
 
         for n, (doc_id, text, record) in enumerate(self.source.records(), 1):
             self.bytes_read = n
@@ -28,7 +29,7 @@ class _StoredRecords:
             if not isinstance(text, str) or not text:
                 yield DeadLetter(path, n, "no stored text to fingerprint again", doc_id)
             else:
-                yield Record(path, n, doc_id, text, record)
+                yield Document(doc_id, text, record, path, n)
 
 
 def migrate(source, engine, *, dead_letters: str = DEAD_LETTERS, checkpoint=None, report=None,

@@ -13,9 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterator, Mapping, Sequence
 
-from es_simhash.engine.dedup_engine import DedupEngine, Result
-from es_simhash.files.sources import Record
-from es_simhash.index.base import StoredDoc
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.records import Document, Result, StoredDoc
 from es_simhash.pipeline.checkpoint import Checkpoint
 from es_simhash.pipeline.source import RecordSource
 from es_simhash.pipeline.summary import Summary, report_line
@@ -193,7 +192,7 @@ def _records(inputs: Sequence[str], reader: RecordSource, where: Where) -> Itera
         return
     for records in (reader.read_one(p) for p in inputs):
         for rec in records:
-            if isinstance(rec, Record) and rec.id not in seen:
+            if isinstance(rec, Document) and rec.id not in seen:
                 seen.add(rec.id)
                 yield rec.raw, rec.id
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import IO, Callable, Iterable, Iterator, Sequence
 
 from es_simhash.defaults import DEAD_LETTERS
-from es_simhash.engine.dedup_engine import DedupEngine, Document, DuplicateIdError, IndexingError
-from es_simhash.files.sources import DeadLetter, DeadLetterWriter, Record, RecordReader, excerpt
+from es_simhash.engine.dedup_engine import DedupEngine, DuplicateIdError, IndexingError
+from es_simhash.records import Document
+from es_simhash.files.sources import DeadLetter, DeadLetterWriter, excerpt, RecordReader
 from es_simhash.pipeline.checkpoint import Checkpoint
 from es_simhash.pipeline.recheck import correct_outputs, is_rewritable, recheck_run, rereadable
 from es_simhash.pipeline.source import RecordSource
@@ -100,7 +101,7 @@ def run_dedup(
                 if waiting is not None and batch.records:
                     waiting()
                     waiting = None
-                yield [Document(r.id, r.text, r.fields) for r in batch.records], batch
+                yield batch.records, batch
 
         mark = checkpoint.mark if checkpoint is not None and resuming else None
         for batch, results in engine.process_batches(documents(), resumed=resuming, mark=mark):
@@ -132,7 +133,7 @@ FIRST_BATCH = 100
 class _Batch:
     """A batch of records as :meth:`_Run.batches` cuts it."""
 
-    records: list[Record]
+    records: list[Document]
     letters: list[tuple[int, DeadLetter]]
     """The dead letters read since the previous batch, each with the number of this batch's records read before
     it (its place among them: dead letters are written in line order)."""
@@ -234,7 +235,7 @@ class _Run:
         batch's decisions either. A resumed run's first batch has the size its checkpoint saved (the batch the
         interrupted run cut next). Decisions do not depend on batch sizes."""
         checkpoint = self.checkpoint
-        ahead: deque[tuple[str, Record | DeadLetter, int]] = deque()  # read, not yet in a batch: (input, item,
+        ahead: deque[tuple[str, Document | DeadLetter, int]] = deque()  # read, not yet in a batch: (input, item,
         # the reader's position after it)
         n_ahead = 0  # records in ``ahead``
         position: dict[str, int] = {}
@@ -244,7 +245,7 @@ class _Run:
             """The next ``n`` records, the dead letters read before the last of them, and the lines read up to it
             (with ``n`` = all records ahead: every dead letter left too)."""
             nonlocal n_ahead
-            records: list[Record] = []
+            records: list[Document] = []
             letters: list[tuple[int, DeadLetter]] = []
             everything = n >= n_ahead
             read_to = self.reader.bytes_read
@@ -292,5 +293,5 @@ def iter_texts(inputs: Iterable[str], reader: RecordReader | None = None) -> Ite
     """The texts of the valid records of ``inputs`` (dead letters skipped), e.g. for ``IDFTable.fit``."""
     reader = reader or RecordReader()
     for item in reader.read(list(inputs)):
-        if isinstance(item, Record):
+        if isinstance(item, Document):
             yield item.text

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Iterator, Protocol
 
-from es_simhash.files.sources import DeadLetter, Record
+from es_simhash.files.sources import DeadLetter
+from es_simhash.records import Document
 
 
 class RecordSource(Protocol):
@@ -17,6 +18,6 @@ class RecordSource(Protocol):
         """Progress so far (bytes for files; any growing count)."""
         ...
 
-    def read_one(self, path: str, skip_lines: int = 0) -> Iterator[Record | DeadLetter]:
+    def read_one(self, path: str, skip_lines: int = 0) -> Iterator[Document | DeadLetter]:
         """The records and dead letters of one input, after its first ``skip_lines`` lines."""
         ...

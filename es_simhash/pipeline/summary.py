@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _json_str  # (what json.dumps(..., ensure_ascii=False) writes)
 
-from es_simhash.engine.dedup_engine import Result
+from es_simhash.records import Result
 
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, Iterable, Sequence
 
-from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, Document
+from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
+from es_simhash.records import Document, StoredDoc
 from es_simhash.fingerprint.fingerprinter import Fingerprinter
-from es_simhash.index.base import StoredDoc
 from es_simhash.files.sources import DEFAULT_TEXT_FIELDS
 from es_simhash.errors import LabelError
 

@@ -10,9 +10,8 @@ import numpy as np
 
 from es_simhash.fingerprint.fold import fold_text
 from es_simhash.fingerprint.model import Fingerprint, hex64
-from es_simhash.index.base import StoredDoc
+from es_simhash.records import record_meta, StoredDoc
 from es_simhash.lookup import hamming
-from es_simhash.record_fields import record_meta
 
 
 def to_source(doc: StoredDoc, now: str, lookup_keys: list[str] | None = None) -> dict[str, Any]:

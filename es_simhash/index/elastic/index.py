@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any, Collection, Iterator, Sequence
 
 from es_simhash.defaults import MAX_SENTENCE_DF, RETRY_FOR
-from es_simhash.index.base import Lookup, LookupResult, StoredDoc
+from es_simhash.index.base import Lookup, LookupResult
+from es_simhash.records import StoredDoc
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.planner import Boilerplate, LookupPlanner
 from es_simhash.index.elastic.reads import MaintenanceReader

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Collection, Iterator
 
 from es_simhash.fingerprint.model import hex64
-from es_simhash.index.base import StoredDoc
+from es_simhash.records import StoredDoc
 from es_simhash.index.elastic.codec import stored_doc
 from es_simhash.index.elastic.errors import raise_item_error
 from es_simhash.index.elastic.handle import IndexHandle

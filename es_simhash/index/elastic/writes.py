@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from es_simhash.errors import ElasticError
-from es_simhash.index.base import StoredDoc
+from es_simhash.records import StoredDoc
 from es_simhash.index.elastic.codec import to_source
 from es_simhash.index.elastic.errors import RETRY_STATUSES, RETRY_TYPES, Transient, bulk_retry_statuses
 from es_simhash.index.elastic.handle import IndexHandle

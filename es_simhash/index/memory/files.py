@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from es_simhash.errors import IndexFileError
 from es_simhash.files.outputs import atomic_write
 from es_simhash.fingerprint.model import Fingerprint
-from es_simhash.index.base import StoredDoc
+from es_simhash.records import StoredDoc
 from es_simhash.index.memory import native as _native
 from es_simhash.index.memory.store import MemoryStore
 from es_simhash.lookup.keys import SEGMENTS, LookupKeys

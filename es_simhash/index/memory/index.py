@@ -7,7 +7,8 @@ import os
 from typing import Collection, Iterator, Sequence, TypeVar
 
 from es_simhash.defaults import MAX_SENTENCE_DF
-from es_simhash.index.base import Lookup, LookupResult, StoredDoc
+from es_simhash.index.base import Lookup, LookupResult
+from es_simhash.records import StoredDoc
 from es_simhash.index.memory import files
 from es_simhash.index.memory import native as _native
 from es_simhash.index.memory.lookups import MemoryLookups

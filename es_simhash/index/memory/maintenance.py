@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Collection, Iterator, Sequence
 
-from es_simhash.index.base import StoredDoc, arrival_key
+from es_simhash.index.base import arrival_key
+from es_simhash.records import StoredDoc
 from es_simhash.index.memory.store import MemoryStore
 
 

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from es_simhash.defaults import MAX_SENTENCE_DF
 from es_simhash.fingerprint.model import FUZZY_MARK, SKETCH_BIT
-from es_simhash.index.base import StoredDoc, without_payload
+from es_simhash.index.base import without_payload
+from es_simhash.records import StoredDoc
 from es_simhash.index.memory import native as _native
 from es_simhash.index.memory.runs import Run, merge_runs, new_run
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH

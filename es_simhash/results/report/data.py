@@ -283,7 +283,8 @@ def from_dedup_report(path: str, inputs: Sequence[str] = (), *, top: int = 20, t
 def _input_fields(inputs: Sequence[str], wanted: set[str], text_field: str | None,
                   id_field: str | None) -> dict[str, tuple[Any, Any, Any]]:
     """id -> (title, url, crawl time) from the crawl input, read with the same rules as ``dedup``/``index``."""
-    from es_simhash.files.sources import InputError, Record, RecordReader, check_inputs, record_meta
+    from es_simhash.files.sources import check_inputs, InputError, record_meta, RecordReader
+    from es_simhash.records import Document
 
     try:
         check_inputs(inputs)
@@ -291,7 +292,7 @@ def _input_fields(inputs: Sequence[str], wanted: set[str], text_field: str | Non
         raise ReportError(str(exc)) from None
     out: dict[str, tuple[Any, Any, Any]] = {}
     for item in RecordReader(text_field, id_field).read(list(inputs)):
-        if isinstance(item, Record) and item.id in wanted and item.id not in out:
+        if isinstance(item, Document) and item.id in wanted and item.id not in out:
             out[item.id] = record_meta(item.fields)
     return out
 
