@@ -179,9 +179,9 @@ def paired(a: System, b: System) -> str:
 def stage_breakdown(fp, texts: Sequence[str], repeats: int) -> list[tuple[str, float]]:
     """Median time of each stage of ``Fingerprinter.fingerprint_many`` (warm cache), done stage by stage.
 
-    Mirrors the body of ``fingerprint_many``; uses its private helpers (``text._normalize_many``,
-    ``Fingerprinter._simhash_batch``, ``text._keys_many``, ``fingerprint.content_hashes``,
-    ``Fingerprinter._sketches``, ``Fingerprinter._signatures``, ``Fingerprinter._word_bags``).
+    Mirrors the body of the Python engine's ``fingerprint_many``; uses its private helpers
+    (``text._normalize_many``, ``ReferenceEngine._simhash_batch``, ``text._keys_many``, ``fingerprint.content_hashes``,
+    ``ReferenceEngine._sketches``, ``ReferenceEngine._signatures``, ``ReferenceEngine._word_bags``).
     """
     from es_simhash.fingerprint import fingerprinter as F
     from es_simhash.fingerprint import text as T
@@ -194,16 +194,16 @@ def stage_breakdown(fp, texts: Sequence[str], repeats: int) -> list[tuple[str, f
         stages.setdefault(name, []).append(time.perf_counter() - t0)
         return out
 
-    seg = fp.segmenter
+    seg, py = fp.segmenter, fp.python
     for _ in range(repeats + 1):
         norm = clock("text._normalize_many (NFKC etc.)", lambda: T._normalize_many(texts))
         toks = clock("text.segment (rjieba.cut+re-split)", lambda: [T.segment(n, seg) for n in norm])
-        clock("_simhash_batch (ids+numpy)", lambda: fp._simhash_batch(toks))
+        clock("_simhash_batch (ids+numpy)", lambda: py._simhash_batch(toks))
         keys = clock("text._keys_many (content+sentences)", lambda: T._keys_many(norm, fp.min_sentence_chars))
         clock("content_hashes (bag+hash64)", lambda: F.content_hashes([k for k, _ in keys]))
-        sketches = clock("_sketches (shingle bottom-k)", lambda: fp._sketches(norm, keys))
-        clock("_signatures (sort+sentence_hashes)", lambda: fp._signatures([s for _, s in keys]))
-        clock("_word_bags", lambda: fp._word_bags(toks, sketches))
+        sketches = clock("_sketches (shingle bottom-k)", lambda: py._sketches(norm, keys))
+        clock("_signatures (sort+sentence_hashes)", lambda: py._signatures([s for _, s in keys]))
+        clock("_word_bags", lambda: py._word_bags(toks, sketches))
     # drop the warm-up pass
     return [(name, statistics.median(ts[1:])) for name, ts in stages.items()]
 

@@ -34,32 +34,43 @@ from typing import Any
 import numpy as np
 
 from es_simhash.fingerprint import Fingerprinter, hash64
+from es_simhash.fingerprint.reference import ReferenceEngine
 
-__all__ = ["PSimhashFingerprinter"]
+__all__ = ["PSimhashEngine", "PSimhashFingerprinter"]
 
 _SENTENCE_TOKENS = frozenset("。！？!?;；…\n.")
 _BITS = np.arange(64, dtype=np.uint64)
 
 
 class PSimhashFingerprinter(Fingerprinter):
-    """:class:`Fingerprinter` whose SimHash is P-Simhash (J-Tidf weights, top-m features, position signature).
+    """:class:`Fingerprinter` whose SimHash is P-Simhash (J-Tidf weights, top-m features, position signature): it
+    runs on a :class:`PSimhashEngine`, the Python engine.
 
     Extra parameters: ``top_m`` (20), ``mu`` (1.5), ``position_bins`` (8). The rest as for :class:`Fingerprinter`.
     """
 
     def __init__(self, idf=None, *, top_m: int = 20, mu: float = 1.5, position_bins: int = 8, **kwargs: Any) -> None:
-        super().__init__(idf, **kwargs)
         if top_m < 1 or position_bins < 1:
             raise ValueError("top_m >= 1 and position_bins >= 1")
         self.top_m = top_m
         self.mu = mu
         self.position_bins = position_bins
-        self._pos_hash: dict[tuple[str, int], int] = {}
+        super().__init__(idf, engine="python", python_engine=PSimhashEngine, **kwargs)
 
     @property
     def config(self) -> dict[str, Any]:
         return {**super().config, "algorithm": "p-simhash", "top_m": self.top_m, "mu": self.mu,
                 "position_bins": self.position_bins}
+
+
+class PSimhashEngine(ReferenceEngine):
+    """The reference engine with P-Simhash as its SimHash, for a :class:`PSimhashFingerprinter` (its ``owner``,
+    whose ``top_m``, ``mu`` and ``position_bins`` it reads)."""
+
+    def __init__(self, owner: PSimhashFingerprinter) -> None:
+        super().__init__(owner)
+        self.owner: PSimhashFingerprinter = owner
+        self._pos_hash: dict[tuple[str, int], int] = {}
 
     def _simhash_batch(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
         n = len(token_lists)
@@ -90,7 +101,7 @@ class PSimhashFingerprinter(Fingerprinter):
             tfidf[tok] = tfidf.get(tok, 0.0) + w
             sents.setdefault(tok, set()).add(sentence)
             first.setdefault(tok, pos)
-        m = self.top_m
+        m = self.owner.top_m
         cands = sorted(tfidf, key=lambda t: (-tfidf[t], t))[: 3 * m]
         jt = {}
         for a in cands:
@@ -102,7 +113,7 @@ class PSimhashFingerprinter(Fingerprinter):
         vocab_ids = [self._vocab.ids[t] for t in top]
         h = self._vocab.hashes[vocab_ids]
         n_tok = len(tokens)
-        bins = self.position_bins
+        bins = self.owner.position_bins
         ph = []
         for t in top:
             key = (t, min(bins - 1, first[t] * bins // n_tok))
@@ -115,7 +126,8 @@ class PSimhashFingerprinter(Fingerprinter):
         ph = np.array(ph, dtype=np.uint64)
         sig = (((h[:, None] >> _BITS) & np.uint64(1)).astype(np.float64) * 2 - 1).T @ w
         sig_p = (((ph[:, None] >> _BITS) & np.uint64(1)).astype(np.float64) * 2 - 1).T @ w
-        combined = self.mu * sig + (1 - self.mu) * sig_p
+        mu = self.owner.mu
+        combined = mu * sig + (1 - mu) * sig_p
         bits = combined > 0
         value = int(np.packbits(bits, bitorder="little").view("<u8")[0])
         return value, n_feat

@@ -15,19 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import urllib.error
 import urllib.request
 import uuid
-from pathlib import Path
 
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
-if str(SCRIPTS) not in sys.path:
-    sys.path.insert(0, str(SCRIPTS))
-
-import es_node as esn  # noqa: E402  (scripts/ is not a package)
+import es_node as esn  # (scripts/es_node.py; scripts/ is on pytest's pythonpath)
 
 
 @pytest.fixture

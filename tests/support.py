@@ -10,15 +10,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
-import sys
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
+import corpora  # (bench/corpora.py: real text shipped inside packages; bench/ is on pytest's pythonpath)
 
-import corpora  # noqa: E402  (bench/corpora.py: real text shipped inside packages)
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @lru_cache(maxsize=None)

@@ -10,15 +10,10 @@ change pass without saying why in the commit).
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-
-import accuracy  # noqa: E402  (bench/accuracy.py: a rename fails here, loudly)
+import accuracy  # (bench/accuracy.py: a rename fails here, loudly)
 
 data = accuracy.data
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import es_node as esn  # importable: conftest put scripts/ on sys.path
+import es_node as esn  # (scripts/ is on pytest's pythonpath)
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "es_node.py"
 

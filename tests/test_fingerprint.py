@@ -172,7 +172,7 @@ def test_bulk_token_weights_equal_token_weight(tokens, min_token_len):
     idf = IDFTable({"ab": 0.5 / 1024, "cd": 1.5 / 1024, "ef": 2.5 / 1024, "中文": -3.0, "09": 7.25}, default=11.7)
     fp = Fingerprinter(idf, min_token_len=min_token_len, stopwords=frozenset({"的", "ab"}))
     tokens = tokens + ["ab", "cd", "ef", "中文", "09", "的", "a_b", ""]
-    assert fp._token_weights(tokens).tolist() == [float(fp.token_weight(t)) for t in tokens]
+    assert fp.python._token_weights(tokens).tolist() == [float(fp.token_weight(t)) for t in tokens]
 
 
 def test_bulk_token_weights_equal_token_weight_on_real_tokens(fingerprinter):
@@ -181,16 +181,17 @@ def test_bulk_token_weights_equal_token_weight_on_real_tokens(fingerprinter):
     tokens = list(dict.fromkeys(t for a in chinese_articles()[:200] + english_articles()[:100]
                                 for t in text.segment(text.normalize(a))))
     tokens += sorted(fingerprinter.stopwords)
-    assert fingerprinter._token_weights(tokens).tolist() == [float(fingerprinter.token_weight(t)) for t in tokens]
+    weights = fingerprinter.python._token_weights(tokens)
+    assert weights.tolist() == [float(fingerprinter.token_weight(t)) for t in tokens]
 
 
 def test_new_tokens_are_forgotten_when_storing_them_fails():
-    fp = Fingerprinter()
+    fp = Fingerprinter(engine="python")
     text = "全新的词语出现了，比如量子计算机和区块链技术"
-    known = len(fp._vocab.ids)
-    fp._token_weights = lambda tokens: 1 / 0  # instance attribute: the vocabulary calls this one
+    known = len(fp.python._vocab.ids)
+    fp.python._token_weights = lambda tokens: 1 / 0  # instance attribute: the vocabulary calls this one
     with pytest.raises(ZeroDivisionError):
         fp.fingerprint(text)
-    assert len(fp._vocab.ids) == known and not fp._vocab.ids.new
-    del fp._token_weights
+    assert len(fp.python._vocab.ids) == known and not fp.python._vocab.ids.new
+    del fp.python._token_weights
     assert fp.fingerprint(text) == Fingerprinter().fingerprint(text)

@@ -6,7 +6,6 @@ converted by OpenCC's own converter (the ``opencc`` package) and annotated with 
 from __future__ import annotations
 
 import random
-import sys
 import unicodedata
 from pathlib import Path
 
@@ -16,9 +15,10 @@ from support import chinese_articles
 
 from es_simhash import Fingerprinter
 from es_simhash.fingerprint import fold
-from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, Document
+from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
+from es_simhash.records import Document
 from es_simhash.index.memory import MemoryIndex
-from es_simhash.files.sources import Record, RecordReader
+from es_simhash.files.sources import RecordReader
 from es_simhash.fingerprint.text import normalize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +100,7 @@ def test_ruby_markup_is_read_as_the_text_under_it(articles, convert):
                      if "\u4e00" <= c <= "\u9fff" else c for c in convert(a, "s2tw"))
     line = ('{"id": "r", "content": "<p>' + marked.replace("\n", "</p><p>").replace('"', '\\"') + '</p>"}').encode()
     record = RecordReader(html="auto").parse("crawl.jsonl", 1, line)
-    assert isinstance(record, Record) and record.html_stripped
+    assert isinstance(record, Document) and record.html_stripped
     _, copy = decide([a, record.text])
     assert copy.duplicate and copy.reason == "exact"
 
@@ -154,22 +154,14 @@ def test_invisible_is_every_format_character_and_variation_selector():
 
 
 def test_the_fold_table_is_what_gen_fold_writes():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import gen_fold
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    import gen_fold  # (scripts/gen_fold.py: scripts/ is on pytest's pythonpath)
     assert (ROOT / "es_simhash" / "data" / "fold.txt").read_text(encoding="utf-8") == gen_fold.render()
 
 
 def test_every_opencc_character_entry_folds_its_two_sides_alike():
     """For every single-character entry of the four OpenCC tables the fold is built from, key and each value fold
     to one character; folding is idempotent; and a character folds into the main ideograph block or stays."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import gen_fold
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    import gen_fold  # (scripts/gen_fold.py: scripts/ is on pytest's pythonpath)
     table = fold.fold_table()
 
     def f(c: str) -> int:
@@ -229,7 +221,7 @@ def test_a_version_5_index_is_refused_and_migrate_makes_it_current(articles, con
 
     from es_simhash.fingerprint import FINGERPRINT_VERSION
     from es_simhash.index.elastic import ElasticIndex, ensure_index
-    from es_simhash.index.base import StoredDoc
+    from es_simhash.records import StoredDoc
 
     assert FINGERPRINT_VERSION >= 6
     old, new = f"{es_index_name}-v5", f"{es_index_name}-v{FINGERPRINT_VERSION}"

@@ -1,8 +1,12 @@
 """Writing batch N while batch N+1 is looked up and decided (Elasticsearch) gives exactly the results of one
 sequential run: duplicates across consecutive batches, boilerplate counted over both, refused documents."""
 
+from functools import partial
+
 from es_simhash import Fingerprint, Fingerprinter
-from es_simhash.engine.dedup_engine import DedupEngine, Document, IndexingError
+from es_simhash.engine.dedup_engine import DedupEngine, IndexingError
+from es_simhash.records import Document
+from es_simhash.fingerprint.reference import ReferenceEngine
 from es_simhash.index.elastic import ElasticIndex, ensure_index
 from es_simhash.index.memory import MemoryIndex
 from support import chinese_articles
@@ -44,11 +48,12 @@ def test_boilerplate_counted_over_the_index_and_the_batch_being_written(client, 
     assert _rows(es.process(docs)) == _rows(embedded.process(docs))
 
 
-class _Given(Fingerprinter):
-    """Fingerprints given by the test (the texts are their names): lets a test place exact distances and sentences."""
+class _Given(ReferenceEngine):
+    """A Python engine whose fingerprints are given by the test (the texts are their names): lets a test place
+    exact distances and sentences (``Fingerprinter(engine="python", python_engine=partial(_Given, table=...))``)."""
 
-    def __init__(self, table):
-        super().__init__()
+    def __init__(self, owner, table):
+        super().__init__(owner)
         self.table = table
 
     def fingerprint_many(self, texts):
@@ -66,7 +71,7 @@ def test_a_sentence_over_the_bound_only_in_both_counts_brings_no_candidate(clien
     fps = {name: Fingerprint(sim, i + 1, (S, 1000 + i), 20, 120, True)
            for i, (name, sim) in enumerate([("x1", x1), ("x2", 0x7777_0000_1111_EEEE), ("y", 0x2468_ACE0_1357_9BDF),
                                             ("q", q)])}
-    fingerprinter = _Given(fps)
+    fingerprinter = Fingerprinter(engine="python", python_engine=partial(_Given, table=fps))
     batches = [([Document("x1", "x1"), Document("x2", "x2")], 1), ([Document("y", "y")], 2),
                ([Document("q", "q")], 3)]
     index = _new_index(client, es_index_name, fingerprinter, max_sentence_df=2)

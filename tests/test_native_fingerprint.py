@@ -26,8 +26,9 @@ from es_simhash.fingerprint import native_core as N
 from es_simhash.fingerprint import text as T
 from es_simhash.fingerprint import Fingerprinter
 from es_simhash.fingerprint.idf import IDFTable
+from es_simhash.fingerprint.reference import ReferenceEngine
 
-import support  # noqa: F401  (puts bench/ on sys.path)
+
 import corpora  # noqa: E402  bench/corpora.py
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -308,23 +309,27 @@ def test_pickled_fingerprinter_remakes_its_native_core(native):
 
 
 # -- choosing the engine, and the fallback -----------------------------------------------------------------
-class _Weighted(Fingerprinter):
+class _Weighted(ReferenceEngine):
+    """A custom Python engine (``Fingerprinter(python_engine=_Weighted)``): every word weighs the same."""
+
     def token_weight(self, token: str) -> int:
         return 7 if len(token) > 1 else 0
 
 
 def test_configurations_the_native_core_does_not_cover_stay_on_python(native):
-    assert _Weighted().engine == "python"
+    weighted = Fingerprinter(python_engine=_Weighted)
+    assert weighted.engine == "python"
+    assert weighted.token_weight("中国") == 7 and isinstance(weighted.python, _Weighted)
     assert Fingerprinter(segmenter="jieba").engine == "python"
     assert Fingerprinter(IDFTable({"a": float("inf")}, default=1.0)).engine == "python"
     assert Fingerprinter(IDFTable({"a": "x"}, default=1.0)).engine == "python"
     assert Fingerprinter(IDFTable({("a",): 1.0}, default=1.0)).engine == "python"
     assert Fingerprinter(stopwords=frozenset({"的", 3})).engine == "python"
-    with pytest.raises(RuntimeError, match="overrides token_weight"):
-        _Weighted(engine="native")
-    fp = Fingerprinter()
-    fp._token_weights = lambda tokens: 1 / 0  # an instance override counts too
+    with pytest.raises(RuntimeError, match=r"custom Python engine \(_Weighted\)"):
+        Fingerprinter(python_engine=_Weighted, engine="native")
+    fp = Fingerprinter(python_engine=lambda owner: _Weighted(owner))  # any maker of a custom engine counts too
     assert fp.engine == "python"
+    assert Fingerprinter(python_engine=ReferenceEngine).engine == "native"  # (the reference, named)
     assert Fingerprinter().engine == "native"
 
 

@@ -20,7 +20,7 @@ from es_simhash.records import Document
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.clustering import recheck
 
-import support  # noqa: F401  (puts bench/ on sys.path)
+
 import corpora  # noqa: E402  bench/corpora.py
 
 

@@ -1,14 +1,13 @@
 """Promises the repository makes to its users: the two README commands, CI, and versions that agree."""
 
 import re
-import sys
 from pathlib import Path
 
 import yaml
 
+import es_node
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-import es_node  # noqa: E402
 
 
 def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_command():

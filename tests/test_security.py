@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-import es_node as esn  # conftest put scripts/ on sys.path
+import es_node as esn  # (scripts/ is on pytest's pythonpath)
 from support import chinese_articles
 
 pytestmark = [pytest.mark.slow, pytest.mark.es]

@@ -317,7 +317,7 @@ def test_the_kept_dictionary_segments_as_the_built_one(native, tmp_path):
     cache = tmp_path / "cache"
     code = f"""
         import sys
-        sys.path.insert(0, {str(os.path.dirname(__file__))!r})
+        sys.path[:0] = [{str(os.path.dirname(__file__))!r}, {str(os.path.join(os.path.dirname(__file__), "..", "bench"))!r}]
         from es_simhash.fingerprint import early_start
         print(early_start.start_segmenter())
         from es_simhash.fingerprint import Fingerprinter

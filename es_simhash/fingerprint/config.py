@@ -1,6 +1,6 @@
 """The settings that determine a fingerprint, typed and checked in one place (:class:`FingerprintSettings`), and
 their form stored with an Elasticsearch index (:meth:`FingerprintSettings.meta`), by which an index refuses
-fingerprints made otherwise. The parameters are described on :class:`~es_simhash.fingerprint.Fingerprinter`."""
+fingerprints made otherwise."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from es_simhash.fingerprint.model import FINGERPRINT_VERSION
 
-__all__ = ["FingerprintSettings", "TF_MODES"]
+__all__ = ["DEFAULTS", "FingerprintSettings", "TF_MODES"]
 
 TF_MODES = ("cap:N", "sublinear", "raw")
 
@@ -17,18 +17,40 @@ TF_MODES = ("cap:N", "sublinear", "raw")
 @dataclass(frozen=True, slots=True)
 class FingerprintSettings:
     """Everything besides the IDF table, the stop words and the segmenter that changes a fingerprint; a
-    ``ValueError`` naming the bounds when a value is out of them."""
+    ``ValueError`` naming the bounds when a value is out of them. The defaults here are the library's
+    (:data:`DEFAULTS`; :class:`~es_simhash.fingerprint.Fingerprinter` takes its own from them); the measurements
+    behind them are in ``docs/accuracy.md`` (the dev split of ``bench/accuracy.py``)."""
 
     min_token_len: int = 2
+    """Tokens shorter than this (in characters) carry no weight: single characters are mostly function words in
+    Chinese and noise in English."""
     sentences: int = 5
+    """How many longest sentences make the sentence signature."""
     min_sentence_chars: int = 8
+    """A sentence needs at least this many letters/ideographs to enter the signature."""
     short_chars: int = 100
+    """Texts with fewer letters/ideographs than this are ``short``: SimHash is weak on them and the sentence
+    signature decides."""
     sketch: int = 12
+    """For texts of fewer than ``sketch_chars`` letters/ideographs, how many character-shingle hashes (the smallest
+    of the text's shingle hashes: a bottom-k MinHash sketch) join the sentence signature (0: none). A prefix, a
+    typo or a cut tail changes the only sentence or two of a short text but few of its shingles. Sketch hashes have
+    the top bit set (:data:`~es_simhash.fingerprint.model.SKETCH_BIT`), sentence hashes clear."""
     sketch_chars: int = 300
+    """Texts with fewer letters/ideographs than this get the sketch (longer texts have enough long sentences)."""
     sketch_shingle: tuple[int, int] = (3, 5)
+    """Shingle length in characters of the content key for the sketch, ``(cjk, other)``: 3 characters for texts
+    with Chinese characters, 5 letters/digits for the rest (spaces removed)."""
     line_sketch: int = 8
+    """In a text with a sketch and at least two lines of at least ``min_sentence_chars`` letters/ideographs (twice
+    that without Chinese), each such line adds its ``line_sketch`` smallest shingle hashes to the sketch (0: the
+    whole text's only): a templated post keeps its body's shingles in the sketch."""
     tf: str = "cap:5"
+    """How a token's count in the text scales its weight: ``"cap:N"`` (``min(tf, N)``), ``"sublinear"``
+    (``1 + ln tf``) or ``"raw"`` (``tf``: one repeated term can take over the fingerprint)."""
     fuzzy: int = 16
+    """For texts without a sketch, how many of their longest sentences each add a fuzzy hash
+    (:attr:`~es_simhash.fingerprint.model.Fingerprint.fuzzy`; at most 16, 0: none)."""
 
     def __post_init__(self) -> None:
         if self.sentences < 0 or self.min_token_len < 1 or self.min_sentence_chars < 1 or self.short_chars < 0 \
@@ -63,3 +85,7 @@ class FingerprintSettings:
             "tf": self.tf,
             "fuzzy": self.fuzzy,
         }
+
+
+DEFAULTS = FingerprintSettings()
+"""The default fingerprint settings, the one place they are defined."""

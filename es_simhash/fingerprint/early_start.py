@@ -19,7 +19,7 @@ def python_engine_forced() -> bool:
 
 def start_segmenter() -> bool:
     """Start building the native segmenter in the background. ``True`` when this call started it; ``False`` when it
-    had been started, when the native core is not installed (or predates background builds), or when
+    had been started, when the native core is not installed (or lacks background builds), or when
     ``ES_SIMHASH_ENGINE=python`` forces the reference. The built dictionary is kept in the cache
     (:func:`es_simhash.cache_dir.cache_root` ``/segmenter``, ~25 MB) and read back at the next start instead of
     built again (~0.01 s of copying instead of ~0.1 s of building). Fingerprints do not change: the same
@@ -33,7 +33,7 @@ def start_segmenter() -> bool:
 
     try:
         started = start(str(cache_root() / "segmenter"))
-    except TypeError:  # (a core that predates the kept dictionary)
+    except TypeError:  # (a core without the kept dictionary)
         started = start()
     if not started:
         return False
@@ -45,7 +45,7 @@ def start_default_idf() -> bool:
     """Start reading jieba's IDF table from the IDF cache (:mod:`es_simhash.idf_cache`) and building the native
     core's table from it on a background thread, so that the first texts do not wait for it (~0.05 s of reading
     and building on the main thread otherwise). ``True`` when this call started it; ``False`` when the table is not
-    in the cache yet (the run parses and caches it as before), when the native core is not installed (or predates
+    in the cache yet (the run then parses and caches it), when the native core is not installed (or lacks
     this), or when ``ES_SIMHASH_ENGINE=python`` forces the reference. A core made from the same cache entry takes
     the table; nothing else changes. A fork waits for the build first."""
     start = _native_function("start_idf_files")
@@ -64,7 +64,7 @@ def start_default_idf() -> bool:
 
 
 def _native_function(name: str) -> Any:
-    """The native core's function ``name``, or ``None`` when the core is not installed, predates it, or
+    """The native core's function ``name``, or ``None`` when the core is not installed, lacks it, or
     ``ES_SIMHASH_ENGINE=python`` forces the reference."""
     from es_simhash import _native
 

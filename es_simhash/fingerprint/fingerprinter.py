@@ -1,71 +1,47 @@
-"""Fingerprints: TF-IDF weighted 64-bit SimHash, its four 16-bit segments, and the long-sentence signature.
+"""Fingerprints (:class:`Fingerprinter`): the TF-IDF weighted 64-bit SimHash of a text, its four 16-bit segments
+and its sentence signature, in fingerprint version ``FINGERPRINT_VERSION`` (7). Two fingerprints made with the same
+version and settings (:attr:`Fingerprinter.config`) are comparable, whichever run, machine or engine made them.
 
-How a text becomes a :class:`Fingerprint` (``FINGERPRINT_VERSION`` 6):
+How a text becomes a :class:`Fingerprint`:
 
-1. ``text.normalize``: NFKC (full/half width), casefold, collapsed whitespace (a run with a line break becomes
-   one line break: since version 3 a title or heading line is a sentence of its own); since version 4 a space
-   between two CJK ideographs is removed (a repost spaced out character by character reads as the original);
-   since version 6 the text a reader sees (:mod:`es_simhash.fingerprint.fold`): invisible characters dropped, Traditional
-   characters folded to Simplified ones, and romanisation written after ideographs dropped, so a reprint in
-   either script, or a converter's annotated copy, is the same text.
-2. ``text.segment``: jieba-compatible words for Chinese, words for other text.
-3. Each token gets the weight ``w * min(tf, 5)`` with ``w = round(idf * 1024)`` and ``tf`` its count in the text
-   (capped TF, version 4: one term repeated all over a text, such as an anonymised name, cannot outweigh the rest;
-   ``tf="raw"`` gives version 3's ``w * tf``); punctuation, whitespace, stop words and tokens shorter than
-   ``min_token_len`` get 0. Weights are whole numbers held in float64, so every sum is exact and the result does
-   not depend on summation order.
-4. Each token is hashed to 64 bits with BLAKE2b (stable across runs, machines and Python versions, well mixed).
-   Bit ``i`` of the SimHash is 1 when the weights of the tokens whose hash has bit ``i`` set outweigh the rest
-   (a tie gives 0).
-5. The SimHash splits into four 16-bit segments (segment ``i`` = bits ``16i .. 16i+15``): by the pigeonhole
-   principle two fingerprints within Hamming distance 3 agree on at least one segment.
-6. The long-sentence signature: BLAKE2b hashes of the ``sentences`` longest sentences of at least
-   ``min_sentence_chars`` letters/ideographs, each sentence reduced to its letters, digits and ideographs. A few
-   longest sentences identify a reprinted article even when wrappers and edits move its SimHash. Sentence hashes
-   have the top bit cleared. Since version 3 a sentence hash (and the content hash) carries a hash of the
-   key's character multiset next to the hash of the key (:func:`sentence_hashes`), so two hashes tell whether
-   their sentences differ by a negation word or by reordered words (:func:`contradicts`), with no text.
-7. The shingle sketch (version 2), for texts of fewer than ``sketch_chars`` (300) letters/ideographs only: the
-   ``sketch`` (12) smallest hashes of the content key's character shingles (3 characters for text with Chinese,
-   5 otherwise), top bit set, appended to the sentence hashes. Sharing half of the sketch estimates a shingle
-   Jaccard similarity of about one half: what survives a prefix, a typo or a cut tail of a short text.
-   Since version 5 the sketch is stratified by line: when such a text has at least two lines of at least
-   ``min_sentence_chars`` letters/ideographs (twice that without Chinese), each of them adds the
-   ``line_sketch`` (8) smallest hashes of its own shingles (same shingles, same hash), so a short body between a
-   site's header and a long disclaimer is in the sketch too, not drowned by the template's shingles; once the
-   template's lines are boilerplate, the body's hashes decide.
+1. The text a reader sees (:mod:`~es_simhash.fingerprint.text`, :mod:`~es_simhash.fingerprint.fold`), normalised:
+   NFKC, casefold, whitespace collapsed (a line break stays one: a title is a sentence of its own), no space
+   between two CJK ideographs, invisible characters and romanisation after ideographs dropped, Traditional
+   characters folded to Simplified ones.
+2. Tokens: jieba-compatible words for Chinese, words for other text. A token weighs ``round(idf * 1024)`` times
+   its capped count (``tf``); punctuation, stop words and short tokens weigh 0. Weights are whole numbers, so every
+   sum is exact in any order.
+3. The SimHash: bit ``i`` is 1 when the tokens whose BLAKE2b hash has bit ``i`` set outweigh the rest (a tie: 0).
+   Two fingerprints within Hamming distance 3 agree on one of its four 16-bit segments at least.
+4. The sentence signature: hashes of the longest sentences, each with a hash of its character multiset
+   (:func:`contradicts` tells a negation or a reordering from two of them); for a short text a bottom-k sketch of
+   its character shingles, by line too; for a longer one, fuzzy hashes of its longest sentences.
 
-The hot path (:meth:`Fingerprinter.fingerprint_many`) is vectorised with numpy over a whole batch of documents
-(:mod:`es_simhash.fingerprint.reference`): one dict lookup per token, then gathers and two ``bincount``s; the
-content key and sentence keys come from a few numpy passes over the batch's code points
-(``text._keys_many``); no per-bit or per-sentence regex work in Python loops.
-
-When the native core is installed (``native/``, module ``es_simhash_native``), ``fingerprint_many`` hands the batch to
-it (``Fingerprinter(engine=...)``, :mod:`es_simhash.fingerprint.native_core`): the same fingerprints bit for bit,
-computed in Rust with the GIL released. The Python engine stays the reference.
-
-This module holds :class:`Fingerprinter`: its settings (:mod:`~es_simhash.fingerprint.config`), the choice of
-engine and the native core's life cycle; the fingerprint itself is :mod:`~es_simhash.fingerprint.model`, its
-sentence, content and sketch hashes :mod:`~es_simhash.fingerprint.hashes`.
-"""
+Two engines compute these fingerprints bit for bit alike: the Python reference (numpy over a whole batch,
+:mod:`~es_simhash.fingerprint.reference`) and the native core (``native/``, module ``es_simhash_native``, through
+:mod:`~es_simhash.fingerprint.native_core`), in Rust with the GIL released. :class:`Fingerprinter` holds the
+settings (:mod:`~es_simhash.fingerprint.config`) and the engine chosen for them; the fingerprint itself is
+:mod:`~es_simhash.fingerprint.model`, its other hashes :mod:`~es_simhash.fingerprint.hashes`."""
 
 from __future__ import annotations
 
 import logging
 import math
 import threading
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from es_simhash.fingerprint import early_start, native_core
 from es_simhash.fingerprint import text as _text
-from es_simhash.fingerprint.config import FingerprintSettings
+from es_simhash.fingerprint.config import DEFAULTS, FingerprintSettings
 from es_simhash.fingerprint.hashes import (NEGATIONS, content_hashes, contradicting_pair, contradicts, sentence_hashes,
                                            text_contradicts)
 from es_simhash.fingerprint.idf import IDFTable
 from es_simhash.fingerprint.model import (FINGERPRINT_VERSION, SKETCH_BIT, WEIGHT_SCALE, Fingerprint, hash64, hex64,
                                           is_sketch)
 from es_simhash.fingerprint.native_core import start_native_segmenter
-from es_simhash.fingerprint.reference import ReferenceEngine, Vocabulary
+
+if TYPE_CHECKING:
+    from es_simhash.fingerprint.reference import ReferenceEngine
 
 log = logging.getLogger(__name__)
 
@@ -73,81 +49,60 @@ __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_
            "sentence_hashes", "content_hashes", "contradicts", "contradicting_pair", "text_contradicts", "NEGATIONS",
            "hex64", "start_native_segmenter"]
 
+ENGINES = ("auto", "native", "python")
 
-class Fingerprinter(ReferenceEngine):
+
+def _reference_engine() -> type[ReferenceEngine]:
+    """The Python reference engine's class. Its module imports numpy (~0.1 s), which a run on the native core never
+    needs: it is imported here, when a Python engine is first made or named, and nowhere else in this module."""
+    from es_simhash.fingerprint.reference import ReferenceEngine
+
+    return ReferenceEngine
+
+
+class Fingerprinter:
     """Turns texts into :class:`Fingerprint` objects. Reuse one instance: it caches token hashes and weights.
 
-    Parameters
-    ----------
-    idf:
-        an :class:`~es_simhash.idf.IDFTable`, a path to a jieba-format IDF file, or ``None`` for jieba's table.
-    min_token_len:
-        tokens shorter than this (in characters) carry no weight (default 2: single characters are mostly
-        function words in Chinese and noise in English).
-    sentences:
-        how many longest sentences make the sentence signature (default 5, chosen on the dev split of
-        ``bench/accuracy.py``: see ``docs/accuracy.md``).
-    min_sentence_chars:
-        a sentence needs at least this many letters/ideographs to enter the signature.
-    short_chars:
-        texts with fewer letters/ideographs than this are ``short``: SimHash is weak on them and the sentence
-        signature decides.
-    sketch:
-        for texts of fewer than ``sketch_chars`` letters/ideographs, how many character-shingle hashes (the
-        smallest of all the text's shingle hashes: a bottom-k MinHash sketch) are added to the sentence
-        signature (default 12; 0: none). A prefix, a typo, a dropped clause or a cut tail changes the only
-        sentence or two of a short text, but only a few of its shingles: :attr:`Fingerprint.sketch`. Sketch hashes
-        have the top bit set (:data:`SKETCH_BIT`), sentence hashes have it clear, so storage can keep them in one
-        field.
-    sketch_chars:
-        texts with fewer letters/ideographs than this get the sketch (default 300: short texts and the shorter
-        medium ones; longer texts have enough long sentences. 600 was measured: see docs/accuracy.md).
-    sketch_shingle:
-        shingle length in characters of the content key for the sketch: ``(cjk, other)``, default ``(3, 5)``:
-        3 characters for texts with Chinese characters, 5 letters/digits for the rest (spaces removed).
-    line_sketch:
-        in a text with a sketch and at least two lines of at least ``min_sentence_chars`` letters/ideographs
-        (twice that for text without Chinese: a Latin letter carries about half an ideograph's meaning), each such
-        line adds its ``line_sketch`` smallest shingle hashes to the sketch (default 8; 0: the whole text's only,
-        as version 4). A templated post (a header line, a short body, a long disclaimer) keeps its body's
-        shingles in the sketch (``docs/accuracy.md``).
-    tf:
-        how a token's count in the text scales its weight: ``"cap:N"`` (``min(tf, N)``; default ``"cap:5"``),
-        ``"sublinear"`` (``1 + ln tf``) or ``"raw"`` (``tf``: version 3). On the dev split of
-        ``bench/accuracy.py`` all score F1 0.967-0.969 (cap:5 0.969, as raw); raw lets one repeated term take over
-        the fingerprint, and sublinear moves a reprint's SimHash further than the cap does
-        (``docs/accuracy.md``).
-    fuzzy:
-        for texts without a sketch, how many of their longest sentences each add a fuzzy hash
-        (:attr:`Fingerprint.fuzzy`, version 7; default 16, at most 16; 0: none).
-    segmenter:
-        ``"auto"`` (rjieba when installed, else jieba), ``"rjieba"`` or ``"jieba"``.
-    engine:
-        ``"auto"`` (default): the native core (the ``es_simhash_native`` module, built from ``native/``) when it is
-        installed and supports this configuration, else this pure-Python code; ``"native"``: the native core or an
-        error; ``"python"``: this code, the reference. Both give identical fingerprints
-        (``tests/test_native_fingerprint.py``). ``ES_SIMHASH_ENGINE=python`` in the environment forces the
-        reference under ``"auto"``. See :func:`native_unavailable_reason`.
-    """
+    ``idf``: an :class:`~es_simhash.fingerprint.idf.IDFTable`, a path to a jieba-format IDF file, or ``None`` for
+    jieba's table. ``min_token_len``, ``sentences``, ``min_sentence_chars``, ``short_chars``, ``sketch``,
+    ``sketch_chars``, ``sketch_shingle``, ``line_sketch``, ``tf`` and ``fuzzy``: the fingerprint settings, described
+    on :class:`~es_simhash.fingerprint.config.FingerprintSettings`, whose defaults are these; they stay attributes
+    of the same names (``n_sentences`` and ``n_fuzzy`` for ``sentences`` and ``fuzzy``), checked by
+    :attr:`settings`. ``segmenter``: ``"auto"`` (rjieba when installed, else jieba), ``"rjieba"`` or ``"jieba"``.
+    ``stopwords``: tokens that weigh nothing (``None``: the bundled list).
 
+    The engine is chosen explicitly. ``engine="auto"`` (default): the native core (the ``es_simhash_native``
+    module, built from ``native/``) when it is installed and covers this configuration, else the Python engine;
+    ``"native"``: the native core or a ``RuntimeError``; ``"python"``: the Python engine
+    (:attr:`python`). Both give identical fingerprints (``tests/test_native_fingerprint.py``).
+    ``ES_SIMHASH_ENGINE=python`` in the environment turns ``"auto"`` into ``"python"``. See
+    :meth:`native_unavailable_reason`.
+
+    ``python_engine`` makes the Python engine from the fingerprinter, whose settings it reads (``None``: a
+    :class:`~es_simhash.fingerprint.reference.ReferenceEngine`). A custom one, such as a subclass of it that
+    weighs or picks terms otherwise, changes the fingerprints, so the native core never stands in for it:
+    ``"auto"`` then means ``"python"`` and ``"native"`` is an error. A class (or another picklable callable)
+    keeps the fingerprinter picklable.
+    """
 
     def __init__(
         self,
         idf: IDFTable | str | None = None,
         *,
-        min_token_len: int = 2,
-        sentences: int = 5,
-        min_sentence_chars: int = 8,
-        short_chars: int = 100,
-        sketch: int = 12,
-        sketch_chars: int = 300,
-        sketch_shingle: tuple[int, int] = (3, 5),
-        line_sketch: int = 8,
+        min_token_len: int = DEFAULTS.min_token_len,
+        sentences: int = DEFAULTS.sentences,
+        min_sentence_chars: int = DEFAULTS.min_sentence_chars,
+        short_chars: int = DEFAULTS.short_chars,
+        sketch: int = DEFAULTS.sketch,
+        sketch_chars: int = DEFAULTS.sketch_chars,
+        sketch_shingle: tuple[int, int] = DEFAULTS.sketch_shingle,
+        line_sketch: int = DEFAULTS.line_sketch,
         segmenter: str = "auto",
         stopwords: frozenset[str] | None = None,
-        tf: str = "cap:5",
+        tf: str = DEFAULTS.tf,
         engine: str = "auto",
-        fuzzy: int = 16,
+        fuzzy: int = DEFAULTS.fuzzy,
+        python_engine: Callable[[Fingerprinter], ReferenceEngine] | None = None,
     ) -> None:
         if engine != "python" and segmenter in ("auto", "rjieba"):
             start_native_segmenter()  # (in the background while the IDF table is read)
@@ -171,12 +126,15 @@ class Fingerprinter(ReferenceEngine):
         self.n_fuzzy = settings.fuzzy
         self.segmenter = _text.segmenter_name(segmenter)
         self.stopwords = _text.stopwords() if stopwords is None else stopwords
-        self._vocab = Vocabulary()
-        if engine not in ("auto", "native", "python"):
+        if engine not in ENGINES:
             raise ValueError(f"engine is 'auto', 'native' or 'python', not {engine!r}")
+        if python_engine is not None and python_engine is _reference_engine():
+            python_engine = None  # (the reference, named: not a custom engine)
+        self._python_engine = python_engine
+        self._python: ReferenceEngine | None = None  # made on first use (see :attr:`python`)
+        self._python_lock = threading.Lock()
         self._requested_segmenter = segmenter
         self._engine_request = engine
-        self._python_lock = threading.Lock()
         self._native: Any = None  # the native core's object, made on first use (see :attr:`engine`)
         self._native_config: tuple | None = None
         self._engine: str | None = None
@@ -185,19 +143,24 @@ class Fingerprinter(ReferenceEngine):
             if reason:
                 raise RuntimeError(f"engine='native' is not available: {reason}")
 
-    # -- engine --------------------------------------------------------------------------------------------
-    # Methods the native core replaces: a subclass overriding one of them keeps the Python engine.
-    _NATIVE_REPLACES = ("fingerprint_many", "token_weight", "_token_weights", "_simhash_batch", "_simhash_chunk",
-                        "_token_ids", "_sketches", "_signature_keys", "_signatures", "_word_bags", "_fuzzy")
+    # -- engines -------------------------------------------------------------------------------------------
+    @property
+    def python(self) -> ReferenceEngine:
+        """The Python engine (the reference, or the one ``python_engine`` makes), made on first use. It computes
+        every fingerprint under ``engine="python"``, and under the native core the rare text the core leaves to it."""
+        if self._python is None:
+            make = self._python_engine or _reference_engine()
+            self._python = make(self)
+        return self._python
 
     def native_unavailable_reason(self) -> str | None:
         """Why this fingerprinter cannot use the native core (``None``: it can)."""
         module, reason = native_core.native_module()
         if module is None:
             return reason
-        for name in self._NATIVE_REPLACES:
-            if getattr(type(self), name) is not getattr(Fingerprinter, name) or name in self.__dict__:
-                return f"{type(self).__name__} overrides {name}"
+        if self._python_engine is not None:
+            name = getattr(self._python_engine, "__qualname__", type(self._python_engine).__name__)
+            return f"a custom Python engine ({name}): the native core computes the reference's fingerprints"
         if self._requested_segmenter not in ("auto", "rjieba") or self.segmenter != "rjieba":
             return f"segmenter {self.segmenter!r}: the native core segments as rjieba does"
         if type(self.idf).get is not IDFTable.get or not isinstance(self.idf._native_idf(), (dict, tuple)):
@@ -205,14 +168,12 @@ class Fingerprinter(ReferenceEngine):
         if not isinstance(self.stopwords, (set, frozenset)):
             return "stop words that are not a set"
         try:
-            if not all(math.isfinite(float(v)) and abs(v) < 1e9 for v in (self.idf.default, *self._idf_extremes())):
+            extremes = tuple(float(v) for v in self.idf.extremes())
+            if not all(math.isfinite(float(v)) and abs(v) < 1e9 for v in (self.idf.default, *extremes)):
                 return "IDF values that are not finite or too large"
         except (TypeError, ValueError, OverflowError):
             return "IDF values that are not numbers"
         return None
-
-    def _idf_extremes(self) -> tuple[float, ...]:
-        return tuple(float(v) for v in self.idf.extremes())
 
     @property
     def engine(self) -> str:
@@ -236,33 +197,15 @@ class Fingerprinter(ReferenceEngine):
             self._engine = engine
         return self._engine
 
-    def _settings(self) -> tuple:
+    def _native_key(self) -> tuple:
         """What the native core was made from (compared before each batch: a setting changed since remakes it)."""
         return (self.idf, self.stopwords, *self.settings.as_tuple(), self.segmenter)
 
     def _make_native(self) -> Any:
-        """The native core for these settings: made once per process for each IDF table, stop-word set and
-        parameters (handing jieba's 350,000-word table to Rust as a dict costs ~0.05 s, as much as fingerprinting a
-        few hundred texts; a table read from the IDF cache goes as the paths of the cache's files, which the core
-        reads on a thread of its own, or takes the table the command started building early), shared by every
-        Fingerprinter with the same ones (it is thread-safe)."""
-        module = native_core.native_module()[0]
-        self._native_config = settings = self._settings()
-        source = self.idf._native_idf()  # (the dict, or the IDF cache's files: see IDFTable)
-        key = (id(source), self.idf.default, id(self.stopwords)) + settings[2:]
-        cached = native_core.NATIVE_CORES.get(key)
-        if cached is not None and cached[0] is source and cached[1] is self.stopwords:
-            return cached[2]
-        logs = native_core.ln_table() if self.tf == "sublinear" else None
-        native = module.NativeFingerprinter(
-            source, self.idf.default, self.stopwords, min_token_len=self.min_token_len,
-            sentences=self.n_sentences, min_sentence_chars=self.min_sentence_chars, short_chars=self.short_chars,
-            sketch=self.sketch, sketch_chars=self.sketch_chars, sketch_shingle=self.sketch_shingle,
-            line_sketch=self.line_sketch, tf=self.tf, ln_table=logs, fuzzy=self.n_fuzzy)
-        while len(native_core.NATIVE_CORES) >= 8:  # a few configurations per process at most, in practice one
-            native_core.NATIVE_CORES.pop(next(iter(native_core.NATIVE_CORES)))[2].wait()  # (built: see _wait_for_native_cores)
-        native_core.NATIVE_CORES[key] = (source, self.stopwords, native)  # (holding the objects keeps their ids theirs)
-        return native
+        """The native core for the settings as they are now, shared with every fingerprinter of the same ones
+        (:func:`~es_simhash.fingerprint.native_core.core_for`)."""
+        self._native_config = self._native_key()
+        return native_core.core_for(self.idf, self.stopwords, self.settings, self.segmenter)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -287,6 +230,10 @@ class Fingerprinter(ReferenceEngine):
                                    self.sketch, self.sketch_chars, self.sketch_shingle, self.line_sketch, self.tf,
                                    self.n_fuzzy)
 
+    def token_weight(self, token: str) -> int:
+        """Integer weight of one occurrence of ``token`` (0 for punctuation, spaces, stop words, short tokens), as
+        the Python engine gives it."""
+        return self.python.token_weight(token)
 
     # -- fingerprints --------------------------------------------------------------------------------------
     def fingerprint(self, text: str) -> Fingerprint:
@@ -294,28 +241,24 @@ class Fingerprinter(ReferenceEngine):
 
     def fingerprint_many(self, texts: Sequence[str]) -> list[Fingerprint]:
         """Fingerprints of a batch of texts (faster per text than calling :meth:`fingerprint` in a loop)."""
-        if self._engine == "native" and self._native_config != self._settings():
+        if self._engine == "native" and self._native_config != self._native_key():
             self._engine = self._native = None  # a setting was changed after the native core was made: remake it
         if self._engine != "native" and self.engine != "native":
-            with self._python_lock:  # the pure-Python engine caches (a vocabulary): one thread at a time
-                return self._fingerprint_many_python(texts)
+            return self._python_many(texts)
         texts = texts if isinstance(texts, list) else list(texts)
         try:
             # (the text a reader sees, which both engines start from: HTML references read, a hard wrap joined)
             rows = self._native.fingerprint_many([_text.prepare(t) if isinstance(t, str) else t for t in texts])
         except TypeError:  # not all str: the reference raises what it raises
-            with self._python_lock:
-                return self._fingerprint_many_python(texts)
+            return self._python_many(texts)
         except ValueError as exc:
-            if not isinstance(exc, getattr(native_core.native_module()[0], "IdfCacheError", ())):
+            if not native_core.is_idf_cache_error(exc):
                 raise
             # the IDF cache's files could not be read (damaged, or deleted while in use): the table is parsed
             # again from its file (and the entry written again), and a core made from that
             log.warning("the IDF cache entry of %s is unusable (%s): parsing the table again", self.idf.source, exc)
             self.idf.reload_from_source()
-            for key, (_, _, native) in list(native_core.NATIVE_CORES.items()):
-                if native is self._native:
-                    del native_core.NATIVE_CORES[key]
+            native_core.forget(self._native)
             self._engine = self._native = None
             return self.fingerprint_many(texts)
         # the version is Python's to say (the native core computes the fields; a version that changes only
@@ -325,8 +268,12 @@ class Fingerprinter(ReferenceEngine):
                if r is not None else None for r in rows]
         missing = [i for i, fp in enumerate(out) if fp is None]
         if missing:
-            with self._python_lock:  # threads may share a native-engine fingerprinter; the Python one caches
-                for i, fp in zip(missing, self._fingerprint_many_python([texts[i] for i in missing])):
-                    out[i] = fp
+            for i, fp in zip(missing, self._python_many([texts[i] for i in missing])):
+                out[i] = fp
         return out  # type: ignore[return-value]
 
+    def _python_many(self, texts: Sequence[str]) -> list[Fingerprint]:
+        """The Python engine's fingerprints. It caches (a vocabulary), and threads may share a fingerprinter: one
+        thread at a time."""
+        with self._python_lock:
+            return self.python.fingerprint_many(texts)

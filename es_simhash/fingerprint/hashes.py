@@ -148,13 +148,13 @@ def bottom_k(keys: Sequence[str], n: int, k: int) -> list[tuple[int, ...]]:
     return [tuple(x) for x in out]
 
 
-# -- sentence hashes (version 3) -----------------------------------------------------------------------------
+# -- sentence hashes ---------------------------------------------------------------------------------------
 # A sentence hash (top bit clear) is laid out as
 #   bit 62       : the sentence has a CJK ideograph
 #   bits 30..61  : "bag": the sum, mod 2^32, of a 32-bit hash of each character of the sentence key (a hash of
 #                  the key's character multiset: the same for any reordering of the characters)
 #   bits 0..29   : the low 30 bits of BLAKE2b of the key
-# Equal keys give equal hashes, and different keys collide with probability ~2^-62, as before; but two hashes
+# Equal keys give equal hashes, and different keys collide with probability ~2^-62; but two hashes
 # can also be compared for *how* their sentences differ, without the text: equal bags and different keys mean
 # the same characters in another order (two words swapped), and bags that differ by the bag of a negation word
 # mean the negation was inserted or removed (see :func:`contradicts`).

@@ -23,7 +23,7 @@ SKETCH_BIT = 1 << 63  # set in shingle-sketch hashes, clear in sentence hashes: 
 
 
 FUZZY_MARK = ((1 << 32) - 1) << 30
-"""Set in a fuzzy sentence hash (version 7): all 32 bits where a sentence hash keeps its character bag. A fuzzy hash
+"""Set in a fuzzy sentence hash: all 32 bits where a sentence hash keeps its character bag. A fuzzy hash
 has the top bit clear, like a sentence hash, but brings a candidate only when two are shared, like sketch hashes."""
 
 
@@ -56,15 +56,15 @@ class Fingerprint:
     ``simhash``, ``content_hash`` and the hashes are unsigned 64-bit integers. ``sentences``: the long-sentence
     signature (top bit clear); ``sketch``: the shingle sketch of a shorter text (top bit set, :data:`SKETCH_BIT`;
     ``()`` for longer texts). Storage keeps the two joined (:attr:`hashes`, one ``sentences`` field in
-    Elasticsearch): a joined tuple given as ``sentences`` (as storage and earlier releases hand it back) is split
+    Elasticsearch): a joined tuple given as ``sentences`` (as storage hands it back) is split
     into the two. A fingerprint with no usable features (``empty``) has no segments, so it can never be found
-    through the segment buckets. ``word_bag`` (version 3, texts with a shingle sketch only, else 0): the sum mod
+    through the segment buckets. ``word_bag`` (texts with a shingle sketch only, else 0): the sum mod
     2^64 of the hashes of the text's words, whatever their order: equal for two texts with the same words in
-    another order. ``fuzzy`` (version 7, texts without a sketch): one hash for each of their longest sentences, the
+    another order. ``fuzzy`` (texts without a sketch): one hash for each of their longest sentences, the
     least hash of its character shingles, so that a sentence with a word or two replaced (a "伪原创" copy) keeps it
     more often than not (:data:`FUZZY_MARK`); ``fuzzy_digests``: 4 bits of each of those sentences' own hash, in the
     ascending order of ``fuzzy`` (storage may give the hashes back as a set), which tell a sentence rewritten from
-    one repeated word for word (a site's line). ``number_bag`` (version 7): the set of numbers the body gives
+    one repeated word for word (a site's line). ``number_bag``: the set of numbers the body gives
     (dates, figures) as a 64-bit bitmap (:func:`~es_simhash.fingerprint.hashes.number_bag`); two reports of one
     template about different events give other numbers.
     """

@@ -4,15 +4,21 @@ the notice when Python does the work instead."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from es_simhash import _native
 from es_simhash.fingerprint import early_start
 from es_simhash.fingerprint.model import FINGERPRINT_VERSION
+
+if TYPE_CHECKING:
+    from es_simhash.fingerprint.config import FingerprintSettings
+    from es_simhash.fingerprint.idf import IDFTable
 
 LN_TABLE_SIZE = 1 << 16  # tf="sublinear": numpy's ln(1..65536) handed to the native core (more: Python)
 _log = logging.getLogger(__name__)
@@ -23,8 +29,6 @@ NOTICED: list[str] = []
 @lru_cache(maxsize=1)
 def native_module() -> tuple[Any, str | None]:
     """``(es_simhash_native, None)`` when the native core is installed and usable here, else ``(None, reason)``."""
-    from es_simhash import _native
-
     es_simhash_native = _native.installed()
     if es_simhash_native is None:
         return None, f"es_simhash_native is not installed ({_native.import_error()})"
@@ -33,7 +37,7 @@ def native_module() -> tuple[Any, str | None]:
         return None, (f"es_simhash_native computes fingerprint version {native_version}, this es-simhash "
                       f"{FINGERPRINT_VERSION} (reinstall it: pip install ./native)")
     if getattr(es_simhash_native, "ROW_FIELDS", 8) != ROW_FIELDS:
-        return None, "es_simhash_native is from an earlier es-simhash (reinstall it: pip install ./native)"
+        return None, "es_simhash_native does not match this es-simhash (reinstall it: pip install ./native)"
     if es_simhash_native.UNIDATA_VERSION != unicodedata.unidata_version:
         return None, (f"es_simhash_native has the character tables of Unicode {es_simhash_native.UNIDATA_VERSION}, "
                       f"this Python {unicodedata.unidata_version} (rebuild it with this Python)")
@@ -48,8 +52,6 @@ def installed_version(name: str) -> str | None:
     """The installed version of the distribution ``name`` (None when it is not installed). From the name of its
     ``NAME-VERSION.dist-info`` folder beside the package when there is one (``importlib.metadata`` costs ~15 ms of
     imports, on every command that fingerprints), else from ``importlib.metadata``."""
-    import importlib.util
-
     try:
         spec = importlib.util.find_spec(name)  # (finds it without importing it)
     except (ImportError, ValueError):
@@ -68,7 +70,43 @@ def installed_version(name: str) -> str | None:
         return None
 
 
-NATIVE_CORES: dict[tuple, tuple[Any, Any, Any]] = {}  # see Fingerprinter._make_native
+NATIVE_CORES: dict[tuple, tuple[Any, Any, Any]] = {}  # see core_for
+
+
+def core_for(idf: IDFTable, stopwords: frozenset[str], settings: FingerprintSettings, segmenter: str) -> Any:
+    """The native core for these tables and settings: made once per process for each IDF table, stop-word set and
+    settings, and shared by every fingerprinter with the same ones (it is thread-safe). Handing jieba's 350,000-word
+    table to Rust as a dict costs ~0.05 s, as much as fingerprinting a few hundred texts; a table read from the IDF
+    cache goes as the paths of the cache's files, which the core reads on a thread of its own, or takes the table
+    the command started building early (:mod:`~es_simhash.fingerprint.early_start`)."""
+    module = native_module()[0]
+    source = idf._native_idf()  # (the dict, or the IDF cache's files: see IDFTable)
+    key = (id(source), idf.default, id(stopwords), *settings.as_tuple(), segmenter)
+    cached = NATIVE_CORES.get(key)
+    if cached is not None and cached[0] is source and cached[1] is stopwords:
+        return cached[2]
+    s = settings
+    core = module.NativeFingerprinter(
+        source, idf.default, stopwords, min_token_len=s.min_token_len, sentences=s.sentences,
+        min_sentence_chars=s.min_sentence_chars, short_chars=s.short_chars, sketch=s.sketch,
+        sketch_chars=s.sketch_chars, sketch_shingle=s.sketch_shingle, line_sketch=s.line_sketch, tf=s.tf,
+        ln_table=ln_table() if s.tf == "sublinear" else None, fuzzy=s.fuzzy)
+    while len(NATIVE_CORES) >= 8:  # a few configurations per process at most, in practice one
+        NATIVE_CORES.pop(next(iter(NATIVE_CORES)))[2].wait()  # (built: see _wait_for_native_cores)
+    NATIVE_CORES[key] = (source, stopwords, core)  # (holding the objects keeps their ids theirs)
+    return core
+
+
+def forget(core: Any) -> None:
+    """Drop ``core`` from the shared cores (its IDF cache files turned out unusable: the next one is made anew)."""
+    for key, (_, _, cached) in list(NATIVE_CORES.items()):
+        if cached is core:
+            del NATIVE_CORES[key]
+
+
+def is_idf_cache_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the native core's ``IdfCacheError``: the IDF cache's files could not be read."""
+    return isinstance(exc, getattr(native_module()[0], "IdfCacheError", ()))
 
 
 def _wait_for_native_cores() -> None:

@@ -1,6 +1,10 @@
 """The reference engine: fingerprints in Python with numpy, vectorised over a batch (one dict lookup per
-token, then gathers and two ``bincount``'s). The native core reproduces it bit for bit; a subclass of
-:class:`~es_simhash.fingerprint.fingerprinter.Fingerprinter` that overrides one of its methods keeps it."""
+token, then gathers and two ``bincount``'s). The native core reproduces it bit for bit.
+
+A :class:`~es_simhash.fingerprint.fingerprinter.Fingerprinter` makes its :class:`ReferenceEngine` on first use
+(this module imports numpy, which a run on the native core never needs). A subclass of :class:`ReferenceEngine`,
+given as ``Fingerprinter(python_engine=...)``, changes the fingerprints (token weights, terms, the SimHash) and so
+runs on Python alone."""
 
 from __future__ import annotations
 
@@ -11,9 +15,10 @@ from functools import lru_cache
 from itertools import chain, compress
 from typing import TYPE_CHECKING, Callable, Sequence
 
+import numpy as np
+
 from es_simhash.fingerprint import text as _text
 from es_simhash.fingerprint.hashes import bottom_k, content_hashes, least_and_sum, number_bag, sentence_hashes
-from es_simhash.fingerprint.idf import IDFTable
 from es_simhash.fingerprint.model import FINGERPRINT_VERSION, FUZZY_MARK, WEIGHT_SCALE, Fingerprint
 
 _FUZZY_KEEP = (1 << 62) | ((1 << 30) - 1)
@@ -23,12 +28,12 @@ MIN_FUZZY_SENTENCES = 3
 """A text gets fuzzy hashes when it has at least this many distinct long sentences."""
 
 if TYPE_CHECKING:
-    import numpy as np
+    from es_simhash.fingerprint.fingerprinter import Fingerprinter
 
 
 def _hash64_many(tokens: Sequence[str]) -> np.ndarray:
-    """:func:`hash64` of each string, as a uint64 array (the 8-byte little-endian digests read in one go)."""
-    import numpy as np
+    """:func:`~es_simhash.fingerprint.model.hash64` of each string, as a uint64 array (the 8-byte little-endian
+    digests read in one go)."""
     blake2b = hashlib.blake2b
     digests = b"".join([blake2b(t.encode("utf-8"), digest_size=8).digest() for t in tokens])
     return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
@@ -58,20 +63,13 @@ class Vocabulary:
     """Per-token cache: id -> (64-bit hash, integer weight). Grows as new tokens are seen."""
 
     ids: TokenIds = field(default_factory=TokenIds)
-    # (numpy arrays, made by the first ids_of: a fingerprinter that never uses the Python engine imports no numpy)
-    hashes: np.ndarray = None  # type: ignore[assignment]
-    weights: np.ndarray = None  # type: ignore[assignment]
-    words: np.ndarray = None  # type: ignore[assignment]  # has a letter/digit/ideograph
+    hashes: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.uint64))
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.float64))
+    words: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=bool))  # has a letter/digit/ideograph
 
     def ids_of(self, tokens: list[str], weights_of: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         """Ids of the tokens; the tokens not seen yet get the next ids, and their hashes and weights (``weights_of``
         maps a list of new tokens to their weights) are computed and stored in bulk."""
-        import numpy as np
-
-        if self.hashes is None:
-            self.hashes = np.zeros(1024, dtype=np.uint64)
-            self.weights = np.zeros(1024, dtype=np.float64)
-            self.words = np.zeros(1024, dtype=bool)
         ids = self.ids
         try:
             out = np.fromiter(map(ids.__getitem__, tokens), dtype=np.intp, count=len(tokens))
@@ -100,7 +98,6 @@ def _tf_weights(weights: np.ndarray, tf: np.ndarray, mode: str) -> np.ndarray:
     """The weight of a token that occurs ``tf`` times in a document, from the weight of one occurrence: ``raw``
     ``w * tf``; ``sublinear`` ``round(w * (1 + ln tf))``; ``cap:N`` ``w * min(tf, N)``. Whole numbers, so the
     sums stay exact."""
-    import numpy as np
     if mode == "sublinear":
         return np.rint(weights * (1.0 + np.log(tf)))
     if mode.startswith("cap:"):
@@ -111,40 +108,29 @@ def _tf_weights(weights: np.ndarray, tf: np.ndarray, mode: str) -> np.ndarray:
 # (16 x 4) float64 table: row v holds the bits of the nibble v, least significant first.
 @lru_cache(maxsize=1)
 def _nibble_bits() -> np.ndarray:
-    import numpy as np
-
     return np.unpackbits(np.arange(16, dtype=np.uint8)[:, None], axis=1, bitorder="little")[:, :4].astype(np.float64)
 
 
 class ReferenceEngine:
-    """The pure-Python (numpy) fingerprint computation of :class:`~es_simhash.fingerprint.fingerprinter.Fingerprinter`,
-    which holds the settings it reads."""
+    """The pure-Python (numpy) fingerprint computation for ``owner``, the
+    :class:`~es_simhash.fingerprint.fingerprinter.Fingerprinter` whose settings (``idf``, ``stopwords``,
+    ``segmenter``, ``min_token_len``, ``n_sentences``, ...) it reads as they are at each batch. It caches token
+    hashes and weights (a :class:`Vocabulary`): one thread at a time (the owner holds a lock around it)."""
 
     MAX_VOCABULARY = 4_000_000
     _TOKENS_PER_CHUNK = 1 << 16
     _DOCS_PER_CHUNK = 4096
 
-    # the settings (set by Fingerprinter.__init__)
-    idf: IDFTable
-    stopwords: frozenset[str]
-    min_token_len: int
-    n_sentences: int
-    min_sentence_chars: int
-    short_chars: int
-    sketch: int
-    sketch_chars: int
-    sketch_shingle: tuple[int, int]
-    line_sketch: int
-    tf: str
-    n_fuzzy: int
-    segmenter: str
-    _vocab: Vocabulary
+    def __init__(self, owner: Fingerprinter) -> None:
+        self.owner = owner
+        self._vocab = Vocabulary()
 
     def token_weight(self, token: str) -> int:
         """Integer weight of one occurrence of ``token`` (0 for punctuation, spaces, stop words, short tokens)."""
-        if len(token) < self.min_token_len or token in self.stopwords or _text.content_key(token) != token:
+        owner = self.owner
+        if len(token) < owner.min_token_len or token in owner.stopwords or _text.content_key(token) != token:
             return 0
-        return max(0, round(self.idf.get(token) * WEIGHT_SCALE))
+        return max(0, round(owner.idf.get(token) * WEIGHT_SCALE))
 
     def _token_weights(self, tokens: list[str]) -> np.ndarray:
         """:meth:`token_weight` of each token, as float64 (the same values, with a few C-level passes).
@@ -154,31 +140,29 @@ class ReferenceEngine:
         like ``round``, so every weight equals :meth:`token_weight`'s. A subclass that overrides
         :meth:`token_weight` gets it called per token.
         """
-        import numpy as np
-        n = len(tokens)
+        n, owner = len(tokens), self.owner
         if type(self).token_weight is not ReferenceEngine.token_weight:
             return np.fromiter(map(self.token_weight, tokens), dtype=np.float64, count=n)
         ok = np.fromiter(map(str.isalnum, tokens), dtype=bool, count=n)
-        if self.min_token_len > 1:
-            ok &= np.fromiter(map(len, tokens), dtype=np.intp, count=n) >= self.min_token_len
-        ok &= ~np.fromiter(map(self.stopwords.__contains__, tokens), dtype=bool, count=n)
+        if owner.min_token_len > 1:
+            ok &= np.fromiter(map(len, tokens), dtype=np.intp, count=n) >= owner.min_token_len
+        ok &= ~np.fromiter(map(owner.stopwords.__contains__, tokens), dtype=bool, count=n)
         weights = np.zeros(n, dtype=np.float64)
         at = np.flatnonzero(ok)
         if at.size:
-            idf = np.fromiter(map(self.idf.get, compress(tokens, ok.tolist())), dtype=np.float64, count=at.size)
+            idf = np.fromiter(map(owner.idf.get, compress(tokens, ok.tolist())), dtype=np.float64, count=at.size)
             w = np.rint(idf * WEIGHT_SCALE)
             weights[at] = np.where(w > 0, w, 0.0)
         return weights
 
-
-    def _fingerprint_many_python(self, texts: Sequence[str]) -> list[Fingerprint]:
-        """:meth:`fingerprint_many` in pure Python (with numpy): the reference the native core reproduces."""
+    def fingerprint_many(self, texts: Sequence[str]) -> list[Fingerprint]:
+        """The fingerprints of a batch of texts: the reference the native core reproduces."""
         normalized = _text._normalize_many(texts)
-        seg = self.segmenter
+        seg = self.owner.segmenter
         tokens = [_text.segment(n, seg) for n in normalized]
         simhashes, n_features = self._simhash_batch(tokens)
-        keys = _text._keys_many(normalized, self.min_sentence_chars)
-        short_chars = self.short_chars
+        keys = _text._keys_many(normalized, self.owner.min_sentence_chars)
+        short_chars = self.owner.short_chars
         sketches = self._sketches(normalized, keys)
         signatures = self._signatures([sentence_keys for _, sentence_keys in keys])
         fuzzy = self._fuzzy(keys, sketches)
@@ -212,16 +196,16 @@ class ReferenceEngine:
         bits of the sum of its shingles' hashes (a hash of the whole sentence) at the place of its fuzzy hash in the
         digests (the first 16)."""
         out: list[tuple[tuple[int, ...], int]] = [((), 0)] * len(keys)
-        if not self.n_fuzzy:
+        if not self.owner.n_fuzzy:
             return out
         chosen: dict[int, list[tuple[int, int, str]]] = {}  # shingle length -> (text, place, key)
         places: dict[int, list[str]] = {}
         for i, ((_, sentence_keys), sketch) in enumerate(zip(keys, sketches)):
             if sketch or len(set(sentence_keys)) < MIN_FUZZY_SENTENCES:
                 continue
-            longest = places[i] = self._longest(sentence_keys, self.n_fuzzy)
+            longest = places[i] = self._longest(sentence_keys, self.owner.n_fuzzy)
             for j, k in enumerate(longest):
-                n = self.sketch_shingle[0] if _text.has_cjk(k) else self.sketch_shingle[1]
+                n = self.owner.sketch_shingle[0] if _text.has_cjk(k) else self.owner.sketch_shingle[1]
                 chosen.setdefault(n, []).append((i, j, k))
         found: dict[int, list[int]] = {i: [0] * len(ks) for i, ks in places.items()}
         digest: dict[int, list[int]] = {i: [0] * len(ks) for i, ks in places.items()}
@@ -250,7 +234,6 @@ class ReferenceEngine:
     def _word_bags(self, tokens: list[list[str]], sketches: list[tuple[int, ...]]) -> list[int]:
         """:attr:`Fingerprint.word_bag` of each text: for the texts with a sketch, the sum of the vocabulary hashes
         of their word tokens (every token is in the vocabulary once the SimHashes are computed), else 0."""
-        import numpy as np
         out = [0] * len(tokens)
         with_sketch = [i for i, sk in enumerate(sketches) if sk]
         if not with_sketch:
@@ -271,48 +254,49 @@ class ReferenceEngine:
         """Bottom-``sketch`` shingle hashes of each shorter text's content key (``()`` for longer texts), with the
         bottom-``line_sketch`` hashes of each of its long enough lines when it has two or more (ascending)."""
         out: list[tuple[int, ...]] = [()] * len(keys)
-        if not self.sketch or not self.sketch_chars:
+        if not self.owner.sketch or not self.owner.sketch_chars:
             return out
         by_n: dict[int, list[int]] = {}
         for i, (key, _) in enumerate(keys):
-            if 0 < len(key) < self.sketch_chars:
-                n = self.sketch_shingle[0] if _text.has_cjk(key) else self.sketch_shingle[1]
+            if 0 < len(key) < self.owner.sketch_chars:
+                n = self.owner.sketch_shingle[0] if _text.has_cjk(key) else self.owner.sketch_shingle[1]
                 by_n.setdefault(n, []).append(i)
         for n, docs in by_n.items():
-            for i, sketch in zip(docs, bottom_k([keys[i][0] for i in docs], n, self.sketch)):
+            for i, sketch in zip(docs, bottom_k([keys[i][0] for i in docs], n, self.owner.sketch)):
                 out[i] = sketch
-            if self.line_sketch:
+            if self.owner.line_sketch:
                 self._add_line_sketches(out, normalized, keys, docs, n)
         return out
 
     def _add_line_sketches(self, out: list[tuple[int, ...]], normalized: Sequence[str],
                            keys: list[tuple[str, list[str]]], docs: list[int], n: int) -> None:
-        """Version 5: the bottom-``line_sketch`` hashes of each line (of at least ``min_sentence_chars``
+        """The bottom-``line_sketch`` hashes of each line (of at least ``min_sentence_chars``
         letters/ideographs, twice that without Chinese) of the texts ``docs`` that have two such lines or more,
         merged into their sketches in ``out``."""
-        owner: list[int] = []
+        min_chars = self.owner.min_sentence_chars
+        doc_of_line: list[int] = []
         line_keys: list[str] = []
         for i in docs:
-            least = self.min_sentence_chars if _text.has_cjk(keys[i][0]) else 2 * self.min_sentence_chars
+            least = min_chars if _text.has_cjk(keys[i][0]) else 2 * min_chars
             lines = [k for k in map(_text.content_key, normalized[i].split("\n")) if len(k) >= least]
             if len(lines) >= 2:
-                owner += [i] * len(lines)
+                doc_of_line += [i] * len(lines)
                 line_keys += lines
         merged: dict[int, set[int]] = {}
-        for i, sketch in zip(owner, bottom_k(line_keys, n, self.line_sketch) if line_keys else ()):
+        for i, sketch in zip(doc_of_line, bottom_k(line_keys, n, self.owner.line_sketch) if line_keys else ()):
             merged.setdefault(i, set(out[i])).update(sketch)
         for i, hashes in merged.items():
             out[i] = tuple(sorted(hashes))
 
     def _signature_keys(self, keys: list[str]) -> list[str]:
         """The ``sentences`` longest distinct sentence keys (of at least ``min_sentence_chars`` characters)."""
-        if self.n_sentences == 0 or not keys:
+        if self.owner.n_sentences == 0 or not keys:
             return []
         keys = sorted(keys, key=len, reverse=True)  # stable: equal lengths stay in text order
         seen: dict[str, None] = {}
         for k in keys:
             seen.setdefault(k)
-            if len(seen) == self.n_sentences:
+            if len(seen) == self.owner.n_sentences:
                 break
         return list(seen)
 
@@ -335,7 +319,6 @@ class ReferenceEngine:
         return vocab.ids_of(flat, self._token_weights)
 
     def _simhash_batch(self, token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
-        import numpy as np
         n_docs = len(token_lists)
         simhashes = np.zeros(n_docs, dtype=np.uint64)
         n_features = np.zeros(n_docs, dtype=np.int64)
@@ -363,7 +346,6 @@ class ReferenceEngine:
         Bytes need 8 histogram entries per token but 2,048 per document, nibbles 16 and 256: bytes win when
         documents average more than ~224 weighted tokens.
         """
-        import numpy as np
         n_docs = len(token_lists)
         lengths = np.fromiter(map(len, token_lists), dtype=np.intp, count=n_docs)
         ids = self._token_ids(list(chain.from_iterable(token_lists)))
@@ -376,11 +358,11 @@ class ReferenceEngine:
         if doc_of.size == 0:
             return
         kept = np.compress(keep, ids)
-        if self.tf != "raw":  # one weight per (document, token), from the token's count in the document
+        if self.owner.tf != "raw":  # one weight per (document, token), from the token's count in the document
             pair, first, tf = np.unique(doc_of.astype(np.int64) * len(self._vocab.weights) + kept,
                                         return_index=True, return_counts=True)
             doc_of, kept, weights = doc_of[first], kept[first], weights[first]
-            weights = _tf_weights(weights, tf, self.tf)
+            weights = _tf_weights(weights, tf, self.owner.tf)
         hashes = self._vocab.hashes[kept]
         digit_bits = 8 if doc_of.size >= 224 * n_docs else 4
         n_digits, n_values = 64 // digit_bits, 1 << digit_bits

@@ -41,7 +41,7 @@ _SENTENCE_END = re.compile(r"[。！？!?;；…\r\n]+|\.(?=\s|$)")
 # CJK Unified Ideographs (+ extension A) — enough to decide whether a text needs the Chinese segmenter.
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A space between two of those ideographs: Chinese puts no spaces between words, so such a space is layout or a
-# way around filters ("转 发 微 博"), never a word boundary (version 4).
+# way around filters ("转 发 微 博"), never a word boundary.
 _IDEOGRAPH_SPACE = re.compile(r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]) (?=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
 # Word tokens for texts without CJK characters: runs of letters/digits, apostrophes inside words kept.
 _LATIN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
@@ -50,7 +50,7 @@ _LATIN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 def normalize(text: str) -> str:
     """Unicode-normalise ``text`` for fingerprinting.
 
-    First the text a reader sees (:func:`prepare`, version 7): HTML character references read wherever they are
+    First the text a reader sees (:func:`prepare`): HTML character references read wherever they are
     (``&ldquo;``, ``&#x3002;``, ``&nbsp;``; a text escaped twice, ``&amp;ldquo;``, is read as once), and the line
     breaks of a hard wrap joined (print and PDF extraction). Then NFKC folds full-width/half-width forms and
     compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``);
@@ -93,7 +93,7 @@ MIN_WRAPPED_LINES = 5
 
 
 def prepare(text: str) -> str:
-    """The text a reader sees, before normalisation (version 7; both fingerprint engines start from it): HTML
+    """The text a reader sees, before normalisation (both fingerprint engines start from it): HTML
     character references read (:func:`decode_entities`) and the line breaks of a hard wrap joined
     (:func:`join_hard_wraps`)."""
     if "&" in text:
