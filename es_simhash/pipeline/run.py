@@ -40,38 +40,26 @@ def run_dedup(
     stop: Callable[[], bool] | None = None,
     on_recheck: Callable[[int, int], None] | None = None,
 ) -> Summary:
-    """Deduplicate the JSON Lines ``inputs`` through ``engine``.
+    """Deduplicate the JSON Lines ``inputs`` through ``engine``; the summary counts read = kept + duplicates + dead
+    letters.
 
-    ``report`` receives one JSON line per record in input order (``id, cluster, duplicate, duplicate_of,
-    distance, reason, source, line``); ``output`` receives the original bytes of every record that is not a
-    duplicate; malformed records go to the ``dead_letters`` file with their line number and reason, in line
-    order (created only when needed, written beside its path and put in place when the run ends well:
-    :class:`~es_simhash.sources.DeadLetterWriter`). ``on_progress(position, summary)`` is called after every
-    batch, ``position`` being how far into the inputs the records decided so far go (bytes; read ahead of it does
-    not count). ``start()`` is called once, before the first record goes to the engine (``es-simhash index``
-    creates its index there: a run that decides no record creates none; :attr:`Summary.undecided` then says why).
-    ``stop()`` is asked after every batch: when it says so, the run stops there with :class:`KeyboardInterrupt`
-    (its checkpoint saved: ``es-simhash index`` stops so on a first Ctrl-C).
+    ``report``: one JSON line per record in input order (``id, cluster, duplicate, duplicate_of, distance, reason,
+    source, line``), with its final cluster. ``output``: the original bytes of every record that is not a duplicate
+    in the end, in input order. Malformed records go to the ``dead_letters`` file with their line number and
+    reason (created only when needed, put in place when the run ends well). ``on_progress(position, summary)``
+    after every batch (``position``: bytes of the inputs decided so far); ``start()`` once, before the first record
+    goes to the engine (a run that decides no record calls it never; :attr:`Summary.undecided` says why);
+    ``stop()`` after every batch: when true, the run stops there with :class:`KeyboardInterrupt`, checkpoint saved.
 
-    With a ``checkpoint``, lines it records as done are skipped, its counts are carried over, and it is saved
-    after every batch and removed at the end; the dead letters are resumable (their partial file is appended to
-    by a resumed run), and so should the report be (:meth:`Checkpoint.open_report`). The run holds the
-    checkpoint's lock throughout (:class:`CheckpointInUse` if another process holds it; a caller that opens
-    outputs first should take ``checkpoint.lock()`` before it). A resumed run's first batch is the batch the
-    interrupted run was writing when it stopped, and the documents of it found in the index are decided around in
-    input order, so the clusters are those of a run that was never interrupted.
+    ``checkpoint``: lines it records as done are skipped and its counts carried over; it is saved after every batch,
+    locked throughout (:class:`CheckpointInUse`) and removed at the end. A resumed run's first batch is the batch
+    the interrupted run was writing, so the clusters are those of a run never interrupted.
 
-    ``recheck`` (what ``es-simhash dedup`` and ``index`` do by default): once every record is decided, the index
-    takes its decisions again with what it knows by then (:func:`~es_simhash.clustering.recheck`: a template's second
-    post, put with the first before the template was known, leaves its cluster), and the summary, the ``report``
-    and the ``output`` are corrected (:mod:`es_simhash.pipeline.recheck`). An index that shares writers
-    (Elasticsearch) rechecks the documents this run decided and what their changes lead to; the embedded index
-    rechecks all of its documents (a loaded one's too: those that change are counted in
-    ``Summary.rechecked_earlier``). ``on_recheck(checked, total)``: the recheck's progress. The report holds one
-    line per record still, in input order, with its final cluster (a report that is not a regular file, such as a
-    pipe, gets the corrected lines appended); ``output`` holds every record that is not a duplicate in the end, in
-    input order (one that is not a regular file is written at the end, from the inputs read again or, for inputs
-    that cannot be read again, from the raw lines kept in memory). With a checkpoint the recheck is resumable too.
+    ``recheck`` (what ``dedup`` and ``index`` do by default): once every record is decided, the index takes its
+    decisions again with what it knows by then (:func:`~es_simhash.clustering.recheck`), and the summary, report
+    and output are corrected (:mod:`es_simhash.pipeline.recheck`); ``on_recheck(checked, total)`` is its progress.
+    An index shared with other writers rechecks what this run decided and what that leads to; the embedded index
+    rechecks all its documents. See docs/how-it-works.md, "The recheck".
     """
     reader = reader or RecordReader()
     summary = checkpoint.summary if checkpoint is not None else Summary()
