@@ -23,3 +23,6 @@ errors) before the run stops with what it saved."""
 
 DEAD_LETTERS = "dead-letters.jsonl"
 """``--dead-letters``: where records that cannot be indexed are written, each with its reason and line number."""
+
+MIN_DF = 2
+"""``fit-idf --min-df``: a word is kept in a fitted IDF table when at least this many documents hold it."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from es_simhash.defaults import BATCH_SIZE, DEAD_LETTERS, MAX_DISTANCE
+from es_simhash.defaults import BATCH_SIZE, DEAD_LETTERS, MAX_DISTANCE, MIN_DF
 from es_simhash.errors import LabelError
 
 from es_simhash.cli import lib
@@ -135,7 +135,7 @@ def _memory_index(load_index: Optional[Path], keys) -> "MemoryIndex":
 def fit_idf(
     inputs: Inputs,
     output: IdfOutput,
-    min_df: MinDf = 2,
+    min_df: MinDf = MIN_DF,
     text_field: TextField = None,
     encoding: Encoding = "utf-8",
 ) -> None:

@@ -16,6 +16,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from es_simhash.defaults import MIN_DF
 from es_simhash.fingerprint import idf_cache
 from es_simhash.fingerprint import text as _text
 
@@ -185,7 +186,7 @@ class IDFTable:
     def fit(
         cls,
         texts: Iterable[str],
-        min_df: int = 2,
+        min_df: int = MIN_DF,
         segmenter: str = "auto",
     ) -> "IDFTable":
         """Learn IDF = ln(N / df) from a corpus (a word counts once per document).
