@@ -43,23 +43,21 @@ class MemoryLookups:
         store = self.store
         if before is not None and store.any_dead:
             raise ValueError("lookup(before=...) needs an index where no document was replaced or removed")
+        store.sync(tail_rows)  # (first: a tail sorted into a run while rows are hidden would leave them out of it)
         hidden = np.array([r for r in (store.row_of.get(i) for i in exclude) if r is not None], dtype=np.intp)
         if len(hidden):  # looked up as if they were not stored: dead for the duration
-            store.sync(tail_rows)  # (before, or a tail sorted into a run now would leave the hidden rows out of it)
             was_dead = store.any_dead
-            store.alive[hidden] = False
-            store.any_dead = True
+            store.kill(hidden)
             try:
-                return self._answer(queries, max_distance, before, native, tail_rows)
+                return self._answer(queries, max_distance, before, native)
             finally:
                 store.alive[hidden] = True
                 store.any_dead = was_dead
-        return self._answer(queries, max_distance, before, native, tail_rows)
+        return self._answer(queries, max_distance, before, native)
 
-    def _answer(self, queries: Sequence[Lookup], max_distance: int, before: Sequence[int] | None, native: bool,
-                tail_rows: int) -> list[LookupResult]:
+    def _answer(self, queries: Sequence[Lookup], max_distance: int, before: Sequence[int] | None,
+                native: bool) -> list[LookupResult]:
         store = self.store
-        store.sync(tail_rows)
         fps = [q.fingerprint for q in queries]
         rows_of = self.simhash_rows(fps, max_distance, native)
         n = len(store.docs)

@@ -179,7 +179,7 @@ class MemoryStore:
         if len(dead):
             self.kill(dead)
 
-    def kill(self, rows: Sequence[int]) -> None:
+    def kill(self, rows: Sequence[int] | np.ndarray) -> None:
         """Mark ``rows`` no longer alive (they stay in the runs and the content map)."""
         import numpy as np
         self.alive[np.asarray(rows, dtype=np.intp)] = False
