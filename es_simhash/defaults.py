@@ -26,3 +26,7 @@ DEAD_LETTERS = "dead-letters.jsonl"
 
 MIN_DF = 2
 """``fit-idf --min-df``: a word is kept in a fitted IDF table when at least this many documents hold it."""
+
+MAX_WRITE_ATTEMPTS = 20
+"""Times a conditional write (the engine's, or a cluster rewrite's) is tried again when it keeps meeting a newer
+version another writer wrote, before the run stops with an error."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
+from es_simhash.defaults import MAX_WRITE_ATTEMPTS
 from es_simhash.decide.rule import DecisionRule
 from es_simhash.index.base import MaintainedIndex
 from es_simhash.records import StoredDoc
 from es_simhash.errors import MaintenanceError
-from es_simhash.clustering.writes import Change, MAX_ATTEMPTS, Settled, Writer, state_of
+from es_simhash.clustering.writes import Change, Settled, Writer, state_of
 from es_simhash.clustering.settle import redecide, repoint, settle_canonicals
 
 
@@ -24,7 +25,7 @@ def delete(index: MaintainedIndex, rule: DecisionRule, ids: Iterable[str]) -> tu
     departed: list[StoredDoc] = []
     todo = index.fetch(ids, whole=False)
     missing = [i for i in ids if i not in todo]
-    for _ in range(MAX_ATTEMPTS):
+    for _ in range(MAX_WRITE_ATTEMPTS):
         if not todo:
             break
         conflicts = set(index.remove(list(todo.values())))

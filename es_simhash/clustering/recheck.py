@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Collection, Sequence
 
+from es_simhash.defaults import MAX_WRITE_ATTEMPTS
 from es_simhash.decide.rule import DecisionRule, has_sketch
 from es_simhash.index.base import arrival_key, Lookup, MaintainedIndex
 from es_simhash.records import StoredDoc
 from es_simhash.errors import MaintenanceError
 from es_simhash.clustering.dry_run import DryRun
-from es_simhash.clustering.writes import MAX_ATTEMPTS, RepairReport, Settled, Writer, as_canonical, as_member_of
+from es_simhash.clustering.writes import RepairReport, Settled, Writer, as_canonical, as_member_of
 from es_simhash.clustering.templates import all_matches, crowded_by_others, first_kept, stays
 from es_simhash.clustering.settle import repoint, settle_canonicals
 
@@ -86,9 +87,9 @@ def decide_again(index: MaintainedIndex, rule: DecisionRule, writer: Writer, doc
 def until_settled(index: MaintainedIndex, rule: DecisionRule, writer: Writer, changed: Collection[str]) -> None:
     """Decide again the documents ``changed`` and every document near one of them (its lookup's candidates), and
     then those near what that changed, until nothing changes (:class:`MaintenanceError` after
-    :data:`~es_simhash.clustering.writes.MAX_ATTEMPTS` rounds)."""
+    :data:`~es_simhash.defaults.MAX_WRITE_ATTEMPTS` rounds)."""
     changed = set(changed)
-    for _ in range(MAX_ATTEMPTS):
+    for _ in range(MAX_WRITE_ATTEMPTS):
         if not changed:
             return
         now = list(index.fetch(sorted(changed), whole=False).values())

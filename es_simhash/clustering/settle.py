@@ -9,12 +9,13 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Collection, Mapping, Sequence
 
+from es_simhash.defaults import MAX_WRITE_ATTEMPTS
 from es_simhash.decide.rule import DecisionRule
 from es_simhash.index.base import arrival_key, Lookup, MaintainedIndex, written_state
 from es_simhash.records import StoredDoc
 from es_simhash.lookup.candidates import boilerplate_of, found_by_lookup
 from es_simhash.errors import MaintenanceError
-from es_simhash.clustering.writes import MAX_ATTEMPTS, Settled, Writer, as_canonical, as_member_of, canonicals_of
+from es_simhash.clustering.writes import Settled, Writer, as_canonical, as_member_of, canonicals_of
 from es_simhash.clustering.templates import all_matches, first_kept
 
 
@@ -190,7 +191,7 @@ def repoint(index: MaintainedIndex, writer: Writer, ids: Collection[str], rule: 
     other content: decided while the match still pointed there), goes where its match is. Repeated until nothing
     changes (a canonical can join another cluster while documents are re-pointed to it)."""
     check = set(ids)
-    for _ in range(MAX_ATTEMPTS):
+    for _ in range(MAX_WRITE_ATTEMPTS):
         if not check:
             return
         docs = index.fetch(sorted(check), whole=False)

@@ -8,13 +8,13 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Callable, Collection, Iterable
 
+from es_simhash.defaults import MAX_WRITE_ATTEMPTS
 from es_simhash.decide.rule import NO_FEATURES
 from es_simhash.index.base import MaintainedIndex
 from es_simhash.records import CANONICAL, StoredDoc
 from es_simhash.errors import MaintenanceError
 
 
-MAX_ATTEMPTS = 20  # rewrites of one step that keep meeting newer versions (other writers) before giving up
 
 
 @dataclass(slots=True)
@@ -83,7 +83,7 @@ class Writer:
                 ) -> list[StoredDoc]:
         todo = self.index.fetch(sorted(set(ids)))  # whole, with their current versions
         written: list[StoredDoc] = []
-        for _ in range(MAX_ATTEMPTS):
+        for _ in range(MAX_WRITE_ATTEMPTS):
             out = []
             for doc in todo.values():
                 new = change(doc)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from es_simhash.defaults import MAX_WRITE_ATTEMPTS
 from es_simhash.decide.rule import DecisionRule
 from es_simhash.engine.decisions import DecidedBatch, as_maintained, same_fingerprint
 from es_simhash.records import Result, StoredDoc
 from es_simhash.errors import MaintenanceError
 from es_simhash.index.base import FingerprintIndex
 
-MAX_WRITE_ATTEMPTS = 20
 """Conditional writes of one batch that keep meeting other versions before :meth:`BatchWriter.write` gives up."""
 
 

@@ -290,15 +290,8 @@ class ReferenceEngine:
 
     def _signature_keys(self, keys: list[str]) -> list[str]:
         """The ``sentences`` longest distinct sentence keys (of at least ``min_sentence_chars`` characters)."""
-        if self.owner.n_sentences == 0 or not keys:
-            return []
-        keys = sorted(keys, key=len, reverse=True)  # stable: equal lengths stay in text order
-        seen: dict[str, None] = {}
-        for k in keys:
-            seen.setdefault(k)
-            if len(seen) == self.owner.n_sentences:
-                break
-        return list(seen)
+        n = self.owner.n_sentences
+        return self._longest(keys, n) if n and keys else []
 
     def _signatures(self, sentence_keys: list[list[str]]) -> list[tuple[int, ...]]:
         """The signature of each text from its sentence keys (of at least ``min_sentence_chars`` characters, in
