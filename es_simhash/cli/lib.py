@@ -8,23 +8,10 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-
-class _Module:
-    """A module imported on first attribute access."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._module: ModuleType | None = None
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        if self._module is None:
-            self._module = importlib.import_module(self._name)
-        return getattr(self._module, attr)
-
+__all__ = ["clustering", "elastic", "engine", "evaluate", "fingerprinter", "idf", "keys", "kibana", "memory",
+           "migrate", "outputs", "pipeline", "report", "rules", "search", "settings", "sources"]
 
 if TYPE_CHECKING:
     from es_simhash import clustering, pipeline, settings
@@ -36,21 +23,33 @@ if TYPE_CHECKING:
     from es_simhash.lookup import keys
     from es_simhash.pipeline import migrate
     from es_simhash.results import evaluate, kibana, report, search
-else:
-    clustering = _Module("es_simhash.clustering")
-    elastic = _Module("es_simhash.index.elastic")
-    engine = _Module("es_simhash.engine.dedup_engine")
-    evaluate = _Module("es_simhash.results.evaluate")
-    fingerprinter = _Module("es_simhash.fingerprint.fingerprinter")
-    idf = _Module("es_simhash.fingerprint.idf")
-    keys = _Module("es_simhash.lookup.keys")
-    kibana = _Module("es_simhash.results.kibana")
-    memory = _Module("es_simhash.index.memory")
-    migrate = _Module("es_simhash.pipeline.migrate")
-    outputs = _Module("es_simhash.files.outputs")
-    pipeline = _Module("es_simhash.pipeline")
-    report = _Module("es_simhash.results.report")
-    rules = _Module("es_simhash.decide.default")
-    search = _Module("es_simhash.results.search")
-    settings = _Module("es_simhash.settings")
-    sources = _Module("es_simhash.files.sources")
+
+_HOME = {
+    "clustering": "es_simhash.clustering",
+    "elastic": "es_simhash.index.elastic",
+    "engine": "es_simhash.engine.dedup_engine",
+    "evaluate": "es_simhash.results.evaluate",
+    "fingerprinter": "es_simhash.fingerprint.fingerprinter",
+    "idf": "es_simhash.fingerprint.idf",
+    "keys": "es_simhash.lookup.keys",
+    "kibana": "es_simhash.results.kibana",
+    "memory": "es_simhash.index.memory",
+    "migrate": "es_simhash.pipeline.migrate",
+    "outputs": "es_simhash.files.outputs",
+    "pipeline": "es_simhash.pipeline",
+    "report": "es_simhash.results.report",
+    "rules": "es_simhash.decide.default",
+    "search": "es_simhash.results.search",
+    "settings": "es_simhash.settings",
+    "sources": "es_simhash.files.sources",
+}
+
+
+def __getattr__(name: str) -> ModuleType:
+    """``lib.NAME``: the module, imported on first use and kept (later uses are plain attribute reads)."""
+    path = _HOME.get(name)
+    if path is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(path)
+    globals()[name] = module
+    return module
