@@ -381,16 +381,16 @@ def test_another_writers_re_indexing_of_a_document_still_being_written_is_seen(m
     e, x, v = (DedupEngine(index) for _ in range(3))
     decided_d = x._decide_batch([Document("d", "d")], [fd])
     batch_n = e._decide_batch([Document("o", "o")], [fo])
-    e._write(batch_n)
-    x._write(decided_d)
+    e.writer.write(batch_n)
+    x.writer.write(decided_d)
     writing = MemoryIndex(index.max_sentence_df, index.lookup_keys)
     writing.add(batch_n.to_store)
     batch_n1 = e._decide_batch([Document("w", "w")], [fw], writing=writing)
     assert batch_n1.to_store[0].is_canonical  # the template rule counted two holders
     other = chinese_articles()[30]
     v._store(v._decide_batch([Document("o", other)], [Fingerprinter().fingerprint(other)]))
-    e._settle(batch_n, {})
-    x._settle(decided_d, {})
+    e.writer.settle(batch_n, {})
+    x.writer.settle(decided_d, {})
     e._store(batch_n1)
     state = clusters(index)
     assert_consistent(state)
@@ -578,9 +578,9 @@ def test_three_writers_of_a_template_family_end_with_one_cluster_whatever_the_in
             if step == "decide":
                 decided[x] = writers[x]._decide_batch([Document(x, f"text of {x}")], [fingerprints[x]])
             elif step == "write":
-                assert writers[x]._write(decided[x]) == {}
+                assert writers[x].writer.write(decided[x]) == {}
             else:
-                writers[x]._settle(decided[x], {})
+                writers[x].writer.settle(decided[x], {})
         state = clusters(index)
         assert_consistent(state)
         if len({cluster for cluster, _ in state.values()}) != 1:
@@ -638,10 +638,10 @@ def _play(index, rule, programs, rng: random.Random, fingerprint) -> tuple[dict[
             decided[w] = writers[w]._decide_batch([Document(i, t) for i, t in batch],
                                                   [fingerprint(i, t) for i, t in batch])
         elif step == "write":
-            assert writers[w]._write(decided[w]) == {}
+            assert writers[w].writer.write(decided[w]) == {}
             final.update((d.id, dict(batch)[d.id]) for d in decided[w].to_store)
         elif step == "settle":
-            writers[w]._settle(decided[w], {})
+            writers[w].writer.settle(decided[w], {})
         else:
             deleted, _, _ = maintenance.delete(index, rule, [i for i, _ in batch])
             for i in deleted:

@@ -227,14 +227,6 @@ class DedupEngine:
         """Write and settle a decided batch; the refused ids with their reasons (:meth:`BatchWriter.store`)."""
         return self.writer.store(decided)
 
-    def _write(self, decided: DecidedBatch) -> dict[str, str]:
-        """Write a decided batch without settling it (:meth:`BatchWriter.write`)."""
-        return self.writer.write(decided)
-
-    def _settle(self, decided: DecidedBatch, refused: dict[str, str]) -> None:
-        """Settle a written batch (:meth:`BatchWriter.settle`)."""
-        self.writer.settle(decided, refused)
-
     def maintained(self) -> MaintainedIndex:
         """The :attr:`index` as a :class:`~es_simhash.index.base.MaintainedIndex`, or a :class:`TypeError`
         (:func:`~es_simhash.engine.decisions.as_maintained`)."""
