@@ -91,7 +91,7 @@ def add_node_options(ap, heap: str) -> None:
 
 
 def fresh_index_with_keys(client, prefix: str, fingerprint_config: dict, lookup_keys, replicas: int = 0) -> str:
-    """Like :func:`fresh_index`, recording ``lookup_keys`` (``es_simhash.keys.LookupKeys``) in the mapping."""
+    """Like :func:`fresh_index`, recording ``lookup_keys`` (``es_simhash.lookup.keys.LookupKeys``) in the mapping."""
     from es_simhash.index.elastic import ensure_index
 
     name = unique_name(prefix)

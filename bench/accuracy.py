@@ -19,7 +19,7 @@ what the whole stream shows of templates); its time is counted.
 * ``es-simhash index+repair`` (opt-in) the same, then ``es_simhash.clustering.repair``: an index after ``index`` and ``repair``
 * ``es-simhash segments``    (opt-in: ``--systems``) the same with ``MemoryIndex(lookup_keys=SEGMENTS)``: SimHash
                              candidates through the four 16-bit segments of earlier releases instead of the default
-                             permutation tables (``es_simhash.keys``), to measure both designs in one run
+                             permutation tables (``es_simhash.lookup.keys``), to measure both designs in one run
 * ``es-simhash sketch=N``     (opt-in) the same with ``Fingerprinter(sketch=N)``: a shingle sketch of N hashes instead
                              of 12 (what a smaller sketch costs in accuracy; each hash is a look-up on Elasticsearch)
 * ``es-simhash no-sentences`` the same with ``Fingerprinter(sentences=0, short_chars=0, sketch=0, fuzzy=0)``: SimHash
@@ -145,7 +145,7 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     decided on arrival, then the decisions taken again once the stream is indexed (``es_simhash.clustering.recheck``;
     ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``es_simhash.clustering.repair``
     instead, what ``es-simhash repair`` does to an index after ``index``). ``lookup_keys``: the index's SimHash
-    lookup keys (``es_simhash.keys``; None: the default)."""
+    lookup keys (``es_simhash.lookup.keys``; None: the default)."""
     from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.records import Document
     from es_simhash.index.memory import MemoryIndex
@@ -655,7 +655,8 @@ def print_main_sections(res: dict, ceilings: dict, phenomena: list) -> None:
     print("\n== per bucket and language")
     print(fmt_table(bucket_rows(res), ("system", "bucket", "precision", "recall", "F1", "docs/s")))
     if "minhash-lsh" in res and "es-simhash" in res:
-        print("\n== throughput ceiling: normalise + segment alone (es_simhash.text), same run; x = / MinHash LSH")
+        print("\n== throughput ceiling: normalise + segment alone (es_simhash.fingerprint.text), same run; "
+              "x = / MinHash LSH")
         rows = []
         for label, sel in [("zh long", [("zh", "long")]), ("zh medium", [("zh", "medium")]),
                            ("zh short", [("zh", "short")]), ("en long", [("en", "long")]),

@@ -17,7 +17,7 @@ Targets (issue 13): native / Python reference >= 2.5x, native / segmentation onl
 native / peer >= 25x; the last line is machine-readable:
 ``RESULT native_vs_python=... native_vs_rjieba=... native_vs_jieba_simhash=...``. Python reference targets
 (info for the reference since the native core exists): es-simhash batch / peer >= 50x, / segmentation only >= 0.70.
-The fold of fingerprint version 6 (``es_simhash.fold``: Traditional characters to Simplified ones, invisible
+The fold of fingerprint version 6 (``es_simhash.fingerprint.fold``: Traditional characters to Simplified ones, invisible
 characters and romanisation dropped) is timed against no fold in the same run: ``native, fold off`` is the native
 core with its fold turned off (``es_simhash_native._set_fold(False)``; not a version 6 fingerprint, for timing
 only), on the same Simplified documents and on their OpenCC ``s2t`` conversion; target: the fold costs at most 10%

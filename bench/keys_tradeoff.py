@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Lookup keys (``es_simhash.keys.LookupKeys``): how k, r, tables, key bits and storage trade off.
+"""Lookup keys (``es_simhash.lookup.keys.LookupKeys``): how k, r, tables, key bits and storage trade off.
 
 For k = 3..8 (every pair of SimHashes within k bits must share a key) and r = 1..5 (blocks per key), skipping
 configurations with more than ``MAX_TABLES`` (1,000) tables, one row each with:

@@ -6,9 +6,9 @@ the same synthetic documents are loaded into **two** indexes made by ``ensure_in
 0 replicas), which differ only in their lookup keys (``--segments-max N``: the segments index only at sizes
 <= N, above N the tables index alone is loaded, measured and reported, the comparison columns saying "-"):
 
-* ``tables``: ``es_simhash.keys.DEFAULT`` = ``LookupKeys(3, 3)``, 20 keys of 32 bits in the ``lookup_keys``
+* ``tables``: ``es_simhash.lookup.keys.DEFAULT`` = ``LookupKeys(3, 3)``, 20 keys of 32 bits in the ``lookup_keys``
   field; ``ElasticIndex.lookup`` sends ONE search per batch and maps the hits back to the queries client-side;
-* ``segments``: ``es_simhash.keys.SEGMENTS`` = ``LookupKeys(3, 1)``, the four 16-bit ``seg0``..``seg3`` fields of
+* ``segments``: ``es_simhash.lookup.keys.SEGMENTS`` = ``LookupKeys(3, 1)``, the four 16-bit ``seg0``..``seg3`` fields of
   earlier releases; one search per query in an ``_msearch`` (the old path).
 
 Documents: uniform random 64-bit SimHashes, plus, for each of ``--queries`` (1,000) random query fingerprints

@@ -10,7 +10,7 @@ nobody has sentence hashes, so every candidate a lookup returns comes through th
 
 Two indexes are built on the same documents, both before any timing:
 
-* ``tables``: ``MemoryIndex()`` with the default keys ``es_simhash.keys.DEFAULT`` (``LookupKeys(3, 3)``: 20
+* ``tables``: ``MemoryIndex()`` with the default keys ``es_simhash.lookup.keys.DEFAULT`` (``LookupKeys(3, 3)``: 20
   permutation tables of 32-bit keys), the design under test;
 * ``segments``: ``MemoryIndex(lookup_keys=SEGMENTS)`` (``LookupKeys(3, 1)``: the four 16-bit segments of
   earlier releases), for comparison only.
@@ -34,7 +34,7 @@ Measured:
   (about ``--round-s`` seconds: fewer passes, then only the first queries), and a NOTE line says so (at 1M the
   default keys need no cut; the recall check always looks up every query with the full batch size the memory
   budget allows);
-* recall and precision for k = 0..K against a brute-force numpy scan (``es_simhash.hamming.distances`` over
+* recall and precision for k = 0..K against a brute-force numpy scan (``es_simhash.lookup.hamming.distances`` over
   every stored SimHash), for both indexes: recall must be exactly 1.0 for k <= 3 (every planted *and* every
   accidental neighbour within k) and nothing farther than k may come back;
 * consistency: one-at-a-time answers == batched answers, and (unless ``--no-io``) the answers after

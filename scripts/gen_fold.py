@@ -1,4 +1,4 @@
-"""Write ``es_simhash/data/fold.txt``: the script fold of fingerprint version 6 (``es_simhash.fold``).
+"""Write ``es_simhash/data/fold.txt``: the script fold of fingerprint version 6 (``es_simhash.fingerprint.fold``).
 
 Two characters are one when one of OpenCC's character conversions can turn one into the other: its Simplified-to-
 Traditional and Traditional-to-Simplified character tables (every candidate: ``了`` becomes ``瞭`` in ``了解`` ->

@@ -38,7 +38,7 @@ def _doc(i, simhash, sentences=(), content_hash=None):
 
 
 def _popcount_xor(a: np.ndarray, q: int) -> np.ndarray:
-    """Brute-force distances, computed independently of es_simhash.hamming (bit unpacking)."""
+    """Brute-force distances, computed independently of es_simhash.lookup.hamming (bit unpacking)."""
     x = np.bitwise_xor(a, np.uint64(q))
     return np.unpackbits(x.view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
 

@@ -408,7 +408,7 @@ def test_another_rjieba_version_keeps_the_native_core_out(native, monkeypatch, t
         N.native_module.cache_clear()
 
 
-# -- the fold of version 6 (es_simhash.fold): script, invisible characters, romanisation ------------------------
+# -- the fold (es_simhash.fingerprint.fold): script, invisible characters, romanisation -------------------------------
 def test_fold_tables_are_current(native):
     """native/src/fold_tables.rs is what native/gen_tables.py writes from es_simhash/fold.py."""
     sys.path.insert(0, str(ROOT / "native"))

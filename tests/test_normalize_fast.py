@@ -21,8 +21,8 @@ def _reference_normalize(t: str) -> str:
     """HTML character references read (``html.unescape``, again while that changes the text, three times at
     most) and a hard wrap's line breaks joined (``text.join_hard_wraps``, which defines that step); NFKC; invisible
     characters dropped; casefold; a whitespace run with a line break becomes one newline, any other run one space;
-    the script folded and romanisation after ideographs dropped (es_simhash.fold, which defines those steps); a
-    space between two CJK ideographs goes."""
+    the script folded and romanisation after ideographs dropped (es_simhash.fingerprint.fold, which defines those
+    steps); a space between two CJK ideographs goes."""
     for _ in range(3):
         t, was = html.unescape(t), t
         if t == was:

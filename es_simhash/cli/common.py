@@ -141,7 +141,7 @@ def require_inputs(inputs: List[str]) -> None:
 
 def refuse_unsafe_outputs(inputs: List[str], *outputs: tuple[str, Optional[Path]], input_name: str = "input") -> None:
     """Refuse (one line naming the option, exit 1) an output that is an input or another output, or that cannot
-    be written, before anything is read or written (:func:`es_simhash.outputs.check_outputs`)."""
+    be written, before anything is read or written (:func:`es_simhash.files.outputs.check_outputs`)."""
     try:
         lib.outputs.check_outputs(inputs, [lib.outputs.Output(option, path) for option, path in outputs], input_name)
     except OutputError as exc:

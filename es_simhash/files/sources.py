@@ -107,8 +107,8 @@ class RecordReader:
     decodes under none of them is a dead letter.
 
     ``html``: ``"keep"`` (the default) takes the text as it is; ``"auto"`` replaces a text that carries HTML
-    markup (:func:`es_simhash.markup.looks_like_html`) with the text of that markup; ``"strip"`` does so for
-    every text (:func:`es_simhash.markup.strip_html`: a real HTML parser; entities decoded, scripts and styles
+    markup (:func:`es_simhash.files.markup.looks_like_html`) with the text of that markup; ``"strip"`` does so for
+    every text (:func:`es_simhash.files.markup.strip_html`: a real HTML parser; entities decoded, scripts and styles
     dropped). The record's field then holds that text too (the original line stays in :attr:`Document.raw`).
     """
 
@@ -307,7 +307,7 @@ class DeadLetterWriter:
     """Writes dead letters as JSON Lines, in the order they are written (:func:`~es_simhash.pipeline.run_dedup`
     writes them in line order). The file is only created when the first dead letter arrives, and it is written
     beside its path and put in place when the writer is closed after a run that ended well
-    (:class:`~es_simhash.outputs.AtomicFile`): a failed run leaves an earlier file as it was.
+    (:class:`~es_simhash.files.outputs.AtomicFile`): a failed run leaves an earlier file as it was.
 
     ``resumable`` (a checkpointed run): written as ``PATH.es-simhash-partial``, kept when the run stops;
     ``keep_lines``: the number of dead letters the run being resumed wrote (its partial file is cut back to them

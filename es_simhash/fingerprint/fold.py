@@ -3,7 +3,7 @@
 Chinese news travels between scripts: a mainland article is reprinted in Traditional characters (often by a
 converter, such as OpenCC's ``s2t``, ``s2tw``, ``s2hk``), and converter sites leave residue: romanisation in
 brackets after characters (``內(nèi)容(róng)``). To a reader these are the same text; to a hash they are unrelated.
-:func:`~es_simhash.text.normalize` therefore, after NFKC and case folding:
+:func:`~es_simhash.fingerprint.text.normalize` therefore, after NFKC and case folding:
 
 * drops **invisible characters** (:data:`INVISIBLE`): format characters (zero-width spaces and joiners, direction
   marks, the byte-order mark, the soft hyphen, interlinear annotation marks) and variation selectors;

@@ -175,7 +175,7 @@ class IDFTable:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the table in jieba's format (``word idf`` per line), beside ``path`` first and put in place at the
-        end (:func:`~es_simhash.outputs.atomic_write`)."""
+        end (:func:`~es_simhash.files.outputs.atomic_write`)."""
         from es_simhash.files.outputs import atomic_write
 
         with atomic_write(path) as fh:

@@ -50,19 +50,19 @@ _LATIN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 def normalize(text: str) -> str:
     """Unicode-normalise ``text`` for fingerprinting.
 
-    First the text a reader sees (:func:`prepare`): HTML character references read wherever they are
-    (``&ldquo;``, ``&#x3002;``, ``&nbsp;``; a text escaped twice, ``&amp;ldquo;``, is read as once), and the line
-    breaks of a hard wrap joined (print and PDF extraction). Then NFKC folds full-width/half-width forms and
-    compatibility characters (``ＡＢＣ１２３！`` -> ``ABC123!``);
-    invisible characters (format characters and variation selectors, :func:`es_simhash.fold.is_invisible`) are
-    dropped; ``casefold`` removes case; a run of whitespace that holds a line break (a line boundary of
-    ``str.splitlines``) becomes one ``"\\n"`` (a line break ends a sentence: a title or a heading is its own
-    sentence) and any other run of whitespace one space, with none left at either end; Traditional characters are
-    folded to Simplified ones (:func:`es_simhash.fold.fold_table`) and romanisation written directly after an
-    ideograph is dropped (:func:`es_simhash.fold.strip_annotations`); then a space between two CJK ideographs is
-    removed (``"转 发 微 博"`` -> ``"转发微博"``: Chinese has no spaces between words). See :func:`_normalize_many`
-    for how it gets there quickly (``tests/test_normalize_fast.py`` checks it against that definition written with
-    regular expressions).
+    First the text a reader sees (:func:`prepare`): HTML character references read wherever they are (``&ldquo;``,
+    ``&#x3002;``, ``&nbsp;``; a text escaped twice, ``&amp;ldquo;``, is read as once), and the line breaks of a hard
+    wrap joined (print and PDF extraction). Then NFKC folds full-width/half-width forms and compatibility characters
+    (``ＡＢＣ１２３！`` -> ``ABC123!``); invisible characters (format characters and variation selectors,
+    :func:`es_simhash.fingerprint.fold.is_invisible`) are dropped; ``casefold`` removes case; a run of whitespace
+    that holds a line break (a line boundary of ``str.splitlines``) becomes one ``"\\n"`` (a line break ends a
+    sentence: a title or a heading is its own sentence) and any other run of whitespace one space, with none left at
+    either end; Traditional characters are folded to Simplified ones
+    (:func:`es_simhash.fingerprint.fold.fold_table`) and romanisation written directly after an ideograph is dropped
+    (:func:`es_simhash.fingerprint.fold.strip_annotations`); then a space between two CJK ideographs is removed
+    (``"转 发 微 博"`` -> ``"转发微博"``: Chinese has no spaces between words). See :func:`_normalize_many` for how it gets
+    there quickly (``tests/test_normalize_fast.py`` checks it against that definition written with regular
+    expressions).
     """
     return _normalize_many([text])[0]
 

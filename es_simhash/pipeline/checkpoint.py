@@ -25,7 +25,7 @@ class Checkpoint:
     (no such process on this host any more) is taken over.
 
     The run's report and dead letters are written as partial files beside their paths
-    (:data:`~es_simhash.outputs.PARTIAL_SUFFIX`) and put in place when it finishes: an earlier report is never
+    (:data:`~es_simhash.files.outputs.PARTIAL_SUFFIX`) and put in place when it finishes: an earlier report is never
     cut into, and a resumed run appends to the partial files of the run it resumes (the checkpoint records their
     paths, so a resume that names others is refused). ``batch_size`` is the size of the next batch, so a resumed
     run cuts its batches where the interrupted one did: the first batch it decides is the one that run was writing
@@ -160,7 +160,7 @@ class Checkpoint:
 
     def output(self, name: str, option: str, path: str | os.PathLike[str] | None) -> None:
         """Record the run's output ``name`` (``report``, ``dead_letters``) at ``path``; a resumed run must name the
-        same file the interrupted run wrote (:class:`~es_simhash.outputs.OutputError` otherwise: its partial file
+        same file the interrupted run wrote (:class:`~es_simhash.files.outputs.OutputError` otherwise: its partial file
         is beside that one)."""
         real = None if path is None else os.path.realpath(path)
         if self.done:

@@ -10,7 +10,7 @@ from es_simhash.records import Document
 
 
 class RecordSource(Protocol):
-    """What :func:`run_dedup` reads records with: a :class:`~es_simhash.sources.RecordReader`, or any reader of
+    """What :func:`run_dedup` reads records with: a :class:`~es_simhash.files.sources.RecordReader`, or any reader of
     records from elsewhere (:func:`~es_simhash.pipeline.migrate.migrate` reads the documents stored in an index)."""
 
     @property

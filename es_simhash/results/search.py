@@ -77,8 +77,8 @@ def _hit(h: dict[str, Any]) -> Hit:
 
 def search(client, index: str, query: str, size: int = 10, collapse: bool = True, url: str = "") -> list[Hit]:
     """Full-text search over ``title`` and ``content``, in either script: the query and the indexed text are both
-    folded to one script (:func:`es_simhash.fold.fold_text`; the fields ``title_folded`` and ``content_folded``),
-    so a query in Traditional characters finds Simplified copies and the other way round.
+    folded to one script (:func:`es_simhash.fingerprint.fold.fold_text`; the fields ``title_folded`` and
+    ``content_folded``), so a query in Traditional characters finds Simplified copies and the other way round.
 
     With ``collapse`` (the default) each duplicate cluster appears once, represented by its best-scoring
     document, and ``cluster_size`` says how many indexed documents the cluster holds.

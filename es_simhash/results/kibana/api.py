@@ -142,7 +142,7 @@ def export_saved_objects(path: str | os.PathLike[str], index_pattern: str | None
     """Write the saved objects (data view, saved searches, dashboard) as an ndjson file for Kibana's *Stack
     Management > Saved objects > Import*, with the data view covering ``index_pattern`` (default ``es-simhash*``);
     ``-`` writes to standard output. Returns how many objects were written. The file is written beside its path and
-    put in place at the end (:func:`~es_simhash.outputs.atomic_write`)."""
+    put in place at the end (:func:`~es_simhash.files.outputs.atomic_write`)."""
     from es_simhash.files.outputs import atomic_write
 
     objects = load_saved_objects(index_pattern)
