@@ -186,3 +186,22 @@ def test_a_full_batch_search_learns_its_boilerplate_and_tries_again(client, es_i
     assert [sorted(c.id for c in r.candidates) for r in got] == [
         sorted(c.id for c in r.candidates) for r in memory.lookup(queries, 3)]
     assert got[0].sentence_df[S] > 5 and index.split_batches == 0 and index.crowded_batches == 0
+
+
+def test_a_raised_boilerplate_bound_brings_candidates_through_hashes_learned_under_the_old_one(client,
+                                                                                               es_index_name):
+    """The index learned that sentence S (held by 30 documents) is over its bound of 5; once the bound is raised to
+    50, S brings its holders as candidates again, as the embedded index with the same bound finds them."""
+    ensure_index(client, es_index_name, Fingerprinter().config, replicas=0)
+    index = ElasticIndex(client, es_index_name, max_sentence_df=5)
+    memory = MemoryIndex(max_sentence_df=5)
+    S = 0x0ABC_DEF0_1234_5678
+    docs = [StoredDoc(f"s{i}", Fingerprint((i * 0x9E37_79B9_7F4A_7C15) % 2**63, i + 1, (S, 10_000 + i), 10, 500,
+                                           False), f"s{i}") for i in range(30)]
+    index.add(docs)
+    memory.add(docs)
+    query = [Lookup("q", Fingerprint(0x7FFF_0000_FFFF_0000, 10**9, (S, 77), 10, 500, False))]
+    assert index.lookup(query, 3)[0].sentence_df[S] > 5  # (learned: S is boilerplate under the bound of 5)
+    index.max_sentence_df = memory.max_sentence_df = 50
+    got = sorted(c.id for c in index.lookup(query, 3)[0].candidates)
+    assert got == sorted(c.id for c in memory.lookup(query, 3)[0].candidates) == sorted(d.id for d in docs)

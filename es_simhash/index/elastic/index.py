@@ -90,6 +90,7 @@ class ElasticIndex:
 
     @max_sentence_df.setter
     def max_sentence_df(self, value: int) -> None:
+        """A new bound, from the next lookup on (hashes learned under the old one are counted again)."""
         self.boilerplate.max_sentence_df = value
 
     @property

@@ -53,9 +53,19 @@ class Boilerplate:
     grows while documents are added; after a delete the owner calls :meth:`clear` and they are learned again."""
 
     def __init__(self, max_sentence_df: int) -> None:
-        self.max_sentence_df = max_sentence_df
+        self._max_sentence_df = max_sentence_df
         self.known: dict[str, int] = {}
         """hex -> the number of documents seen holding it (above ``max_sentence_df``)."""
+
+    @property
+    def max_sentence_df(self) -> int:
+        return self._max_sentence_df
+
+    @max_sentence_df.setter
+    def max_sentence_df(self, value: int) -> None:
+        """A new bound: the hashes known with a count no longer above it bring candidates again."""
+        self._max_sentence_df = value
+        self.known = {x: n for x, n in self.known.items() if n > value}
 
     def learn(self, counts: Mapping[str, int]) -> bool:
         """Record the hashes of ``counts`` (hex -> document frequency) held by more than ``max_sentence_df``
