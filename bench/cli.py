@@ -115,18 +115,20 @@ def start_then_wrap():
     started = start()
     if "imports" not in spent:
         t = time.perf_counter()
-        from es_simhash import cli
-        from es_simhash.engine import dedup_engine as dedup
-        from es_simhash.pipeline import run as pipeline
+        from es_simhash.cli import embedded as command
+        import es_simhash.pipeline as pipeline
+        from es_simhash.pipeline import run
+        from es_simhash.engine import decisions
         from es_simhash.files import sources
         import concurrent.futures._base as futures
         spent["imports"] = time.perf_counter() - t
-        for obj, name, label in ((cli, "_fingerprinter", "Fingerprinter()"),
-                                 (cli, "run_dedup", "the run (reading, deciding, writing)"),
-                                 (dedup.DedupEngine, "_decide_batch", "  deciding (engine)"),
+        for obj, name, label in ((command, "make_fingerprinter", "Fingerprinter()"),
+                                 (pipeline, "dedup_files", "the run (reading, deciding, writing)"),
+                                 (decisions.BatchDecider, "decide_batch", "  deciding (engine)"),
                                  (futures.Future, "result", "  waiting for fingerprints"),
                                  (sources.RecordReader, "parse", "  parsing records"),
-                                 (pipeline._Run, "flush", "  writing the report")):
+                                 (run._Run, "flush", "  writing the report"),
+                                 (run, "recheck_run", "  the recheck")):
             spent[label] = 0.0
             wrap(obj, name, label)
     return started
