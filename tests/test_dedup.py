@@ -4,8 +4,9 @@ import pytest
 
 from es_simhash import Fingerprinter
 from es_simhash.fingerprint import is_sketch
+from es_simhash.decide.rule import RuleBase
 from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, DuplicateIdError
-from es_simhash.records import Document, StoredDoc
+from es_simhash.records import Decision, Document, StoredDoc
 from es_simhash.index.base import Lookup
 from es_simhash.index.memory import MemoryIndex
 from support import chinese_articles, english_articles
@@ -512,3 +513,32 @@ def test_the_rechecked_rule_finds_leads_wrapped_in_a_sites_lines_and_not_follow_
     # (what half of the smaller signature, not 40%, keeps apart beyond sentence_k; the number guard, which keeps
     # them apart too, left out)
     assert DefaultRule(far_sentence_k=24, far_shared_sentences=0.4, number_guard=0).decide(one, stored) is not None
+
+
+class SameSimHashOnly(RuleBase):
+    """A rule of one's own: a duplicate is a text with exactly the SimHash of a candidate (no sentence tests)."""
+
+    candidate_distance = 0
+
+    def decide(self, fp, candidates, boilerplate=frozenset()):
+        return next((Decision(c, 0, "same-simhash") for c in candidates
+                     if not fp.empty and c.fingerprint.simhash == fp.simhash), None)
+
+
+def test_a_rule_of_ones_own_drives_the_engine_the_recheck_and_explain(fingerprinter, articles):
+    """A rule that inherits RuleBase and writes only ``decide`` and ``candidate_distance`` decides ingest (an exact
+    copy joins its article, a reprint with a line added does not), is what the recheck keeps, and explains."""
+    from es_simhash.clustering import recheck
+
+    a, b = articles[0], articles[1]
+    index = MemoryIndex()
+    engine = DedupEngine(index, fingerprinter, SameSimHashOnly())
+    got = {r.id: r for r in engine.process([Document("a", a), Document("b", b), Document("a-copy", a),
+                                            Document("a-reprint", "来源：本网\n" + a + "\n（责任编辑：王敏）")])}
+    assert got["a-copy"].duplicate_of == "a" and got["a-copy"].reason == "same-simhash"
+    assert not got["a-reprint"].duplicate and not got["b"].duplicate
+    assert engine.check(a)[0].of.id in ("a", "a-copy")
+    assert list(recheck(index, engine.rule).changes) == []
+    why = engine.explain(a, b)
+    assert why["duplicate"] is False and why["reason"] is None
+    assert engine.explain(a, a)["reason"] == "same-simhash"
