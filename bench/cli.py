@@ -14,13 +14,17 @@ two threads), with no IDF table or stop words to read (empty ones), no dedup and
 ``floor_ratio`` = peer / floor is the best ratio this design could show on this machine; if it is under the
 target, the target is out of reach here whatever es-simhash does above the native core.
 
-    python bench/cli.py [--docs 5000] [--rounds 3] [--phases]
+    python bench/cli.py [--docs 5000] [--rounds 3] [--phases] [--free-rule]
+
+``--free-rule`` also times, in the same rounds, the same ``es-simhash dedup`` with a decision rule that costs
+nothing (every document a canonical: the same reading, fingerprints, lookups, writes, report and recheck):
+``free_rule_ratio`` = peer / that, the best ratio any rule could give this command here.
 
 ``--phases`` also runs one ``es-simhash dedup`` instrumented from outside (imports, ``Fingerprinter()``, deciding,
 waiting for fingerprints, parsing, writing the report, and the process's CPU time).
 
 Last line: ``RESULT docs=N es_simhash_docs_per_s=X peer_docs_per_s=Y ratio=R python_engine_ratio=P
-dedup3_s=S help_s=H floor_s=F floor_ratio=Q`` (medians over the rounds).
+dedup3_s=S help_s=H floor_s=F floor_ratio=Q [free_rule_ratio=Z]`` (medians over the rounds).
 """
 
 from __future__ import annotations
@@ -86,6 +90,29 @@ work(0, texts[:half])
 other.join()
 assert len(out[0]) + len(out[1]) == len(texts)
 '''
+
+
+# ``--free-rule``: ``es-simhash dedup`` as the command line runs it, with a rule that decides in no time (no
+# document is a duplicate): what the command costs around its decisions.
+FREE_RULE = r"""
+import sys
+import es_simhash.fingerprint.early_start as early
+early.start_segmenter()  # (as the entry point does, before the imports)
+from es_simhash.decide.rule import RuleBase
+import es_simhash.cli.embedded as command
+
+
+class FreeRule(RuleBase):
+    candidate_distance = 0
+
+    def decide(self, fp, candidates, boilerplate=frozenset()):
+        return None
+
+
+command.decision_rule = lambda k, recheck: FreeRule()
+from es_simhash.__main__ import main
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 # ``--phases``: one ``es-simhash dedup`` in a fresh process, instrumented from outside the package (wrapping a few of
@@ -188,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--free-rule", action="store_true",
+                    help="also time the same dedup with a decision rule that costs nothing (the best any rule allows)")
     ap.add_argument("--phases", action="store_true",
                     help="also time one instrumented es-simhash dedup: where the main thread's time goes")
     args = ap.parse_args(argv)
@@ -206,6 +235,10 @@ def main(argv: list[str] | None = None) -> int:
         floor = tmp_path / "floor.py"
         floor.write_text(FLOOR, encoding="utf-8")
         floor_cmd = [sys.executable, str(floor), str(crawl)]
+        free = tmp_path / "free_rule.py"
+        free.write_text(FREE_RULE, encoding="utf-8")
+        free_cmd = [sys.executable, str(free), "dedup", str(crawl), "--report", str(tmp_path / "f.jsonl"),
+                    "--no-progress"]
         es_cmd = exe + ["dedup", str(crawl), "--report", str(tmp_path / "r.jsonl"), "--no-progress"]
         peer_cmd = [sys.executable, str(peer), str(crawl), str(tmp_path / "p.jsonl")]
         # Every command runs with Python's bytecode cached (__pycache__), as ``pip install`` leaves a package: a
@@ -220,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
         timed(floor_cmd)
         timed(exe + ["--help"])
         timed(es_cmd, py_env)
-        es, peers, python, dedup3, helps, floors = [], [], [], [], [], []
+        if args.free_rule:
+            timed(free_cmd)
+        es, peers, python, dedup3, helps, floors, frees = [], [], [], [], [], [], []
         for r in range(args.rounds):
             es.append(timed(es_cmd))
             peers.append(timed(peer_cmd))
@@ -229,9 +264,12 @@ def main(argv: list[str] | None = None) -> int:
                                        "--no-progress"]))
             helps.append(timed(exe + ["--help"]))
             floors.append(timed(floor_cmd))
+            if args.free_rule:
+                frees.append(timed(free_cmd))
             print(f"  round {r + 1}: es-simhash {es[-1]:.2f} s, jieba+simhash {peers[-1]:.2f} s, es-simhash "
                   f"(Python engine) {python[-1]:.2f} s, dedup of 3 documents {dedup3[-1]:.2f} s, --help "
-                  f"{helps[-1]:.2f} s, floor {floors[-1]:.2f} s", flush=True)
+                  f"{helps[-1]:.2f} s, floor {floors[-1]:.2f} s"
+                  + (f", with a rule that costs nothing {frees[-1]:.2f} s" if frees else ""), flush=True)
         if args.phases:
             script = tmp_path / "phases.py"
             script.write_text(PHASES, encoding="utf-8")
@@ -245,6 +283,9 @@ def main(argv: list[str] | None = None) -> int:
             ("floor", floors))}
     ratio, py_ratio = med["peer"] / med["es"], med["peer"] / med["python"]
     floor_ratio = med["peer"] / med["floor"]
+    free_rule = [("es-simhash dedup, a decision rule that costs nothing", f"{statistics.median(frees):.2f}",
+                  f"{n / statistics.median(frees):,.0f}", f"{med['peer'] / statistics.median(frees):.1f}")
+                 ] if frees else []
     print(fmt_table([
         ("command (fresh process, median of rounds)", "wall s", "docs/s", "x jieba+simhash"),
         ("es-simhash dedup (native engine when installed)", f"{med['es']:.2f}", f"{n / med['es']:,.0f}",
@@ -256,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         ("es-simhash --help", f"{med['help']:.2f}", "", ""),
         ("floor: python + jieba-rs dictionary + read + native fingerprints, 2 threads", f"{med['floor']:.2f}",
          f"{n / med['floor']:,.0f}", f"{floor_ratio:.1f}"),
+        *free_rule,
     ]))
     if floor_ratio < TARGET_RATIO:
         print(f"floor_ratio {floor_ratio:.1f} < {TARGET_RATIO:g}: the whole-command target is out of reach on this "
@@ -264,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
                                             f"(target >= {TARGET_RATIO:g}x)")], t_start, args.strict)
     print(f"RESULT docs={n} es_simhash_docs_per_s={n / med['es']:.0f} peer_docs_per_s={n / med['peer']:.0f} "
           f"ratio={ratio:.1f} python_engine_ratio={py_ratio:.1f} dedup3_s={med['dedup3']:.2f} "
-          f"help_s={med['help']:.2f} floor_s={med['floor']:.2f} floor_ratio={floor_ratio:.1f}")
+          f"help_s={med['help']:.2f} floor_s={med['floor']:.2f} floor_ratio={floor_ratio:.1f}"
+          + (f" free_rule_ratio={med['peer'] / statistics.median(frees):.1f}" if frees else ""))
     return code
 
 

@@ -31,7 +31,7 @@ from es_simhash.lookup.candidates import (
 )
 from es_simhash.lookup.keys import LookupKeys
 
-__all__ = ["Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "MIN_SHARED_SKETCH", "arrival_key",
+__all__ = ["Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "MIN_SHARED_SKETCH", "arrival_key", "with_version",
            "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch", "found_by_lookup"]
 
 def without_payload(doc: StoredDoc) -> StoredDoc:
@@ -43,6 +43,14 @@ def without_payload(doc: StoredDoc) -> StoredDoc:
         return StoredDoc(doc.id, doc.fingerprint, doc.cluster, doc.duplicate_of, doc.distance, doc.reason,
                          arrival=doc.arrival)
     return replace(doc, fields=None, text=None)
+
+
+def with_version(doc: StoredDoc, version: Any) -> StoredDoc:
+    """``doc`` with the backend's ``version`` of it (what :meth:`MaintainedIndex.fetch` hands out)."""
+    if type(doc) is StoredDoc:  # (the constructor is cheaper than dataclasses.replace: a recheck fetches every doc)
+        return StoredDoc(doc.id, doc.fingerprint, doc.cluster, doc.duplicate_of, doc.distance, doc.reason,
+                         doc.fields, doc.text, doc.arrival, version)
+    return replace(doc, version=version)
 
 
 def written_state(doc: StoredDoc) -> tuple[int, str, str | None]:

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Collection, Iterator, Sequence
 
-from es_simhash.index.base import arrival_key
+from es_simhash.index.base import arrival_key, with_version
 from es_simhash.records import StoredDoc
 from es_simhash.index.memory.store import MemoryStore
 
@@ -26,14 +25,14 @@ class MemoryMaintenance:
         for i in ids:
             doc = store.get(i)
             if doc is not None:
-                out[i] = replace(doc, version=store.versions[i])
+                out[i] = with_version(doc, store.versions[i])
         return out
 
     def pointing_at(self, ids: Collection[str]) -> list[StoredDoc]:
         """Stored documents whose cluster or ``duplicate_of`` is one of ``ids`` (a scan of all documents)."""
         wanted = set(ids)
         versions = self.store.versions
-        return [replace(d, version=versions[d.id]) for d in self.store.live_docs()
+        return [with_version(d, versions[d.id]) for d in self.store.live_docs()
                 if d.cluster in wanted or d.duplicate_of in wanted]
 
     def conflicts(self, docs: Sequence[StoredDoc]) -> list[str]:
@@ -83,4 +82,4 @@ class MemoryMaintenance:
     def written_since(self, mark: int) -> list[StoredDoc]:
         """The documents stored by writes after ``mark`` (a write number)."""
         store = self.store
-        return [replace(store.docs[store.row_of[i]], version=v) for i, v in store.versions.items() if v > mark]
+        return [with_version(store.docs[store.row_of[i]], v) for i, v in store.versions.items() if v > mark]
