@@ -25,12 +25,12 @@ _HOME = {
     "recheck": "clustering", "settle": "clustering", "delete": "clustering", "repair": "clustering",
     # errors: every error raised on purpose is an EsSimhashError with a one-line message
     "EsSimhashError": "errors", "ElasticError": "errors", "InvalidSetting": "errors", "MaintenanceError": "errors",
-    "IndexFileError": "errors", "InputError": "errors", "OutputError": "errors",
+    "IndexFileError": "errors", "InputError": "errors", "OutputError": "errors", "SavedIndexError": "errors",
 }
 __all__ = ["Checkpoint", "ConnectionSettings", "Decision", "DedupEngine", "DefaultRule", "Document", "ElasticError",
            "ElasticIndex", "EsSimhashError", "FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "IDFTable",
            "IndexFileError", "InputError", "InvalidSetting", "MaintenanceError", "MemoryIndex", "OutputError",
-           "Result", "StoredDoc", "Summary", "connect", "delete", "ensure_index", "hash64", "migrate", "recheck",
+           "Result", "SavedIndexError", "StoredDoc", "Summary", "connect", "delete", "ensure_index", "hash64", "migrate", "recheck",
            "repair", "run_dedup", "settle", "__version__"]
 
 if _TYPE_CHECKING:
@@ -47,6 +47,7 @@ if _TYPE_CHECKING:
         InvalidSetting,
         MaintenanceError,
         OutputError,
+        SavedIndexError,
     )
     from es_simhash.fingerprint.fingerprinter import Fingerprinter
     from es_simhash.fingerprint.idf import IDFTable

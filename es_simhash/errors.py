@@ -8,7 +8,8 @@ command line turns each kind into its exit code (``es_simhash.cli``).
 from __future__ import annotations
 
 __all__ = ["EsSimhashError", "ElasticError", "IndexNotManaged", "InvalidSetting", "InvalidURL", "MaintenanceError", "DuplicateIdError",
-           "IndexingError", "OutputError", "InputError", "LabelError", "IndexFileError", "CheckpointInUse",
+           "IndexingError", "OutputError", "InputError", "LabelError", "IndexFileError", "SavedIndexError",
+           "IndexFileNotFound", "NotAnIndexFile", "UnreadableIndexFile", "OldFingerprints", "CheckpointInUse",
            "NoCheckpoint", "KibanaError", "InvalidKibanaURL", "ReportError"]
 
 
@@ -71,6 +72,36 @@ class IndexingError(EsSimhashError, RuntimeError):
 
 class IndexFileError(EsSimhashError, ValueError):
     """A file given to ``MemoryIndex.load`` is not an es-simhash memory index."""
+
+
+class SavedIndexError(EsSimhashError):
+    """A saved in-memory index that :meth:`MemoryIndex.open <es_simhash.index.memory.MemoryIndex.open>` cannot use;
+    ``path`` is the file."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class IndexFileNotFound(SavedIndexError):
+    """No file at the path (the message names the ``.npz`` file beside it, if there is one)."""
+
+
+class NotAnIndexFile(SavedIndexError):
+    """A file that is not an es-simhash memory index (one written by ``MemoryIndex.save`` is)."""
+
+
+class UnreadableIndexFile(SavedIndexError):
+    """An index file that cannot be read (damaged, unreadable)."""
+
+
+class OldFingerprints(SavedIndexError):
+    """An index holding fingerprints of another version (``versions``): they would never match new ones; the index
+    must be built again from its input."""
+
+    def __init__(self, message: str, path: str, versions: list[int]) -> None:
+        super().__init__(message, path)
+        self.versions = versions
 
 
 # -- files ---------------------------------------------------------------------------------------------------------

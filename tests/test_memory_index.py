@@ -6,7 +6,7 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from es_simhash import Fingerprint
+from es_simhash import Fingerprint, Fingerprinter
 from es_simhash.index.base import Lookup
 from es_simhash.records import StoredDoc
 from es_simhash.index.memory import IndexFileError, MemoryIndex
@@ -279,3 +279,30 @@ def test_a_document_left_out_of_one_lookup_is_found_by_the_next(native, monkeypa
     query = Lookup("q", _doc(99, base ^ 1).fingerprint)
     assert "d0" not in {c.id for c in index.lookup([query], 3, exclude=["d0"])[0].candidates}
     assert "d0" in {c.id for c in index.lookup([query], 3)[0].candidates}
+
+
+def test_open_reads_a_saved_index_and_names_what_keeps_one_from_being_used(tmp_path):
+    """``MemoryIndex.open``: a new index, or a saved one with its documents; a missing file, a file that is not an
+    index, and an index of other fingerprint versions each raise their own SavedIndexError naming the file."""
+    import dataclasses
+
+    from es_simhash.errors import IndexFileNotFound, NotAnIndexFile, OldFingerprints, SavedIndexError
+
+    fp = Fingerprinter().fingerprint("一篇文章的正文，" * 20)
+    saved = MemoryIndex()
+    saved.add([StoredDoc("a", fp, "a")])
+    saved.save(tmp_path / "idx.npz")
+    assert MemoryIndex.open().lookup([Lookup("q", fp)], 3)[0].candidates == []
+    assert [c.id for c in MemoryIndex.open(tmp_path / "idx.npz").lookup([Lookup("q", fp)], 3)[0].candidates] == ["a"]
+    with pytest.raises(IndexFileNotFound, match=r"idx\.npz: give that name"):
+        MemoryIndex.open(tmp_path / "idx")
+    (tmp_path / "notes.npz").write_text("not an index")
+    with pytest.raises(NotAnIndexFile) as not_index:
+        MemoryIndex.open(tmp_path / "notes.npz")
+    assert not_index.value.path == str(tmp_path / "notes.npz")
+    old = MemoryIndex()
+    old.add([StoredDoc("b", dataclasses.replace(fp, version=fp.version - 1), "b")])
+    old.save(tmp_path / "old.npz")
+    with pytest.raises(OldFingerprints) as versions:
+        MemoryIndex.open(tmp_path / "old.npz")
+    assert versions.value.versions == [fp.version - 1] and isinstance(versions.value, SavedIndexError)

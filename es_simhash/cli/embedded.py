@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from es_simhash.defaults import BATCH_SIZE, DEAD_LETTERS, MAX_DISTANCE, MIN_DF
-from es_simhash.errors import LabelError
+from es_simhash.errors import IndexFileNotFound, LabelError, NotAnIndexFile, OldFingerprints, SavedIndexError
 
 from es_simhash.cli import lib
 from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress, Recheck,
@@ -120,16 +120,15 @@ def dedup(
 
 def _memory_index(load_index: Optional[Path], keys) -> "MemoryIndex":
     """A new in-memory index with ``keys``, or the one --load-index names (one line when it cannot be used)."""
-    p = lib.pipeline
     try:
-        return p.open_memory_index(load_index, keys)
-    except p.IndexFileNotFound as exc:
+        return lib.memory.MemoryIndex.open(load_index, keys)
+    except IndexFileNotFound as exc:
         raise UserError(f"--load-index: {exc}") from None
-    except p.NotAnIndexFile as exc:
+    except NotAnIndexFile as exc:
         raise UserError(f"{exc}: give one written by `es-simhash dedup --save-index`") from None
-    except p.OldFingerprints as exc:
+    except OldFingerprints as exc:
         raise UserError(f"{exc} (dedup --save-index)") from None
-    except p.SavedIndexError as exc:  # (UnreadableIndexFile)
+    except SavedIndexError as exc:  # (UnreadableIndexFile)
         raise UserError(str(exc)) from None
 
 def fit_idf(

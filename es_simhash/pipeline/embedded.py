@@ -1,10 +1,6 @@
-"""An embedded run (what ``es-simhash dedup`` makes, no server): :func:`open_memory_index` makes the in-memory
-index or reads a saved one (with the fingerprint-version check), :func:`dedup_files` runs the inputs through it and
-writes the outputs only when the run ends well. A saved index that cannot be used raises a
-:class:`SavedIndexError` of the kind that says why.
-
-``open_memory_index`` belongs with :class:`~es_simhash.index.memory.MemoryIndex` (it lives here until the index
-package takes it)."""
+"""An embedded run (what ``es-simhash dedup`` makes, no server): :func:`dedup_files` runs the inputs through an
+engine over a :class:`~es_simhash.index.memory.MemoryIndex` (:meth:`~es_simhash.index.memory.MemoryIndex.open`
+makes one or reads a saved one) and writes the outputs only when the run ends well."""
 
 from __future__ import annotations
 
@@ -14,72 +10,13 @@ from typing import Any, Callable, Sequence
 
 from es_simhash.defaults import DEAD_LETTERS
 from es_simhash.engine.dedup_engine import DedupEngine
-from es_simhash.errors import EsSimhashError, IndexFileError
 from es_simhash.index.memory import MemoryIndex
-from es_simhash.lookup.keys import LookupKeys
 from es_simhash.pipeline.checkpointed import NothingDecided
 from es_simhash.pipeline.run import run_dedup
 from es_simhash.pipeline.source import RecordSource
 from es_simhash.pipeline.summary import Summary
 
-__all__ = ["SavedIndexError", "IndexFileNotFound", "NotAnIndexFile", "UnreadableIndexFile", "OldFingerprints",
-           "open_memory_index", "dedup_files"]
-
-
-class SavedIndexError(EsSimhashError):
-    """A saved in-memory index that cannot be used; ``path`` is the file."""
-
-    def __init__(self, message: str, path: str) -> None:
-        super().__init__(message)
-        self.path = path
-
-
-class IndexFileNotFound(SavedIndexError):
-    """No file at the path (the message names the ``.npz`` file beside it, if there is one)."""
-
-
-class NotAnIndexFile(SavedIndexError):
-    """A file that is not an es-simhash memory index (one written by :meth:`MemoryIndex.save` is)."""
-
-
-class UnreadableIndexFile(SavedIndexError):
-    """An index file that cannot be read (damaged, unreadable)."""
-
-
-class OldFingerprints(SavedIndexError):
-    """An index holding fingerprints of another version (``versions``): they would never match new ones; the index
-    must be built again from its input."""
-
-    def __init__(self, message: str, path: str, versions: list[int]) -> None:
-        super().__init__(message, path)
-        self.versions = versions
-
-
-def open_memory_index(path: str | os.PathLike[str] | None = None,
-                      lookup_keys: LookupKeys | None = None) -> MemoryIndex:
-    """A new in-memory index with ``lookup_keys``, or (``path``) the one saved there, which keeps its own lookup
-    keys and must hold fingerprints of the current version. Raises :class:`IndexFileNotFound`,
-    :class:`NotAnIndexFile`, :class:`UnreadableIndexFile` or :class:`OldFingerprints`."""
-    from es_simhash.fingerprint.model import FINGERPRINT_VERSION
-
-    if path is None:
-        return MemoryIndex() if lookup_keys is None else MemoryIndex(lookup_keys=lookup_keys)
-    name = os.fspath(path)
-    try:
-        index = MemoryIndex.load(path)
-    except FileNotFoundError:
-        hint = f" (there is {name}.npz: give that name)" if os.path.isfile(f"{name}.npz") else ""
-        raise IndexFileNotFound(f"index file not found: {name}{hint}", name) from None
-    except IndexFileError:
-        raise NotAnIndexFile(f"{name} is not an es-simhash index file", name) from None
-    except (ValueError, OSError, KeyError) as exc:
-        raise UnreadableIndexFile(f"cannot load index {name}: {exc}", name) from None
-    old = sorted(index.fingerprint_versions() - {FINGERPRINT_VERSION})
-    if old:
-        raise OldFingerprints(f"{name} holds fingerprints of version {', '.join(map(str, old))}, not "
-                              f"{FINGERPRINT_VERSION}: they would never match new ones; build it again from its input",
-                              name, old)
-    return index
+__all__ = ["dedup_files"]
 
 
 def dedup_files(

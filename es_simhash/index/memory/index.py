@@ -7,6 +7,8 @@ import os
 from typing import Collection, Iterator, Sequence, TypeVar
 
 from es_simhash.defaults import MAX_SENTENCE_DF
+from es_simhash.errors import (IndexFileError, IndexFileNotFound, NotAnIndexFile, OldFingerprints,
+                               UnreadableIndexFile)
 from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.records import StoredDoc
 from es_simhash.index.memory import files
@@ -154,4 +156,32 @@ class MemoryIndex:
         saved = files.read(path)
         index = cls(max_sentence_df=saved.max_sentence_df, lookup_keys=saved.lookup_keys)
         files.restore(index.store, saved, index.native)
+        return index
+
+    @classmethod
+    def open(cls: type[M], path: str | os.PathLike[str] | None = None, lookup_keys: LookupKeys | None = None) -> M:
+        """A new index with ``lookup_keys`` (None: the default), or (``path``) the one saved there, which keeps its
+        own lookup keys and must hold fingerprints of the current version (what ``es-simhash dedup --load-index``
+        opens). Raises :class:`~es_simhash.errors.IndexFileNotFound`, :class:`~es_simhash.errors.NotAnIndexFile`,
+        :class:`~es_simhash.errors.UnreadableIndexFile` or :class:`~es_simhash.errors.OldFingerprints` (all
+        :class:`~es_simhash.errors.SavedIndexError`)."""
+        from es_simhash.fingerprint.model import FINGERPRINT_VERSION
+
+        if path is None:
+            return cls() if lookup_keys is None else cls(lookup_keys=lookup_keys)
+        name = os.fspath(path)
+        try:
+            index = cls.load(path)
+        except FileNotFoundError:
+            hint = f" (there is {name}.npz: give that name)" if os.path.isfile(f"{name}.npz") else ""
+            raise IndexFileNotFound(f"index file not found: {name}{hint}", name) from None
+        except IndexFileError:
+            raise NotAnIndexFile(f"{name} is not an es-simhash index file", name) from None
+        except (ValueError, OSError, KeyError) as exc:
+            raise UnreadableIndexFile(f"cannot load index {name}: {exc}", name) from None
+        old = sorted(index.fingerprint_versions() - {FINGERPRINT_VERSION})
+        if old:
+            raise OldFingerprints(f"{name} holds fingerprints of version {', '.join(map(str, old))}, not "
+                                  f"{FINGERPRINT_VERSION}: they would never match new ones; build it again from its "
+                                  "input", name, old)
         return index
