@@ -207,13 +207,8 @@ def run_errors(gave_up: Callable[[RunGaveUp], str]) -> Iterator[None]:
         raise UserError(interrupted_message(exc), code=130) from None
 
 def interrupted_message(exc: RunInterrupted) -> str:
-    if exc.unreadable is not None:
-        return f"interrupted; the checkpoint cannot be read: {exc.unreadable}"
-    if not exc.saved:
-        return ("interrupted before the first batch was saved: run the same command again (with --resume it also "
-                "starts from the top)")
-    return (f"interrupted: {exc.lines_done:,} input lines are done ({exc.written:,} documents written by this run) "
-            f"and saved in {exc.checkpoint}: run the same command with --resume to go on")
+    return exc.describe("run the same command with --resume to go on",
+                        "run the same command again (with --resume it also starts from the top)")
 
 def gave_up_message(exc: RunGaveUp) -> str:
     """Elasticsearch gave up during ``index``: how much is saved, and how to finish."""

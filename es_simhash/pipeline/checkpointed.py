@@ -37,16 +37,19 @@ class RunInterrupted(EsSimhashError):
 
     def __init__(self, checkpoint: str, saved: bool, lines_done: int = 0, written: int = 0,
                  unreadable: str | None = None) -> None:
-        if unreadable is not None:
-            message = f"interrupted; the checkpoint cannot be read: {unreadable}"
-        elif not saved:
-            message = "interrupted before the first batch was saved: nothing to resume"
-        else:
-            message = (f"interrupted: {lines_done:,} input lines are done ({written:,} documents written) and saved "
-                       f"in {checkpoint}: resume from it")
-        super().__init__(message)
         self.checkpoint, self.saved, self.lines_done, self.written = checkpoint, saved, lines_done, written
         self.unreadable = unreadable
+        super().__init__(self.describe("resume from it", "nothing to resume"))
+
+    def describe(self, resume: str, start_again: str) -> str:
+        """What the checkpoint holds, in one line ending in what to do: ``resume`` when there is something to
+        resume, ``start_again`` when the run stopped before its first batch was saved."""
+        if self.unreadable is not None:
+            return f"interrupted; the checkpoint cannot be read: {self.unreadable}"
+        if not self.saved:
+            return f"interrupted before the first batch was saved: {start_again}"
+        return (f"interrupted: {self.lines_done:,} input lines are done ({self.written:,} documents written by this "
+                f"run) and saved in {self.checkpoint}: {resume}")
 
     @classmethod
     def of(cls, checkpoint: Checkpoint) -> RunInterrupted:
