@@ -65,7 +65,8 @@ class Boilerplate:
     def max_sentence_df(self, value: int) -> None:
         """A new bound: the hashes known with a count no longer above it bring candidates again."""
         self._max_sentence_df = value
-        self.known = {x: n for x, n in self.known.items() if n > value}
+        for x in [x for x, n in self.known.items() if n <= value]:
+            del self.known[x]  # (in place: one dict for the boilerplate's whole life)
 
     def learn(self, counts: Mapping[str, int]) -> bool:
         """Record the hashes of ``counts`` (hex -> document frequency) held by more than ``max_sentence_df``

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import Collection, Iterator, Sequence, TypeVar
 
 from es_simhash.defaults import MAX_SENTENCE_DF
 from es_simhash.errors import (IndexFileError, IndexFileNotFound, NotAnIndexFile, OldFingerprints,
                                UnreadableIndexFile)
-from es_simhash.index.base import Lookup, LookupResult
+from es_simhash.index.base import Lookup, LookupResult, with_version
 from es_simhash.records import StoredDoc
 from es_simhash.index.memory import files
 from es_simhash.index.memory import native as _native
@@ -117,7 +116,7 @@ class MemoryIndex:
         conflicts)``, the ids of the others (nothing is ever refused here)."""
         conflicts = self._maintenance.conflicts(docs)
         skip = set(conflicts)
-        self.add([dataclasses.replace(d, version=None) for d in docs if d.id not in skip])
+        self.add([with_version(d, None) for d in docs if d.id not in skip])
         return {}, conflicts
 
     def remove(self, docs: Sequence[StoredDoc]) -> list[str]:
