@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = ["EsSimhashError", "ElasticError", "IndexNotManaged", "InvalidSetting", "InvalidURL", "MaintenanceError", "DuplicateIdError",
            "IndexingError", "OutputError", "InputError", "LabelError", "IndexFileError", "SavedIndexError",
            "IndexFileNotFound", "NotAnIndexFile", "UnreadableIndexFile", "OldFingerprints", "CheckpointInUse",
-           "NoCheckpoint", "KibanaError", "InvalidKibanaURL", "ReportError"]
+           "NoCheckpoint", "KibanaError", "InvalidKibanaURL", "InvalidKibanaCA", "ReportError"]
 
 
 class EsSimhashError(Exception):
@@ -55,6 +55,10 @@ class KibanaError(EsSimhashError):
 
 class InvalidKibanaURL(KibanaError, ValueError):
     """The Kibana URL names no http(s) host and port."""
+
+
+class InvalidKibanaCA(KibanaError, ValueError):
+    """The CA certificate to verify Kibana with is missing, unreadable or not PEM."""
 
 
 # -- the engine and the index --------------------------------------------------------------------------------------

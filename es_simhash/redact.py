@@ -5,7 +5,8 @@ stdout through :func:`forget_known`).
 Two things are masked: the password of a URL of any shape (``https://user:PASSWORD@host``, with no scheme
 ``user:PASSWORD@host:9200``, a broken IPv6 host ``http://user:PASSWORD@[::1:9200``, a bad port), and every secret
 the process was given (:func:`remember`: a password, an API key, a URL's password, from an option, the environment
-or the config file), wherever it appears. Standard library only, at the bottom of the house.
+or the config file), wherever it appears. Where a URL's user information ends is :mod:`es_simhash.urls`'s
+rule, the one its parser follows. Standard library only, near the bottom of the house.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import base64
 import re
 import threading
 from urllib.parse import unquote
+
+from es_simhash.urls import userinfo_span
 
 __all__ = ["MASK", "remember", "url_password", "mask_url", "redact", "forget_known"]
 
@@ -24,7 +27,6 @@ is masked whatever its length."""
 
 _known: set[str] = set()
 _lock = threading.Lock()
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _TOKEN = re.compile(r"\S+")  # (a word of a message: quotes and brackets around a URL stay in it, and so does a
 # quote inside a password)
 
@@ -56,21 +58,9 @@ def _api_key_parts(value: str) -> tuple[str, ...]:
     return text, text.split(":", 1)[1]
 
 
-def _userinfo(url: str) -> tuple[int, int] | None:
-    """Where the user-information part (``user:password``) of ``url`` starts and ends (the ``@`` excluded), or
-    ``None``. The scheme is optional; the part ends at the *last* ``@`` (a password may hold ``@``, ``/``, ``#``
-    written as they are), so a URL whose path holds an ``@`` is masked too far rather than not far enough."""
-    m = _SCHEME.match(url)
-    start = m.end() if m else (2 if url.startswith("//") else 0)
-    at = url.rfind("@", start)
-    if at < 0:
-        return None
-    return start, at
-
-
 def url_password(url: str) -> str | None:
     """The password written in ``url`` (any shape; see :func:`mask_url`), or ``None``."""
-    span = _userinfo(url)
+    span = userinfo_span(url)
     if span is None:
         return None
     info = url[span[0]:span[1]]
@@ -80,7 +70,7 @@ def url_password(url: str) -> str | None:
 def mask_url(url: str) -> str:
     """``url`` with the password of its user information replaced by ``***`` (the user name kept), whatever its
     shape: with or without a scheme, with a broken host or port. A URL without a password is returned as it is."""
-    span = _userinfo(url)
+    span = userinfo_span(url)
     if span is None:
         return url
     start, at = span
@@ -103,9 +93,17 @@ def forget_known(text: str) -> str:
     return text
 
 
+def _mask_word(m: re.Match[str]) -> str:
+    word = m.group()
+    if ":" not in word:
+        return word
+    url = word.lstrip("'\"(<")  # (a URL quoted in a message: its scheme follows the quote)
+    return word[:len(word) - len(url)] + mask_url(url)
+
+
 def redact(text: str) -> str:
     """``text`` with every URL's password masked (:func:`mask_url`, on each word that holds ``:`` and then ``@``)
     and every remembered secret replaced by ``***``: what may be shown of any message."""
     if "@" in text:
-        text = _TOKEN.sub(lambda m: mask_url(m.group()) if ":" in m.group() else m.group(), text)
+        text = _TOKEN.sub(_mask_word, text)
     return forget_known(text)

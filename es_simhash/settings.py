@@ -124,9 +124,25 @@ def read_config(path: str | os.PathLike[str], explicit: bool) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"{path}: unknown [elasticsearch] keys {sorted(unknown)}; expected {sorted(_CONFIG_KEYS)}")
     _remember_secrets(section)
+    for key, value in section.items():
+        _check_type(path, key, value)
     if any(section.get(k) for k in _SECRET_KEYS) or url_password(str(section.get("url") or "")):
         _warn_if_readable(path)
     return dict(section)
+
+
+def _check_type(path: str | os.PathLike[str], key: str, value: Any) -> None:
+    """``ValueError`` (one line, naming the file and key, never a secret's value) for a value of the wrong type."""
+    if key == "request_timeout":
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return
+        wanted, example = "a number of seconds above 0", "request_timeout = 60"
+    elif isinstance(value, str):
+        return
+    else:
+        wanted, example = "a string", f'{key} = "..."'
+    shown = f"of type {type(value).__name__}" if key in _SECRET_KEYS else repr(value)
+    raise ValueError(f"{path}: [elasticsearch] {key} is {shown}, not {wanted}: write e.g. {example}")
 
 
 def _warn_if_readable(path: str | os.PathLike[str]) -> None:

@@ -20,8 +20,12 @@ from support import chinese_articles
 
 pytestmark = [pytest.mark.slow, pytest.mark.es]
 
-# Unique strings, so that finding one of them in an output can only be a leak.
-PASSWORD = f"pw-{uuid.uuid4().hex}"
+# Characters users put in generated passwords that a URL gives a meaning to, and non-ASCII ones.
+SPECIALS = ["/", "?", "#", "@", ":", "%", "[", "]", " ", "密码"]
+# Unique strings, so that finding one of them in an output can only be a leak. The node's password holds every one of
+# SPECIALS, each between two random pieces ('g' after each: a raw '%' then starts no escape; '%25' writes one).
+PIECES = [uuid.uuid4().hex[:10] for _ in range(len(SPECIALS) + 1)]
+PASSWORD = "".join(piece + (f"{c}g" if c else "") for piece, c in zip(PIECES, [*SPECIALS, ""]))
 WRONG_PASSWORD = f"wrong-{uuid.uuid4().hex}"
 FAKE_API_KEY = base64.b64encode(f"{uuid.uuid4().hex[:20]}:{uuid.uuid4().hex}".encode()).decode()
 
@@ -128,7 +132,7 @@ def test_basic_auth_from_env_flags_and_config_file(node, crawl, tmp_path):
     client = connect(ConnectionSettings(url=node.url, username="elastic", password=PASSWORD,
                                         ca_certs=str(node.ca_cert)))
     assert client.count(index=index)["count"] == n
-    assert_no_secret([PASSWORD], res.stdout, res.stderr, res2.stdout, res2.stderr, res3.stdout, res3.stderr,
+    assert_no_secret([*PIECES], res.stdout, res.stderr, res2.stdout, res2.stderr, res3.stdout, res3.stderr,
                      tmp_path / "dead-letters.jsonl", *tmp_path.glob("*.checkpoint.json*"))
 
 
@@ -159,7 +163,7 @@ def test_an_api_key_is_sent_first_and_an_unknown_one_is_refused(node, crawl, tmp
               env=basic_env(node, ES_API_KEY=FAKE_API_KEY), cwd=tmp_path)
     assert res.returncode == 3
     assert "rejected the credentials (401)" in one_line(res)
-    assert_no_secret([FAKE_API_KEY, PASSWORD], res.stdout, res.stderr, tmp_path / "r.jsonl",
+    assert_no_secret([FAKE_API_KEY, *PIECES], res.stdout, res.stderr, tmp_path / "r.jsonl",
                      tmp_path / "dead-letters.jsonl", *tmp_path.glob("*.checkpoint.json*"))
     status, _ = node.request("GET", "/sec-badkey")
     assert status == 404  # nothing was written
@@ -190,8 +194,8 @@ def test_wrong_or_missing_credentials_are_one_line_and_exit_3(node, crawl, tmp_p
             err = one_line(res)
             assert err.startswith("es-simhash: error: ") and "rejected the credentials (401)" in err, err
             assert node.url in err
-            assert_no_secret([WRONG_PASSWORD, PASSWORD], res.stdout, res.stderr)
-    assert_no_secret([WRONG_PASSWORD, PASSWORD], tmp_path / "r.jsonl", tmp_path / "dead-letters.jsonl",
+            assert_no_secret([WRONG_PASSWORD, *PIECES], res.stdout, res.stderr)
+    assert_no_secret([WRONG_PASSWORD, *PIECES], tmp_path / "r.jsonl", tmp_path / "dead-letters.jsonl",
                      *tmp_path.glob("*.checkpoint.json*"))
     assert node.request("GET", "/sec-wrong")[0] == 404
 
@@ -226,7 +230,7 @@ def test_a_password_in_a_url_of_any_shape_never_reaches_any_output(node, crawl, 
     shapes = {**url_shapes(node, PASSWORD), "unescaped characters": node.url.replace("https://",
                                                                                      f"https://elastic:{odd}@"),
               "escaped characters": node.url.replace("https://", f"https://elastic:{escaped}@")}
-    secrets = [PASSWORD, odd, odd.split("#")[1], escaped, escaped.replace("%40", "@")]
+    secrets = [*PIECES, odd, odd.split("#")[1], escaped, escaped.replace("%40", "@")]
     commands = [["index", path, "--index", "sec-shapes", "--no-progress", "--report", "r.jsonl"],
                 ["search", "天气", "--index", "sec-basic"], ["clusters", "--index", "sec-basic", "--json"],
                 ["repair", "--index", "sec-shapes", "--dry-run", "--no-progress"], ["index", "--help"]]
@@ -279,7 +283,7 @@ def test_a_config_file_holding_a_secret_that_others_can_read_is_warned_about(nod
     config.chmod(0o600)
     res = cli("clusters", "--index", "sec-basic", "--json", env=env, cwd=tmp_path)
     assert res.returncode == 0 and res.stderr.decode().strip() == ""
-    assert_no_secret([PASSWORD], res.stdout, res.stderr)
+    assert_no_secret([*PIECES], res.stdout, res.stderr)
 
 
 def test_a_bad_ca_certificate_file_is_named_as_such(node, tmp_path):
@@ -320,7 +324,7 @@ def test_tls_verifies_with_the_ca_and_fails_closed_without_it(node, crawl, tmp_p
             err = one_line(res)
             assert "TLS verification failed" in err and "CA" in err and "--ca-certs" in err, err
             assert time.monotonic() - started < 60  # fails at once, no retrying for minutes
-            assert_no_secret([PASSWORD], res.stdout, res.stderr)
+            assert_no_secret([*PIECES], res.stdout, res.stderr)
     assert node.request("GET", "/sec-tls")[0] == 404  # nothing was sent over the unverified connection
     res = cli("index", path, "--index", "sec-tls", "--no-progress", "--ca-certs", node.ca_cert, env=no_ca, cwd=tmp_path)
     assert res.returncode == 0, res.stderr.decode()
@@ -339,7 +343,7 @@ def test_http_against_the_https_node_says_to_use_https(node, tmp_path):
         assert res.returncode == 3, res.stderr.decode()
         err = one_line(res)
         assert f"use {node.url}" in err and "is it running" not in err, err
-        assert_no_secret([PASSWORD], res.stdout, res.stderr)
+        assert_no_secret([*PIECES], res.stdout, res.stderr)
 
 
 # -- secrets in outputs of successful and failing runs -----------------------------------------------------
@@ -378,14 +382,14 @@ def test_secrets_never_reach_outputs_of_a_run_that_fails_mid_ingest(node, tmp_pa
     # (the report and dead letters of a run that did not finish are partial files beside their paths)
     files = [tmp_path / "r.jsonl.es-simhash-partial", tmp_path / "dead.jsonl.es-simhash-partial", tmp_path / "cp.json"]
     assert all(f.exists() and f.stat().st_size for f in files)
-    assert_no_secret([PASSWORD], out, err, *files)
+    assert_no_secret([*PIECES], out, err, *files)
     assert node.request("PUT", "/sec-fail/_settings", {"index.blocks.write": False})[0] == 200
     res = cli(*args[3:], "--resume", env=env, cwd=tmp_path)  # and the resumed, successful run
     assert res.returncode == 0, res.stderr.decode()
     assert count(node, "sec-fail") == len(arts)
     files = [tmp_path / "r.jsonl", tmp_path / "dead.jsonl"]  # (in place once the run finished)
     assert all(f.exists() and f.stat().st_size for f in files)
-    assert_no_secret([PASSWORD], res.stdout, res.stderr, *files)
+    assert_no_secret([*PIECES], res.stdout, res.stderr, *files)
 
 
 # -- user text never becomes query syntax ------------------------------------------------------------------
@@ -422,3 +426,96 @@ def test_hostile_text_is_only_ever_matched_as_words(node, crawl, tmp_path):
     res = cli("check", "--index", index, "-", input=long_zh.encode(), env=env, cwd=tmp_path)
     assert res.returncode == 0, res.stderr.decode()
     assert count(node, index) == total  # and nothing was changed
+
+
+# -- passwords holding any character -------------------------------------------------------------------------
+def test_a_password_holding_any_character_works_every_way_and_no_byte_of_it_is_shown(node, crawl, tmp_path):
+    """The node's password holds every character of SPECIALS. Written raw or percent-encoded into the URL of
+    --es-url, ES_URL, the config file or --kibana-url, every command that connects does its job (exit 0: the password
+    reached the node as it is) or, for Kibana (the node is not Kibana), exits 3 in one line. A wrong password holding
+    one of SPECIALS exits 3 in one line naming the URL's credentials and where the URL is set. No output, and no file
+    a command wrote, holds any random piece of a password."""
+    from concurrent.futures import ThreadPoolExecutor
+    from urllib.parse import quote
+
+    path, _ = crawl
+    port = node.url.rsplit(":", 1)[1]
+    index = "sec-any"
+    res = cli("index", path, "--index", index, "--no-progress", env=basic_env(node), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    secrets = list(PIECES)
+    ca = {"ES_CA_CERTS": str(node.ca_cert)}
+
+    def ways(url: str, name: str) -> list[tuple[str, list[str], dict]]:
+        config = tmp_path / f"{name}.toml"
+        config.write_text(f"[elasticsearch]\nurl = {json.dumps(url)}\n")
+        config.chmod(0o600)
+        return [("--es-url", ["--es-url", url], ca), ("ES_URL", [], {**ca, "ES_URL": url}),
+                ("config file", [], {**ca, "ES_SIMHASH_CONFIG": str(config)})]
+
+    commands = [["init", "--index", "sec-any-init-{n}"], ["index", path, "--index", index, "--no-progress"],
+                ["check", "--index", index, "本网讯 天气"], ["search", "天气", "--index", index],
+                ["clusters", "--index", index], ["report", "--index", index, "--output", "report-{n}.html"],
+                ["delete", "no-such-id", "--index", index], ["repair", "--index", index, "--dry-run", "--no-progress"],
+                ["migrate", "--from", index, "--to", "sec-any-migrated-{n}", "--no-progress"]]
+    runs = []
+    for form, written in (("raw", PASSWORD), ("percent-encoded", quote(PASSWORD, safe=""))):
+        url = f"https://elastic:{written}@127.0.0.1:{port}"
+        channels = ways(url, form)
+        for n, command in enumerate(commands):
+            way, flags, env = channels[n % 3]
+            args = [str(a).replace("{n}", f"{form[0]}{n}") for a in command]
+            runs.append(((form, way, command[0]), [*args, *flags], env, 0))
+        runs.append(((form, "--kibana-url", "kibana"), ["kibana", "import", "--kibana-url", url], ca, 3))
+    for n, char in enumerate(SPECIALS):  # a wrong password: the URL's credentials are named, and where it is set
+        wrong = f"{uuid.uuid4().hex[:10]}{char}g{uuid.uuid4().hex[:10]}"
+        secrets += [wrong.split(char)[0], wrong.split(char)[1]]
+        way, flags, env = ways(f"https://elastic:{wrong}@127.0.0.1:{port}", f"wrong-{n}")[n % 3]
+        command = [str(a).replace("{n}", f"w{n}") for a in commands[n % len(commands)]]
+        runs.append((("wrong", way, command[0]), [*command, *flags], env, 3))
+
+    def run(item):
+        what, args, env, code = item
+        return what, code, cli(*args, env=env, cwd=tmp_path)
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(run, runs))
+    for what, code, res in results:
+        assert res.returncode == code, (what, res.stderr.decode())
+        assert_no_secret(secrets, res.stdout, res.stderr)
+        if what[0] == "wrong":
+            err = one_line(res)
+            assert "rejected the credentials (401)" in err and "user and password written in the URL" in err, err
+            assert ("in the config file" in err) == (what[1] == "config file"), err
+        elif code:
+            assert "is Elasticsearch, not Kibana" in one_line(res)
+    assert {what[2] for what, _, _ in results if what[0] != "wrong"} == {c[0] for c in commands} | {"kibana"}
+    assert_no_secret(secrets, *(f for f in tmp_path.rglob("*") if f.is_file() and f.suffix != ".toml"))  # (not the
+    # config files the test wrote)
+
+
+def test_credentials_in_the_url_of_an_option_win_over_the_environment(node, tmp_path):
+    """Options beat the environment, the environment beats the config file, and credentials come whole from the
+    first of them that gives any: a wrong password in --es-url is refused even when ES_USERNAME and ES_PASSWORD are
+    right; right ones in --es-url work when the environment's are wrong; the environment's beat a config file's."""
+    port = node.url.rsplit(":", 1)[1]
+    right = f"https://elastic:{PASSWORD}@127.0.0.1:{port}"
+    wrong = f"https://elastic:{WRONG_PASSWORD}@127.0.0.1:{port}"
+    config = tmp_path / "c.toml"
+    config.write_text(f'[elasticsearch]\nurl = "{node.url}"\nusername = "elastic"\npassword = "{WRONG_PASSWORD}"\n')
+    config.chmod(0o600)
+    assert cli("init", "--index", "sec-precedence", env=basic_env(node), cwd=tmp_path).returncode == 0
+    cases = [
+        (["--es-url", wrong], basic_env(node), 3),                       # the option's credentials, not ES_*'s
+        (["--es-url", right], basic_env(node, ES_PASSWORD=WRONG_PASSWORD), 0),
+        ([], {"ES_URL": wrong, "ES_CA_CERTS": str(node.ca_cert)}, 3),
+        (["--username", "elastic", "--password", PASSWORD], {"ES_URL": wrong, "ES_CA_CERTS": str(node.ca_cert)}, 0),
+        ([], basic_env(node, ES_SIMHASH_CONFIG=str(config)), 0),          # the environment's, not the file's
+        ([], {"ES_SIMHASH_CONFIG": str(config), "ES_CA_CERTS": str(node.ca_cert)}, 3),
+    ]
+    for flags, env, code in cases:
+        res = cli("clusters", "--index", "sec-precedence", *flags, env=env, cwd=tmp_path)
+        assert res.returncode == code, (flags, env, res.stderr.decode())
+        if code:
+            assert "rejected the credentials (401)" in one_line(res)
+        assert_no_secret([*PIECES, WRONG_PASSWORD], res.stdout, res.stderr)

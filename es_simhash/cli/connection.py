@@ -81,10 +81,16 @@ def connection_options(command: Optional[Callable[..., Any]] = None, *, url: boo
         params = [p for p in signature.parameters.values() if p.name != "connection"]
         params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
                                      annotation=_CONNECTION_OPTIONS[name]) for name in names]
+        params.append(inspect.Parameter("connection_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context))
 
         @functools.wraps(fn)
         def with_connection(*args: Any, **kwargs: Any) -> Any:
             given = {name: kwargs.pop(name, None) for name in names}
+            context = kwargs.pop("connection_context")
+            for name in names:  # the environment's values are the library's to read, below the options
+                source = context.get_parameter_source(name)
+                if source is not None and source.name == "ENVIRONMENT":
+                    given[name] = None
             connection = Connection(given.get("es_url"), given["api_key"], given["username"], given["password"],
                                     given["ca_certs"])
             return fn(*args, connection=connection, **kwargs)

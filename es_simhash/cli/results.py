@@ -9,7 +9,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from es_simhash.defaults import MAX_DISTANCE
-from es_simhash.errors import InvalidKibanaURL, KibanaError, ReportError
+from es_simhash.errors import InvalidKibanaCA, InvalidKibanaURL, KibanaError, ReportError
 
 from es_simhash.cli import lib
 from es_simhash.cli.common import AsJson, IdField, Limit, UserError, refuse_unsafe_outputs, print_table, err
@@ -127,6 +127,8 @@ def kibana_import(
                                                  username=c.username, password=c.password, ca_certs=c.ca_certs)
     except InvalidKibanaURL as exc:
         raise UserError(f"{exc} or --kibana-url") from None
+    except InvalidKibanaCA as exc:
+        raise UserError(f"{exc} or --ca-certs") from None
     except ValueError as exc:  # an unreadable config file
         raise UserError(str(exc)) from None
     except KibanaError as exc:

@@ -3,60 +3,71 @@ version."""
 
 from __future__ import annotations
 
+import base64
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 from es_simhash import settings as conf
+from es_simhash import urls
 from es_simhash.errors import InvalidSetting, InvalidURL
 from es_simhash.index.elastic.errors import RETRY_STATUSES, elastic_errors
 from es_simhash.redact import mask_url, remember, url_password
 
 
 def check_url(url: str, what: str = "Elasticsearch", env: str = "ES_URL") -> str:
-    """``url`` if it is ``http(s)://host[:port][/path]`` with a valid port; :class:`InvalidURL` (one line, what to
-    write instead, the password masked whatever the URL's shape, ending with ``env``, the variable that sets it)
-    otherwise."""
-    shown = mask_url(url)
-    try:
-        parts = urlsplit(url)
-        port = parts.port  # ValueError for a port out of range or not a number
-    except ValueError as exc:
-        raise InvalidURL(f"invalid {what} URL {shown!r}: {exc}; expected http(s)://host:port, "
-                         f"e.g. http://127.0.0.1:9200; set it with {env}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        hint = f"http://{shown.lstrip('/')}" if "://" not in url else "http(s)://host:port"
-        raise InvalidURL(f"invalid {what} URL {shown!r}: it needs the scheme and host, e.g. {hint}; set it with {env}")
-    if port == 0:
-        raise InvalidURL(f"invalid {what} URL {shown!r}: port 0; set it with {env}")
+    """``url`` if it names an ``http(s)://host[:port][/path]`` (:func:`es_simhash.urls.parse`: a password may hold any
+    character); :class:`InvalidURL` otherwise: one line, what to write instead, no byte of the password whatever the
+    URL's shape, ending with ``env``, where it is set."""
+    parse_url(url, what, env)
     return url
 
 
-def check_ca_certs(path: str) -> str:
+def parse_url(url: Any, what: str = "Elasticsearch", env: str = "ES_URL") -> urls.ServiceURL:
+    """:func:`es_simhash.urls.parse` with its :class:`~es_simhash.urls.BadURL` as :class:`InvalidURL` (see
+    :func:`check_url`)."""
+    try:
+        return urls.parse(url)
+    except urls.BadURL as exc:
+        text = url if isinstance(url, str) else repr(url)
+        shown = mask_url(text)
+        hint = ""
+        if isinstance(url, str) and not urls.SCHEME.match(url.strip()):
+            hint = f", e.g. http://{shown.strip().lstrip('/')}"
+        raise InvalidURL(f"invalid {what} URL {shown!r}: {exc}{hint}; set it with {env}") from None
+
+
+def check_ca_certs(path: str, env: str = "ES_CA_CERTS") -> str:
     """``path`` if it is a readable file holding a PEM certificate; :class:`InvalidSetting` naming the file
     otherwise."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(1 << 20)
     except FileNotFoundError:
-        raise InvalidSetting(f"CA certificate file not found: {path}; set it with ES_CA_CERTS", "ca_certs") from None
+        raise InvalidSetting(f"CA certificate file not found: {path}; set it with {env}", "ca_certs") from None
     except IsADirectoryError:
-        raise InvalidSetting(f"CA certificate {path} is a folder, not a PEM file; set it with ES_CA_CERTS",
+        raise InvalidSetting(f"CA certificate {path} is a folder, not a PEM file; set it with {env}",
                              "ca_certs") from None
     except OSError as exc:
-        raise InvalidSetting(f"cannot read CA certificate {path}: {exc.strerror or exc}; set it with ES_CA_CERTS",
+        raise InvalidSetting(f"cannot read CA certificate {path}: {exc.strerror or exc}; set it with {env}",
                              "ca_certs") from None
     if b"-----BEGIN CERTIFICATE-----" not in head:
         raise InvalidSetting(f"CA certificate {path} is not a PEM certificate (no BEGIN CERTIFICATE line): give the "
-                             "CA's certificate in PEM form; set it with ES_CA_CERTS", "ca_certs")
+                             f"CA's certificate in PEM form; set it with {env}", "ca_certs")
     return path
+
+
+_CREDENTIALS = ("api_key", "username", "password")
 
 
 @dataclass
 class ConnectionSettings:
-    """How to reach Elasticsearch. :meth:`from_env` reads ``ES_URL``, ``ES_API_KEY``, ``ES_USERNAME``,
-    ``ES_PASSWORD``, ``ES_CA_CERTS`` (explicit arguments win)."""
+    """How to reach Elasticsearch. :meth:`from_env` reads the config file, then ``ES_URL``, ``ES_API_KEY``,
+    ``ES_USERNAME``, ``ES_PASSWORD``, ``ES_CA_CERTS``, then explicit arguments (each wins over the ones before).
+
+    Credentials come from one place: the first of the arguments, the environment and the config file that gives any
+    (an API key, a user or password, or a user written in the URL it gives); within it an API key wins over a user
+    and password, and ``username``/``password`` over those written in the URL."""
 
     url: str = "http://localhost:9200"
     api_key: str | None = None
@@ -65,60 +76,87 @@ class ConnectionSettings:
     ca_certs: str | None = None
     request_timeout: float = 60.0
     max_retries: int = 5
+    sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    """Where each setting came from: ``"environment"``, ``"argument"`` or a config file's path (:meth:`from_env`
+    fills it in; messages name it)."""
 
     def __post_init__(self) -> None:
-        remember(self.password, self.api_key, url_password(self.url))
-        check_url(self.url)
-        if self.ca_certs and urlsplit(self.url).scheme == "https":  # plain HTTP has no certificate to verify
-            check_ca_certs(self.ca_certs)
+        remember(self.password, self.api_key, url_password(self.url) if isinstance(self.url, str) else None)
+        self.parsed = parse_url(self.url, env=self.where("url"))
+        if self.ca_certs and self.parsed.scheme == "https":  # plain HTTP has no certificate to verify
+            check_ca_certs(self.ca_certs, env=self.where("ca_certs"))
+
+    def where(self, key: str) -> str:
+        """Where the setting ``key`` is set, for messages: ``ES_URL``, or the config file's key and its variable."""
+        variable = f"ES_{key.upper()}"
+        source = self.sources.get(key, "environment")
+        if source in ("environment", "argument"):
+            return variable
+        return f"{key} in the config file {source}, or {variable}"
 
     @property
     def basic_auth(self) -> tuple[str, str] | None:
         """The user and password of basic auth: ``username``/``password``, else those written in the URL."""
         if self.username:
             return self.username, self.password or ""
-        parts = urlsplit(self.url)
-        if parts.username is not None:
-            return unquote(parts.username), unquote(parts.password or "")
+        if self.parsed.username is not None:
+            return self.parsed.username, self.parsed.password or ""
         return None
 
     @property
     def credentials(self) -> tuple[str, str | None]:
-        """What to tell a user whose credentials a cluster rejects (401), ending with the environment variable that
-        sets them, and that setting (``api_key``, ``password``, ``url``; ``None``: no credentials were given)."""
+        """What to tell a user whose credentials a cluster rejects (401), ending with where they are set, and that
+        setting (``api_key``, ``password``, ``url``; ``None``: no credentials were given)."""
         if self.api_key:
-            return "check the API key, set with ES_API_KEY", "api_key"
+            return f"check the API key, set with {self.where('api_key')}", "api_key"
         if self.username:
-            return "check the user and password, set with ES_USERNAME and ES_PASSWORD", "password"
-        if urlsplit(self.url).username is not None:
-            return "check the user and password written in the URL, set with ES_URL", "url"
+            return (f"check the user and password, set with {self.where('username')} and "
+                    f"{self.where('password')}"), "password"
+        if self.parsed.username is not None:
+            return f"check the user and password written in the URL, set with {self.where('url')}", "url"
         return "the cluster needs credentials: set ES_API_KEY, or ES_USERNAME and ES_PASSWORD", None
 
     @classmethod
     def from_env(cls, config: str | os.PathLike[str] | None = None, **overrides: Any) -> "ConnectionSettings":
         """Settings from, in increasing priority: a TOML config file (``config``, else ``$ES_SIMHASH_CONFIG``,
         else ``~/.config/es-simhash/config.toml`` if it exists; its ``[elasticsearch]`` table has ``url``,
-        ``api_key``, ``username``, ``password``, ``ca_certs``), the environment (``ES_URL``, ``ES_API_KEY``,
-        ``ES_USERNAME``, ``ES_PASSWORD``, ``ES_CA_CERTS``), then explicit arguments."""
+        ``api_key``, ``username``, ``password``, ``ca_certs``, ``request_timeout``), the environment (``ES_URL``,
+        ``ES_API_KEY``, ``ES_USERNAME``, ``ES_PASSWORD``, ``ES_CA_CERTS``), then explicit arguments; credentials
+        as the class says."""
         return cls(**cls.values(config, **overrides))
 
     @staticmethod
     def values(config: str | os.PathLike[str] | None = None, **overrides: Any) -> dict[str, Any]:
-        """The settings :meth:`from_env` would use, as a dict of the keys found (not validated): e.g. Kibana's
-        import takes the credentials and CA from it (Kibana accepts Elasticsearch credentials)."""
-        values: dict[str, Any] = {}
+        """The settings :meth:`from_env` would use, as a dict of the keys found (not validated, credentials chosen
+        as the class says), with ``sources``: where each came from. E.g. Kibana's import takes the credentials and
+        CA from it (Kibana accepts Elasticsearch credentials)."""
+        layers: list[tuple[str, dict[str, Any]]] = []
         path, explicit = conf.config_path(config)
         if path is not None:
-            values.update(conf.read_config(path, explicit))
-        values.update(conf.elastic_env())
-        values.update({k: v for k, v in overrides.items() if v is not None})
+            layers.append((path, conf.read_config(path, explicit)))
+        layers.append(("environment", conf.elastic_env()))
+        layers.append(("argument", {k: v for k, v in overrides.items() if v is not None}))
+        values: dict[str, Any] = {}
+        sources: dict[str, str] = {}
+        for source, layer in layers:
+            values.update(layer)
+            sources.update(dict.fromkeys(layer, source))
+        given = next((source for source, layer in reversed(layers)
+                      if any(layer.get(k) for k in _CREDENTIALS)
+                      or (sources.get("url") == source and urls.userinfo_span(str(layer["url"])) is not None)),
+                     None)
+        for key in _CREDENTIALS:  # (credentials of a place that lost to another's are not mixed in)
+            if key in values and sources[key] != given:
+                del values[key], sources[key]
+        if "url" in values and sources["url"] != given:
+            values["url"] = urls.without_userinfo(str(values["url"]))
+        values["sources"] = sources
         return values
 
     @property
     def safe_url(self) -> str:
-        """The URL without any user:password part, for messages."""
-        parts = urlsplit(self.url)
-        return urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, "", ""))
+        """The URL without any user:password part, query or fragment, for messages."""
+        return self.parsed.shown
 
     def client(self) -> Any:
         from elasticsearch import Elasticsearch
@@ -131,16 +169,15 @@ class ConnectionSettings:
         }
         if self.api_key:
             kwargs["api_key"] = self.api_key
-        elif self.basic_auth is not None:
-            kwargs["basic_auth"] = self.basic_auth
-        if self.ca_certs and urlsplit(self.url).scheme == "https":  # plain HTTP has no certificate to verify
+        elif self.basic_auth is not None:  # (encoded here, in UTF-8: the client encodes a (user, password) as ASCII)
+            kwargs["basic_auth"] = base64.b64encode(":".join(self.basic_auth).encode("utf-8")).decode("ascii")
+        if self.ca_certs and self.parsed.scheme == "https":  # plain HTTP has no certificate to verify
             kwargs["ca_certs"] = self.ca_certs
         serializer = _fast_json_serializer()
         if serializer is not None:
             kwargs["serializer"] = serializer
-        parts = urlsplit(self.url)  # (credentials go as basic_auth above, never in the URL the client keeps)
-        return Elasticsearch(urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, parts.query, "")),
-                             **kwargs)
+        # (credentials go as basic_auth above, never in the URL the client keeps)
+        return Elasticsearch(self.parsed.base, **kwargs)
 
 
 def _fast_json_serializer():
@@ -166,7 +203,7 @@ def connect(settings: ConnectionSettings | None = None, check: bool = True):
     settings = settings or ConnectionSettings.from_env()
     client = settings.client()
     if check:
-        with elastic_errors(settings.safe_url, settings.credentials):
+        with elastic_errors(settings.safe_url, settings.credentials, settings.where):
             # not GET /: minimal distributions (the integ-test zip) leave out the rest-root module serving it
             client.cluster.health()
     return client

@@ -37,11 +37,14 @@ RETRY_TYPES = (
 class elastic_errors:
     """Context manager turning client exceptions into one-line :class:`ElasticError` messages."""
 
-    def __init__(self, url: str, credentials: tuple[str, str | None] | None = None) -> None:
+    def __init__(self, url: str, credentials: tuple[str, str | None] | None = None,
+                 where: Callable[[str], str] | None = None) -> None:
         self.url = url
         self.credentials = credentials
         """What to check when the cluster rejects the credentials, and its setting
         (:attr:`ConnectionSettings.credentials`)."""
+        self.where = where or (lambda key: f"ES_{key.upper()}")
+        """Where a connection setting is set, for messages (:meth:`ConnectionSettings.where`)."""
 
     def __enter__(self) -> None:
         return None
@@ -63,13 +66,13 @@ class elastic_errors:
             return False
         setting = None
         if isinstance(exc, SSLError):
-            msg = _tls_message(self.url, str(exc))
+            msg = _tls_message(self.url, str(exc), self.where("ca_certs"))
             setting = "ca_certs" if "TLS verification failed" in msg else None
         elif isinstance(exc, ConnectionTimeout):
             msg = (f"Elasticsearch at {self.url} did not answer in time; check it is healthy, or raise "
                    "request_timeout (the config file's [elasticsearch] table)")
         elif isinstance(exc, ConnectionError):
-            msg = _connection_message(self.url, str(exc))
+            msg = _connection_message(self.url, str(exc), self.where("url"))
             setting = "url" if msg.startswith("cannot reach") else None
         elif isinstance(exc, AuthenticationException):
             advice, setting = self.credentials or ("check ES_API_KEY, or ES_USERNAME and ES_PASSWORD", None)
@@ -109,13 +112,13 @@ _TLS_VERIFY = ("certificate verify failed", "certificate_verify_failed", "hostna
                "doesn't match", "not valid for")
 
 
-def _tls_message(url: str, reason: str) -> str:
+def _tls_message(url: str, reason: str, where: str = "ES_CA_CERTS") -> str:
     """A failed TLS handshake: the certificate was not trusted (pass the CA), or the other end does not speak TLS
     at all (a plain-HTTP node: use http://)."""
     found = re.search(r"\[SSL(?:: [A-Z_]+)?\] ([^()]+?)\s*(?:\(_ssl|\)|$)", reason)
     why = _one_line(found.group(1) if found else reason, 120)
     if any(k in reason.lower() for k in _TLS_VERIFY):
-        return f"TLS verification failed for {url} ({why}): pass the cluster's CA certificate with ES_CA_CERTS"
+        return f"TLS verification failed for {url} ({why}): pass the cluster's CA certificate with {where}"
     return f"{url} does not answer TLS ({why}): if the node serves plain HTTP, use {_other_scheme(url)}"
 
 
@@ -125,18 +128,18 @@ _UNRESOLVED = ("name or service not known", "nodename nor servname", "temporary 
                "no address associated with hostname", "getaddrinfo failed", "name resolution")
 
 
-def _connection_message(url: str, reason: str) -> str:
+def _connection_message(url: str, reason: str, where: str = "ES_URL") -> str:
     """The host name does not resolve (check the URL), nothing listens (is it running?), or something took the
     connection and dropped it without an HTTP answer: over http:// that is what an HTTPS node does."""
     low = reason.lower()
     if any(k in low for k in _UNRESOLVED):
         host = urlsplit(url).hostname or url
         return (f"cannot reach Elasticsearch at {url}: the host name {host!r} does not resolve (DNS): check the "
-                "host in the URL; set its URL with ES_URL")
+                f"host in the URL; set its URL with {where}")
     if any(k in low for k in _REFUSED) or not any(k in low for k in ("reset", "aborted", "remotedisconnected",
                                                                       "closed", "badstatusline")):
         return (f"cannot reach Elasticsearch at {url}: is it running? (see README: docker compose, or "
-                "scripts/es_node.py start); set its URL with ES_URL")
+                f"scripts/es_node.py start); set its URL with {where}")
     if urlsplit(url).scheme == "http":
         return (f"{url} closed the connection without an HTTP answer: an HTTPS node does that to plain HTTP; "
                 f"use {_other_scheme(url)}")

@@ -11,10 +11,10 @@ import uuid
 from typing import Any
 from urllib import error as urlerror
 from urllib import request as urlrequest
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote
 
-from es_simhash import settings
-from es_simhash.errors import InvalidKibanaURL, KibanaError
+from es_simhash import settings, urls
+from es_simhash.errors import InvalidKibanaCA, InvalidKibanaURL, KibanaError
 from es_simhash.redact import mask_url
 from es_simhash.results.kibana.objects import NDJSON_NAME, load_saved_objects, ndjson
 
@@ -36,13 +36,22 @@ def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | 
     conn = ConnectionSettings.values(config, api_key=api_key, username=username, password=password,
                                      ca_certs=ca_certs)  # ValueError: an unreadable config file
     url = settings.kibana_url(kibana_url)
-    safe, parts = _check_kibana_url(url)
+    parsed = _check_kibana_url(url)
+    safe, base = parsed.shown, parsed.base
+    ca = conn.get("ca_certs") or None
+    if ca and parsed.scheme == "https":
+        from es_simhash.index.elastic.connection import check_ca_certs
+
+        try:
+            check_ca_certs(ca)
+        except ValueError as exc:
+            raise InvalidKibanaCA(str(exc)) from None
     username, password = conn.get("username") or None, conn.get("password")
+    api_key = conn.get("api_key")
     check = "check ES_API_KEY, or ES_USERNAME and ES_PASSWORD"
-    if parts.username and not username:  # user:password@host in the URL
-        username, password = unquote(parts.username), unquote(parts.password or "")
+    if parsed.has_credentials:  # user:password@host in the Kibana URL: Kibana's own, they win
+        username, password, api_key = parsed.username, parsed.password or "", None
         check = "check the user and password written in the Kibana URL (KIBANA_URL)"
-    base = urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path, "", ""))
     prefix = f"/s/{quote(space, safe='')}" if space else ""
     endpoint = f"{base}{prefix}/api/saved_objects/_import?overwrite=true"
 
@@ -53,13 +62,12 @@ def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | 
         f"\r\n--{boundary}--\r\n".encode()
     headers = {"kbn-xsrf": "es-simhash", "Content-Type": f"multipart/form-data; boundary={boundary}",
                "Accept": "application/json"}
-    if conn.get("api_key"):
-        headers["Authorization"] = f"ApiKey {conn['api_key']}"
+    if api_key:
+        headers["Authorization"] = f"ApiKey {api_key}"
     elif username:
         token = base64.b64encode(f"{username}:{password or ''}".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
-    status, raw, ctype = _post(endpoint, body, headers, safe, parts.scheme == "https", conn.get("ca_certs") or None,
-                               timeout)
+    status, raw, ctype = _post(endpoint, body, headers, safe, parsed.scheme == "https", ca, timeout)
     answer = _answer(status, raw, ctype, safe, len(objects), check)
     where = f" (space {space})" if space else ""
     dashboard = next(o for o in objects if o["type"] == "dashboard")
@@ -68,21 +76,15 @@ def import_saved_objects(kibana_url: str | None = None, *, index_pattern: str | 
             f"({safe}{prefix}/app/dashboards#/view/{dashboard['id']})")
 
 
-def _check_kibana_url(url: str):
-    """``(url for messages, split url)``; :class:`InvalidKibanaURL` unless it is ``http(s)://host[:port]`` (the
-    message masks the password, whatever the URL's shape)."""
-    shown = mask_url(url)
+def _check_kibana_url(url: str) -> urls.ServiceURL:
+    """``url`` parsed (:func:`es_simhash.urls.parse`: a password may hold any character); :class:`InvalidKibanaURL`
+    unless it names an ``http(s)://host[:port]`` (the message holds no byte of the password)."""
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise InvalidKibanaURL(f"invalid Kibana URL {shown!r}: {exc}; expected http(s)://host:port, "
-                               "e.g. http://localhost:5601; set it with KIBANA_URL") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
-        hint = f"http://{shown.lstrip('/')}" if "://" not in url else "http(s)://host:port"
-        raise InvalidKibanaURL(f"invalid Kibana URL {shown!r}: expected http(s)://host:port, e.g. {hint}; "
-                               "set it with KIBANA_URL")
-    return urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path.rstrip("/"), "", "")), parts
+        return urls.parse(url)
+    except urls.BadURL as exc:
+        shown = mask_url(url)
+        hint = "" if urls.SCHEME.match(url.strip()) else f", e.g. http://{shown.strip().lstrip('/')}"
+        raise InvalidKibanaURL(f"invalid Kibana URL {shown!r}: {exc}{hint}; set it with KIBANA_URL") from None
 
 
 def _post(endpoint: str, body: bytes, headers: dict[str, str], safe: str, https: bool, ca_certs: str | None,
