@@ -89,30 +89,49 @@ def _check_kibana_url(url: str) -> urls.ServiceURL:
 
 def _post(endpoint: str, body: bytes, headers: dict[str, str], safe: str, https: bool, ca_certs: str | None,
           timeout: float) -> tuple[int, bytes, str]:
-    """POST the import: ``(status, body, content type)`` of any HTTP answer; :class:`KibanaError` without one."""
+    """POST the import: ``(status, body, content type)`` of any HTTP answer; :class:`KibanaError` without one, or
+    when the server is Elasticsearch (asked first with a small ``GET /api/status``: Elasticsearch may close the
+    connection on a large upload before it answers)."""
     ctx = None
     if https:
         try:
             ctx = ssl.create_default_context(cafile=ca_certs) if ca_certs else ssl.create_default_context()
         except (OSError, ssl.SSLError) as exc:
             raise KibanaError(f"cannot read CA certificate {ca_certs}: {exc}") from None
-    req = urlrequest.Request(endpoint, data=body, headers=headers, method="POST")
+    status_url = endpoint.split("/api/saved_objects/", 1)[0] + "/api/status"
+    _request(urlrequest.Request(status_url, headers={k: v for k, v in headers.items() if k != "Content-Type"}),
+             safe, ctx, timeout)
+    return _request(urlrequest.Request(endpoint, data=body, headers=headers, method="POST"), safe, ctx, timeout)
+
+
+def _request(req: urlrequest.Request, safe: str, ctx: ssl.SSLContext | None, timeout: float
+             ) -> tuple[int, bytes, str]:
+    """``(status, body, content type)`` of any HTTP answer from Kibana; :class:`KibanaError` without one, or from
+    Elasticsearch."""
     try:
         with urlrequest.urlopen(req, timeout=timeout, context=ctx) as resp:
+            if resp.headers.get("X-Elastic-Product") == "Elasticsearch":
+                raise _not_kibana(safe)
             return resp.status, resp.read(), resp.headers.get("Content-Type", "")
     except urlerror.HTTPError as exc:
         if exc.headers.get("X-Elastic-Product") == "Elasticsearch":
-            raise KibanaError(f"{safe} is Elasticsearch, not Kibana: give Kibana's URL (its port is 5601 by "
-                              "default)") from None
+            raise _not_kibana(safe) from None
         return exc.code, exc.read(), exc.headers.get("Content-Type", "")
     except urlerror.URLError as exc:
-        if isinstance(exc.reason, ssl.SSLError):
+        if isinstance(exc.reason, ssl.SSLCertVerificationError):
             raise KibanaError(f"TLS verification failed for {safe}: pass Kibana's CA certificate (ca_certs, "
                               "ES_CA_CERTS)") from None
+        if isinstance(exc.reason, ssl.SSLError):
+            raise KibanaError(f"the TLS connection to {safe} broke before an answer ({exc.reason}): check the "
+                              "Kibana URL (KIBANA_URL)") from None
         raise KibanaError(f"cannot reach Kibana at {safe}: is it running? Check the Kibana URL (KIBANA_URL) "
                           f"({exc.reason})") from None
     except (TimeoutError, OSError) as exc:
         raise KibanaError(f"Kibana at {safe} did not answer: {exc}") from None
+
+
+def _not_kibana(safe: str) -> KibanaError:
+    return KibanaError(f"{safe} is Elasticsearch, not Kibana: give Kibana's URL (its port is 5601 by default)")
 
 
 def _answer(status: int, raw: bytes, ctype: str, safe: str, n_objects: int, check: str) -> dict[str, Any]:
