@@ -495,9 +495,10 @@ def test_a_password_holding_any_character_works_every_way_and_no_byte_of_it_is_s
 
 
 def test_credentials_in_the_url_of_an_option_win_over_the_environment(node, tmp_path):
-    """Options beat the environment, the environment beats the config file, and credentials come whole from the
-    first of them that gives any: a wrong password in --es-url is refused even when ES_USERNAME and ES_PASSWORD are
-    right; right ones in --es-url work when the environment's are wrong; the environment's beat a config file's."""
+    """Options beat the environment, the environment beats the config file, and a user and password written in a
+    URL count as given where the URL is: a wrong password in --es-url is refused even when ES_USERNAME and
+    ES_PASSWORD are right; right ones in --es-url work when the environment's are wrong; --username/--password beat
+    those of ES_URL; the environment's beat a config file's."""
     port = node.url.rsplit(":", 1)[1]
     right = f"https://elastic:{PASSWORD}@127.0.0.1:{port}"
     wrong = f"https://elastic:{WRONG_PASSWORD}@127.0.0.1:{port}"

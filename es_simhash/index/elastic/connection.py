@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import os
+from urllib.parse import unquote
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,15 @@ from es_simhash import urls
 from es_simhash.errors import InvalidSetting, InvalidURL
 from es_simhash.index.elastic.errors import RETRY_STATUSES, elastic_errors
 from es_simhash.redact import mask_url, remember, url_password
+
+
+def _url_credentials(url: Any) -> dict[str, str]:
+    """The user and password written in ``url`` (percent-decoded; :func:`es_simhash.urls.parse`'s rule), if any."""
+    span = urls.userinfo_span(url) if isinstance(url, str) else None
+    if span is None:
+        return {}
+    user, sep, password = url[span[0]:span[1]].partition(":")
+    return {"username": unquote(user), **({"password": unquote(password)} if sep else {})}
 
 
 def check_url(url: str, what: str = "Elasticsearch", env: str = "ES_URL") -> str:
@@ -65,9 +75,10 @@ class ConnectionSettings:
     """How to reach Elasticsearch. :meth:`from_env` reads the config file, then ``ES_URL``, ``ES_API_KEY``,
     ``ES_USERNAME``, ``ES_PASSWORD``, ``ES_CA_CERTS``, then explicit arguments (each wins over the ones before).
 
-    Credentials come from one place: the first of the arguments, the environment and the config file that gives any
-    (an API key, a user or password, or a user written in the URL it gives); within it an API key wins over a user
-    and password, and ``username``/``password`` over those written in the URL."""
+    Each setting comes from the first of the arguments, the environment and the config file that gives it; a user and
+    password written in a URL count as given where that URL is given (``--es-url https://elastic:PW@host`` wins over
+    ``ES_PASSWORD``), and in one place ``username``/``password`` win over those written in its URL. An API key,
+    wherever it is given, is sent ahead of a user and password."""
 
     url: str = "http://localhost:9200"
     api_key: str | None = None
@@ -86,10 +97,11 @@ class ConnectionSettings:
         if self.ca_certs and self.parsed.scheme == "https":  # plain HTTP has no certificate to verify
             check_ca_certs(self.ca_certs, env=self.where("ca_certs"))
 
-    def where(self, key: str) -> str:
-        """Where the setting ``key`` is set, for messages: ``ES_URL``, or the config file's key and its variable."""
+    def where(self, key: str, source: str | None = None) -> str:
+        """Where the setting ``key`` is set (or would be, in ``source``), for messages: ``ES_URL``, or the config
+        file's key and its variable."""
         variable = f"ES_{key.upper()}"
-        source = self.sources.get(key, "environment")
+        source = source or self.sources.get(key, "environment")
         if source in ("environment", "argument"):
             return variable
         return f"{key} in the config file {source}, or {variable}"
@@ -109,11 +121,12 @@ class ConnectionSettings:
         setting (``api_key``, ``password``, ``url``; ``None``: no credentials were given)."""
         if self.api_key:
             return f"check the API key, set with {self.where('api_key')}", "api_key"
-        if self.username:
+        if self.username and "username in url" not in self.sources:
             return (f"check the user and password, set with {self.where('username')} and "
                     f"{self.where('password')}"), "password"
-        if self.parsed.username is not None:
-            return f"check the user and password written in the URL, set with {self.where('url')}", "url"
+        if self.username or self.parsed.username is not None:
+            where = self.where("url", self.sources.get("username in url"))
+            return f"check the user and password written in the URL, set with {where}", "url"
         return "the cluster needs credentials: set ES_API_KEY, or ES_USERNAME and ES_PASSWORD", None
 
     @classmethod
@@ -139,17 +152,16 @@ class ConnectionSettings:
         values: dict[str, Any] = {}
         sources: dict[str, str] = {}
         for source, layer in layers:
-            values.update(layer)
-            sources.update(dict.fromkeys(layer, source))
-        given = next((source for source, layer in reversed(layers)
-                      if any(layer.get(k) for k in _CREDENTIALS)
-                      or (sources.get("url") == source and urls.userinfo_span(str(layer["url"])) is not None)),
-                     None)
-        for key in _CREDENTIALS:  # (credentials of a place that lost to another's are not mixed in)
-            if key in values and sources[key] != given:
-                del values[key], sources[key]
-        if "url" in values and sources["url"] != given:
-            values["url"] = urls.without_userinfo(str(values["url"]))
+            found = dict(layer)
+            for key, value in _url_credentials(layer.get("url")).items():
+                if not layer.get(key):  # (a user or password given apart wins over the URL's, in one place)
+                    found[key] = value
+                    sources[f"{key} in url"] = source
+            for key in ("username", "password"):
+                if layer.get(key):
+                    sources.pop(f"{key} in url", None)
+            values.update(found)
+            sources.update(dict.fromkeys(found, source))
         values["sources"] = sources
         return values
 
