@@ -173,13 +173,16 @@ def explain(
     meaning guard's veto. Exit 0 either way."""
     if a == "-" and b == "-":
         raise UserError("A and B are both - (stdin): read one of them from a file", code=2)
-    engine = lib.engine.DedupEngine(lib.memory.MemoryIndex(), make_fingerprinter(idf), decision_rule(k))
+    fingerprinter = make_fingerprinter(idf)
+    engine = lib.engine.DedupEngine(lib.memory.MemoryIndex(), fingerprinter, decision_rule(k))
     given = [_explained(x, name, as_text, index is not None) for x, name in ((a, "A"), (b, "B"))]
     ids = [x for x, t in zip((a, b), given) if t is None]
     found = {}
     if ids:
         with Elastic(connection, index) as es:
-            found = maintained_index(es, str(index)).fetch(ids)
+            stored = maintained_index(es, str(index))
+            stored.require_settings(fingerprinter.config)  # (what `check` would match with other settings: refused)
+            found = stored.fetch(ids)
         missing = [x for x in ids if x not in found]
         if missing:
             raise UserError(f"no document {missing[0]!r} in index {index!r}, and no such file")
