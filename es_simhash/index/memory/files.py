@@ -127,7 +127,7 @@ def read(path: str | os.PathLike[str]) -> SavedIndex:
     except (IndexFileError, UnreadableIndexFile, FileNotFoundError):
         raise
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # a zip file cut short or damaged
-        raise damaged(f"not a whole .npz file ({type(exc).__name__}: {exc})") from None
+        raise damaged(f"the .npz file is damaged or cut short ({type(exc).__name__}: {exc})") from None
     except (OSError, ValueError, KeyError, UnicodeDecodeError) as exc:  # not .npz, no meta, not JSON
         if fmt is not None:  # (the header said it is one: a member is damaged)
             raise damaged(f"{type(exc).__name__}: {exc}") from None
