@@ -9,8 +9,9 @@ from __future__ import annotations
 
 __all__ = ["EsSimhashError", "ElasticError", "IndexNotManaged", "InvalidSetting", "InvalidURL", "MaintenanceError", "DuplicateIdError",
            "IndexingError", "OutputError", "InputError", "LabelError", "IndexFileError", "SavedIndexError",
-           "IndexFileNotFound", "NotAnIndexFile", "UnreadableIndexFile", "OldFingerprints", "CheckpointInUse",
-           "NoCheckpoint", "KibanaError", "InvalidKibanaURL", "InvalidKibanaCA", "ReportError"]
+           "IndexFileNotFound", "NotAnIndexFile", "UnreadableIndexFile", "OldFingerprints", "OtherFingerprintSettings",
+           "NoFingerprintSettings", "CheckpointInUse", "NoCheckpoint", "KibanaError", "InvalidKibanaURL",
+           "InvalidKibanaCA", "ReportError"]
 
 
 class EsSimhashError(Exception):
@@ -80,9 +81,9 @@ class IndexFileError(EsSimhashError, ValueError):
 
 class SavedIndexError(EsSimhashError):
     """A saved in-memory index that :meth:`MemoryIndex.open <es_simhash.index.memory.MemoryIndex.open>` cannot use;
-    ``path`` is the file."""
+    ``path`` is the file (None: an index that was never saved or loaded)."""
 
-    def __init__(self, message: str, path: str) -> None:
+    def __init__(self, message: str, path: str | None) -> None:
         super().__init__(message)
         self.path = path
 
@@ -106,6 +107,24 @@ class OldFingerprints(SavedIndexError):
     def __init__(self, message: str, path: str, versions: list[int]) -> None:
         super().__init__(message, path)
         self.versions = versions
+
+
+class OtherFingerprintSettings(SavedIndexError, ValueError):
+    """An embedded index holding fingerprints made with other settings (another IDF table, another fingerprint
+    version or option) than the ones it is asked to look up or add: they are not comparable. ``stored`` and
+    ``current`` are the two (:meth:`FingerprintSettings.meta <es_simhash.fingerprint.config.FingerprintSettings.meta>`);
+    the message names each setting that differs with both values."""
+
+    def __init__(self, message: str, path: str | None, stored: dict, current: dict) -> None:
+        super().__init__(message, path)
+        self.stored = stored
+        self.current = current
+
+
+class NoFingerprintSettings(SavedIndexError):
+    """A saved index with documents but no record of the fingerprint settings they were made with (written before
+    indexes recorded them, or filled without them): nothing says its fingerprints are comparable with new ones;
+    it must be built again from its input."""
 
 
 # -- files ---------------------------------------------------------------------------------------------------------

@@ -263,3 +263,27 @@ def test_explain_two_stored_documents_by_id(es_url, es_index_name, client, crawl
     assert raw_state(client, es_index_name)["zh0-repost"]["dup_of"] == "zh0"
     missing = cli("explain", "zh0", "nope", "--index", es_index_name, es_url=es_url, cwd=tmp_path)
     assert missing.returncode == 1 and "no document 'nope'" in missing.stderr.decode()
+
+
+def test_check_and_explain_refuse_another_idf_table_than_the_index_was_built_with(es_url, es_index_name, crawl,
+                                                                                   tmp_path):
+    """``check`` and ``explain --index`` with an IDF table the index was not built with would compare fingerprints
+    that are not comparable (as ``index`` into it refuses to): one line naming both tables' checksums and what to
+    do; with the index's own table they answer."""
+    import re
+
+    path, _ = crawl
+    (tmp_path / "my-idf.txt").write_text("中国 1.5\n发展 2.5\n经济 3.0\n人民 1.0\n", encoding="utf-8")
+    assert cli("index", path, "--index", es_index_name, "--no-progress", es_url=es_url, cwd=tmp_path).returncode == 0
+    text = {r["id"]: r["content"] for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())}["zh0"]
+    (tmp_path / "zh0.txt").write_text(text, encoding="utf-8")
+    for args in (["check", "--file", "zh0.txt"], ["explain", "zh0.txt", "zh0"]):
+        res = cli(*args, "--index", es_index_name, "--idf", "my-idf.txt", es_url=es_url, cwd=tmp_path)
+        err = res.stderr.decode()
+        lines = err.splitlines()
+        assert res.returncode == 3 and len(lines) == 1 and "Traceback" not in err, (args, err)
+        assert f"index {es_index_name!r} holds fingerprints made with other settings" in lines[0]
+        built, now = re.search(r'IDF table checksum "(\w+)" \(this run: "(\w+)"\)', lines[0]).groups()
+        assert built != now and "--idf" in lines[0] and not res.stdout
+    found = cli("check", "--file", "zh0.txt", "--index", es_index_name, es_url=es_url, cwd=tmp_path)
+    assert found.returncode == 0 and json.loads(found.stdout.splitlines()[0])["id"] == "zh0"

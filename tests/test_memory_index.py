@@ -1,6 +1,7 @@
 """The embedded index returns exactly the brute-force neighbours within k."""
 
 import json
+import re
 from itertools import combinations
 
 import numpy as np
@@ -288,8 +289,9 @@ def test_open_reads_a_saved_index_and_names_what_keeps_one_from_being_used(tmp_p
 
     from es_simhash.errors import IndexFileNotFound, NotAnIndexFile, OldFingerprints, SavedIndexError
 
-    fp = Fingerprinter().fingerprint("一篇文章的正文，" * 20)
-    saved = MemoryIndex()
+    fingerprinter = Fingerprinter()
+    fp = fingerprinter.fingerprint("一篇文章的正文，" * 20)
+    saved = MemoryIndex(fingerprint_config=fingerprinter.config)
     saved.add([StoredDoc("a", fp, "a")])
     saved.save(tmp_path / "idx.npz")
     assert MemoryIndex.open().lookup([Lookup("q", fp)], 3)[0].candidates == []
@@ -306,3 +308,176 @@ def test_open_reads_a_saved_index_and_names_what_keeps_one_from_being_used(tmp_p
     with pytest.raises(OldFingerprints) as versions:
         MemoryIndex.open(tmp_path / "old.npz")
     assert versions.value.versions == [fp.version - 1] and isinstance(versions.value, SavedIndexError)
+
+
+# -- a saved index and the fingerprint settings it was built with ---------------------------------------------------
+def _one_line_error(res) -> str:
+    """The one stderr line of a run refused with exit 1 (no traceback, no "unexpected error")."""
+    err = res.stderr.decode()
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert res.returncode == 1 and len(lines) == 1 and lines[0].startswith("es-simhash: error: "), (res.returncode, err)
+    assert "Traceback" not in err and "unexpected error" not in err
+    return lines[0]
+
+
+def _two_days(tmp_path):
+    """Twenty long articles (day 1), and day 2: a reprint of article 7 and a new article."""
+    from support import chinese_articles
+
+    zh = [a for a in chinese_articles() if 800 <= len(a)][:21]
+    day1, day2 = tmp_path / "day1.jsonl", tmp_path / "day2.jsonl"
+    day1.write_text("".join(json.dumps({"id": f"d{i}", "content": a}, ensure_ascii=False) + "\n"
+                            for i, a in enumerate(zh[:20])), encoding="utf-8")
+    day2.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in (
+        {"id": "again", "content": "本网讯 " + zh[7] + "（完）"}, {"id": "fresh", "content": zh[20]})),
+        encoding="utf-8")
+    # an IDF table of one's own, in jieba's format ("word idf" lines): not jieba's default table
+    (tmp_path / "my-idf.txt").write_text("中国 1.5\n发展 2.5\n经济 3.0\n人民 1.0\n记者 4.0\n", encoding="utf-8")
+    return day1, day2
+
+
+_IDF_DIFFERS = re.compile(r'IDF table checksum "([0-9a-f]{12})" \(this run: "([0-9a-f]{12})"\)')
+
+
+def test_a_saved_index_refuses_a_run_with_another_idf_table(tmp_path):
+    """An index saved with jieba's IDF table and loaded with another (or the reverse) would mix fingerprints that
+    are not comparable (a run then finds duplicates neither table finds): refused in one line naming both tables'
+    checksums and what to do, before any output is written. With the table it was built with, it loads."""
+    from support import run_cli
+
+    day1, day2 = _two_days(tmp_path)
+    assert run_cli("dedup", day1, "--save-index", "jieba.npz", "--no-progress", cwd=tmp_path).returncode == 0
+    assert run_cli("dedup", day1, "--save-index", "mine.npz", "--idf", "my-idf.txt", "--no-progress",
+                   cwd=tmp_path).returncode == 0
+    for saved, other in (("jieba.npz", ("--idf", "my-idf.txt")), ("mine.npz", ())):
+        line = _one_line_error(run_cli("dedup", day2, "--load-index", saved, *other, "--report", "r.jsonl",
+                                       "--no-progress", cwd=tmp_path))
+        assert f"--load-index: {saved} holds fingerprints made with other settings" in line
+        built, now = _IDF_DIFFERS.search(line).groups()
+        assert built != now and "--idf FILE" in line and "dedup --save-index" in line
+        assert not (tmp_path / "r.jsonl").exists()
+    for saved, same in (("jieba.npz", ()), ("mine.npz", ("--idf", "my-idf.txt"))):
+        res = run_cli("dedup", day2, "--load-index", saved, *same, "--report", f"r-{saved}.jsonl", "--no-progress",
+                      cwd=tmp_path)
+        assert res.returncode == 0, res.stderr.decode()
+        report = {r["id"]: r for r in map(json.loads, (tmp_path / f"r-{saved}.jsonl").read_text().splitlines())}
+        assert report["again"]["duplicate_of"] == "d7" and report["fresh"]["duplicate_of"] is None
+
+
+def test_a_saved_index_and_a_later_run_give_the_clusters_of_one_run(tmp_path):
+    """Saved with an IDF table of one's own and loaded with it again, day 2 is decided as one run of both days
+    decides it (decisions on arrival: --no-recheck)."""
+    from support import run_cli
+
+    day1, day2 = _two_days(tmp_path)
+    both = tmp_path / "both.jsonl"
+    both.write_bytes(day1.read_bytes() + day2.read_bytes())
+    idf = ("--idf", "my-idf.txt", "--no-recheck", "--no-progress")
+    assert run_cli("dedup", both, "--report", "one.jsonl", *idf, cwd=tmp_path).returncode == 0
+    assert run_cli("dedup", day1, "--save-index", "i.npz", *idf, cwd=tmp_path).returncode == 0
+    assert run_cli("dedup", day2, "--load-index", "i.npz", "--report", "two.jsonl", *idf, cwd=tmp_path).returncode == 0
+    one = [json.loads(x) for x in (tmp_path / "one.jsonl").read_text().splitlines()][-2:]
+    two = [json.loads(x) for x in (tmp_path / "two.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["cluster"], r["duplicate_of"]) for r in two] == \
+        [(r["id"], r["cluster"], r["duplicate_of"]) for r in one] == [("again", "d7", "d7"), ("fresh", "fresh", None)]
+
+
+def test_an_index_refuses_lookups_and_adds_with_other_fingerprint_settings(tmp_path):
+    """In Python too: an index loaded from a file (or filled by one engine) refuses an engine whose fingerprints
+    are made with another IDF table or option, for a check and for a batch, naming the setting; ``open`` with the
+    settings of the run refuses at once. An engine with the same settings goes on."""
+    from es_simhash import DedupEngine, Document
+    from es_simhash.errors import OtherFingerprintSettings, SavedIndexError
+    from es_simhash.fingerprint.idf import IDFTable
+
+    day1, _ = _two_days(tmp_path)
+    texts = [json.loads(x)["content"] for x in day1.read_text(encoding="utf-8").splitlines()]
+    built = DedupEngine(MemoryIndex(), Fingerprinter())
+    list(built.process(Document(f"d{i}", t) for i, t in enumerate(texts)))
+    built.index.save(tmp_path / "i.npz")
+    mine = Fingerprinter(IDFTable.load(tmp_path / "my-idf.txt"))
+    wider = Fingerprinter()
+    wider.n_sentences = 7
+    for other, named in ((mine, "IDF table checksum"), (wider, "sentences 5 (this run: 7)")):
+        loaded = MemoryIndex.load(tmp_path / "i.npz")
+        engine = DedupEngine(loaded, other)
+        with pytest.raises(OtherFingerprintSettings, match=re.escape(named)) as refused:
+            engine.check(texts[7])
+        assert refused.value.path == str(tmp_path / "i.npz") and isinstance(refused.value, SavedIndexError)
+        with pytest.raises(OtherFingerprintSettings):
+            list(engine.process([Document("new", texts[3])]))
+        assert len(loaded) == 20 and "new" not in loaded
+        with pytest.raises(OtherFingerprintSettings, match=re.escape(named)):
+            MemoryIndex.open(tmp_path / "i.npz", fingerprint_config=other.config)
+        with pytest.raises(OtherFingerprintSettings, match="the index holds"):
+            list(DedupEngine(built.index, other).process([Document("new", texts[3])]))
+    same = DedupEngine(MemoryIndex.open(tmp_path / "i.npz", fingerprint_config=Fingerprinter().config))
+    assert [d.of.id for d in same.check(texts[7])] == ["d7"]
+
+
+def test_a_saved_index_that_records_no_fingerprint_settings_must_be_built_again(tmp_path):
+    """A file saved without the fingerprint settings of its documents (by an es-simhash that did not record them)
+    may have been built with any IDF table: nothing says its fingerprints are comparable, so it is refused with the
+    remedy (build it again); an empty one holds nothing to mix and loads."""
+    from support import run_cli
+
+    day1, day2 = _two_days(tmp_path)
+    assert run_cli("dedup", day1, "--save-index", "i.npz", "--no-progress", cwd=tmp_path).returncode == 0
+    _rewrite(tmp_path / "i.npz", meta=lambda m: m.pop("fingerprint"))
+    line = _one_line_error(run_cli("dedup", day2, "--load-index", "i.npz", "--no-progress", cwd=tmp_path))
+    assert "i.npz does not record the fingerprint settings" in line and "build it again from its input" in line
+    empty = MemoryIndex()
+    empty.save(tmp_path / "empty.npz")
+    res = run_cli("dedup", day2, "--load-index", "empty.npz", "--no-progress", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+
+
+def _rewrite(path, meta=None, **arrays):
+    """Rewrite the saved index ``path`` with its header changed by ``meta`` and the arrays given (None: left out)."""
+    with np.load(path) as z:
+        held = {k: z[k] for k in z.files}
+    header = json.loads(held["meta"].tobytes())
+    if meta is not None:
+        meta(header)
+    held["meta"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+    for k, v in arrays.items():
+        if v is None:
+            del held[k]
+        else:
+            held[k] = v
+    with open(path, "wb") as fh:  # (np.savez adds .npz to a name without it)
+        np.savez(fh, **held)
+
+
+def test_a_damaged_saved_index_is_one_line_naming_the_file(tmp_path):
+    """A saved index cut short (a full disk, a copy stopped half-way), empty, of random bytes, without an array, or
+    with an array of the wrong shape or type: one line naming the file and saying to build it again (random bytes:
+    not an index file), exit 1, never a traceback or an "unexpected error"."""
+    import os
+    import random
+
+    from support import run_cli
+
+    day1, day2 = _two_days(tmp_path)
+    assert run_cli("dedup", day1, "--save-index", "good.npz", "--no-progress", cwd=tmp_path).returncode == 0
+    whole = (tmp_path / "good.npz").read_bytes()
+    n = 20
+    damaged = {"cut.npz": whole[: len(whole) // 2], "cut-tail.npz": whole[:-30], "empty.npz": b""}
+    for name, data in damaged.items():
+        (tmp_path / name).write_bytes(data)
+    for name, change in {"no-simhash.npz": {"simhash": None}, "no-sentences.npz": {"sentences": None},
+                         "short-column.npz": {"n_chars": np.zeros(n - 1, np.int64)},
+                         "two-d.npz": {"simhash": np.zeros((n, 2), np.uint64)},
+                         "floats.npz": {"content_hash": np.zeros(n, np.float64)},
+                         "counts.npz": {"sentence_counts": np.full(n, 10**6, np.int64)}}.items():
+        (tmp_path / name).write_bytes(whole)
+        _rewrite(tmp_path / name, **change)
+    for name in [*damaged, "no-simhash.npz", "no-sentences.npz", "short-column.npz", "two-d.npz", "floats.npz",
+                 "counts.npz"]:
+        line = _one_line_error(run_cli("dedup", day2, "--load-index", name, "--no-progress", cwd=tmp_path))
+        assert f"cannot read index {name}: " in line and line.endswith("build it again from its input "
+                                                                       "(dedup --save-index)"), line
+    (tmp_path / "random.npz").write_bytes(random.Random(3).randbytes(5000))
+    line = _one_line_error(run_cli("dedup", day2, "--load-index", "random.npz", "--no-progress", cwd=tmp_path))
+    assert "random.npz is not an es-simhash index file" in line
+    assert os.path.getsize(tmp_path / "good.npz") == len(whole)

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from es_simhash.defaults import BATCH_SIZE, DEAD_LETTERS, MAX_DISTANCE, MIN_DF
-from es_simhash.errors import IndexFileNotFound, LabelError, NotAnIndexFile, OldFingerprints, SavedIndexError
+from es_simhash.errors import (IndexFileNotFound, LabelError, NoFingerprintSettings, NotAnIndexFile, OldFingerprints,
+                               OtherFingerprintSettings, SavedIndexError)
 
 from es_simhash.cli import lib
 from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress, Recheck,
@@ -37,7 +38,8 @@ SaveIndex = Annotated[Optional[Path], typer.Option(
     "--save-index", help="Save the in-memory index to this file, named as given (numpy .npz format).",
     show_default=False)]
 LoadIndex = Annotated[Optional[Path], typer.Option(
-    "--load-index", help="Start from a saved index, e.g. yesterday's crawl (it keeps its lookup keys).",
+    "--load-index", help="Start from a saved index, e.g. yesterday's crawl (it keeps its lookup keys; give "
+                          "the --idf it was built with).",
     show_default=False)]
 EmbeddedLookup = Annotated[str, typer.Option(
     "--lookup", help="Lookup keys of the in-memory index: 'tables' (20 permutation tables for k <= 3), "
@@ -101,8 +103,9 @@ def dedup(
     outputs = (("--report", report), ("--output", output), ("--dead-letters", dead_letters))
     refuse_unsafe_outputs([*inputs, *loaded], *outputs)
     refuse_unsafe_outputs(inputs, *outputs, ("--save-index", save_index))  # (it may be --load-index: read first)
-    index = _memory_index(load_index, parse_lookup_keys(lookup))
-    engine = lib.engine.DedupEngine(index, make_fingerprinter(idf), decision_rule(k, recheck), batch_size=batch_size,
+    fingerprinter = make_fingerprinter(idf)
+    index = _memory_index(load_index, parse_lookup_keys(lookup), fingerprinter.config)
+    engine = lib.engine.DedupEngine(index, fingerprinter, decision_rule(k, recheck), batch_size=batch_size,
                                     workers=workers)
     warn_beyond_keys(k, index.lookup_keys)
     reader = make_reader(text_field, id_field, encoding, html)
@@ -118,16 +121,22 @@ def dedup(
                         "again", code=130) from None
     print_summary(summary)
 
-def _memory_index(load_index: Optional[Path], keys) -> "MemoryIndex":
-    """A new in-memory index with ``keys``, or the one --load-index names (one line when it cannot be used)."""
+def _memory_index(load_index: Optional[Path], keys, config: dict) -> "MemoryIndex":
+    """A new in-memory index with ``keys``, or the one --load-index names, for fingerprints made with ``config``
+    (one line when it cannot be used)."""
     try:
-        return lib.memory.MemoryIndex.open(load_index, keys)
+        return lib.memory.MemoryIndex.open(load_index, keys, config)
     except IndexFileNotFound as exc:
         raise UserError(f"--load-index: {exc}") from None
     except NotAnIndexFile as exc:
         raise UserError(f"{exc}: give one written by `es-simhash dedup --save-index`") from None
     except OldFingerprints as exc:
         raise UserError(f"{exc} (dedup --save-index)") from None
+    except OtherFingerprintSettings as exc:
+        raise UserError(f"--load-index: {exc} (--idf FILE, none for jieba's table; a new index: dedup "
+                        "--save-index without --load-index)") from None
+    except NoFingerprintSettings as exc:
+        raise UserError(f"--load-index: {exc} (dedup --save-index)") from None
     except SavedIndexError as exc:  # (UnreadableIndexFile)
         raise UserError(str(exc)) from None
 
@@ -164,13 +173,16 @@ def explain(
     meaning guard's veto. Exit 0 either way."""
     if a == "-" and b == "-":
         raise UserError("A and B are both - (stdin): read one of them from a file", code=2)
-    engine = lib.engine.DedupEngine(lib.memory.MemoryIndex(), make_fingerprinter(idf), decision_rule(k))
+    fingerprinter = make_fingerprinter(idf)
+    engine = lib.engine.DedupEngine(lib.memory.MemoryIndex(), fingerprinter, decision_rule(k))
     given = [_explained(x, name, as_text, index is not None) for x, name in ((a, "A"), (b, "B"))]
     ids = [x for x, t in zip((a, b), given) if t is None]
     found = {}
     if ids:
         with Elastic(connection, index) as es:
-            found = maintained_index(es, str(index)).fetch(ids)
+            stored = maintained_index(es, str(index))
+            stored.require_settings(fingerprinter.config)  # (what `check` would match with other settings: refused)
+            found = stored.fetch(ids)
         missing = [x for x in ids if x not in found]
         if missing:
             raise UserError(f"no document {missing[0]!r} in index {index!r}, and no such file")

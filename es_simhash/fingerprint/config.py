@@ -1,15 +1,17 @@
 """The settings that determine a fingerprint, typed and checked in one place (:class:`FingerprintSettings`), and
-their form stored with an Elasticsearch index (:meth:`FingerprintSettings.meta`), by which an index refuses
-fingerprints made otherwise."""
+their form stored with an index (:meth:`FingerprintSettings.meta`: in an Elasticsearch index's mapping, in a saved
+embedded index), by which an index refuses fingerprints made otherwise (:func:`settings_difference`, the one
+comparison both indexes make)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import astuple, dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from es_simhash.fingerprint.model import FINGERPRINT_VERSION
 
-__all__ = ["DEFAULTS", "FingerprintSettings", "TF_MODES"]
+__all__ = ["DEFAULTS", "FingerprintSettings", "TF_MODES", "settings_difference"]
 
 TF_MODES = ("cap:N", "sublinear", "raw")
 
@@ -89,3 +91,22 @@ class FingerprintSettings:
 
 DEFAULTS = FingerprintSettings()
 """The default fingerprint settings, the one place they are defined."""
+
+
+_SETTING_NAMES = {"idf": "IDF table checksum", "fingerprint_version": "fingerprint version"}
+
+
+def settings_difference(stored: Mapping[str, Any] | None, current: Mapping[str, Any]) -> str:
+    """The settings in which ``stored`` (what an index records of its fingerprints, :meth:`FingerprintSettings.meta`;
+    None: nothing recorded) and ``current`` (what this run fingerprints with) differ, in words, each with both
+    values: ``'IDF table checksum "3f1a..." (this run: "b07c...")'``, joined by ``"; "``. Empty when they are the
+    same: fingerprints made with the two are comparable only then."""
+    stored = stored or {}
+    keys = [*current, *(k for k in stored if k not in current)]
+    return "; ".join(f"{_SETTING_NAMES.get(k, k)} {_shown(stored.get(k))} (this run: {_shown(current.get(k))})"
+                     for k in keys if stored.get(k) != current.get(k))
+
+
+def _shown(value: Any) -> str:
+    """A fingerprint setting in a message: as JSON, a missing one as "none"."""
+    return "none" if value is None else json.dumps(value)

@@ -87,7 +87,11 @@ class LookupResult:
 class FingerprintIndex(Protocol):
     """What the dedup engine needs from a backend (memory, Elasticsearch, ...): everything it calls, and what the
     backend can do (:attr:`overlapping_writes`, :attr:`shared_writers`; a backend that shares writers is a
-    :class:`MaintainedIndex`). A third backend is written from this protocol and :class:`MaintainedIndex` alone."""
+    :class:`MaintainedIndex`). A third backend is written from this protocol and :class:`MaintainedIndex` alone.
+
+    A backend may also have ``require_settings(config)``: the engine calls it with :attr:`Fingerprinter.config
+    <es_simhash.fingerprint.Fingerprinter.config>` before each batch and each check, and the backend raises when
+    its documents were fingerprinted otherwise (:func:`~es_simhash.fingerprint.config.settings_difference`)."""
 
     max_sentence_df: int
     """Sentences held by more documents than this are boilerplate: they bring no candidates."""

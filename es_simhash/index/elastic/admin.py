@@ -3,11 +3,11 @@ fingerprint settings, aliases, the lookup keys it records."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from es_simhash.errors import ElasticError, IndexNotManaged
+from es_simhash.fingerprint.config import settings_difference
 from es_simhash.index.elastic.errors import elastic_errors
 from es_simhash.index.elastic.schema import ADDED_FIELDS, index_template
 from es_simhash.lookup.keys import DEFAULT as DEFAULT_KEYS
@@ -114,26 +114,20 @@ def switch_alias(client, alias: str, index: str, url: str = "") -> list[str]:
 
 
 def check_index_config(client, index: str, fingerprint_config: dict[str, Any]) -> None:
+    """Raise :class:`ElasticError` unless ``index`` was made by es-simhash with the fingerprint settings
+    ``fingerprint_config`` (:func:`~es_simhash.fingerprint.config.settings_difference` names the ones that
+    differ)."""
     mapping = client.indices.get_mapping(index=index)
     meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
     if meta.get("managed_by") != "es-simhash":
         raise ElasticError(f"index {index!r} exists but was not created by es-simhash: pick another index name")
     stored = meta.get("fingerprint") or {}
-    if stored != fingerprint_config:
-        diff = "; ".join(f"{_SETTING_NAMES.get(k, k)} {_shown(stored.get(k))} (this run: {_shown(v)})"
-                         for k, v in fingerprint_config.items() if stored.get(k) != v)
+    diff = settings_difference(stored, fingerprint_config)
+    if diff:
         how = (f"migrate {index!r} into a new index (`es-simhash migrate`) to fingerprint it again"
                if stored.get("fingerprint_version") != fingerprint_config.get("fingerprint_version")
                else "use the same IDF table (--idf) and options, or a new index")
         raise ElasticError(f"index {index!r} holds fingerprints made with other settings: {diff}: {how}")
-
-
-_SETTING_NAMES = {"idf": "IDF table checksum", "fingerprint_version": "fingerprint version"}
-
-
-def _shown(value: Any) -> str:
-    """A fingerprint setting in a message: as JSON, a missing one as "none"."""
-    return "none" if value is None else json.dumps(value)
 
 
 def read_lookup_keys(client, index: str, url: str = "") -> LookupKeys:

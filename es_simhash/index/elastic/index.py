@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Collection, Iterator, Sequence
+from typing import Any, Collection, Iterator, Mapping, Sequence
 
 from es_simhash.defaults import MAX_SENTENCE_DF, RETRY_FOR
 from es_simhash.index.base import Lookup, LookupResult
@@ -57,6 +57,7 @@ class ElasticIndex:
                                      max_candidates=max_candidates)
         self.writer = BulkWriter(self.handle, chunk_size=chunk_size, max_retries=max_retries)
         self.reader = MaintenanceReader(self.handle)
+        self._settings_checked: dict[str, Any] | None = None
 
     # -- settings and counters, kept by the collaborators -----------------------------------------------------
     @property
@@ -142,6 +143,23 @@ class ElasticIndex:
         return self.handle.hits_read
 
     # -- lookups ----------------------------------------------------------------------------------------------
+    def require_settings(self, config: Mapping[str, Any]) -> None:
+        """Fingerprints made with ``config`` (:attr:`Fingerprinter.config
+        <es_simhash.fingerprint.Fingerprinter.config>`) are about to be looked up or added (the engine calls this
+        before each batch and each check): an :class:`~es_simhash.errors.ElasticError` naming each setting that
+        differs when the index records others (:func:`check_index_config`; read once per settings), nothing when
+        the index does not exist yet (:func:`ensure_index` records them when it creates it)."""
+        if self._settings_checked == config:
+            return
+        from es_simhash.index.elastic.admin import check_index_config
+        from es_simhash.index.elastic.errors import elastic_errors
+
+        with elastic_errors(self.url):
+            if not self.client.indices.exists(index=self.index):
+                return
+            check_index_config(self.client, self.index, dict(config))
+        self._settings_checked = dict(config)
+
     def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
         """Candidates for a batch of queries, in query order, as the embedded index answers.
 

@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from es_simhash.errors import IndexFileError
+from es_simhash.errors import IndexFileError, UnreadableIndexFile
 from es_simhash.files.outputs import atomic_write
 from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.records import StoredDoc
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 FORMAT = "es-simhash-memory-index/2"
-"""The format :func:`save` writes: the header names the lookup keys."""
+"""The format :func:`save` writes: the header names the lookup keys (and, ``fingerprint``, the fingerprint
+settings of the documents, when known)."""
 FORMAT_V1 = "es-simhash-memory-index/1"
 """The format with no lookup keys in its header: its keys are the four 16-bit segments (``SEGMENTS``)."""
 
@@ -31,15 +32,17 @@ _OPTIONAL_COLUMNS = ("word_bag", "number_bag", "fuzzy_digests")
 """Per-document arrays a file may lack (read as zeros)."""
 
 
-def save(store: MemoryStore, path: str | os.PathLike[str]) -> None:
+def save(store: MemoryStore, path: str | os.PathLike[str], fingerprint: dict[str, Any] | None = None) -> None:
     """Write the live documents of ``store`` to the file ``path``, named as given (numpy's ``.npz`` format: arrays
-    + JSON; no pickle). The file is written beside its path and put in place at the end, so a failed save leaves
-    an earlier file as it was (:func:`~es_simhash.files.outputs.atomic_write`)."""
+    + JSON; no pickle), with ``fingerprint``, the settings they were made with
+    (:meth:`~es_simhash.fingerprint.config.FingerprintSettings.meta`; None: not known). The file is written
+    beside its path and put in place at the end, so a failed save leaves an earlier file as it was
+    (:func:`~es_simhash.files.outputs.atomic_write`)."""
     with atomic_write(os.fspath(path), binary=True) as fh:
-        write(store, fh)
+        write(store, fh, fingerprint)
 
 
-def write(store: MemoryStore, fh: Any) -> None:
+def write(store: MemoryStore, fh: Any, fingerprint: dict[str, Any] | None = None) -> None:
     """Write the live documents of ``store`` to the open binary file ``fh`` (the format of :func:`save`)."""
     import numpy as np
 
@@ -50,6 +53,7 @@ def write(store: MemoryStore, fh: Any) -> None:
         "format": FORMAT,
         "max_sentence_df": store.max_sentence_df,
         "lookup": store.lookup_keys.to_meta(),
+        "fingerprint": fingerprint,
         "docs": [[d.id, d.cluster, d.duplicate_of, d.distance, d.reason, d.arrival] for d in docs],
     }
     np.savez_compressed(
@@ -71,36 +75,66 @@ def write(store: MemoryStore, fh: Any) -> None:
 
 @dataclass
 class SavedIndex:
-    """What a file holds: the store's settings, the documents in row order, and the columns they were made
-    from (``arrays``: the per-document arrays; ``counts``: sentence hashes per document; ``flat``: all of them)."""
+    """What a file holds: the store's settings, the fingerprint settings its documents were made with
+    (``fingerprint``: :meth:`~es_simhash.fingerprint.config.FingerprintSettings.meta`, None when the file records
+    none), the documents in row order, and the columns they were made from (``arrays``: the per-document arrays;
+    ``counts``: sentence hashes per document; ``flat``: all of them)."""
 
     max_sentence_df: int
     lookup_keys: LookupKeys
+    fingerprint: dict[str, Any] | None
     docs: list[StoredDoc]
     arrays: dict[str, np.ndarray]
     counts: np.ndarray
     flat: np.ndarray
 
 
+_REBUILD = "build it again from its input (dedup --save-index)"
+"""What to do with an index file that cannot be used."""
+
+
 def read(path: str | os.PathLike[str]) -> SavedIndex:
     """Read a file written by :func:`save` (or in :data:`FORMAT_V1`). Raises :class:`IndexFileError` for a file
-    that is not an es-simhash memory index, ``FileNotFoundError`` for none."""
+    that is not an es-simhash memory index, :class:`UnreadableIndexFile` for one that is damaged (empty, cut short,
+    arrays missing or of the wrong shape or type), ``FileNotFoundError`` for none."""
+    import zipfile
+    import zlib
+
     import numpy as np
+
+    name = os.fspath(path)
+
+    def damaged(what: str) -> UnreadableIndexFile:
+        return UnreadableIndexFile(f"cannot read index {name}: {what}: {_REBUILD}", name)
+
+    if os.path.isfile(name) and os.path.getsize(name) == 0:
+        raise damaged("the file is empty")
+    fmt = None
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(z["meta"].tobytes().decode("utf-8"))
             fmt = meta.get("format") if isinstance(meta, dict) else None
             if fmt not in (FORMAT, FORMAT_V1):
                 raise IndexFileError(f"{path}: not an es-simhash memory index ({fmt!r})")
+            missing = [k for k in (*_COLUMNS, "sentence_counts", "sentences") if k not in z.files]
+            if missing:
+                raise damaged(f"it has no {', '.join(missing)} array")
             arrays = {k: z[k] for k in _COLUMNS}
             for extra in _OPTIONAL_COLUMNS:
                 arrays[extra] = (z[extra] if extra in z.files else np.zeros(len(arrays["simhash"]), np.uint64))
             counts = z["sentence_counts"]
             flat = z["sentences"]
-    except (IndexFileError, FileNotFoundError):
+    except (IndexFileError, UnreadableIndexFile, FileNotFoundError):
         raise
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # a zip file cut short or damaged
+        raise damaged(f"the .npz file is damaged or cut short ({type(exc).__name__}: {exc})") from None
     except (OSError, ValueError, KeyError, UnicodeDecodeError) as exc:  # not .npz, no meta, not JSON
+        if fmt is not None:  # (the header said it is one: a member is damaged)
+            raise damaged(f"{type(exc).__name__}: {exc}") from None
         raise IndexFileError(f"{path}: not an es-simhash memory index ({type(exc).__name__}: {exc})") from None
+    problem = _check(meta, arrays, counts, flat)
+    if problem:
+        raise damaged(problem)
     keys = LookupKeys.from_meta(meta.get("lookup")) if fmt == FORMAT else SEGMENTS
     ends = np.cumsum(counts).tolist()
     flat_py = flat.tolist()
@@ -113,7 +147,30 @@ def read(path: str | os.PathLike[str]) -> SavedIndex:
         fp = Fingerprint(sim, ch, tuple(flat_py[start:end]), nf, nc, short, ver, wb, number_bag=nb, fuzzy_digests=fd)
         start = end
         docs.append(StoredDoc(doc_id, fp, cluster, dup_of, distance, reason, arrival=arrival[0] if arrival else 0))
-    return SavedIndex(meta["max_sentence_df"], keys, docs, arrays, counts, flat)
+    return SavedIndex(meta["max_sentence_df"], keys, meta.get("fingerprint"), docs, arrays, counts, flat)
+
+
+def _check(meta: dict[str, Any], arrays: dict[str, np.ndarray], counts: np.ndarray, flat: np.ndarray) -> str:
+    """What makes a file's header and arrays unusable together ('' when nothing does): each array one integer
+    (or, ``short``, boolean) value per document, the sentence counts adding up to the sentences held."""
+    docs = meta.get("docs")
+    if not isinstance(docs, list) or not all(isinstance(d, list) and 5 <= len(d) <= 6 for d in docs):
+        return "its header lists no documents"
+    if type(meta.get("max_sentence_df")) is not int:
+        return "its header has no max_sentence_df"
+    fingerprint = meta.get("fingerprint")
+    if fingerprint is not None and not isinstance(fingerprint, dict):
+        return "its header's fingerprint settings are not a record"
+    n = len(docs)
+    for key, arr in (*arrays.items(), ("sentence_counts", counts)):
+        if arr.shape != (n,) or arr.dtype.kind not in ("b" if key == "short" else "iu"):
+            return (f"its {key} array is {arr.dtype} of shape {arr.shape}, not one "
+                    f"{'boolean' if key == 'short' else 'integer'} per document ({n})")
+    if flat.ndim != 1 or flat.dtype.kind not in "iu":
+        return f"its sentences array is {flat.dtype} of shape {flat.shape}, not a list of integers"
+    if (counts < 0).any() or int(counts.sum()) != len(flat):
+        return f"its sentence counts add up to {int(counts.sum())}, not the {len(flat)} sentences it holds"
+    return ""
 
 
 def restore(store: MemoryStore, saved: SavedIndex, native: bool) -> None:

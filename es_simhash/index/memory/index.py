@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Collection, Iterator, Sequence, TypeVar
+from typing import Any, Collection, Iterator, Mapping, Sequence, TypeVar
 
 from es_simhash.defaults import MAX_SENTENCE_DF
-from es_simhash.errors import (IndexFileError, IndexFileNotFound, NotAnIndexFile, OldFingerprints,
-                               UnreadableIndexFile)
+from es_simhash.errors import (IndexFileError, IndexFileNotFound, NoFingerprintSettings, NotAnIndexFile,
+                               OldFingerprints, OtherFingerprintSettings, SavedIndexError, UnreadableIndexFile)
+from es_simhash.fingerprint.config import settings_difference
 from es_simhash.index.base import Lookup, LookupResult, with_version
 from es_simhash.records import StoredDoc
 from es_simhash.index.memory import files
@@ -22,11 +23,14 @@ M = TypeVar("M", bound="MemoryIndex")
 
 class MemoryIndex:
     """In-memory :class:`~es_simhash.index.base.MaintainedIndex`: ``MemoryIndex(max_sentence_df=50,
-    lookup_keys=DEFAULT)``.
+    lookup_keys=DEFAULT, fingerprint_config=None)``.
 
     ``max_sentence_df``: a sentence hash held by more documents than this is boilerplate (site footers,
     disclaimers) and no longer brings candidates. ``lookup_keys``: which keys bring SimHash candidates
-    (:data:`es_simhash.lookup.keys.DEFAULT`: 20 permutation tables for k = 3).
+    (:data:`es_simhash.lookup.keys.DEFAULT`: 20 permutation tables for k = 3). ``fingerprint_config``: the
+    fingerprint settings of the documents it holds (:attr:`Fingerprinter.config
+    <es_simhash.fingerprint.Fingerprinter.config>`; None: those of the first engine that uses it,
+    :meth:`require_settings`), saved with it; fingerprints made with other settings are refused.
 
     It owns its rows, ``store`` (:class:`~es_simhash.index.memory.store.MemoryStore`), and hands each method to
     the collaborator named in it: the store (writes and reads by id), ``_lookups``
@@ -45,10 +49,15 @@ class MemoryIndex:
     """Batched SimHash lookups and sentence postings in the native core (same answers as numpy; set False for the
     numpy reference)."""
 
-    def __init__(self, max_sentence_df: int = MAX_SENTENCE_DF, lookup_keys: LookupKeys = DEFAULT) -> None:
+    def __init__(self, max_sentence_df: int = MAX_SENTENCE_DF, lookup_keys: LookupKeys = DEFAULT,
+                 fingerprint_config: Mapping[str, Any] | None = None) -> None:
         self.store = MemoryStore(max_sentence_df, lookup_keys)
         self._lookups = MemoryLookups(self.store)
         self._maintenance = MemoryMaintenance(self.store)
+        self.fingerprint_config: dict[str, Any] | None = None if fingerprint_config is None else dict(fingerprint_config)
+        """The fingerprint settings of the documents it holds (None: not known yet; :meth:`require_settings`)."""
+        self.path: str | None = None
+        """The file it was loaded from (what its errors name), if any."""
 
     @property
     def max_sentence_df(self) -> int:
@@ -84,6 +93,27 @@ class MemoryIndex:
         return {d.fingerprint.version for d in self.store.live_docs()}
 
     # -- writes and lookups ---------------------------------------------------------------------------------
+    def require_settings(self, config: Mapping[str, Any]) -> None:
+        """Fingerprints made with ``config`` (:attr:`Fingerprinter.config
+        <es_simhash.fingerprint.Fingerprinter.config>`) are about to be looked up or added (the engine calls this
+        before each batch and each check): the first settings an index is given are its own (kept in
+        :attr:`fingerprint_config`, saved with it); other ones raise
+        :class:`~es_simhash.errors.OtherFingerprintSettings`, naming each setting that differs with both values
+        (:func:`~es_simhash.fingerprint.config.settings_difference`, the comparison an Elasticsearch index makes):
+        fingerprints made with another IDF table or option are not comparable."""
+        if self.fingerprint_config is None:
+            self.fingerprint_config = dict(config)
+            return
+        diff = settings_difference(self.fingerprint_config, config)
+        if not diff:
+            return
+        name = self.path or "the index"
+        how = ("build it again from its input: its fingerprints are of another version"
+               if self.fingerprint_config.get("fingerprint_version") != config.get("fingerprint_version")
+               else "fingerprint with the IDF table and options it was built with, or build a new index")
+        raise OtherFingerprintSettings(f"{name} holds fingerprints made with other settings: {diff}: {how}",
+                                       self.path, dict(self.fingerprint_config), dict(config))
+
     def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
         """Store the documents (fingerprints, no payloads), replacing those with the same ids; nothing is refused
         (``{}``)."""
@@ -144,36 +174,49 @@ class MemoryIndex:
     # -- files ----------------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index to the file ``path`` (:func:`~es_simhash.index.memory.files.save`: ``.npz``, written
-        atomically)."""
-        files.save(self.store, path)
+        atomically), with the fingerprint settings of its documents (:attr:`fingerprint_config`)."""
+        files.save(self.store, path, self.fingerprint_config)
 
     @classmethod
     def load(cls: type[M], path: str | os.PathLike[str]) -> M:
         """Read a file written by :meth:`save`, into a new index of this class with the file's settings. A file in
-        :data:`~es_simhash.index.memory.files.FORMAT_V1` has the four 16-bit segments as its lookup keys. Raises
-        :class:`~es_simhash.errors.IndexFileError` for a file that is not an es-simhash memory index."""
+        :data:`~es_simhash.index.memory.files.FORMAT_V1` has the four 16-bit segments as its lookup keys; a file
+        that records no fingerprint settings takes those of the first engine that uses it (:meth:`open` refuses
+        it). Raises :class:`~es_simhash.errors.IndexFileError` for a file that is not an es-simhash memory index,
+        :class:`~es_simhash.errors.UnreadableIndexFile` for a damaged one."""
         saved = files.read(path)
-        index = cls(max_sentence_df=saved.max_sentence_df, lookup_keys=saved.lookup_keys)
+        index = cls(max_sentence_df=saved.max_sentence_df, lookup_keys=saved.lookup_keys,
+                    fingerprint_config=saved.fingerprint)
+        index.path = os.fspath(path)
         files.restore(index.store, saved, index.native)
         return index
 
     @classmethod
-    def open(cls: type[M], path: str | os.PathLike[str] | None = None, lookup_keys: LookupKeys | None = None) -> M:
+    def open(cls: type[M], path: str | os.PathLike[str] | None = None, lookup_keys: LookupKeys | None = None,
+             fingerprint_config: Mapping[str, Any] | None = None) -> M:
         """A new index with ``lookup_keys`` (None: the default), or (``path``) the one saved there, which keeps its
-        own lookup keys and must hold fingerprints of the current version (what ``es-simhash dedup --load-index``
-        opens). Raises :class:`~es_simhash.errors.IndexFileNotFound`, :class:`~es_simhash.errors.NotAnIndexFile`,
-        :class:`~es_simhash.errors.UnreadableIndexFile` or :class:`~es_simhash.errors.OldFingerprints` (all
-        :class:`~es_simhash.errors.SavedIndexError`)."""
+        own lookup keys and must hold fingerprints of the current version made with ``fingerprint_config`` (the
+        settings of the run that will use it, :attr:`Fingerprinter.config
+        <es_simhash.fingerprint.Fingerprinter.config>`; None: checked on first use, :meth:`require_settings`):
+        what ``es-simhash dedup --load-index`` opens. A saved index with documents but no record of their
+        settings is refused: nothing says its fingerprints are comparable. Raises
+        :class:`~es_simhash.errors.IndexFileNotFound`, :class:`~es_simhash.errors.NotAnIndexFile`,
+        :class:`~es_simhash.errors.UnreadableIndexFile`, :class:`~es_simhash.errors.OldFingerprints`,
+        :class:`~es_simhash.errors.NoFingerprintSettings` or :class:`~es_simhash.errors.OtherFingerprintSettings`
+        (all :class:`~es_simhash.errors.SavedIndexError`)."""
         from es_simhash.fingerprint.model import FINGERPRINT_VERSION
 
         if path is None:
-            return cls() if lookup_keys is None else cls(lookup_keys=lookup_keys)
+            return cls(lookup_keys=DEFAULT if lookup_keys is None else lookup_keys,
+                       fingerprint_config=fingerprint_config)
         name = os.fspath(path)
         try:
             index = cls.load(path)
         except FileNotFoundError:
             hint = f" (there is {name}.npz: give that name)" if os.path.isfile(f"{name}.npz") else ""
             raise IndexFileNotFound(f"index file not found: {name}{hint}", name) from None
+        except SavedIndexError:
+            raise
         except IndexFileError:
             raise NotAnIndexFile(f"{name} is not an es-simhash index file", name) from None
         except (ValueError, OSError, KeyError) as exc:
@@ -183,4 +226,10 @@ class MemoryIndex:
             raise OldFingerprints(f"{name} holds fingerprints of version {', '.join(map(str, old))}, not "
                                   f"{FINGERPRINT_VERSION}: they would never match new ones; build it again from its "
                                   "input", name, old)
+        if index.fingerprint_config is None and len(index):
+            raise NoFingerprintSettings(f"{name} does not record the fingerprint settings (IDF table, options) its "
+                                        "documents were made with, so nothing says they are comparable with new "
+                                        "ones: build it again from its input", name)
+        if fingerprint_config is not None:
+            index.require_settings(fingerprint_config)
         return index
