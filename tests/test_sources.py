@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from es_simhash.errors import InvalidValue
 from es_simhash.files.sources import DeadLetter, RecordReader
 from es_simhash.records import Document
 
@@ -198,5 +199,6 @@ def test_encoding_auto_reads_gbk_lines_and_says_so(tmp_path):
     assert [o.line for o in strict if isinstance(o, DeadLetter)] == [2, 3]
     assert "try --encoding auto" in strict[1].reason
     assert [(o.id, o.text) for o in read(tmp_path, big5_only, encoding="big5")] == [("b", "繁體")]
-    with pytest.raises(ValueError, match="unknown encoding 'klingon'"):
+    with pytest.raises(InvalidValue, match="'klingon' is not a codec name") as refused:
         RecordReader(encoding="klingon")
+    assert refused.value.setting == "encoding"

@@ -20,7 +20,7 @@ from typing import IO, Any, BinaryIO, Iterator, Sequence
 
 from es_simhash.records import Document
 from es_simhash.files.markup import HTML_MODES, text_of
-from es_simhash.errors import InputError
+from es_simhash.errors import InputError, InvalidValue
 from es_simhash.records import (
     DEFAULT_ID_FIELDS,
     DEFAULT_TEXT_FIELDS,
@@ -121,14 +121,14 @@ class RecordReader:
         html: str = "keep",
     ) -> None:
         if html not in HTML_MODES:
-            raise ValueError(f"unknown html mode {html!r}: use {', '.join(HTML_MODES)}")
+            raise InvalidValue(f"{html!r} is not a markup mode; use {', '.join(HTML_MODES)}", "html")
         self.html = html
         if encoding != "auto":
             try:
                 encoding = codecs.lookup(encoding).name
             except LookupError:
-                raise ValueError(f"unknown encoding {encoding!r}: use auto, utf-8, gb18030, big5 or another "
-                                 "Python codec name") from None
+                raise InvalidValue(f"{encoding!r} is not a codec name; use utf-8, auto, gb18030, big5 or another "
+                                   "Python codec", "encoding") from None
         self.encoding = encoding
         self.text_fields = (text_field,) if text_field else DEFAULT_TEXT_FIELDS
         self.id_fields = (id_field,) if id_field else DEFAULT_ID_FIELDS
