@@ -1,8 +1,10 @@
 """Reading dirty crawl output: every non-blank line is a record or a dead letter with its line number."""
 
+import bz2
 import gzip
 import io
 import json
+import lzma
 import sys
 
 import pytest
@@ -10,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from es_simhash.errors import InvalidValue
-from es_simhash.files.sources import DeadLetter, RecordReader
+from es_simhash.errors import InputError, InvalidValue
+from es_simhash.files.sources import DeadLetter, RecordReader, check_inputs
 from es_simhash.records import Document
 
 
@@ -91,6 +93,31 @@ def test_gzip_by_magic_bytes_and_truncated_gzip(tmp_path):
     assert all(isinstance(o, Document) for o in out[:-1]) and len(out) > 1
 
 
+@pytest.mark.parametrize("compress", [lambda data: bz2.compress(data, 1), lzma.compress], ids=["bzip2", "xz"])
+def test_bzip2_and_xz_by_magic_bytes_and_truncated(tmp_path, compress):
+    n = 20_000  # (more than one bzip2 block of 100 kB: a truncated file still has whole blocks)
+    payload = b"".join(line({"id": i, "content": f"text {i}"}) for i in range(n))
+    out = read(tmp_path, compress(payload), name="crawl.data")
+    assert [(o.id, o.text, o.line) for o in out] == [(str(i), f"text {i}", i + 1) for i in range(n)]
+    out = read(tmp_path, compress(payload)[:-200], name="broken.jsonl")
+    assert isinstance(out[-1], DeadLetter) and "stopped reading" in out[-1].reason, out[-1]
+    assert all(isinstance(o, Document) for o in out[:-1]) and len(out) > 1
+
+
+def test_a_zstd_input_is_refused_with_how_to_decompress_it(tmp_path):
+    p = tmp_path / "crawl.jsonl.zst"
+    p.write_bytes(b"\x28\xb5\x2f\xfd" + bytes(40))  # (zstd's magic bytes; the standard library cannot read it)
+    for check in (lambda: check_inputs([str(p)]), lambda: list(RecordReader().read([str(p)]))):
+        with pytest.raises(InputError, match=r"crawl.jsonl.zst is zstd-compressed: decompress it first \(zstd -d"):
+            check()
+
+
+def test_a_misspelt_text_field_names_the_fields_the_record_has(tmp_path):
+    out = read(tmp_path, line({"id": "a", "content": "x", "title": "t"}), text_field="contnet")
+    assert out[0].reason == ("no text field (looked for 'contnet'; the record has 'id', 'content', 'title'; use "
+                             "--text-field)")
+
+
 def test_empty_and_binary_files(tmp_path):
     assert read(tmp_path, b"") == []
     out = read(tmp_path, bytes(range(256)) * 40, name="bin.jsonl")
@@ -140,9 +167,13 @@ def test_fuzz_any_bytes_give_records_or_dead_letters(tmp_path_factory, chunks):
     data = b"\n".join(chunks)
     p = tmp_path_factory.mktemp("fuzz") / "f.jsonl"
     p.write_bytes(data)
+    if data.startswith(b"\x28\xb5\x2f\xfd"):  # (zstd's magic bytes: refused, whatever follows)
+        with pytest.raises(InputError, match="zstd-compressed"):
+            list(RecordReader(max_record_bytes=1000).read([str(p)]))
+        return
     out = list(RecordReader(max_record_bytes=1000).read([str(p)]))
     non_blank = [i for i, ln in enumerate(data.split(b"\n"), 1) if ln.strip()]
-    if data[:2] == b"\x1f\x8b":  # (gzip's magic bytes: read as gzip, whatever follows)
+    if data.startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")):  # (gzip's, bzip2's, xz's magic bytes: read so)
         assert len(out) <= len(non_blank) + 1
     else:  # every non-blank line is one record or one dead letter, none dropped, in line order
         assert [o.line for o in out] == non_blank

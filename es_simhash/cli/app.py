@@ -36,6 +36,7 @@ from es_simhash import __version__
 from es_simhash.cli import elastic, embedded, lib, results
 from es_simhash.cli.common import UserError, err
 from es_simhash.cli.guard import guard
+from es_simhash.errors import InputError
 
 
 def _short_help(self: Any, limit: int = 45) -> str:
@@ -195,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         err(f"es-simhash: error: {exc}")
         return exc.code
+    except InputError as exc:  # (an input found unreadable once read: a zstd-compressed stdin)
+        err(f"es-simhash: error: {exc}")
+        return 1
     except KeyboardInterrupt:
         err("es-simhash: interrupted")
         return 130

@@ -60,7 +60,7 @@ IdField = Annotated[Optional[str], typer.Option(
 Idf = Annotated[Optional[Path], typer.Option(
     "--idf", help="IDF table in jieba format (from `fit-idf`) (default: jieba's).", show_default=False)]
 MaxDistance = Annotated[int, typer.Option("-k", "--max-distance", min=0, max=16, help="Hamming distance for long texts.")]
-Inputs = Annotated[List[str], typer.Argument(metavar="INPUTS...", help="JSON Lines files (.gz too), or - for stdin.",
+Inputs = Annotated[List[str], typer.Argument(metavar="INPUTS...", help="JSON Lines files (.gz, .bz2, .xz too), or - for stdin.",
                                             show_default=False)]
 Report = Annotated[Optional[Path], typer.Option(
     "--report", "-r", help="Write one JSON line per record: id, cluster, duplicate, distance, reason.",
