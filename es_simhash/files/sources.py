@@ -399,6 +399,11 @@ class DeadLetterWriter:
         else:
             self._file.abort()
 
+    def discard(self) -> None:
+        """Leave the path as it was: what was written goes, the partial file of a resumable writer too."""
+        self._fh = None
+        self._file.discard()
+
     def __enter__(self) -> "DeadLetterWriter":
         return self
 

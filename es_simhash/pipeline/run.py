@@ -47,7 +47,8 @@ def run_dedup(
     ``report``: one JSON line per record in input order (``id, cluster, duplicate, duplicate_of, distance, reason,
     source, line``), with its final cluster. ``output``: the original bytes of every record that is not a duplicate
     in the end, in input order. Malformed records go to the ``dead_letters`` file with their line number and
-    reason (created only when needed, put in place when the run ends well). ``on_progress(position, summary)``
+    reason (created only when needed, put in place when the run ends well; a run that decides no record leaves a
+    file already there as it was). ``on_progress(position, summary)``
     after every batch (``position``: bytes of the inputs decided so far); ``start()`` once, before the first record
     goes to the engine (a run that decides no record calls it never; :attr:`Summary.undecided` says why);
     ``stop()`` after every batch: when true, the run stops there with :class:`KeyboardInterrupt`, checkpoint saved.
@@ -105,6 +106,7 @@ def run_dedup(
                                   checkpoint=checkpoint, on_page=on_recheck)
             correct_outputs(outcome, inputs, reader, report, output, run.where or {},
                             run.duplicate_ids if held_back else None)
+        _keep_earlier_dead_letters(dlw, summary)
     summary.dead_letter_path = dlw.path if dlw.written else None
     summary.elapsed = run.elapsed()
     if checkpoint is not None:
@@ -284,6 +286,12 @@ def iter_texts(inputs: Iterable[str], reader: RecordReader | None = None) -> Ite
     for item in reader.read(list(inputs)):
         if isinstance(item, Document):
             yield item.text
+
+
+def _keep_earlier_dead_letters(dlw: DeadLetterWriter, summary: Summary) -> None:
+    """A run that decided no record leaves a file of dead letters already at the path as it was."""
+    if not (summary.kept or summary.duplicates) and os.path.lexists(dlw.path):
+        dlw.discard()
 
 
 def fit_idf(inputs: Iterable[str], reader: RecordReader | None = None, min_df: int = MIN_DF) -> IDFTable:
