@@ -135,6 +135,25 @@ def test_explicit_fields_and_long_ids(tmp_path):
     assert isinstance(out[1], DeadLetter) and "'k'" in out[1].reason
 
 
+def test_an_id_that_is_not_a_string_or_whole_number_is_a_dead_letter_never_file_line(tmp_path):
+    records = [{"id": ["a"]}, {"id": {"k": 1}}, {"id": True}, {"id": 1.5}, {"id": None}, {"id": ""}, {"id": "  "},
+               {"id": 0}, {"id": None, "url": "http://u"}, {"id": ["a"], "url": "http://u"}]
+    out = read(tmp_path, b"".join(line({**r, "content": "text"}) for r in records))
+    got = [(o.line, o.reason) if isinstance(o, DeadLetter) else (o.line, o.id) for o in out]
+    assert got == [
+        (1, "id field 'id' is an array, not a string or whole number"),
+        (2, "id field 'id' is an object, not a string or whole number"),
+        (3, "id field 'id' is a boolean, not a string or whole number"),
+        (4, "id field 'id' is a number with a decimal point, not a string or whole number"),
+        (5, "in.jsonl:5"), (6, "in.jsonl:6"), (7, "in.jsonl:7"),  # (null or empty: no id)
+        (8, "0"), (9, "http://u"),
+        (10, "id field 'id' is an array, not a string or whole number"),
+    ]
+    explicit = read(tmp_path, b"".join(line({**r, "content": "text"}) for r in records[:6]), id_field="id")
+    assert [o.reason for o in explicit[4:]] == ["no id in field 'id': missing, null or empty (the --id-field)"] * 2
+    assert [o.reason for o in explicit[:4]] == [g[1] for g in got[:4]]
+
+
 def test_lone_surrogates_are_dead_letters(tmp_path):
     out = read(tmp_path, b'{"id": "s", "content": "bad \\ud800 text"}\n'
                          b'{"id": "t", "content": "\\u4e2d\\u6587 \\ud83d\\ude00 \\uDFFF"}\n'

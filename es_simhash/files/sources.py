@@ -148,8 +148,10 @@ class RecordReader:
     """Reads JSON Lines crawl output into :class:`Document` objects and :class:`DeadLetter` objects.
 
     ``text_field``/``id_field``: the field to use; ``None`` tries :data:`DEFAULT_TEXT_FIELDS` /
-    :data:`DEFAULT_ID_FIELDS` in order. A record without any id field gets ``SOURCE:LINE`` (stable when the same
-    file is ingested again). Ids longer than 512 bytes become ``sha256:<hex>`` of themselves.
+    :data:`DEFAULT_ID_FIELDS` in order. A record without any id (fields missing, ``null`` or empty) gets
+    ``SOURCE:LINE`` (stable when the same file is ingested again); an id that is not a string or a whole number (an
+    array, an object, a boolean) makes the record a dead letter. Ids longer than 512 bytes become ``sha256:<hex>`` of
+    themselves.
 
     ``encoding``: of the input lines: ``"utf-8"`` (the default), any Python codec name (``"gb18030"``, ``"big5"``,
     ...), or ``"auto"``: each line is decoded as UTF-8, and a line that is not UTF-8 as GB18030 (a superset of GBK
@@ -317,18 +319,23 @@ class RecordReader:
                    "--text-field)")
 
     def _id(self, obj: dict[str, Any], source: str, line_no: int) -> str:
-        """The record's id (``file:line`` when it has none, a digest when it is too long to be one)."""
+        """The record's id: the first id field holding a string or a whole number (one that is missing, ``null`` or
+        an empty string holds no id: the next is looked at), else ``file:line``; a digest when it is too long to be
+        one. An id field holding anything else (an array, an object, a boolean, a number with a decimal point) makes
+        the record a dead letter: it is never replaced by ``file:line``."""
         doc_id = None
         for name in self.id_fields:
             value = obj.get(name)
-            if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
-                doc_id = str(value)
-                break
-            if value is not None and self.explicit_id:
-                raise _Bad(f"id field {name!r} is {_type_name(value)}, not a string or number")
+            if value is None or (isinstance(value, str) and not value.strip()):
+                continue
+            if isinstance(value, bool) or not isinstance(value, (str, int)):
+                what = "a number with a decimal point" if isinstance(value, float) else _type_name(value)
+                raise _Bad(f"id field {name!r} is {what}, not a string or whole number")
+            doc_id = str(value)
+            break
         if doc_id is None:
             if self.explicit_id:
-                raise _Bad(f"no {self.id_fields[0]!r} field (the --id-field)")
+                raise _Bad(f"no id in field {self.id_fields[0]!r}: missing, null or empty (the --id-field)")
             doc_id = f"{os.path.basename(source)}:{line_no}"
         try:
             id_bytes = doc_id.encode("utf-8")
