@@ -7,7 +7,7 @@ command line turns each kind into its exit code (``es_simhash.cli``).
 
 from __future__ import annotations
 
-__all__ = ["EsSimhashError", "ElasticError", "IndexNotManaged", "InvalidSetting", "InvalidURL", "MaintenanceError", "DuplicateIdError",
+__all__ = ["EsSimhashError", "InvalidValue", "ElasticError", "IndexNotManaged", "InvalidSetting", "InvalidURL", "MaintenanceError", "DuplicateIdError",
            "IndexingError", "OutputError", "InputError", "LabelError", "IndexFileError", "SavedIndexError",
            "IndexFileNotFound", "NotAnIndexFile", "UnreadableIndexFile", "OldFingerprints", "OtherFingerprintSettings",
            "NoFingerprintSettings", "CheckpointInUse", "NoCheckpoint", "KibanaError", "InvalidKibanaURL",
@@ -16,6 +16,15 @@ __all__ = ["EsSimhashError", "ElasticError", "IndexNotManaged", "InvalidSetting"
 
 class EsSimhashError(Exception):
     """The base of es-simhash's own errors."""
+
+
+class InvalidValue(EsSimhashError, ValueError):
+    """A value a setting does not take (an unknown codec, markup mode or lookup-key spec); ``setting`` names it
+    (``"encoding"``, ``"html"``, ``"lookup"``), and the message says what it takes."""
+
+    def __init__(self, message: str, setting: str) -> None:
+        super().__init__(message)
+        self.setting = setting
 
 
 # -- Elasticsearch, Kibana -----------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
     python scripts/cli_reference.py          # regenerate docs/cli.md
     python scripts/cli_reference.py --check  # exit 1 if docs/cli.md differs from what --help says now
+    python scripts/cli_reference.py --help   # this, and nothing written (any other argument: exit 2)
 
 tests/test_cli_reference.py runs the check, so the reference cannot drift from the code.
 """
@@ -54,8 +55,16 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python scripts/cli_reference.py",
+                                     description="Write docs/cli.md, the command-line reference, from the --help of "
+                                                 "every es-simhash command.")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing: exit 1 if docs/cli.md differs from what --help says now")
+    args = parser.parse_args(argv)
     text = render()
-    if "--check" in argv:
+    if args.check:
         current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
         if current != text:
             print(f"{TARGET.relative_to(ROOT)} is out of date: run python scripts/cli_reference.py", file=sys.stderr)

@@ -280,6 +280,46 @@ def test_fit_idf_learns_a_table_that_dedup_uses(tmp_path):
     assert run("dedup", corpus, "--idf", tmp_path / "idf.txt").returncode == 0
 
 
+def test_fit_idf_with_a_misspelt_text_field_names_the_field_and_the_fields_seen(tmp_path):
+    corpus = tmp_path / "p1.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"d{i}", "content": a}) + "\n"
+                              for i, a in enumerate(english_articles()[:5])))
+    res = run("fit-idf", corpus, "--text-field", "contnet", "-o", tmp_path / "idf.txt")
+    err = res.stderr.decode()
+    assert res.returncode == 1 and err.count("\n") == 1, err
+    assert err.startswith("es-simhash: error: no record has a text to learn from: no text field (looked for "
+                          "'contnet'; the record has 'id', 'content'; use --text-field)"), err
+    assert not (tmp_path / "idf.txt").exists()
+
+
+@pytest.mark.parametrize("suffix,compress", [(".bz2", "bzip2"), (".xz", "xz"), (".zst", "zstd")])
+def test_bzip2_and_xz_inputs_are_read_and_a_zstd_one_is_refused_in_one_line(tmp_path, suffix, compress):
+    import shutil
+
+    if shutil.which(compress) is None:
+        pytest.skip(f"no {compress} program")
+    plain = tmp_path / "crawl.jsonl"
+    texts = english_articles()[:4]
+    plain.write_text("".join(json.dumps({"id": f"d{i}", "content": t}) + "\n"
+                             for i, t in enumerate([*texts, texts[0]])))
+    subprocess.run([compress, "-k", "-q", str(plain)], check=True)  # (the real tool: crawl.jsonl + suffix)
+    packed = tmp_path / f"crawl.jsonl{suffix}"
+    res = run("dedup", packed, "--report", "r.jsonl", "--no-progress", cwd=tmp_path)
+    err = res.stderr.decode()
+    if compress == "zstd":
+        assert res.returncode == 1 and err == (f"es-simhash: error: {packed} is zstd-compressed: decompress it first "
+                                               f"(zstd -d {packed}), or compress it with gzip, bzip2 or xz\n"), err
+        piped = run("dedup", "-", "--no-progress", stdin=packed.read_bytes(), cwd=tmp_path)
+        assert piped.returncode == 1 and piped.stderr.decode().startswith(
+            "es-simhash: error: stdin is zstd-compressed: decompress it first (zstd -d)"), piped.stderr
+        assert piped.stderr.decode().count("\n") == 1
+        return
+    assert res.returncode == 0 and "read 5  kept 4  duplicates 1  dead letters 0" in err, err
+    report = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["duplicate_of"], r["line"]) for r in report] == \
+        [("d0", None, 1), ("d1", None, 2), ("d2", None, 3), ("d3", None, 4), ("d4", "d0", 5)]
+
+
 def test_help_explains_commands():
     res = run("--help")
     out = res.stdout.decode()
@@ -323,7 +363,9 @@ def test_a_gbk_crawl_with_encoding_auto(tmp_path):
     report = {r["id"]: r for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines())}
     assert report["copy"]["duplicate_of"] == "p2"
     bad = run("dedup", path, "--encoding", "klingon", cwd=tmp_path)
-    assert bad.returncode == 2 and "unknown encoding 'klingon'" in bad.stderr.decode()
+    assert bad.returncode == 2 and bad.stderr.decode() == (
+        "es-simhash: error: invalid value for --encoding: 'klingon' is not a codec name; use utf-8, auto, gb18030, "
+        "big5 or another Python codec\n")
 
 
 def test_html_pages_are_read_as_text_and_counted(tmp_path):
@@ -340,7 +382,8 @@ def test_html_pages_are_read_as_text_and_counted(tmp_path):
     kept = run("dedup", "in.jsonl", "--html", "keep", "--no-progress", cwd=tmp_path)
     assert kept.returncode == 0 and "carried HTML" not in kept.stderr.decode()
     bad = run("dedup", "in.jsonl", "--html", "maybe", cwd=tmp_path)
-    assert bad.returncode == 2 and "unknown html mode 'maybe'" in bad.stderr.decode()
+    assert bad.returncode == 2 and bad.stderr.decode() == (
+        "es-simhash: error: invalid value for --html: 'maybe' is not a markup mode; use auto, strip, keep\n")
 
 
 def test_a_saved_index_of_an_older_fingerprint_version_is_refused(tmp_path):

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -45,3 +47,18 @@ def test_the_check_mode_fails_on_a_stale_reference(tmp_path, monkeypatch):
     res = subprocess.run([sys.executable, str(ROOT / "scripts" / "cli_reference.py"), "--check"],
                          capture_output=True, cwd=tmp_path, timeout=120)
     assert res.returncode == 0, res.stderr.decode()
+
+
+def test_help_and_unknown_arguments_write_nothing(tmp_path, monkeypatch):
+    script = _script()
+    stale = tmp_path / "cli.md"
+    stale.write_text("old\n", encoding="utf-8")
+    monkeypatch.setattr(script, "TARGET", stale)
+    for args, code in ((["--help"], 0), (["-h"], 0), (["--chek"], 2), (["docs/other.md"], 2)):
+        with pytest.raises(SystemExit) as exited:
+            script.main(args)
+        assert exited.value.code == code, args
+        assert stale.read_text(encoding="utf-8") == "old\n", args
+    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "cli_reference.py"), "--help"],
+                         capture_output=True, cwd=tmp_path, timeout=120)
+    assert res.returncode == 0 and b"--check" in res.stdout and b"wrote" not in res.stdout

@@ -250,4 +250,6 @@ def test_cli_rejects_bad_index_names(tmp_path):
     (tmp_path / "in.jsonl").write_text('{"content": "x"}\n')
     for bad in ("UPPER", "has space", "-dash", "a/b", "*"):
         res = cli("index", tmp_path / "in.jsonl", "--index", bad, es_url="http://127.0.0.1:9")
-        assert res.returncode == 1 and "invalid index name" in res.stderr.decode()
+        err = res.stderr.decode()
+        assert res.returncode == 2 and err.startswith("es-simhash: error: invalid value for --index: ") and \
+            "is not a valid index name" in err and err.count("\n") == 1, err

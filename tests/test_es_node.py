@@ -193,5 +193,14 @@ def test_cli_start_with_tls_prints_what_points_es_simhash_at_a_secured_node(tmp_
                                                        "ES_CA_CERTS": settings["ES_CA_CERTS"],
                                                        "HOME": str(tmp_path)}, timeout=300)
         assert res.returncode == 3 and "needs credentials" in res.stderr.decode()
+        # status asks as the node's TLS needs: its CA; without the password, it answers (health needs it)
+        unset = {k: v for k, v in env.items() if k not in ("ES_PASSWORD", "ES_NODE_PASSWORD")}
+        status = _cli("status", env=unset)
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert f"{settings['ES_URL']}  answering over TLS, security on: set ES_PASSWORD" in status.stdout
+        status = _cli("status", env={**unset, "ES_PASSWORD": settings["ES_PASSWORD"]})
+        assert status.returncode == 0 and status.stdout.startswith(f"{settings['ES_URL']}  green  ") or \
+            status.stdout.startswith(f"{settings['ES_URL']}  yellow  "), status.stdout + status.stderr
+        assert settings["ES_PASSWORD"] not in status.stdout + status.stderr
     finally:
         _cli("stop", "--all", env=env)

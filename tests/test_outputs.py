@@ -160,6 +160,21 @@ def test_a_misspelt_text_field_fails_with_the_reason(crawl, tmp_path):
     assert len(dead) == 657 and [d["line"] for d in dead] == sorted(d["line"] for d in dead)
 
 
+def test_a_run_that_decides_nothing_keeps_an_earlier_dead_letters_file(crawl, tmp_path):
+    tmp_path = tmp_path / "work"  # (the crawl fixture writes into tmp_path)
+    tmp_path.mkdir()
+    (tmp_path / "dl.jsonl").write_text("earlier dead letters\n")
+    (tmp_path / "r.jsonl").write_text("earlier report\n")
+    res = run("dedup", crawl, "--text-field", "contnet", "--report", "r.jsonl", "--dead-letters", "dl.jsonl",
+              cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 5 and "no text field (looked for 'contnet'" in err, err
+    assert "dl.jsonl" not in err  # (the reasons are not in it: it was kept)
+    assert (tmp_path / "dl.jsonl").read_text() == "earlier dead letters\n"
+    assert (tmp_path / "r.jsonl").read_text() == "earlier report\n"
+    assert sorted(os.listdir(tmp_path)) == ["dl.jsonl", "r.jsonl"]  # (no temporary or partial file left)
+
+
 def test_explain_refuses_a_path_that_is_not_a_file(tmp_path):
     (tmp_path / "a.txt").write_text("内容去重是搜索引擎的基本功。" * 10, encoding="utf-8")
     res = run("explain", "artcle.txt", "a.txt", cwd=tmp_path)
@@ -234,6 +249,25 @@ def test_a_misspelt_text_field_creates_no_index(crawl, tmp_path, es_url, es_inde
     assert "none of the 657 records read could be decided" in err and "no text field (looked for 'contnet'" in err
     assert es_index_name not in _get(f"{es_url}/_cat/indices?format=json&expand_wildcards=all").__str__()
     assert not list(tmp_path.glob("*.checkpoint.json"))  # (the run finished: nothing to resume)
+
+
+def test_an_index_run_that_decides_nothing_leaves_earlier_outputs_and_no_partial_file(crawl, tmp_path, es_url,
+                                                                                       es_index_name):
+    tmp_path = tmp_path / "work"  # (the crawl fixture writes into tmp_path)
+    tmp_path.mkdir()
+    (tmp_path / "blank.jsonl").write_text("\n   \n\n")
+    res = run("index", "blank.jsonl", "--index", es_index_name, "--report", "R.jsonl", "--no-progress", cwd=tmp_path,
+              env={"ES_URL": es_url})
+    assert res.returncode == 5 and b"holds no records" in res.stderr, res.stderr.decode()
+    assert sorted(os.listdir(tmp_path)) == ["blank.jsonl"]  # (no R.jsonl, no R.jsonl.es-simhash-partial)
+    (tmp_path / "dl.jsonl").write_text("earlier dead letters\n")
+    (tmp_path / "R.jsonl").write_text("earlier report\n")
+    res = run("index", crawl, "--index", es_index_name, "--text-field", "contnet", "--report", "R.jsonl",
+              "--dead-letters", "dl.jsonl", "--no-progress", cwd=tmp_path, env={"ES_URL": es_url})
+    assert res.returncode == 5 and b"no text field (looked for 'contnet'" in res.stderr, res.stderr.decode()
+    assert (tmp_path / "dl.jsonl").read_text() == "earlier dead letters\n"
+    assert (tmp_path / "R.jsonl").read_text() == "earlier report\n"
+    assert sorted(os.listdir(tmp_path)) == ["R.jsonl", "blank.jsonl", "dl.jsonl"]
 
 
 def test_indexes_are_green_on_one_node(crawl, tmp_path, es_url, es_index_name):

@@ -1,8 +1,10 @@
 """Reading dirty crawl output: every non-blank line is a record or a dead letter with its line number."""
 
+import bz2
 import gzip
 import io
 import json
+import lzma
 import sys
 
 import pytest
@@ -10,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from es_simhash.files.sources import DeadLetter, RecordReader
+from es_simhash.errors import InputError, InvalidValue
+from es_simhash.files.sources import DeadLetter, RecordReader, check_inputs
 from es_simhash.records import Document
 
 
@@ -90,6 +93,31 @@ def test_gzip_by_magic_bytes_and_truncated_gzip(tmp_path):
     assert all(isinstance(o, Document) for o in out[:-1]) and len(out) > 1
 
 
+@pytest.mark.parametrize("compress", [lambda data: bz2.compress(data, 1), lzma.compress], ids=["bzip2", "xz"])
+def test_bzip2_and_xz_by_magic_bytes_and_truncated(tmp_path, compress):
+    n = 20_000  # (more than one bzip2 block of 100 kB: a truncated file still has whole blocks)
+    payload = b"".join(line({"id": i, "content": f"text {i}"}) for i in range(n))
+    out = read(tmp_path, compress(payload), name="crawl.data")
+    assert [(o.id, o.text, o.line) for o in out] == [(str(i), f"text {i}", i + 1) for i in range(n)]
+    out = read(tmp_path, compress(payload)[:-200], name="broken.jsonl")
+    assert isinstance(out[-1], DeadLetter) and "stopped reading" in out[-1].reason, out[-1]
+    assert all(isinstance(o, Document) for o in out[:-1]) and len(out) > 1
+
+
+def test_a_zstd_input_is_refused_with_how_to_decompress_it(tmp_path):
+    p = tmp_path / "crawl.jsonl.zst"
+    p.write_bytes(b"\x28\xb5\x2f\xfd" + bytes(40))  # (zstd's magic bytes; the standard library cannot read it)
+    for check in (lambda: check_inputs([str(p)]), lambda: list(RecordReader().read([str(p)]))):
+        with pytest.raises(InputError, match=r"crawl.jsonl.zst is zstd-compressed: decompress it first \(zstd -d"):
+            check()
+
+
+def test_a_misspelt_text_field_names_the_fields_the_record_has(tmp_path):
+    out = read(tmp_path, line({"id": "a", "content": "x", "title": "t"}), text_field="contnet")
+    assert out[0].reason == ("no text field (looked for 'contnet'; the record has 'id', 'content', 'title'; use "
+                             "--text-field)")
+
+
 def test_empty_and_binary_files(tmp_path):
     assert read(tmp_path, b"") == []
     out = read(tmp_path, bytes(range(256)) * 40, name="bin.jsonl")
@@ -105,6 +133,25 @@ def test_explicit_fields_and_long_ids(tmp_path):
     out = read(tmp_path, line({"k": "u" * 600, "t": "x"}) + line({"t": "y"}), text_field="t", id_field="k")
     assert out[0].id.startswith("sha256:") and len(out[0].id) < 512
     assert isinstance(out[1], DeadLetter) and "'k'" in out[1].reason
+
+
+def test_an_id_that_is_not_a_string_or_whole_number_is_a_dead_letter_never_file_line(tmp_path):
+    records = [{"id": ["a"]}, {"id": {"k": 1}}, {"id": True}, {"id": 1.5}, {"id": None}, {"id": ""}, {"id": "  "},
+               {"id": 0}, {"id": None, "url": "http://u"}, {"id": ["a"], "url": "http://u"}]
+    out = read(tmp_path, b"".join(line({**r, "content": "text"}) for r in records))
+    got = [(o.line, o.reason) if isinstance(o, DeadLetter) else (o.line, o.id) for o in out]
+    assert got == [
+        (1, "id field 'id' is an array, not a string or whole number"),
+        (2, "id field 'id' is an object, not a string or whole number"),
+        (3, "id field 'id' is a boolean, not a string or whole number"),
+        (4, "id field 'id' is a number with a decimal point, not a string or whole number"),
+        (5, "in.jsonl:5"), (6, "in.jsonl:6"), (7, "in.jsonl:7"),  # (null or empty: no id)
+        (8, "0"), (9, "http://u"),
+        (10, "id field 'id' is an array, not a string or whole number"),
+    ]
+    explicit = read(tmp_path, b"".join(line({**r, "content": "text"}) for r in records[:6]), id_field="id")
+    assert [o.reason for o in explicit[4:]] == ["no id in field 'id': missing, null or empty (the --id-field)"] * 2
+    assert [o.reason for o in explicit[:4]] == [g[1] for g in got[:4]]
 
 
 def test_lone_surrogates_are_dead_letters(tmp_path):
@@ -139,9 +186,13 @@ def test_fuzz_any_bytes_give_records_or_dead_letters(tmp_path_factory, chunks):
     data = b"\n".join(chunks)
     p = tmp_path_factory.mktemp("fuzz") / "f.jsonl"
     p.write_bytes(data)
+    if data.startswith(b"\x28\xb5\x2f\xfd"):  # (zstd's magic bytes: refused, whatever follows)
+        with pytest.raises(InputError, match="zstd-compressed"):
+            list(RecordReader(max_record_bytes=1000).read([str(p)]))
+        return
     out = list(RecordReader(max_record_bytes=1000).read([str(p)]))
     non_blank = [i for i, ln in enumerate(data.split(b"\n"), 1) if ln.strip()]
-    if data[:2] == b"\x1f\x8b":  # (gzip's magic bytes: read as gzip, whatever follows)
+    if data.startswith((b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")):  # (gzip's, bzip2's, xz's magic bytes: read so)
         assert len(out) <= len(non_blank) + 1
     else:  # every non-blank line is one record or one dead letter, none dropped, in line order
         assert [o.line for o in out] == non_blank
@@ -198,5 +249,6 @@ def test_encoding_auto_reads_gbk_lines_and_says_so(tmp_path):
     assert [o.line for o in strict if isinstance(o, DeadLetter)] == [2, 3]
     assert "try --encoding auto" in strict[1].reason
     assert [(o.id, o.text) for o in read(tmp_path, big5_only, encoding="big5")] == [("b", "繁體")]
-    with pytest.raises(ValueError, match="unknown encoding 'klingon'"):
+    with pytest.raises(InvalidValue, match="'klingon' is not a codec name") as refused:
         RecordReader(encoding="klingon")
+    assert refused.value.setting == "encoding"

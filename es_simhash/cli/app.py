@@ -8,26 +8,35 @@ an exit code. Commands live by concern: :mod:`~es_simhash.cli.embedded` (no serv
 The library is imported when a command first calls it (:mod:`~es_simhash.cli.lib`), so `--help` imports none of
 it. Help is plain text (Typer's, without rich markup: rich is imported only to draw a progress bar or a table).
 
-Exit codes: 0 success (duplicates and dead letters are results, not failures); 1 an error the user can fix
-(missing file, bad option value, unreadable IDF table, a URL without scheme or with a bad port); 2 a usage error
-(unknown option, `check` without a text); 3 Elasticsearch (or Kibana) could not be reached, refused the request,
-is not what the URL should point at, or the index was not made by es-simhash; 4 an ingest gave up after retrying
-and can be resumed (--resume); 5 records were read but none could be decided (every one a dead letter: the line
-says why; no index is created); 130 interrupted (`index`/`migrate`: with what was saved and how to resume).
+Exit codes: 0 success (duplicates and dead letters are results, not failures); 1 an error about the world the
+user can fix (a missing or unreadable file, IDF table or CA file, a URL that does not parse, an output that is an
+input); 2 a usage error: an unknown option or command, a missing argument, a value an option does not take (an
+unknown choice or codec, a number out of range or not a number, a malformed --lookup spec or index name), `check`,
+`fingerprint` or `search` without a text; 3 Elasticsearch (or Kibana) could not be reached, refused the request, is
+not what the URL should point at, or the index was not made by es-simhash; 4 an ingest gave up after retrying and
+can be resumed (--resume); 5 nothing could be decided (an empty input, or every record a dead letter: the line says
+why; no index is created, earlier outputs are kept); 130 interrupted (`index`/`migrate`: with what was saved and how
+to resume). Every error is one line on stderr, ``es-simhash: error: ...``; the parser's own usage errors are made
+one line too (:func:`main` runs the app outside click's standalone mode), ending with the help to read.
 """
 
 
 import gc
+import re
 import sys
 from typing import Annotated, Any
 
 import typer
+from typer import Abort
+from typer._click.exceptions import (BadParameter, ClickException, MissingParameter, NoArgsIsHelpError,
+                                      UsageError)
 from typer.core import TyperCommand, TyperGroup
 
 from es_simhash import __version__
 from es_simhash.cli import elastic, embedded, lib, results
 from es_simhash.cli.common import UserError, err
 from es_simhash.cli.guard import guard
+from es_simhash.errors import InputError
 
 
 def _short_help(self: Any, limit: int = 45) -> str:
@@ -63,7 +72,7 @@ class Group(TyperGroup):
 
             matches = get_close_matches(args[0], list(self.commands))
             if matches:
-                ctx.fail(f"No such command {args[0]!r}. Did you mean {', '.join(map(repr, matches))}?")
+                ctx.fail(f"no such command {args[0]!r}; did you mean {', '.join(map(repr, matches))}?")
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: Any):
@@ -130,6 +139,31 @@ kibana_app.command("export", cls=Command)(results.kibana_export)
 app.add_typer(kibana_app)
 
 
+def _what_it_takes(message: str, kind: Any) -> str:
+    """The parser's message about a number out of its range, in words: ``'x' is not a whole number from 0 to 64``."""
+    low, high = getattr(kind, "min", None), getattr(kind, "max", None)
+    if (low is None and high is None) or " is not " not in message:
+        return message
+    number = "a whole number" if kind.name == "int range" else "a number"
+    bounds = (f"from {low} to {high}" if low is not None and high is not None
+              else f"of {low} or more" if low is not None else f"of {high} or less")
+    return f"{message.split(' is not ')[0]} is not {number} {bounds}"
+
+
+def usage_error(exc: UsageError) -> str:
+    """The parser's usage error as one line: what is wrong (a value an option does not take names the option), and
+    the help to read (``(es-simhash dedup --help)``)."""
+    param = getattr(exc, "param", None)
+    if isinstance(exc, BadParameter) and not isinstance(exc, MissingParameter) and param is not None and param.opts \
+            and param.param_type_name == "option":
+        message = f"invalid value for {'/'.join(sorted(param.opts, key=len))}: {_what_it_takes(exc.message, param.type)}"
+    else:
+        message = exc.format_message()
+        message = message[:1].lower() + re.sub(r"'(-{1,2}[\w-]+)'", r"\1", message[1:]).replace(" / -", "/-")
+    message = " ".join(message.split()).rstrip(".")
+    return f"{message} ({exc.ctx.command_path} --help)" if exc.ctx is not None else message
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs the app, turning known errors into one line and an exit code (the ``es-simhash`` command is
     :func:`es_simhash.__main__.main`, which starts the native segmenter first for the commands that segment)."""
@@ -140,14 +174,31 @@ def main(argv: list[str] | None = None) -> int:
     gc.set_threshold(10_000, 10, 10)
     guard(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=argv, prog_name="es-simhash")  # standalone: usage errors are printed by the parser (exit 2)
-    except SystemExit as exc:
-        if exc.code == 130:  # Ctrl-C is a silent exit 130 (Group.invoke): say so
+        # not standalone: the parser's usage errors come here, to be one line (standalone, it prints four)
+        code = app(args=argv, prog_name="es-simhash", standalone_mode=False)
+        if code == 130:  # Ctrl-C is a silent exit 130 (Group.invoke): say so
             err("es-simhash: interrupted")
+        return code if isinstance(code, int) else 0
+    except UsageError as exc:
+        if isinstance(exc, NoArgsIsHelpError):  # (a group without a command: its help, as Group.parse_args does)
+            typer.echo(exc.format_message())
+            return 2
+        err(f"es-simhash: error: {usage_error(exc)}")
+        return 2
+    except Abort:  # (end of input at a prompt)
+        err("es-simhash: error: aborted")
+        return 1
+    except ClickException as exc:
+        err(f"es-simhash: error: {exc.format_message()}")
+        return exc.exit_code
+    except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except UserError as exc:
         err(f"es-simhash: error: {exc}")
         return exc.code
+    except InputError as exc:  # (an input found unreadable once read: a zstd-compressed stdin)
+        err(f"es-simhash: error: {exc}")
+        return 1
     except KeyboardInterrupt:
         err("es-simhash: interrupted")
         return 130

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Iterable, List, Optional, Sequ
 import typer
 
 from es_simhash.cli import lib
-from es_simhash.errors import InputError, OutputError
+from es_simhash.errors import InputError, InvalidValue, OutputError
 
 if TYPE_CHECKING:
     from es_simhash.decide.rule import DecisionRule
@@ -60,7 +60,7 @@ IdField = Annotated[Optional[str], typer.Option(
 Idf = Annotated[Optional[Path], typer.Option(
     "--idf", help="IDF table in jieba format (from `fit-idf`) (default: jieba's).", show_default=False)]
 MaxDistance = Annotated[int, typer.Option("-k", "--max-distance", min=0, max=16, help="Hamming distance for long texts.")]
-Inputs = Annotated[List[str], typer.Argument(metavar="INPUTS...", help="JSON Lines files (.gz too), or - for stdin.",
+Inputs = Annotated[List[str], typer.Argument(metavar="INPUTS...", help="JSON Lines files (.gz, .bz2, .xz too), or - for stdin.",
                                             show_default=False)]
 Report = Annotated[Optional[Path], typer.Option(
     "--report", "-r", help="Write one JSON line per record: id, cluster, duplicate, distance, reason.",
@@ -130,8 +130,8 @@ def make_reader(text_field: Optional[str], id_field: Optional[str], encoding: st
     """The input reader of a run (an invalid ``--encoding`` or ``--html``: one line, exit 2)."""
     try:
         return lib.sources.RecordReader(text_field, id_field, encoding=encoding, html=html)
-    except ValueError as exc:
-        raise UserError(str(exc), code=2) from None
+    except InvalidValue as exc:
+        raise invalid_value(exc) from None
 
 def require_inputs(inputs: List[str]) -> None:
     try:
@@ -154,10 +154,16 @@ def undecided_error(summary: Summary) -> UserError:
     return UserError(f"{summary.undecided}{where}", code=5)
 
 def parse_lookup_keys(spec: str):
+    """The lookup keys --lookup names (a spec it does not take: one line, exit 2)."""
     try:
         return lib.keys.LookupKeys.parse(spec)
-    except ValueError as exc:
-        raise UserError(str(exc), code=2) from None
+    except InvalidValue as exc:
+        raise invalid_value(exc) from None
+
+def invalid_value(exc: InvalidValue) -> UserError:
+    """A value an option does not take: a usage error (exit 2) naming the option (the library names the setting,
+    the option is spelt the same) and what it takes."""
+    return UserError(f"invalid value for --{exc.setting}: {exc}", code=2)
 
 def warn_beyond_keys(k: int, keys) -> None:
     if k > keys.k:

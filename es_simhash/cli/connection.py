@@ -15,7 +15,7 @@ import typer
 
 from es_simhash.cli import lib
 from es_simhash.cli.common import UserError, err, undecided_error, warn_beyond_keys
-from es_simhash.errors import CheckpointInUse, ElasticError, OutputError
+from es_simhash.errors import CheckpointInUse, ElasticError, InvalidValue, OutputError
 
 if TYPE_CHECKING:
     from es_simhash.fingerprint.fingerprinter import Fingerprinter
@@ -142,12 +142,13 @@ def elastic_message(exc: Exception) -> str:
     option = _SETTING_OPTIONS.get(getattr(exc, "setting", None) or "")
     return f"{exc} or {option}" if option else str(exc)
 
-def require_valid_index(name: str) -> None:
-    """Refuse an index name Elasticsearch would refuse (one line, exit 1), before anything else."""
+def require_valid_index(name: str, option: str = "--index") -> None:
+    """Refuse an index name Elasticsearch would refuse (a usage error: one line naming ``option``, exit 2), before
+    anything else."""
     try:
         lib.elastic.validate_index_name(name)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
+    except InvalidValue as exc:
+        raise UserError(f"invalid value for {option}: {exc}", code=2) from None
 
 def require_managed_index(es: "Elastic", index: str) -> None:
     """Refuse (one line) an index that does not exist or that es-simhash did not make: its documents have none of

@@ -52,9 +52,9 @@ def init(
     *, connection: Connection,
 ) -> None:
     """Install the index template and create the index (safe to run again)."""
-    keys = parse_lookup_keys(lookup)
+    keys, fingerprinter = parse_lookup_keys(lookup), make_fingerprinter(idf)
     with Elastic(connection, index) as es:
-        created = lib.elastic.ensure_index(es.client, index, make_fingerprinter(idf).config, replicas=replicas,
+        created = lib.elastic.ensure_index(es.client, index, fingerprinter.config, replicas=replicas,
                                            lookup_keys=keys)
         recorded = lib.elastic.read_lookup_keys(es.client, index, es.settings.safe_url)
     kept = "" if created or recorded == keys else f"; it keeps them: --lookup {lookup} applies to new indexes"
@@ -251,8 +251,8 @@ def migrate(
     """
     if source == target:
         raise UserError("--from and --to are the same index: migrate into a new one", code=2)
-    require_valid_index(source)
-    require_valid_index(target)
+    require_valid_index(source, "--from")
+    require_valid_index(target, "--to")
     keys = parse_lookup_keys(lookup)
     inputs = [lib.migrate.migration_input(source)]
     checkpoint = open_run_checkpoint(checkpoint_file, target, inputs, resume)

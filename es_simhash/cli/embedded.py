@@ -152,7 +152,7 @@ def fit_idf(
     refuse_unsafe_outputs(inputs, ("--output", output))
     reader = make_reader(text_field, None, encoding)
     try:
-        table = lib.idf.IDFTable.fit(lib.pipeline.iter_texts(inputs, reader), min_df=min_df)
+        table = lib.pipeline.fit_idf(inputs, reader, min_df=min_df)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     table.save(output)

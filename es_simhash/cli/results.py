@@ -47,6 +47,8 @@ def search_cmd(
     *, connection: Connection,
 ) -> None:
     """Full-text search with one hit per duplicate cluster (and each cluster's size)."""
+    if not query.strip():
+        raise UserError("no query: give the words to search for in titles and contents", code=2)
     longest = lib.search.MAX_QUERY_CHARS
     if len(query) > longest:
         err(f"note: the query is {len(query):,} characters long; searching with its first {longest:,}")

@@ -1,8 +1,10 @@
-"""Reading crawl output: JSON Lines, gzip-compressed or not, from files or stdin, with dead letters.
+"""Reading crawl output: JSON Lines, plain or compressed (gzip, bzip2, xz), from files or stdin, with dead letters.
 
 Every non-blank line is either a :class:`Document` or a :class:`DeadLetter` carrying its line number and a
 one-line reason; nothing is dropped silently and nothing raises on bad data. Blank lines are not records.
-Gzip is recognised by its magic bytes, so ``crawl.jsonl.gz``, a misnamed file, and a compressed stdin all work.
+Compression is recognised by its magic bytes, so ``crawl.jsonl.gz``, ``.bz2``, ``.xz``, a misnamed file, and a
+compressed stdin all work; a zstd-compressed input is refused with an :class:`InputError` (the standard library
+has no zstd: decompress it first).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import IO, Any, BinaryIO, Iterator, Sequence
 
 from es_simhash.records import Document
 from es_simhash.files.markup import HTML_MODES, text_of
-from es_simhash.errors import InputError
+from es_simhash.errors import InputError, InvalidValue
 from es_simhash.records import (
     DEFAULT_ID_FIELDS,
     DEFAULT_TEXT_FIELDS,
@@ -54,13 +56,22 @@ class DeadLetter:
 
 
 def check_inputs(inputs: Sequence[str]) -> None:
-    """Raise :class:`InputError` for the first of ``inputs`` (paths, ``-`` for stdin) that is missing or a
-    directory, before anything is read or written."""
+    """Raise :class:`InputError` for the first of ``inputs`` (paths, ``-`` for stdin) that is missing, a
+    directory, unreadable or zstd-compressed, before anything is read or written."""
     for p in inputs:
         if p != "-" and not os.path.exists(p):
             raise InputError(f"input not found: {p}")
         if p != "-" and os.path.isdir(p):
             raise InputError(f"input is a directory, expected a JSON Lines file: {p}")
+        if p != "-" and os.path.isfile(p):
+            try:
+                with open(p, "rb") as fh:
+                    head = fh.read(6)
+            except OSError as exc:
+                raise InputError(f"cannot read input {p}: {exc.strerror or exc}") from None
+            if compression_of(head) == "zstd":
+                raise InputError(f"{p} is zstd-compressed: decompress it first (zstd -d {p}), or compress it with "
+                                 "gzip, bzip2 or xz")
 
 
 def excerpt(raw: bytes, limit: int = _EXCERPT) -> str:
@@ -70,10 +81,49 @@ def excerpt(raw: bytes, limit: int = _EXCERPT) -> str:
     return decoder.decode(raw[:limit], final=len(raw) <= limit)
 
 
+def _fields_of(obj: dict[str, Any], most: int = 8) -> str:
+    """The fields a record has, for a reason: ``the record has 'content', 'id'`` (the first ``most``)."""
+    if not obj:
+        return "the record has no fields"
+    names = [repr(name if len(name) <= 40 else name[:40] + "...") for name in list(obj)[:most]]
+    more = f" and {len(obj) - most:,} more" if len(obj) > most else ""
+    return f"the record has {', '.join(names)}{more}"
+
+
 def _type_name(value: Any) -> str:
     return {dict: "an object", list: "an array", bool: "a boolean", int: "a number", float: "a number"}.get(
         type(value), "null" if value is None else type(value).__name__
     )
+
+
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
+"""The first bytes of each compressed format (a compressed line of JSON begins with none of them)."""
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compression the first bytes of an input show (``"gzip"``, ``"bzip2"``, ``"xz"``, ``"zstd"``), or
+    ``None``."""
+    return next((kind for magic, kind in _MAGIC if head.startswith(magic)), None)
+
+
+_BROKEN: tuple[type[BaseException], ...] = (EOFError, OSError, zlib.error)
+"""What reading truncated or corrupt gzip or bzip2 data raises."""
+
+
+def _decompressed(raw: BinaryIO, compression: str | None) -> tuple[BinaryIO, tuple[type[BaseException], ...]]:
+    """``raw`` read through its decompressor (gzip, bzip2 and xz: the standard library's, imported when used), and
+    the errors reading it raises when the compressed data is truncated or corrupt."""
+    if compression == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb"), _BROKEN  # type: ignore[return-value]
+    if compression == "bzip2":
+        import bz2
+
+        return bz2.BZ2File(raw, mode="rb"), _BROKEN  # type: ignore[return-value]
+    if compression == "xz":
+        import lzma
+
+        return lzma.LZMAFile(raw, mode="rb"), (*_BROKEN, lzma.LZMAError)  # type: ignore[return-value]
+    return raw, _BROKEN
 
 
 class _CountingReader(io.RawIOBase):
@@ -98,8 +148,10 @@ class RecordReader:
     """Reads JSON Lines crawl output into :class:`Document` objects and :class:`DeadLetter` objects.
 
     ``text_field``/``id_field``: the field to use; ``None`` tries :data:`DEFAULT_TEXT_FIELDS` /
-    :data:`DEFAULT_ID_FIELDS` in order. A record without any id field gets ``SOURCE:LINE`` (stable when the same
-    file is ingested again). Ids longer than 512 bytes become ``sha256:<hex>`` of themselves.
+    :data:`DEFAULT_ID_FIELDS` in order. A record without any id (fields missing, ``null`` or empty) gets
+    ``SOURCE:LINE`` (stable when the same file is ingested again); an id that is not a string or a whole number (an
+    array, an object, a boolean) makes the record a dead letter. Ids longer than 512 bytes become ``sha256:<hex>`` of
+    themselves.
 
     ``encoding``: of the input lines: ``"utf-8"`` (the default), any Python codec name (``"gb18030"``, ``"big5"``,
     ...), or ``"auto"``: each line is decoded as UTF-8, and a line that is not UTF-8 as GB18030 (a superset of GBK
@@ -121,14 +173,14 @@ class RecordReader:
         html: str = "keep",
     ) -> None:
         if html not in HTML_MODES:
-            raise ValueError(f"unknown html mode {html!r}: use {', '.join(HTML_MODES)}")
+            raise InvalidValue(f"{html!r} is not a markup mode; use {', '.join(HTML_MODES)}", "html")
         self.html = html
         if encoding != "auto":
             try:
                 encoding = codecs.lookup(encoding).name
             except LookupError:
-                raise ValueError(f"unknown encoding {encoding!r}: use auto, utf-8, gb18030, big5 or another "
-                                 "Python codec name") from None
+                raise InvalidValue(f"{encoding!r} is not a codec name; use utf-8, auto, gb18030, big5 or another "
+                                   "Python codec", "encoding") from None
         self.encoding = encoding
         self.text_fields = (text_field,) if text_field else DEFAULT_TEXT_FIELDS
         self.id_fields = (id_field,) if id_field else DEFAULT_ID_FIELDS
@@ -161,21 +213,22 @@ class RecordReader:
         base = self.bytes_read
         try:
             buffered = io.BufferedReader(counter, buffer_size=_CHUNK)
-            stream: BinaryIO = buffered
-            gzipped = buffered.peek(2)[:2] == b"\x1f\x8b"
-            if gzipped:
-                stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
+            compression = compression_of(buffered.peek(6)[:6])
+            if compression == "zstd":
+                raise InputError(f"{name} is zstd-compressed: decompress it first (zstd -d), or compress it with "
+                                 "gzip, bzip2 or xz")
+            stream, broken = _decompressed(buffered, compression)
             line_no = 0
             at = 0  # (bytes of the lines read, in a file that is not compressed)
             while True:
                 try:
                     line, too_long, size = self._next_line(stream)
-                except (EOFError, OSError, zlib.error) as exc:  # truncated or corrupt gzip
+                except broken as exc:  # truncated or corrupt compressed data
                     self.bytes_read = base + counter.count
                     yield DeadLetter(name, line_no + 1, f"unreadable input, stopped reading this file: {exc}")
                     return
                 at += size
-                self.bytes_read = base + (counter.count if gzipped else at)
+                self.bytes_read = base + (counter.count if compression else at)
                 if line is None:
                     return
                 line_no += 1
@@ -262,21 +315,27 @@ class RecordReader:
                     except UnicodeEncodeError:
                         raise _Bad("text contains invalid Unicode (a lone surrogate escape such as \\ud800)") from None
                 return value, name
-        raise _Bad(f"no text field (looked for {', '.join(map(repr, self.text_fields))}; use --text-field)")
+        raise _Bad(f"no text field (looked for {', '.join(map(repr, self.text_fields))}; {_fields_of(obj)}; use "
+                   "--text-field)")
 
     def _id(self, obj: dict[str, Any], source: str, line_no: int) -> str:
-        """The record's id (``file:line`` when it has none, a digest when it is too long to be one)."""
+        """The record's id: the first id field holding a string or a whole number (one that is missing, ``null`` or
+        an empty string holds no id: the next is looked at), else ``file:line``; a digest when it is too long to be
+        one. An id field holding anything else (an array, an object, a boolean, a number with a decimal point) makes
+        the record a dead letter: it is never replaced by ``file:line``."""
         doc_id = None
         for name in self.id_fields:
             value = obj.get(name)
-            if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
-                doc_id = str(value)
-                break
-            if value is not None and self.explicit_id:
-                raise _Bad(f"id field {name!r} is {_type_name(value)}, not a string or number")
+            if value is None or (isinstance(value, str) and not value.strip()):
+                continue
+            if isinstance(value, bool) or not isinstance(value, (str, int)):
+                what = "a number with a decimal point" if isinstance(value, float) else _type_name(value)
+                raise _Bad(f"id field {name!r} is {what}, not a string or whole number")
+            doc_id = str(value)
+            break
         if doc_id is None:
             if self.explicit_id:
-                raise _Bad(f"no {self.id_fields[0]!r} field (the --id-field)")
+                raise _Bad(f"no id in field {self.id_fields[0]!r}: missing, null or empty (the --id-field)")
             doc_id = f"{os.path.basename(source)}:{line_no}"
         try:
             id_bytes = doc_id.encode("utf-8")
@@ -346,6 +405,11 @@ class DeadLetterWriter:
             self.written = True
         else:
             self._file.abort()
+
+    def discard(self) -> None:
+        """Leave the path as it was: what was written goes, the partial file of a resumable writer too."""
+        self._fh = None
+        self._file.discard()
 
     def __enter__(self) -> "DeadLetterWriter":
         return self

@@ -28,6 +28,8 @@ from itertools import combinations
 from math import comb
 from typing import TYPE_CHECKING, Any
 
+from es_simhash.errors import InvalidValue
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -126,8 +128,11 @@ class LookupKeys:
             return DEFAULT
         parts = spec.split(":")
         if parts[0] == "tables" and 2 <= len(parts) <= 3 and all(p.isdigit() for p in parts[1:]):
-            return cls(int(parts[1]), int(parts[2]) if len(parts) == 3 else 3)
-        raise ValueError(f"unknown lookup keys {spec!r}: use 'tables', 'tables:K:R' or 'segments'")
+            try:
+                return cls(int(parts[1]), int(parts[2]) if len(parts) == 3 else 3)
+            except ValueError as exc:
+                raise InvalidValue(f"{spec!r}: {exc}", "lookup") from None
+        raise InvalidValue(f"{spec!r} is not a lookup-key spec; use 'tables', 'tables:K:R' or 'segments'", "lookup")
 
     # -- keys ----------------------------------------------------------------------------------------------
     def keys(self, simhashes: np.ndarray) -> np.ndarray:

@@ -116,7 +116,8 @@ def run_checkpointed(
     decided (the outputs are left as they were then); the other arguments are :func:`run_dedup`'s."""
     with ExitStack() as stack:
         stack.enter_context(checkpoint.lock())  # (before any output is opened)
-        rep = stack.enter_context(checkpoint.open_report(report)) if report is not None else None
+        report_file = checkpoint.open_report(report) if report is not None else None
+        rep = stack.enter_context(report_file) if report_file is not None else None
         if display is not None:
             stack.enter_context(display)
         stop = stack.enter_context(_stop_after_batch(on_stopping))
@@ -129,6 +130,8 @@ def run_checkpointed(
         except ElasticError as exc:
             raise RunGaveUp(exc, checkpoint) from exc
         if summary.undecided is not None:
+            if report_file is not None:
+                report_file.discard()  # (the run is over: no partial file is left for a --resume)
             raise NothingDecided(summary)
     return summary
 

@@ -13,16 +13,17 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterable, Iterator, Sequence
 
-from es_simhash.defaults import DEAD_LETTERS
+from es_simhash.defaults import DEAD_LETTERS, MIN_DF
 from es_simhash.engine.dedup_engine import DedupEngine, DuplicateIdError, IndexingError
 from es_simhash.records import Document
 from es_simhash.files.sources import DeadLetter, DeadLetterWriter, excerpt, RecordReader
+from es_simhash.fingerprint.idf import IDFTable
 from es_simhash.pipeline.checkpoint import Checkpoint
 from es_simhash.pipeline.recheck import correct_outputs, is_rewritable, recheck_run, rereadable
 from es_simhash.pipeline.source import RecordSource
 from es_simhash.pipeline.summary import Summary, count_result, reason_kind, report_line
 
-__all__ = ["run_dedup", "iter_texts"]
+__all__ = ["run_dedup", "iter_texts", "fit_idf"]
 
 
 def run_dedup(
@@ -46,7 +47,8 @@ def run_dedup(
     ``report``: one JSON line per record in input order (``id, cluster, duplicate, duplicate_of, distance, reason,
     source, line``), with its final cluster. ``output``: the original bytes of every record that is not a duplicate
     in the end, in input order. Malformed records go to the ``dead_letters`` file with their line number and
-    reason (created only when needed, put in place when the run ends well). ``on_progress(position, summary)``
+    reason (created only when needed, put in place when the run ends well; a run that decides no record leaves a
+    file already there as it was). ``on_progress(position, summary)``
     after every batch (``position``: bytes of the inputs decided so far); ``start()`` once, before the first record
     goes to the engine (a run that decides no record calls it never; :attr:`Summary.undecided` says why);
     ``stop()`` after every batch: when true, the run stops there with :class:`KeyboardInterrupt`, checkpoint saved.
@@ -104,6 +106,7 @@ def run_dedup(
                                   checkpoint=checkpoint, on_page=on_recheck)
             correct_outputs(outcome, inputs, reader, report, output, run.where or {},
                             run.duplicate_ids if held_back else None)
+        _keep_earlier_dead_letters(dlw, summary)
     summary.dead_letter_path = dlw.path if dlw.written else None
     summary.elapsed = run.elapsed()
     if checkpoint is not None:
@@ -283,3 +286,37 @@ def iter_texts(inputs: Iterable[str], reader: RecordReader | None = None) -> Ite
     for item in reader.read(list(inputs)):
         if isinstance(item, Document):
             yield item.text
+
+
+def _keep_earlier_dead_letters(dlw: DeadLetterWriter, summary: Summary) -> None:
+    """A run that decided no record leaves a file of dead letters already at the path as it was."""
+    if not (summary.kept or summary.duplicates) and os.path.lexists(dlw.path):
+        dlw.discard()
+
+
+def fit_idf(inputs: Iterable[str], reader: RecordReader | None = None, min_df: int = MIN_DF) -> IDFTable:
+    """``IDFTable.fit`` over the texts of the valid records of ``inputs`` (dead letters skipped). When no record has
+    a text, a ``ValueError`` says why: the input holds no records, or the first record's reason for being a dead
+    letter (a misspelt text field: the fields the record has)."""
+    reader = reader or RecordReader()
+    letters: list[DeadLetter] = []
+    documents = [0]
+
+    def texts() -> Iterator[str]:
+        for item in reader.read(list(inputs)):
+            if isinstance(item, Document):
+                documents[0] += 1
+                yield item.text
+            elif not letters:  # (the first dead letter: it says why)
+                letters.append(item)
+
+    try:
+        return IDFTable.fit(texts(), min_df=min_df)
+    except ValueError:
+        if documents[0]:
+            raise
+        if not letters:
+            raise ValueError("the input holds no records (it is empty, or only blank lines): there is nothing to "
+                             "learn from") from None
+        raise ValueError(f"no record has a text to learn from: {letters[0].reason} ({letters[0].source}, line "
+                         f"{letters[0].line})") from None

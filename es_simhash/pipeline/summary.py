@@ -9,6 +9,8 @@ from json.encoder import encode_basestring as _json_str  # (what json.dumps(...,
 
 from es_simhash.records import Result
 
+_FIELDS = re.compile(r"; the record has [^;)]*")
+"""The fields of the record a reason names (``es_simhash.files.sources``: ``no text field (...; the record has ...)``)."""
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
 
 
@@ -105,8 +107,9 @@ class Summary:
 
 
 def reason_kind(reason: str) -> str:
-    """A dead letter's reason with its numbers (a byte, an offset, a column) left out: its kind."""
-    return _NUMBERS.sub("#", reason)
+    """A dead letter's reason with its numbers (a byte, an offset, a column) and the fields its record has left
+    out: its kind."""
+    return _NUMBERS.sub("#", _FIELDS.sub("", reason))
 
 
 def report_line(res: Result, source: str | None, line: int | None) -> str:

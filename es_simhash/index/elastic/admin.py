@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from es_simhash.errors import ElasticError, IndexNotManaged
+from es_simhash.errors import ElasticError, IndexNotManaged, InvalidValue
 from es_simhash.fingerprint.config import settings_difference
 from es_simhash.index.elastic.errors import elastic_errors
 from es_simhash.index.elastic.schema import ADDED_FIELDS, index_template
@@ -17,7 +17,8 @@ _INVALID_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:A-Z]')
 
 
 def validate_index_name(name: str) -> str:
-    """Raise ``ValueError`` unless ``name`` is a valid, non-hidden Elasticsearch index name."""
+    """Raise :class:`~es_simhash.errors.InvalidValue` (a ``ValueError``, setting ``"index"``) unless ``name`` is a
+    valid, non-hidden Elasticsearch index name."""
     problem = None
     if not name:
         problem = "it is empty"
@@ -28,7 +29,7 @@ def validate_index_name(name: str) -> str:
     elif len(name.encode("utf-8")) > 255:
         problem = "it is longer than 255 bytes"
     if problem:
-        raise ValueError(f"invalid index name {name!r}: {problem}")
+        raise InvalidValue(f"{name!r} is not a valid index name: {problem}", "index")
     return name
 
 
