@@ -5,7 +5,7 @@ with the same counts, and the index is left as it was."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Collection, Iterator, Sequence
+from typing import Any, Collection, Iterator, Mapping, Sequence
 
 from es_simhash.index.base import Lookup, LookupResult, MaintainedIndex
 from es_simhash.records import StoredDoc
@@ -32,6 +32,9 @@ class DryRun:
 
     def __len__(self) -> int:
         return len(self.base) - sum(1 for d in self._written.values() if d is None)
+
+    def require_settings(self, config: Mapping[str, Any]) -> None:
+        self.base.require_settings(config)
 
     # -- reads: the index's answer, with this run's writes put in place ------------------------------------------
     def _now(self, doc: StoredDoc) -> StoredDoc | None:

@@ -221,20 +221,12 @@ class DedupEngine:
     def _decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint], writing: MemoryIndex | None = None,
                       in_order: bool = False, mark: Any = None) -> DecidedBatch:
         """Look up and decide one batch, nothing written (:meth:`BatchDecider.decide_batch`)."""
-        self._require_settings()
+        self.index.require_settings(self.fingerprinter.config)
         return self.decider.decide_batch(docs, fps, writing, in_order, mark)
 
     def _store(self, decided: DecidedBatch) -> dict[str, str]:
         """Write and settle a decided batch; the refused ids with their reasons (:meth:`BatchWriter.store`)."""
         return self.writer.store(decided)
-
-    def _require_settings(self) -> None:
-        """Tell an index that checks them (``require_settings``: :class:`MemoryIndex`) the fingerprint settings of
-        what is about to be looked up or added: one with others refuses them
-        (:class:`~es_simhash.errors.OtherFingerprintSettings`)."""
-        require = getattr(self.index, "require_settings", None)
-        if require is not None:
-            require(self.fingerprinter.config)
 
     def maintained(self) -> MaintainedIndex:
         """The :attr:`index` as a :class:`~es_simhash.index.base.MaintainedIndex`, or a :class:`TypeError`
@@ -245,7 +237,7 @@ class DedupEngine:
         """Near duplicates of ``text`` among indexed documents (nothing is written), the one ingest would pick
         first: decided as ingesting ``text`` would decide it (:meth:`DefaultRule.matches`), so ``check`` reports
         nothing exactly when ``process`` would make the text canonical."""
-        self._require_settings()
+        self.index.require_settings(self.fingerprinter.config)
         fp = self.fingerprinter.fingerprint(text)
         res = self.index.lookup([Lookup("\x00check", fp)], self.rule.candidate_distance)[0]
         cap = self.index.max_sentence_df

@@ -18,7 +18,7 @@ Deciding which candidate (if any) makes a document a duplicate is the engine's j
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Collection, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Collection, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
 from es_simhash.records import StoredDoc
 from es_simhash.fingerprint.model import Fingerprint
@@ -87,11 +87,7 @@ class LookupResult:
 class FingerprintIndex(Protocol):
     """What the dedup engine needs from a backend (memory, Elasticsearch, ...): everything it calls, and what the
     backend can do (:attr:`overlapping_writes`, :attr:`shared_writers`; a backend that shares writers is a
-    :class:`MaintainedIndex`). A third backend is written from this protocol and :class:`MaintainedIndex` alone.
-
-    A backend may also have ``require_settings(config)``: the engine calls it with :attr:`Fingerprinter.config
-    <es_simhash.fingerprint.Fingerprinter.config>` before each batch and each check, and the backend raises when
-    its documents were fingerprinted otherwise (:func:`~es_simhash.fingerprint.config.settings_difference`)."""
+    :class:`MaintainedIndex`). A third backend is written from this protocol and :class:`MaintainedIndex` alone."""
 
     max_sentence_df: int
     """Sentences held by more documents than this are boilerplate: they bring no candidates."""
@@ -119,6 +115,13 @@ class FingerprintIndex(Protocol):
         """Store documents (replacing any with the same id); they are visible to the next ``lookup``.
 
         Returns ``{id: reason}`` for documents the backend refused (the caller dead-letters them)."""
+        ...
+
+    def require_settings(self, config: Mapping[str, Any]) -> None:
+        """Fingerprints made with ``config`` (:attr:`Fingerprinter.config
+        <es_simhash.fingerprint.Fingerprinter.config>`) are about to be looked up or added: the engine calls this
+        before each batch and each check, and the backend raises when its documents were fingerprinted otherwise
+        (:func:`~es_simhash.fingerprint.config.settings_difference` says how)."""
         ...
 
     def __len__(self) -> int: ...
