@@ -154,6 +154,32 @@ def test_a_dry_run_is_the_repair_without_its_writes_and_an_index_built_with_defa
         client.options(ignore_status=404).indices.delete(index=built)
 
 
+def test_a_repair_right_after_a_delete_finds_nothing_to_change(es_url, es_index_name, client, tmp_path):
+    """`delete` of a canonical whose cluster holds short texts inside a site's template (a crawl indexed with the
+    defaults: decisions rechecked): its members are decided again with the rule repair checks, so a dry run
+    right after finds nothing. r693 (o693's text in the template) ends with o693, not with r729 (the deleted
+    text in the template): the template's lines alone do not make a duplicate."""
+    from support import templated_crawl
+
+    path = tmp_path / "templated.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in templated_crawl(5, 1600)),
+                    encoding="utf-8")
+    assert cli("index", path, "--index", es_index_name, "--no-progress", es_url=es_url, cwd=tmp_path).returncode == 0
+    before = raw_state(client, es_index_name)
+    # (o729's cluster: short texts, their reprints in the template, and a reprint of o729 itself)
+    assert {i for i, s in before.items() if s["dup_cluster"] == "o729"} >= {"o729", "o693", "r693", "r729"}
+    res = cli("delete", "o729", "--index", es_index_name, es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    changed = {json.loads(x)["id"] for x in res.stdout.decode().splitlines()}
+    assert {"o729", "o693", "r693", "r729"} <= changed
+    after = raw_state(client, es_index_name)
+    assert_consistent(after)
+    assert after["r693"]["dup_cluster"] == after["o693"]["dup_cluster"] != after["r729"]["dup_cluster"]
+    dry = cli("repair", "--index", es_index_name, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert dry.returncode == 0 and dry.stdout == b"", dry.stdout.decode()
+    assert "nothing to fix" in dry.stderr.decode()
+
+
 def _counts(stderr: bytes, verb: str) -> str:
     """The counts of a repair's summary line (``checked N documents in 'X': VERB COUNTS``)."""
     line = stderr.decode().strip().splitlines()[-1]

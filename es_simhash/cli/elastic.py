@@ -157,8 +157,10 @@ def delete(
 
     The rest of a deleted document's cluster is decided again in the order its documents arrived: the earliest
     remaining member becomes the canonical, members no longer within the rule of anyone in the cluster are
-    decided afresh, and no document is left pointing at a deleted one. Prints one JSON line per document
-    changed (deleted, re-decided, re-pointed); ids not found are reported and are not an error (exit 0).
+    decided afresh, and no document is left pointing at a deleted one; what changed, and the documents near the
+    deleted ones, are then decided again as `repair` decides, so a repair right after finds nothing. Prints one
+    JSON line per change (deleted, re-decided, re-pointed, merged, split, moved); ids not found are reported and
+    are not an error (exit 0).
     """
     wanted = list(ids or []) + (_read_ids(ids_file) if ids_file is not None else [])
     if not wanted:
