@@ -16,6 +16,7 @@ import yaml
 
 from es_simhash.results import kibana
 from es_simhash.index.elastic import index_template
+from support import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 NDJSON = ROOT / "templates" / "kibana" / kibana.NDJSON_NAME
@@ -243,6 +244,22 @@ def test_import_pattern_rewrites_the_data_view_and_the_vega_query():
     vis = json.loads(next(o for o in objs if o["type"] == "visualization")["attributes"]["visState"])
     assert json.loads(vis["params"]["spec"])["data"]["url"]["index"] == "crawl"
     assert kibana.load_saved_objects()[0]["attributes"]["title"] == "es-simhash*"  # the shipped file untouched
+
+
+def test_each_exported_data_view_is_named_after_its_pattern(tmp_path):
+    """`kibana export --index PATTERN` for two patterns: two data views, each named (in Kibana's data view picker)
+    and titled after its own pattern, with ids of their own, so both files import side by side."""
+    exported = {}
+    for pattern in ("crawl-2026-*", "news"):
+        res = run_cli("kibana", "export", "--index", pattern, "-o", tmp_path / f"{pattern[:4]}.ndjson")
+        assert res.returncode == 0, res.stderr.decode()
+        exported[pattern] = [json.loads(x) for x in (tmp_path / f"{pattern[:4]}.ndjson").read_text().splitlines()]
+    views = {p: next(o for o in objs if o["type"] == "index-pattern") for p, objs in exported.items()}
+    assert {p: (v["attributes"]["name"], v["attributes"]["title"]) for p, v in views.items()} == {
+        "crawl-2026-*": ("crawl-2026-*", "crawl-2026-*"), "news": ("news", "news")}
+    assert not {o["id"] for o in exported["crawl-2026-*"]} & {o["id"] for o in exported["news"]}
+    shipped = next(o for o in kibana.load_saved_objects() if o["type"] == "index-pattern")
+    assert shipped["attributes"]["name"] == shipped["attributes"]["title"] == "es-simhash*"
 
 
 def test_objects_for_two_patterns_do_not_replace_each_other():

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
+import es_simhash
 from es_simhash.fingerprint import FINGERPRINT_VERSION
 from support import chinese_articles, english_articles, popcount_reference, reference_simhash, run_cli
 
@@ -144,6 +152,87 @@ def test_a_dry_run_is_the_repair_without_its_writes_and_an_index_built_with_defa
         assert fresh.stdout == b"" and "nothing to fix" in fresh.stderr.decode(), fresh.stdout.decode()[:500]
     finally:
         client.options(ignore_status=404).indices.delete(index=built)
+
+
+def test_a_repair_right_after_a_delete_finds_nothing_to_change(es_url, es_index_name, client, tmp_path):
+    """`delete` of a canonical whose cluster holds short texts inside a site's template (a crawl indexed with the
+    defaults: decisions rechecked): its members are decided again with the rule repair checks, so a dry run
+    right after finds nothing. r693 (o693's text in the template) ends with o693, not with r729 (the deleted
+    text in the template): the template's lines alone do not make a duplicate."""
+    from support import templated_crawl
+
+    path = tmp_path / "templated.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in templated_crawl(5, 1600)),
+                    encoding="utf-8")
+    assert cli("index", path, "--index", es_index_name, "--no-progress", es_url=es_url, cwd=tmp_path).returncode == 0
+    before = raw_state(client, es_index_name)
+    # (o729's cluster: short texts, their reprints in the template, and a reprint of o729 itself)
+    assert {i for i, s in before.items() if s["dup_cluster"] == "o729"} >= {"o729", "o693", "r693", "r729"}
+    res = cli("delete", "o729", "--index", es_index_name, es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    changed = {json.loads(x)["id"] for x in res.stdout.decode().splitlines()}
+    assert {"o729", "o693", "r693", "r729"} <= changed
+    after = raw_state(client, es_index_name)
+    assert_consistent(after)
+    assert after["r693"]["dup_cluster"] == after["o693"]["dup_cluster"] != after["r729"]["dup_cluster"]
+    dry = cli("repair", "--index", es_index_name, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert dry.returncode == 0 and dry.stdout == b"", dry.stdout.decode()
+    assert "nothing to fix" in dry.stderr.decode()
+
+
+def _counts(stderr: bytes, verb: str) -> str:
+    """The counts of a repair's summary line (``checked N documents in 'X': VERB COUNTS``)."""
+    line = stderr.decode().strip().splitlines()[-1]
+    assert f": {verb} " in line, line
+    return line.split(f": {verb} ", 1)[1]
+
+
+def test_an_interrupted_dry_run_says_it_changed_nothing_and_goes_on_as_a_dry_run(es_url, es_index_name, client,
+                                                                                 tmp_path):
+    """Ctrl-C during `repair --dry-run` (a real process, stopped once it has printed a change): the line says
+    nothing was changed and what it found so far (the lines it printed, the start of the whole dry run's), gives
+    the command that goes on with the dry run, and says the real repair starts from the top; doing both fixes
+    all that the whole dry run reported."""
+    from support import templated_crawl
+
+    path = tmp_path / "templated.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in templated_crawl(5, 1600)),
+                    encoding="utf-8")
+    res = cli("index", path, "--index", es_index_name, "--no-progress", "--no-recheck", es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    before = raw_state(client, es_index_name)
+    whole = cli("repair", "--index", es_index_name, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr.decode()
+    env = {**os.environ, "ES_URL": es_url, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(Path(es_simhash.__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")]))}
+    with open(tmp_path / "dry.jsonl", "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "es_simhash", "repair", "--index", es_index_name, "--dry-run",
+                                 "--no-progress"], cwd=tmp_path, env=env, stdout=out, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "dry.jsonl").stat().st_size:  # (printed once the page of the first change is checked)
+            assert proc.poll() is None and time.monotonic() < deadline, "the dry run ended before it printed a change"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        err = proc.communicate(timeout=120)[1].decode()
+    assert proc.returncode == 130, err
+    printed = (tmp_path / "dry.jsonl").read_bytes()
+    assert whole.stdout.startswith(printed) and len(printed) < len(whole.stdout)
+    found = Counter(json.loads(x)["change"] for x in printed.decode().splitlines())
+    so_far = ", ".join(f"{n:,} {why}" for why, n in sorted(found.items()))
+    assert re.search(r"^es-simhash: error: dry run interrupted after checking [\d,]+ documents: nothing was changed "
+                     rf"\(so far it would change {so_far}\); ", err), err
+    assert "is fixed" not in err and raw_state(client, es_index_name) == before
+    go_on = re.search(r"run `(es-simhash repair --index \S+ --dry-run --after \S+)` to go on with the dry run;", err)
+    assert go_on, err
+    assert err.rstrip().endswith("a real repair must start from the top, as the dry run fixed nothing: "
+                                 f"`es-simhash repair --index {es_index_name}`")
+    more = cli(*go_on.group(1).split()[1:], "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert more.returncode == 0 and "would change" in more.stderr.decode(), more.stderr.decode()
+    assert raw_state(client, es_index_name) == before
+    real = cli("repair", "--index", es_index_name, "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert real.returncode == 0 and _counts(real.stderr, "changed") == _counts(whole.stderr, "would change")
+    again = cli("repair", "--index", es_index_name, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert "nothing to fix" in again.stderr.decode()
 
 
 def _version2_index(client, name: str, docs: list[tuple[str, str | None]]) -> None:

@@ -3,6 +3,7 @@ aggregations) and against the input, the same report from an embedded `dedup --r
 crawled text, and a clear error when matplotlib is missing."""
 
 import gzip
+import html
 import json
 import re
 import subprocess
@@ -208,6 +209,26 @@ def test_report_without_input_and_on_empty_files(tmp_path):
     res = cli("report", "--from-dedup", tmp_path / "missing.jsonl", "-o", tmp_path / "x.html")
     assert res.returncode == 1 and res.stderr.decode().strip().endswith("report file not found: " +
                                                                          str(tmp_path / "missing.jsonl"))
+
+
+def test_a_crawl_input_that_holds_none_or_some_of_the_reports_ids_is_warned_of(tmp_path):
+    """`report --from-dedup R --input OTHER`: the page is written (exit 0) and one line on stderr says how many of
+    the report's ids the input holds, and what to check when it holds none."""
+    crawl, rep = _hostile(tmp_path)
+    out = tmp_path / "r.html"
+    res = cli("report", "--from-dedup", rep, "--input", EXAMPLE, "-o", out)  # another crawl's input
+    lines = res.stderr.decode().splitlines()
+    assert res.returncode == 0 and out.exists(), res.stderr.decode()
+    assert [x for x in lines if x.startswith("warning:")] == [
+        f"warning: none of the report's 2 ids is in {EXAMPLE}: no titles, urls or crawl times were joined in; "
+        "check that --input is the crawl input the dedup run read, with the same --id-field"]
+    assert "none of the report's 2 ids" in html.unescape(out.read_text(encoding="utf-8"))  # (on the page too)
+    half = tmp_path / "half.jsonl"
+    half.write_text(crawl.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    res = cli("report", "--from-dedup", rep, "--input", half, "-o", out)
+    assert res.returncode == 0 and f"warning: only 1 of the report's 2 ids are in {half}" in res.stderr.decode()
+    res = cli("report", "--from-dedup", rep, "--input", crawl, "-o", out)  # the right input: no warning
+    assert res.returncode == 0 and "warning" not in res.stderr.decode()
 
 
 def test_missing_matplotlib_is_a_clear_one_line_error(tmp_path):

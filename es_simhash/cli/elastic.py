@@ -5,7 +5,7 @@
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -34,7 +34,8 @@ DryRun = Annotated[bool, typer.Option(
     "--dry-run", help="The same run without the writes: print what would change, with the same counts, and leave the "
                       "index as it is.")]
 After = Annotated[Optional[str], typer.Option(
-    "--after", help="Start after this id (go on with an interrupted repair: it prints the id).", show_default=False)]
+    "--after", help="Start after this id (go on with an interrupted repair or dry run: it prints the command).",
+    show_default=False)]
 Source = Annotated[str, typer.Option("--from", help="The index to read (it is left as it is).", show_default=False)]
 Target = Annotated[str, typer.Option("--to", help="The new index (created if needed).", show_default=False)]
 Alias = Annotated[Optional[str], typer.Option(
@@ -156,8 +157,10 @@ def delete(
 
     The rest of a deleted document's cluster is decided again in the order its documents arrived: the earliest
     remaining member becomes the canonical, members no longer within the rule of anyone in the cluster are
-    decided afresh, and no document is left pointing at a deleted one. Prints one JSON line per document
-    changed (deleted, re-decided, re-pointed); ids not found are reported and are not an error (exit 0).
+    decided afresh, and no document is left pointing at a deleted one; what changed, and the documents near the
+    deleted ones, are then decided again as `repair` decides, so a repair right after finds nothing. Prints one
+    JSON line per change (deleted, re-decided, re-pointed, merged, split, moved); ids not found are reported and
+    are not an error (exit 0).
     """
     wanted = list(ids or []) + (_read_ids(ids_file) if ids_file is not None else [])
     if not wanted:
@@ -203,27 +206,36 @@ def repair(
     with Elastic(connection, index) as es:
         backend = maintained_index(es, index)
         bar = CountBar("repair", len(backend), progress)
-        state: dict[str, Any] = {"checked": 0, "last": after, "printed": 0}
+        printed = 0
 
         def on_page(report) -> None:
-            print_changes(report.changes[state["printed"]:])
-            state.update(checked=report.checked, last=report.last_id, printed=len(report.changes))
+            nonlocal printed
+            print_changes(report.changes[printed:])
+            printed = len(report.changes)
             bar.update(report.checked)
 
         try:
             with bar:
                 report = lib.clustering.repair(backend, decision_rule(k), dry_run=dry_run, after=after,
                                                on_page=on_page)
-        except KeyboardInterrupt:
-            resume = f" --after {state['last']}" if state["last"] else ""
-            raise UserError(f"interrupted after checking {state['checked']:,} documents; everything checked so far "
-                            f"is fixed: run `es-simhash repair --index {index}{resume}` to go on", code=130) from None
+        except lib.clustering.RepairInterrupted as exc:
+            print_changes(exc.report.changes[printed:])
+            raise UserError(_repair_interrupted(exc, index, k, after), code=130) from None
         except MaintenanceError as exc:
             raise UserError(str(exc)) from None
-    print_changes(report.changes[state["printed"]:])
+    print_changes(report.changes[printed:])
     counts = ", ".join(f"{n:,} {why}" for why, n in sorted(report.counts().items()))
     verb = "would change" if dry_run else "changed"
     err(f"checked {report.checked:,} documents in {index!r}: " + (f"{verb} {counts}" if counts else "nothing to fix"))
+
+def _repair_interrupted(exc, index: str, k: int, after: str | None) -> str:
+    """The line of an interrupted ``repair``: the library's account of it with the commands that go on."""
+    command = f"es-simhash repair --index {index}" + (f" -k {k}" if k != MAX_DISTANCE else "")
+    dry = " --dry-run" if exc.dry_run else ""
+    return exc.describe(go_on=f"run `{command}{dry} --after {exc.report.last_id}` to go on"
+                        + (" with the dry run" if exc.dry_run else ""),
+                        again=f"run `{command}{dry}{f' --after {after}' if after else ''}` again",
+                        real=f"`{command}`")
 
 @connection_options
 def migrate(

@@ -108,6 +108,9 @@ def report_cmd(
         size = report.write_report(data, str(output), rule=lib.rules.DefaultRule(k=k))
     except ReportError as exc:
         raise UserError(str(exc)) from None
+    warning = data.join_warning("that --input is the crawl input the dedup run read, with the same --id-field")
+    if warning is not None:
+        err(f"warning: {warning}")
     err(f"report written to {output} ({size / 1024:,.0f} KiB): {data.documents:,} documents, "
         f"{data.duplicates:,} duplicates in {data.clusters_with_duplicates:,} clusters")
 

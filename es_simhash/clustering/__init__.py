@@ -14,9 +14,9 @@ Modules: :mod:`~es_simhash.clustering.writes` (the conditional writer and what c
 
 from es_simhash.clustering.delete import delete, iter_ids
 from es_simhash.clustering.recheck import recheck
-from es_simhash.clustering.repair import repair
+from es_simhash.clustering.repair import RepairInterrupted, repair
 from es_simhash.clustering.settle import settle
 from es_simhash.clustering.writes import Change, RepairReport, Settled
 from es_simhash.errors import MaintenanceError
 
-__all__ = ["settle", "delete", "iter_ids", "repair", "recheck", "Change", "Settled", "RepairReport", "MaintenanceError"]
+__all__ = ["settle", "delete", "iter_ids", "repair", "recheck", "RepairInterrupted", "Change", "Settled", "RepairReport", "MaintenanceError"]

@@ -7,17 +7,21 @@ from typing import Iterable, Iterator
 
 from es_simhash.defaults import MAX_WRITE_ATTEMPTS
 from es_simhash.decide.rule import DecisionRule
-from es_simhash.index.base import MaintainedIndex
+from es_simhash.index.base import Lookup, MaintainedIndex
 from es_simhash.records import StoredDoc
 from es_simhash.errors import MaintenanceError
 from es_simhash.clustering.writes import Change, Settled, Writer, state_of
 from es_simhash.clustering.settle import redecide, repoint, settle_canonicals
+from es_simhash.clustering.recheck import until_settled
 
 
 def delete(index: MaintainedIndex, rule: DecisionRule, ids: Iterable[str]) -> tuple[list[str], list[str], Settled]:
     """Delete documents, then decide the rest of their clusters again (the earliest remaining member becomes the
     canonical; members no longer within the rule of anyone in the cluster are decided afresh). No document is
-    left pointing at a deleted one. Returns ``(deleted ids, ids not found, changes)``."""
+    left pointing at a deleted one. With a rule whose decisions are rechecked (``rule.recheck``, what the
+    command line deletes with), what changed and the documents near the deleted ones are then decided again as
+    the recheck decides (:func:`~es_simhash.clustering.recheck.until_settled`), so a :func:`repair` right after
+    finds nothing to change. Returns ``(deleted ids, ids not found, changes)``."""
     ids = list(dict.fromkeys(ids))
     settled = Settled()
     writer = Writer(index, settled)
@@ -43,6 +47,13 @@ def delete(index: MaintainedIndex, rule: DecisionRule, ids: Iterable[str]) -> tu
         rewritten = redecide(index, rule, writer, roots, gone)
         merged = settle_canonicals(index, rule, writer, [], left=departed)
         repoint(index, writer, [d.id for d in rewritten] + merged, rule)
+        if rule.recheck:
+            # (decided again as the recheck decides, and as repair checks: a member re-decided on arrival's terms
+            # may rest on a template's lines that the other clusters show to be boilerplate; and a document near
+            # a deleted one was decided with it among its candidates)
+            found = index.lookup([Lookup(d.id, d.fingerprint) for d in departed], rule.candidate_distance)
+            near = {c.id for res in found for c in res.candidates}
+            until_settled(index, rule, writer, near | {c.id for c in settled.changes if c.why != "deleted"})
     return deleted, missing, settled
 
 

@@ -212,12 +212,13 @@ def _cluster_size_spec(pattern: str) -> dict[str, Any]:
 
 
 def saved_objects(pattern: str = DEFAULT_PATTERN) -> list[dict[str, Any]]:
-    """Every saved object, in import order, with the data view (and Vega query) over ``pattern``."""
+    """Every saved object, in import order, with the data view (and Vega query) over ``pattern``; the data view is
+    named ``pattern``, as Kibana names one made without a name."""
     data_view = {
         "id": DATA_VIEW_ID, "type": "index-pattern", "coreMigrationVersion": _CORE,
         "typeMigrationVersion": "7.11.0", "managed": False, "references": [],
         "attributes": {
-            "title": pattern, "name": "es-simhash", "timeFieldName": "crawl_time",
+            "title": pattern, "name": pattern, "timeFieldName": "crawl_time",
             "fields": "[]", "fieldAttrs": "{}", "fieldFormatMap": "{}", "runtimeFieldMap": "{}", "typeMeta": "{}",
             "sourceFilters": json.dumps([{"value": "record"}, {"value": "sentences"}, {"value": "seg*"}]),
         },
@@ -311,7 +312,8 @@ def object_ids(pattern: str | None = None) -> dict[str, str]:
 
 def load_saved_objects(pattern: str | None = None) -> list[dict[str, Any]]:
     """The shipped ndjson, parsed; with ``pattern`` the data view (and the Vega query) cover that pattern, the
-    objects have that pattern's ids (:func:`object_ids`) and their titles name it."""
+    objects have that pattern's ids (:func:`object_ids`) and their titles name it (the data view is named the
+    pattern itself)."""
     text = resources.files("es_simhash").joinpath("templates").joinpath("kibana").joinpath(NDJSON_NAME).read_text(encoding="utf-8")
     objects = [json.loads(line) for line in text.splitlines() if line.strip()]
     if not pattern or pattern == DEFAULT_PATTERN:
@@ -320,7 +322,7 @@ def load_saved_objects(pattern: str | None = None) -> list[dict[str, Any]]:
     out = []
     for o in objects:
         if o["type"] == "index-pattern":
-            o["attributes"]["title"] = pattern
+            o["attributes"]["title"] = o["attributes"]["name"] = pattern
         elif o["id"] == CLUSTER_SIZES_ID:
             vis = json.loads(o["attributes"]["visState"])
             spec = json.loads(vis["params"]["spec"])

@@ -53,6 +53,12 @@ class ReportData:
     """Hamming distance of each duplicate to the document it duplicates -> {reason: count}."""
     reasons: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    ids: int = 0
+    """Distinct document ids of a ``dedup --report`` file (0 for an index)."""
+    joined: int | None = None
+    """How many of them were found in the crawl input joined in (``None``: no input)."""
+    inputs: list[str] = field(default_factory=list)
+    """The crawl input joined in."""
     generated_at: str = field(
         default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
 
@@ -67,6 +73,19 @@ class ReportData:
     @property
     def largest_cluster(self) -> int:
         return max(self.size_distribution, default=1)
+
+    def join_warning(self, check: str = "that the crawl input is the one the dedup run read, with the same id "
+                                         "field") -> str | None:
+        """One line when a crawl input was joined in and some of the report's ids are not in it (``None``
+        otherwise): how many were found; when none, that nothing was joined and what to ``check``."""
+        if self.joined is None or self.joined >= self.ids:
+            return None
+        where = ", ".join(self.inputs)
+        if not self.joined:
+            return (f"none of the report's {self.ids:,} ids is in {where}: no titles, urls or crawl times were "
+                    f"joined in; check {check}")
+        return (f"only {self.joined:,} of the report's {self.ids:,} ids are in {where}: titles, urls and crawl "
+                "times are shown for those")
 
     def distance_totals(self) -> dict[int, int]:
         return {d: sum(r.values()) for d, r in sorted(self.distances.items())}
@@ -238,12 +257,18 @@ def bucket_times(times: list[tuple[datetime, bool]]) -> tuple[list[TimeBucket], 
 def from_dedup_report(path: str, inputs: Sequence[str] = (), *, top: int = 20, text_field: str | None = None,
                       id_field: str | None = None) -> ReportData:
     """The report of an embedded run from its ``--report`` file; with ``inputs`` (the crawl files that run
-    read, same ``--id-field``), titles, urls and crawl times are joined in by document id."""
+    read, same ``--id-field``), titles, urls and crawl times are joined in by document id (how many ids were
+    found: :attr:`ReportData.joined`; :meth:`ReportData.join_warning` says when some were not)."""
     rows = list(_read_jsonl(path))
     meta: dict[str, tuple[Any, Any, Any]] = {}
     if inputs:
         meta = _input_fields(inputs, {r["id"] for r in rows}, text_field, id_field)
     data = ReportData(source=f"dedup report {path}" + (f" joined with {', '.join(inputs)}" if inputs else ""))
+    data.ids = len({r["id"] for r in rows})
+    if inputs:
+        data.joined, data.inputs = len(meta), list(inputs)
+        if data.join_warning() is not None:
+            data.notes.append(f"{data.join_warning()}.")
     members: dict[str, list[dict[str, Any]]] = defaultdict(list)
     times: list[tuple[datetime, bool]] = []
     for r in rows:
