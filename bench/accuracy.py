@@ -12,8 +12,8 @@ either says "duplicate of X" (then it joins X's cluster) or starts a new cluster
 near-duplicate decisions again once the stream is indexed, as ``es-simhash dedup`` does (``es_simhash.clustering.recheck``:
 what the whole stream shows of templates); its time is counted.
 
-* ``es-simhash``             ``DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule.rechecked())`` and the
-                             recheck: what ``es-simhash dedup`` does
+* ``es-simhash``             ``DedupEngine(MemoryIndex(), Fingerprinter(), DefaultRule.rechecked().on_arrival())``
+                             and the recheck with ``DefaultRule.rechecked()``: what ``es-simhash dedup`` does
 * ``es-simhash no-recheck``  (opt-in) ``DefaultRule()``, the decisions made on arrival only, as ``es-simhash index``
                              makes them (``dedup --no-recheck``)
 * ``es-simhash index+repair`` (opt-in) the same, then ``es_simhash.clustering.repair``: an index after ``index`` and ``repair``
@@ -153,13 +153,15 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     from es_simhash.clustering import repair as repair_index
 
     index = MemoryIndex() if lookup_keys is None else MemoryIndex(lookup_keys=lookup_keys)
-    engine = DedupEngine(index, fingerprinter, rule, batch_size=batch_size)
+    # (as dedup: a rule that is rechecked decides on arrival without its far sentence bound, DefaultRule.on_arrival)
+    arrival = rule.on_arrival() if recheck is True and getattr(rule, "recheck", False) else rule
+    engine = DedupEngine(index, fingerprinter, arrival, batch_size=batch_size, recheck_rule=rule)
     t0 = time.perf_counter()
     results = {r.id: r for r in engine.process(Document(d.id, text) for d, text in zip(docs, _read(docs)) if text)}
     final = {}
     if recheck:
         maintain = repair_index if recheck == "repair" else recheck_index
-        for change in maintain(index, engine.rule).changes:
+        for change in maintain(index, engine.recheck_rule).changes:
             final[change.id] = change.doc
     secs = time.perf_counter() - t0
 

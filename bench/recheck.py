@@ -11,7 +11,7 @@ are matched through sentences and sketches and so are rechecked; ``news``, whole
 quarter of them reprinted (a site's header and footer, an inserted sentence, a cut tail), where most are matched by
 SimHash and the recheck has less to look at. For each: wall seconds and node CPU seconds of both ``index`` runs
 (the least of ``--rounds`` runs each, in alternating order), their ratio, how many records the two put in other
-clusters (the recheck, and the rule it decides with on arrival: ``DefaultRule.rechecked()``), and whether
+clusters (what the recheck changed: both decide alike on arrival), and whether
 ``index``'s clusters are ``dedup``'s (id, cluster, duplicate_of of every record).
 
     python bench/recheck.py [--docs 12988] [--es-url URL]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -103,6 +104,52 @@ def test_the_recheck_does_not_depend_on_the_batch_size(crawls, cli, tmp_path):
         assert not differing(want, got), (batch_size, differing(want, got)[:5])
 
 
+# -- the recheck's summary line against --no-recheck ----------------------------------------------------
+RECHECK_LINE = re.compile(r"recheck: once the input's templates were known, ([\d,]+) records were decided otherwise "
+                          r"than with --no-recheck: ([\d,]+) duplicates no more, ([\d,]+) became duplicates, "
+                          r"([\d,]+) moved to another cluster or original \(")
+
+
+def recheck_counts(stderr: str) -> tuple[int, int, int, int]:
+    """(records, no more, became, moved) of the summary's ``recheck:`` line."""
+    found = RECHECK_LINE.search(stderr)
+    assert found, stderr
+    return tuple(int(x.replace(",", "")) for x in found.groups())  # type: ignore[return-value]
+
+
+def compared(rechecked: Path, arrival: Path) -> tuple[int, int, int]:
+    """(no more, became, moved) between two ``--report`` files of one input: duplicate without the recheck and not
+    with it; duplicate with it and not without; duplicate in both, in another cluster or of another document."""
+    a, b = clusters(rechecked), clusters(arrival)
+    assert a.keys() == b.keys()
+    no_more = sum(b[i][1] is not None and a[i][1] is None for i in a)
+    became = sum(a[i][1] is not None and b[i][1] is None for i in a)
+    moved = sum(a[i][1] is not None and b[i][1] is not None and a[i] != b[i] for i in a)
+    return no_more, became, moved
+
+
+def duplicates(stderr: str) -> int:
+    return int(stderr.split("duplicates ")[1].split()[0].replace(",", ""))
+
+
+@pytest.mark.parametrize("seed", [*SEEDS, "example"])
+def test_dedup_recheck_line_counts_what_no_recheck_reports_otherwise(seed, crawls, cli, tmp_path):
+    """The summary's recheck line counts the records whose report line differs from a run of the same input with
+    --no-recheck: the three counts are those a user gets by comparing the two reports."""
+    crawl = CODE / "examples" / "crawl.jsonl.gz" if seed == "example" else crawls[seed]
+    runs = {}
+    for name, args in (("with", ()), ("without", ("--no-recheck",))):
+        res = cli("dedup", crawl, "--report", f"{name}.jsonl", "--dead-letters", f"{name}-dead.jsonl",
+                  "--no-progress", *args, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr.decode()
+        runs[name] = res.stderr.decode()
+    no_more, became, moved = compared(tmp_path / "with.jsonl", tmp_path / "without.jsonl")
+    assert no_more + became + moved > 0  # (the recheck changed something here: the test has something to count)
+    assert recheck_counts(runs["with"]) == (no_more + became + moved, no_more, became, moved), runs["with"]
+    assert duplicates(runs["with"]) - duplicates(runs["without"]) == became - no_more
+    assert "recheck:" not in runs["without"]
+
+
 # -- Elasticsearch ---------------------------------------------------------------------------------------
 def _env(es_url: str) -> dict[str, str]:
     path = os.pathsep.join(x for x in (str(CODE), os.environ.get("PYTHONPATH", "")) if x)
@@ -148,6 +195,24 @@ def test_index_gives_the_clusters_dedup_gives_and_a_re_run_changes_nothing(crawl
         assert not differing(one_at_a_time[seed], stored(client, arrival))
     finally:
         client.options(ignore_status=404).indices.delete(index=arrival)
+
+
+def test_index_recheck_line_counts_what_index_no_recheck_reports_otherwise(crawls, es_url, client, es_index_name,
+                                                                           tmp_path):
+    """`index`'s recheck line, likewise: against `index --no-recheck` of the same input into another index."""
+    seed = SEEDS[2]
+    arrival = f"{es_index_name}-arrival"
+    (tmp_path / "with").mkdir()
+    (tmp_path / "without").mkdir()
+    try:
+        err = run_index(crawls[seed], es_index_name, es_url, tmp_path / "with")
+        plain = run_index(crawls[seed], arrival, es_url, tmp_path / "without", "--no-recheck")
+    finally:
+        client.options(ignore_status=404).indices.delete(index=arrival)
+    no_more, became, moved = compared(tmp_path / "with" / "report.jsonl", tmp_path / "without" / "report.jsonl")
+    assert no_more + became + moved > 0
+    assert recheck_counts(err) == (no_more + became + moved, no_more, became, moved), err
+    assert duplicates(err) - duplicates(plain) == became - no_more
 
 
 def _count(es_url: str, index: str) -> int:

@@ -15,6 +15,7 @@ from es_simhash.errors import InputError, InvalidValue, OutputError
 
 if TYPE_CHECKING:
     from es_simhash.decide.rule import DecisionRule
+    from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.files.sources import RecordReader
     from es_simhash.fingerprint.fingerprinter import Fingerprinter
     from es_simhash.pipeline import Summary
@@ -86,7 +87,10 @@ Recheck = Annotated[bool, typer.Option(
     "--recheck/--no-recheck",
     help="Once every record is decided, take the decisions again with what the whole run showed of templates (a "
          "site's header and footer, a share line), and correct the counts, the report and the output; the sentence "
-         "match reaches further (DefaultRule.rechecked). --no-recheck: the decisions made on arrival.")]
+         "match reaches further (DefaultRule.rechecked). --no-recheck: the decisions made on arrival, which a run "
+         "with the recheck makes alike: its summary line 'recheck:' counts the records whose report line differs "
+         "from the same run's with --no-recheck (duplicates no more, became duplicates, moved to another cluster "
+         "or original).")]
 AsJson = Annotated[bool, typer.Option("--json", help="JSON lines instead of a table.")]
 Limit = Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000, help="At most this many results.")]
 TextFile = Annotated[Optional[Path], typer.Option("--file", "-f", help="Read the text from this file (UTF-8).",
@@ -94,10 +98,20 @@ TextFile = Annotated[Optional[Path], typer.Option("--file", "-f", help="Read the
 
 
 def decision_rule(k: int, recheck: bool = True) -> DecisionRule:
-    """The rule every command decides with: :meth:`DefaultRule.rechecked` (what a run that rechecks decides with,
-    and what ``repair``, ``delete``, ``check`` and ``explain`` decide with), or, for a run without the recheck,
+    """The rule every command decides with: :meth:`DefaultRule.rechecked` (what a run's recheck decides with, and
+    what ``repair``, ``delete``, ``check`` and ``explain`` decide with), or, for a run without the recheck,
     ``DefaultRule`` (the decisions as made on arrival)."""
     return lib.rules.DefaultRule.rechecked(k=k) if recheck else lib.rules.DefaultRule(k=k)
+
+
+def run_engine(index, fingerprinter: Fingerprinter, k: int, recheck: bool, batch_size: int | None,
+               workers: int) -> DedupEngine:
+    """The engine of an ingest run (``dedup``, ``index``, ``migrate``): with the recheck, it decides on arrival
+    with :meth:`DefaultRule.on_arrival` of the rule its recheck takes the decisions again with (so on arrival it
+    decides as the same run with ``--no-recheck``), without it with ``DefaultRule``."""
+    rule = lib.rules.DefaultRule.rechecked(k=k) if recheck else lib.rules.DefaultRule(k=k)
+    return lib.engine.DedupEngine(index, fingerprinter, rule.on_arrival(), batch_size=batch_size, workers=workers,
+                                  recheck_rule=rule)
 
 
 def make_fingerprinter(idf: Optional[Path]) -> Fingerprinter:
@@ -236,10 +250,11 @@ def print_summary(summary: Summary, extra: str = "") -> None:
         err(f"{s.already_indexed:,} were already indexed with the same content (left as they were): "
             f"{' + '.join(parts)} = {s.kept + s.duplicates:,} documents decided")
     if s.rechecked:
-        moved = s.rechecked - s.taken_back - s.became
-        err(f"recheck: {s.rechecked:,} decisions taken again once the input's templates were known: "
-            f"{s.taken_back:,} duplicates no more, {s.became:,} became duplicates, {moved:,} moved to another "
-            "cluster (the counts above are after it; --no-recheck: the decisions made on arrival)")
+        other = s.rechecked - s.taken_back - s.became - s.moved
+        err(f"recheck: once the input's templates were known, {s.rechecked:,} records were decided otherwise than "
+            f"with --no-recheck: {s.taken_back:,} duplicates no more, {s.became:,} became duplicates, {s.moved:,} "
+            "moved to another cluster or original" + (f", {other:,} with another reason or distance" if other else "")
+            + " (the counts above are after it)")
     if s.rechecked_earlier:
         err(f"recheck: {s.rechecked_earlier:,} documents indexed before this run changed cluster too (they are in "
             "the index, not in this run's counts or report)")

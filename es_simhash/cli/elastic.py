@@ -16,7 +16,7 @@ from es_simhash.cli import lib
 from es_simhash.cli.common import (CountBar, DeadLetters, Limit, Encoding, Html, IdField, Idf, Inputs, MaxDistance,
                                    Progress, Recheck, Report, RunProgress, TextField, TextFile, UserError, Workers,
                                    decision_rule, require_inputs, refuse_unsafe_outputs, make_fingerprinter,
-                                   parse_lookup_keys, print_summary, read_text_arg, make_reader, err)
+                                   parse_lookup_keys, print_summary, read_text_arg, make_reader, run_engine, err)
 from es_simhash.cli.connection import (DEFAULT_INDEX, CheckpointFile, Connection, Elastic, IndexBatch, IndexName,
                                        Lookup, Resume, connection_options, describe_keys, elastic_message,
                                        gave_up_message, indexed_line, maintained_index, open_run_checkpoint,
@@ -117,8 +117,7 @@ def _engine_into(es: Elastic, backend, fingerprinter, keys, k: int, recheck: boo
     """The engine of a run into ``backend`` (an ``ElasticIndex``), and the function that creates its index before the
     first record if it does not exist yet (:func:`ready_index`: an existing one is checked now)."""
     start = ready_index(es, backend.index, fingerprinter, keys, k, backend)
-    engine = lib.engine.DedupEngine(backend, fingerprinter, decision_rule(k, recheck), batch_size=batch_size,
-                                    workers=workers)
+    engine = run_engine(backend, fingerprinter, k, recheck, batch_size, workers)
     return engine, start
 
 @connection_options

@@ -19,6 +19,7 @@ from es_simhash.cli import lib
 from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress, Recheck,
                                    Report, RunProgress, TextField, TextFile, UserError, Workers, decision_rule,
                                    require_inputs, refuse_unsafe_outputs, make_fingerprinter, parse_lookup_keys,
+                                   run_engine,
                                    print_summary, print_table, read_text_arg, make_reader, undecided_error,
                                    warn_beyond_keys, err)
 from es_simhash.cli.connection import Connection, Elastic, connection_options, maintained_index
@@ -105,8 +106,7 @@ def dedup(
     refuse_unsafe_outputs(inputs, *outputs, ("--save-index", save_index))  # (it may be --load-index: read first)
     fingerprinter = make_fingerprinter(idf)
     index = _memory_index(load_index, parse_lookup_keys(lookup), fingerprinter.config)
-    engine = lib.engine.DedupEngine(index, fingerprinter, decision_rule(k, recheck), batch_size=batch_size,
-                                    workers=workers)
+    engine = run_engine(index, fingerprinter, k, recheck, batch_size, workers)
     warn_beyond_keys(k, index.lookup_keys)
     reader = make_reader(text_field, id_field, encoding, html)
     bar = RunProgress(lib.sources.RecordReader.total_bytes(inputs), progress, "dedup")

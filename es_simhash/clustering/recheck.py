@@ -7,7 +7,9 @@ indexed, the rule counts those lines as boilerplate (held by several clusters), 
 The recheck takes every such decision again (:func:`decide_again`): a near duplicate that matches no member of its
 cluster any more leaves it (``split``: a canonical of its own; ``moved``: into the cluster it matches now) and the
 documents that duplicate it follow it (``re-pointed``); a canonical joins an older document's cluster (``merged``)
-only when it would have on arrival, as the index stands now, and the template rule keeps it there. Each change
+only when it would have on arrival, as the index stands now, and the template rule keeps it there: every canonical
+with long sentences is settled so (a run decides on arrival without the rule's far sentence bound,
+``DefaultRule.on_arrival``, as a run without the recheck decides; the recheck applies it). Each change
 can change a decision near it (a document that left its cluster is one more holder of the template's lines), so
 the documents near every change are decided again, until nothing changes (:func:`until_settled`). A decision is
 only taken back where the whole index shows it rested on a template; the recheck never makes the rule looser.
@@ -34,6 +36,11 @@ def _recheckable(d: StoredDoc) -> bool:
     of longer texts are decided without them."""
     return d.duplicate_of is not None and d.cluster != d.id and (
         d.reason == "sentences" or (d.reason == "simhash" and has_sketch(d.fingerprint)))
+
+
+def _has_sentences(d: StoredDoc) -> bool:
+    """A document with a signature of long sentences: one a sentence match can reach (the far bound too)."""
+    return bool(d.fingerprint.sentences)
 
 
 def recheck_duplicates(index: MaintainedIndex, rule: DecisionRule, writer: Writer, docs: Sequence[StoredDoc]
@@ -67,14 +74,15 @@ def recheck_duplicates(index: MaintainedIndex, rule: DecisionRule, writer: Write
 
 
 def decide_again(index: MaintainedIndex, rule: DecisionRule, writer: Writer, docs: Sequence[StoredDoc],
-                 canonicals: bool = True) -> set[str]:
-    """One step of the recheck on ``docs`` (as stored now): with ``canonicals``, each canonical among them settled
-    with what the whole index knows (:func:`~es_simhash.clustering.settle.settle_canonicals`, ``known``); each near
-    duplicate decided again (:func:`recheck_duplicates`); whatever that moved re-pointed. Returns the ids of every
-    document this step rewrote."""
+                 canonicals: Callable[[StoredDoc], bool] | None = lambda d: True) -> set[str]:
+    """One step of the recheck on ``docs`` (as stored now): each canonical among them that ``canonicals`` picks
+    (None: none) settled with what the whole index knows (:func:`~es_simhash.clustering.settle.settle_canonicals`,
+    ``known``); each near duplicate decided again (:func:`recheck_duplicates`); whatever that moved re-pointed.
+    Returns the ids of every document this step rewrote."""
     start = len(writer.settled.changes)
-    if canonicals:
-        merged = settle_canonicals(index, rule, writer, [d for d in docs if d.cluster == d.id], known=True)
+    settled = [d for d in docs if d.cluster == d.id and canonicals is not None and canonicals(d)]
+    if settled:
+        merged = settle_canonicals(index, rule, writer, settled, known=True)
         if merged:
             repoint(index, writer, merged, rule)
             docs = list(index.fetch(sorted(d.id for d in docs), whole=False).values())
@@ -116,8 +124,10 @@ def recheck(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, a
     writer = Writer(index, settled)
     changed: set[str] = set()
     for docs in index.scan(page, after, since):
-        # (a canonical is left as decided on arrival, unless a change near it calls it into question: see below)
-        changed |= decide_again(index, rule, writer, docs, canonicals=False)
+        # (a canonical with long sentences is settled: the run decided it on arrival without the far sentence bound,
+        # DefaultRule.on_arrival; any other is left as decided on arrival, unless a change near it calls it into
+        # question: see below)
+        changed |= decide_again(index, rule, writer, docs, canonicals=_has_sentences)
         report.checked += len(docs)
         report.last_id = docs[-1].id
         report.changes = settled.changes

@@ -4,7 +4,7 @@ guard :mod:`~es_simhash.decide.crowding`'s."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from es_simhash.decide.compare import same_content
@@ -151,17 +151,27 @@ class DefaultRule:
     @classmethod
     def rechecked(cls, **settings: Any) -> "DefaultRule":
         """The rule for runs whose decisions are taken again once every document is indexed
-        (:func:`~es_simhash.clustering.recheck`; ``es-simhash dedup`` does, ``DefaultRule()`` is for decisions
-        that stay as made on arrival, as ``es-simhash index`` makes them): the sentence match also reaches
+        (:func:`~es_simhash.clustering.recheck`; ``es-simhash dedup`` and ``index`` do; ``DefaultRule()`` is for
+        decisions that stay as made on arrival, ``--no-recheck``): the sentence match also reaches
         ``far_sentence_k`` = 24 bits when half of the smaller signature is shared (chosen on the dev split with
         the recheck). A reprint wrapped in a site's header, sponsor and footer lines moves 17-24 bits and keeps
-        most of its few long sentences; two articles of one site share the site's lines too, and on arrival
-        nothing says yet that those are the site's, but the recheck counts them as boilerplate once other articles
-        of the site hold them, and takes the merge back. (Half, not ``min_shared_sentences``' 40%: two follow-up
+        most of its few long sentences; two articles of one site share the site's lines too, and while a run
+        reads them nothing says yet that those are the site's, but the recheck counts them as boilerplate once
+        other articles of the site hold them. So a run decides on arrival without the far bound
+        (:meth:`on_arrival`) and its recheck applies it, with what the whole run showed of templates. (Half, not ``min_shared_sentences``' 40%: two follow-up
         stories that reuse two paragraphs share 2 of 5 signature sentences; on BBC News, 40% merged 8 such pairs
         of 2,225 articles, half merges 1.) Without the recheck the looser bound costs more than it finds
         (docs/accuracy.md). ``settings``: any other field, as for ``DefaultRule(...)``."""
         return cls(**{"far_sentence_k": 24, "recheck": True, **settings})
+
+    def on_arrival(self) -> "DefaultRule":
+        """The rule a run whose decisions are rechecked with this one decides with on arrival: this one without
+        the far sentence bound (``far_sentence_k`` off), which the recheck applies to every document, canonical or
+        not, once the run's templates are known (:func:`~es_simhash.clustering.recheck`). So a run with the recheck
+        decides on arrival as the same run with ``--no-recheck`` (``DefaultRule(k=...)``) decides, and its recheck
+        line counts what the two runs report differently; on the dev split of ``bench/accuracy.py`` the clusters
+        are the same as with the far bound on arrival too."""
+        return replace(self, far_sentence_k=0)
 
     def decide(
         self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()

@@ -57,6 +57,7 @@ class DedupEngine:
         batch_size: int | None = None,
         workers: int = 0,
         worker_threads: bool | None = None,
+        recheck_rule: DecisionRule | None = None,
     ) -> None:
         if workers < 0:
             raise ValueError("workers >= 0")
@@ -68,6 +69,11 @@ class DedupEngine:
         """Looks up and decides each batch (and remembers the ids seen in this run)."""
         self.writer = BatchWriter(index, rule)
         """Writes each decided batch and settles it."""
+        self.recheck_rule: DecisionRule = recheck_rule or rule
+        """The rule the recheck at the end of a run takes the decisions again with
+        (:func:`~es_simhash.pipeline.run_dedup` with ``recheck``; default: :attr:`rule`). ``es-simhash dedup`` and
+        ``index`` decide on arrival with ``DefaultRule.rechecked(k=K).on_arrival()`` and recheck with
+        ``DefaultRule.rechecked(k=K)`` (:meth:`DefaultRule.on_arrival`)."""
         if batch_size is None:
             batch_size = SHARED_BATCH_SIZE if index.shared_writers else BATCH_SIZE
         self.batch_size = batch_size

@@ -40,6 +40,11 @@ class RecheckOutcome:
         """Documents that were duplicates and are not any more."""
         return {i for i, d in self.after.items() if self.before[i][1] is not None and d.is_canonical}
 
+    def moved(self) -> set[str]:
+        """Documents that were duplicates and still are, in another cluster or of another document."""
+        return {i for i, d in self.after.items() if self.before[i][1] is not None and not d.is_canonical
+                and (d.cluster, d.duplicate_of) != self.before[i][:2]}
+
 
 def recheck_run(engine: DedupEngine, summary: Summary, since: int, *, scope: int | None,
                 checkpoint: Checkpoint | None = None, on_page: Callable[[int, int], None] | None = None
@@ -76,7 +81,7 @@ def recheck_run(engine: DedupEngine, summary: Summary, since: int, *, scope: int
     if checkpoint is not None and checkpoint.rechecked is None:
         checkpoint.rechecked = {}
         checkpoint.save(summary)
-    note(recheck(index, engine.rule, since=scope, on_page=page))
+    note(recheck(index, engine.recheck_rule, since=scope, on_page=page))
     if on_page is not None:
         on_page(total, total)
     outcome = RecheckOutcome()
@@ -102,6 +107,7 @@ def _correct_summary(summary: Summary, outcome: RecheckOutcome, earlier: int) ->
     summary.rechecked = len(outcome.after)
     summary.taken_back = len(taken_back)
     summary.became = len(became)
+    summary.moved = len(outcome.moved())
     summary.duplicates += len(became) - len(taken_back)
     summary.kept += len(taken_back) - len(became)
     summary.rechecked_earlier = earlier

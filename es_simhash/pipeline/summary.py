@@ -40,10 +40,15 @@ class Summary:
     resumed_already: int = 0
     """Of :attr:`already_indexed`: found by the earlier runs this one resumed."""
     rechecked: int = 0
-    """Records whose cluster the final recheck changed (``run_dedup(recheck=True)``); of them, :attr:`taken_back`
-    are duplicates no more and :attr:`became` became duplicates (the others moved to another cluster)."""
+    """Records whose report line the final recheck changed (``run_dedup(recheck=True)``): decided otherwise than
+    on arrival, where the same run with ``--no-recheck`` stops (both decide on arrival alike:
+    :meth:`~es_simhash.decide.default.DefaultRule.on_arrival`). Of them, :attr:`taken_back` are duplicates no more
+    (duplicates with ``--no-recheck``, not with the recheck), :attr:`became` became duplicates (the other way
+    round), :attr:`moved` are duplicates either way, in another cluster or of another document; any others kept
+    their match, with another reason or distance."""
     taken_back: int = 0
     became: int = 0
+    moved: int = 0
     rechecked_earlier: int = 0
     """Documents of an index loaded from an earlier run whose cluster the recheck changed (not records of this
     run: they are in the index, not in the report)."""
@@ -101,6 +106,7 @@ class Summary:
             "rechecked": self.rechecked,
             "taken_back": self.taken_back,
             "became": self.became,
+            "moved": self.moved,
             "rechecked_earlier": self.rechecked_earlier,
             "dead_reasons": dict(sorted(self.dead_reasons.items())),
         }
