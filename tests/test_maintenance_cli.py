@@ -23,6 +23,19 @@ def cli(*args, es_url: str, cwd, stdin: bytes | None = None) -> subprocess.Compl
     return run_cli(*args, es_url=es_url, cwd=cwd, stdin=stdin if stdin is not None else b"")
 
 
+def index_templates_without_recheck(es_url: str, index: str, tmp_path: Path) -> Path:
+    """A crawl of short texts inside site templates (seed 5, 1,600 records) indexed with --no-recheck: decisions as
+    made on arrival, before the templates were known (what repair takes again). Returns the input's path."""
+    from support import templated_crawl
+
+    path = tmp_path / "templated.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in templated_crawl(5, 1600)),
+                    encoding="utf-8")
+    res = cli("index", path, "--index", index, "--no-progress", "--no-recheck", es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    return path
+
+
 def raw_state(client, index: str) -> dict[str, dict]:
     client.indices.refresh(index=index)
     hits = client.search(index=index, size=10_000, query={"match_all": {}},
@@ -126,13 +139,7 @@ def test_a_dry_run_is_the_repair_without_its_writes_and_an_index_built_with_defa
     before the templates were known), `repair --dry-run` prints exactly the lines and counts `repair` then prints
     (every change once), and leaves the index as it was; after the repair, and on an index `index` built with its
     defaults, a dry run finds nothing."""
-    from support import templated_crawl
-
-    path = tmp_path / "templated.jsonl"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in templated_crawl(5, 1600)),
-                    encoding="utf-8")
-    res = cli("index", path, "--index", es_index_name, "--no-progress", "--no-recheck", es_url=es_url, cwd=tmp_path)
-    assert res.returncode == 0, res.stderr.decode()
+    path = index_templates_without_recheck(es_url, es_index_name, tmp_path)
     before = raw_state(client, es_index_name)
     dry = cli("repair", "--index", es_index_name, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
     assert dry.returncode == 0 and raw_state(client, es_index_name) == before
@@ -193,13 +200,7 @@ def test_an_interrupted_dry_run_says_it_changed_nothing_and_goes_on_as_a_dry_run
     nothing was changed and what it found so far (the lines it printed, the start of the whole dry run's), gives
     the command that goes on with the dry run, and says the real repair starts from the top; doing both fixes
     all that the whole dry run reported."""
-    from support import templated_crawl
-
-    path = tmp_path / "templated.jsonl"
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in templated_crawl(5, 1600)),
-                    encoding="utf-8")
-    res = cli("index", path, "--index", es_index_name, "--no-progress", "--no-recheck", es_url=es_url, cwd=tmp_path)
-    assert res.returncode == 0, res.stderr.decode()
+    index_templates_without_recheck(es_url, es_index_name, tmp_path)
     before = raw_state(client, es_index_name)
     whole = cli("repair", "--index", es_index_name, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
     assert whole.returncode == 0, whole.stderr.decode()
