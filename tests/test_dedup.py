@@ -542,3 +542,52 @@ def test_a_rule_of_ones_own_drives_the_engine_the_recheck_and_explain(fingerprin
     why = engine.explain(a, b)
     assert why["duplicate"] is False and why["reason"] is None
     assert engine.explain(a, a)["reason"] == "same-simhash"
+
+
+def _variants(text: str, other: str) -> list[str]:
+    """Texts to compare ``text`` with: copies edited as crawls edit them, copies with other figures (the number
+    guard's case), cut, wrapped in a template, negated, and another article."""
+    bump = str.maketrans("0123456789０１２３４５６７８９", "1234567890１２３４５６７８９０")
+    half = text[: len(text) // 2]
+    return [reprint(text), text.translate(bump), half, half.translate(bump), "".join(
+        "某" if i % 30 == 7 else ch for i, ch in enumerate(text)), other, other.translate(bump), text[:60],
+        "不" + text[:60], text[:60] + "\n" + other[:60], "本网讯 " + text[:40] + "（责任编辑：王敏）"]
+
+
+def test_explain_tells_the_story_the_decision_acted_on():
+    """For many pairs of real texts, `DefaultRule.trace` (what `explain` prints) gives the decision `decide` makes
+    and names the test that failed: the number guard only when it took a match back (the same rule without it
+    matches), the meaning guard only when it vetoed one, and otherwise the last test made."""
+    from dataclasses import replace
+
+    fingerprinter = Fingerprinter()
+    texts = [a for a in chinese_articles() if 200 <= len(a) <= 3000][:40] + english_articles()[:20]
+    pairs = [(t, v) for i, t in enumerate(texts) for v in _variants(t, texts[(i + 1) % len(texts)])]
+    fps = fingerprinter.fingerprint_many([x for pair in pairs for x in pair])
+    seen = {"numbers": 0, "meaning": 0, "match": 0, "other": 0}
+    for rule in (DefaultRule(), DefaultRule.rechecked()):
+        no_numbers = replace(rule, number_guard=0)
+        no_guards = replace(no_numbers, meaning_guard=False)
+        for j in range(0, len(fps), 2):
+            fp, other = fps[j], fps[j + 1]
+            cand = [StoredDoc("b", other, cluster="b")]
+            decided = rule.decide(fp, cand)
+            traced, steps = rule.trace(fp, other)
+            assert (traced is None) == (decided is None), pairs[j // 2]
+            if decided is not None:
+                assert (traced.reason, traced.distance) == (decided.reason, decided.distance)
+                assert all(s.passed is not False for s in steps if s.test in ("numbers", "meaning"))
+                seen["match"] += 1
+                continue
+            failed = [s for s in steps if s.passed is False]
+            assert failed and steps[-1] is failed[-1], steps
+            if no_numbers.decide(fp, cand) is not None:
+                assert steps[-1].test == "numbers", steps
+                seen["numbers"] += 1
+            elif no_guards.decide(fp, cand) is not None:
+                assert steps[-1].test == "meaning", steps
+                seen["meaning"] += 1
+            else:
+                assert steps[-1].test not in ("numbers", "meaning"), steps
+                seen["other"] += 1
+    assert all(seen.values()), seen  # (every kind of story was told)

@@ -14,7 +14,7 @@ from es_simhash.cli import lib
 from es_simhash.errors import InputError, InvalidValue, OutputError
 
 if TYPE_CHECKING:
-    from es_simhash.decide.rule import DecisionRule
+    from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.files.sources import RecordReader
     from es_simhash.fingerprint.fingerprinter import Fingerprinter
@@ -97,7 +97,7 @@ TextFile = Annotated[Optional[Path], typer.Option("--file", "-f", help="Read the
                                                   show_default=False)]
 
 
-def decision_rule(k: int, recheck: bool = True) -> DecisionRule:
+def decision_rule(k: int, recheck: bool = True) -> DefaultRule:
     """The rule every command decides with: :meth:`DefaultRule.rechecked` (what a run's recheck decides with, and
     what ``repair``, ``delete``, ``check`` and ``explain`` decide with), or, for a run without the recheck,
     ``DefaultRule`` (the decisions as made on arrival)."""

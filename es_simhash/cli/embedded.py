@@ -218,27 +218,40 @@ def evaluate(
     as_json: EvaluateJson = False,
     k: MaxDistance = MAX_DISTANCE,
     idf: Idf = None,
+    recheck: Recheck = True,
+    lookup: EmbeddedLookup = "tables",
+    html: Html = "auto",
 ) -> None:
-    """Precision, recall and F1 of the current settings on your own labelled data, and a sweep over k and the
-    rule's bounds with the setting that maximises F1 (then use it: -k, or DefaultRule(...) in Python)."""
+    """Precision, recall and F1 of `dedup` with the current settings on your own labelled data, and a sweep over k
+    and the rule's bounds with the setting that maximises F1 (then use it: -k, or DefaultRule(...) in Python).
+
+    Every score is of a whole `dedup` run of the labelled texts with those settings (the recheck at its end
+    included): a predicted pair is two documents in one of its final clusters, those of `dedup --report`
+    (labelled pairs: each pair a run of its own, B then A, predicted when the two end in one cluster). A k beyond
+    what the lookup keys guarantee is swept with --lookup tables:K:3, as `dedup` advises for it.
+    """
     ev = lib.evaluate
+    keys = parse_lookup_keys(lookup)
     try:
         with open(labels_file, encoding="utf-8") as fh:
-            labels = ev.load_labels(fh, str(labels_file))
+            labels = ev.load_labels(fh, str(labels_file), html)
     except FileNotFoundError:
         raise UserError(f"labels file not found: {labels_file}") from None
     except (LabelError, UnicodeDecodeError) as exc:
         raise UserError(str(exc)) from None
-    fingerprinter, rule = make_fingerprinter(idf), lib.rules.DefaultRule(k=k)
+    except ValueError as exc:  # (--html)
+        raise UserError(f"--html: {exc}", code=2) from None
+    fingerprinter, rule = make_fingerprinter(idf), decision_rule(k, recheck)
+    warn_beyond_keys(k, keys)
     if no_sweep:
-        sc = ev.score(labels, fingerprinter, rule)
+        sc = ev.score(labels, fingerprinter, rule, recheck=recheck, lookup_keys=keys)
         if as_json:
             typer.echo(json.dumps({"current": sc.to_dict()}))
         else:
             typer.echo(f"precision {sc.precision:.3f}  recall {sc.recall:.3f}  F1 {sc.f1:.3f}  "
                        f"({sc.true_pairs:,} labelled duplicate pairs, {sc.predicted_pairs:,} predicted)")
         return
-    res = ev.sweep(labels, fingerprinter, rule)
+    res = ev.sweep(labels, fingerprinter, rule, recheck=recheck, lookup_keys=keys)
     if as_json:
         typer.echo(json.dumps(res.to_dict()))
     else:
@@ -250,10 +263,14 @@ def _print_sweep(kind: str, res) -> None:
     typer.echo(f"{kind}: current settings: precision {c.precision:.3f}  recall {c.recall:.3f}  F1 {c.f1:.3f}"
                f"  ({c.true_pairs:,} labelled duplicate pairs, {c.predicted_pairs:,} predicted)")
     print_table(("setting", "value", "precision", "recall", "F1"),
-                ((setting, f"{value}{' *' if value == res.best[setting] else ''}", f"{sc.precision:.3f}",
+                ((setting, f"{value}{' *' if value == res.best[setting] else ''}"
+                  f"{f' (--lookup {res.lookups[value]})' if setting == 'k' and value in res.lookups else ''}",
+                  f"{sc.precision:.3f}",
                   f"{sc.recall:.3f}", f"{sc.f1:.3f}") for setting, value, sc in res.rows))
     b = res.best_score
     settings = ", ".join(f"{k_}={v}" for k_, v in res.best.items())
+    if res.best_lookup:
+        settings += f"; --lookup {res.best_lookup}"
     typer.echo(f"best of each together ({settings}): precision {b.precision:.3f}  recall {b.recall:.3f}  "
                f"F1 {b.f1:.3f}")
 

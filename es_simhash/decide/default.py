@@ -5,17 +5,20 @@ guard :mod:`~es_simhash.decide.crowding`'s."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any, Sequence
 
 from es_simhash.decide.compare import same_content
 from es_simhash.decide.crowding import TemplateCrowding
 from es_simhash.decide.match import MatchTests
 from es_simhash.records import Decision, StoredDoc
-from es_simhash.decide.trace import MEANING_VETO, Step
+from es_simhash.decide.trace import MEANING_VETO, Note, Step, recorder
 from es_simhash.defaults import MAX_DISTANCE
 from es_simhash.fingerprint.model import Fingerprint
 
 __all__ = ["DefaultRule"]
+
+_VETOED = MappingProxyType({"by": MEANING_VETO})
 
 
 @dataclass(frozen=True)
@@ -186,14 +189,22 @@ class DefaultRule:
         """Every candidate ``fp`` duplicates, the one :meth:`decide` picks first: decided together, so the rules
         that look at all candidates (boilerplate by cluster count, the meaning guard's veto of a whole cluster)
         apply to each (``DedupEngine.check`` lists these)."""
-        crowding, match = self.crowding, self.match_tests.match
+        return self._matches(fp, candidates, boilerplate, recorder(None))
+
+    def _matches(self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int], note: Note
+                 ) -> list[Decision]:
+        """:meth:`matches`, each step told to ``note`` (:meth:`trace` keeps them)."""
+        crowding, match = self.crowding, self.match_tests.match_noting
         vetoed = crowding.vetoed(fp, candidates)
         if crowding.applies(fp, candidates):
             boilerplate = boilerplate | crowding.held(fp, candidates, vetoed)
         found: list[tuple[tuple[int, int, str], Decision]] = []
         for cand in candidates:
-            decision = match(fp, cand, boilerplate)
-            if decision is None or (cand.cluster in vetoed and decision.reason != "exact"):
+            decision = match(fp, cand, boilerplate, note)
+            if decision is None:
+                continue
+            if cand.cluster in vetoed and decision.reason != "exact":
+                note("meaning", False, _VETOED)
                 continue
             found.append(((decision.distance, 0 if cand.is_canonical else 1, cand.id), decision))
         found.sort(key=lambda x: x[0])
@@ -205,15 +216,12 @@ class DefaultRule:
 
     def trace(self, fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int] = frozenset()
               ) -> tuple[Decision | None, list[Step]]:
-        """The decision of ``fp`` against ``other`` alone (as if it were the only candidate), and the steps that
-        took it: each test made, then the meaning guard's veto, if it took the match back."""
-        cand = StoredDoc("b", other, cluster="b")
+        """The decision of ``fp`` against ``other`` alone (as if it were the only candidate: :meth:`decide`'s own
+        code), and the steps that took it: each test made, in order, then the meaning guard's veto, if it took the
+        match back."""
         steps: list[Step] = []
-        decision = self.match_tests.match(fp, cand, boilerplate, steps)
-        if decision is not None and decision.reason != "exact" and self.crowding.vetoed(fp, [cand]):
-            steps.append(Step("meaning", False, {"by": MEANING_VETO}))
-            decision = None
-        return decision, steps
+        found = self._matches(fp, [StoredDoc("b", other, cluster="b")], boilerplate, recorder(steps))
+        return (found[0] if found else None), steps
 
     def explain(self, fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int] = frozenset()
                 ) -> dict[str, Any]:

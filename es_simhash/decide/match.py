@@ -1,26 +1,32 @@
 """The tests of one candidate (:class:`MatchTests`): exact, SimHash, sentences, sketch, fuzzy sentences and the
-number guard, each recording what it measured in a trace when one is given (:mod:`es_simhash.decide.trace`)."""
+number guard (asked of a match only), each telling what it measured to a recorder that keeps it in a trace when
+one is given (:mod:`es_simhash.decide.trace`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from es_simhash.decide.compare import same_content, sketch_support
 from es_simhash.decide.rule import has_sketch
 from es_simhash.records import Decision, StoredDoc
-from es_simhash.decide.trace import Step
+from es_simhash.decide.trace import Note, Step, recorder
 from es_simhash.fingerprint.hashes import numbers_alike_in_count, numbers_contained
 from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
 
 __all__ = ["MatchTests"]
 
+_NO_VALUES: Mapping[str, Any] = MappingProxyType({})
+
 
 @dataclass(frozen=True, slots=True)
 class MatchTests:
     """Whether a fingerprint duplicates one candidate, with the bounds the tests apply (what each means:
-    :class:`~es_simhash.decide.default.DefaultRule`, which builds this from its settings). Given a ``trace``, every
-    test appends the :class:`~es_simhash.decide.trace.Step` it made; without one nothing is recorded."""
+    :class:`~es_simhash.decide.default.DefaultRule`, which builds this from its settings). Every test tells the
+    :class:`~es_simhash.decide.trace.Step` it made to a recorder (:func:`~es_simhash.decide.trace.recorder`), which
+    keeps it in a trace or, for a decision nobody traces, drops it: one code path either way."""
 
     k: int
     short_k: int
@@ -45,66 +51,64 @@ class MatchTests:
     def match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int],
               trace: list[Step] | None = None) -> Decision | None:
         """Whether ``fp`` duplicates ``cand`` alone (the rules over all candidates are the rule's). ``trace``: a list
-        that gets one step per test made."""
+        that gets one step per test made; the tests are the same, in the same order, with or without it."""
+        return self.match_noting(fp, cand, boilerplate, recorder(trace))
+
+    def match_noting(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int], note: Note
+                     ) -> Decision | None:
+        """:meth:`match`, each step it makes told to ``note`` (:func:`~es_simhash.decide.trace.recorder`)."""
         other = cand.fingerprint
         if fp.version != other.version:
-            if trace is not None:
-                trace.append(Step("versions", False, {"a": fp.version, "b": other.version}))
+            note("versions", False, {"a": fp.version, "b": other.version})
             return None
         if same_content(fp, other):
-            if trace is not None:
-                trace.append(Step("exact", True))
+            note("exact", True, _NO_VALUES)
             return Decision(cand, 0, "exact")
         if fp.empty or other.empty:
-            if trace is not None:
-                trace.append(Step("features", False))
-            return None
-        if trace is not None and self._other_numbers(fp, other, trace):  # (else asked of a match only: below)
+            note("features", False, _NO_VALUES)
             return None
         distance = fp.distance(other)
-        if self._by_simhash(fp, other, distance, boilerplate, trace):
-            return self._unless_other_numbers(fp, other, Decision(cand, distance, "simhash"), trace)
+        if self._by_simhash(fp, other, distance, boilerplate, note):
+            return self._unless_other_numbers(fp, other, Decision(cand, distance, "simhash"), note)
         if not (fp.hashes and other.hashes):
-            if trace is not None:
-                trace.append(Step("signature", False))
+            note("signature", False, _NO_VALUES)
             return None
-        shared, shared_sketch, shared_fuzzy = self._shared(fp, other, boilerplate, trace)
+        shared, shared_sketch, shared_fuzzy = self._shared(fp, other, boilerplate, note)
         if not (shared or shared_sketch or shared_fuzzy):  # no shared sentence, fuzzy or sketch hash
-            if trace is not None:
-                trace.append(Step("shared", False))
+            note("shared", False, _NO_VALUES)
             return None
         n_shared, n_sketch = len(shared), len(shared_sketch)
-        if (n_shared and self._by_sentences(fp, other, distance, n_shared, n_sketch, boilerplate, trace)) or (
-                n_sketch and self._by_sketch(fp, other, n_sketch, boilerplate, trace)) or (
-                shared_fuzzy and self._by_fuzzy(fp, other, distance, shared_fuzzy, n_shared, boilerplate, trace)):
-            return self._unless_other_numbers(fp, other, Decision(cand, distance, "sentences"), trace)
+        if (n_shared and self._by_sentences(fp, other, distance, n_shared, n_sketch, boilerplate, note)) or (
+                n_sketch and self._by_sketch(fp, other, n_sketch, boilerplate, note)) or (
+                shared_fuzzy and self._by_fuzzy(fp, other, distance, shared_fuzzy, n_shared, boilerplate, note)):
+            return self._unless_other_numbers(fp, other, Decision(cand, distance, "sentences"), note)
         return None
 
-    def _unless_other_numbers(self, fp: Fingerprint, other: Fingerprint, decision: Decision,
-                              trace: list[Step] | None) -> Decision | None:
-        """``decision``, unless the two texts give other numbers (:meth:`_other_numbers`; with a ``trace``, already
-        asked first)."""
-        return decision if trace is not None or not self._other_numbers(fp, other, None) else None
+    def _unless_other_numbers(self, fp: Fingerprint, other: Fingerprint, decision: Decision, note: Note
+                              ) -> Decision | None:
+        """``decision`` (a match), unless the two texts give other numbers (:meth:`_other_numbers`: asked of a
+        match only)."""
+        return None if self._other_numbers(fp, other, note) else decision
 
     @staticmethod
-    def _shared(fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int], trace: list[Step] | None
+    def _shared(fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int], note: Note
                 ) -> tuple[set[int], set[int], set[int]]:
         """The sentence, sketch and fuzzy hashes the two share, boilerplate left out."""
         shared = set(fp.sentences).intersection(other.sentences) if fp.sentences and other.sentences else set()
         shared_sketch = set(fp.sketch).intersection(other.sketch) if fp.sketch and other.sketch else set()
         shared_fuzzy = set(fp.fuzzy).intersection(other.fuzzy) if fp.fuzzy and other.fuzzy else set()
         if boilerplate:
-            if trace is not None:
-                dropped = len(shared & boilerplate) + len(shared_sketch & boilerplate) + len(shared_fuzzy & boilerplate)
-                if dropped:
-                    trace.append(Step("boilerplate", None, {"dropped": dropped}))
+            held = len(shared) + len(shared_sketch) + len(shared_fuzzy)
             shared -= boilerplate
             shared_sketch -= boilerplate
             shared_fuzzy -= boilerplate
+            dropped = held - len(shared) - len(shared_sketch) - len(shared_fuzzy)
+            if dropped:
+                note("boilerplate", None, {"dropped": dropped})
         return shared, shared_sketch, shared_fuzzy
 
     def _by_fuzzy(self, fp: Fingerprint, other: Fingerprint, distance: int, shared: set[int], n_signature: int,
-                  boilerplate: frozenset[int], trace: list[Step] | None) -> bool:
+                  boilerplate: frozenset[int], note: Note) -> bool:
         """The fuzzy branch (two texts without a sketch), on the ``shared`` fuzzy sentence hashes (none of them
         boilerplate; ``n_signature``: the signature sentences shared). *Rewritten*: within ``fuzzy_k`` bits, at
         least ``fuzzy_min_shared`` and ``fuzzy_shared`` of the smaller set, ``fuzzy_rewritten`` of them for
@@ -124,16 +128,15 @@ class MatchTests:
                and (distance <= self.fuzzy_k or n_signature >= 2))
         by_verbatim = (bool(self.fuzzy_verbatim) and n_fuzzy >= max(2, self.fuzzy_verbatim * smaller)
                        and (distance <= self.sentence_k or far))
-        if trace is not None:
-            trace.append(Step("fuzzy", by_rewritten or by_verbatim, {
-                "shared": n_fuzzy, "smaller": smaller, "rewritten": rewritten, "distance": distance, "chance": chance,
-                "by_rewritten": by_rewritten, "by_verbatim": by_verbatim, "fuzzy_k": self.fuzzy_k,
-                "fuzzy_min_shared": self.fuzzy_min_shared, "fuzzy_shared": self.fuzzy_shared,
-                "fuzzy_rewritten": self.fuzzy_rewritten, "fuzzy_verbatim": self.fuzzy_verbatim,
-                "sentence_k": self.sentence_k, "fuzzy_far": self.fuzzy_far}))
+        note("fuzzy", by_rewritten or by_verbatim, {
+            "shared": n_fuzzy, "smaller": smaller, "rewritten": rewritten, "distance": distance, "chance": chance,
+            "by_rewritten": by_rewritten, "by_verbatim": by_verbatim, "fuzzy_k": self.fuzzy_k,
+            "fuzzy_min_shared": self.fuzzy_min_shared, "fuzzy_shared": self.fuzzy_shared,
+            "fuzzy_rewritten": self.fuzzy_rewritten, "fuzzy_verbatim": self.fuzzy_verbatim,
+            "sentence_k": self.sentence_k, "fuzzy_far": self.fuzzy_far})
         return by_rewritten or by_verbatim
 
-    def _other_numbers(self, fp: Fingerprint, other: Fingerprint, trace: list[Step] | None) -> bool:
+    def _other_numbers(self, fp: Fingerprint, other: Fingerprint, note: Note) -> bool:
         """Whether the two texts give other numbers: both give a few, about as many (a template's report of another
         event replaces its numbers one for one), and fewer than ``number_guard`` of the numbers of the one that
         gives fewer are the other's too (an update changes a few figures; a copy cut short gives a part of them)."""
@@ -141,13 +144,11 @@ class MatchTests:
                 and numbers_alike_in_count(fp.number_bag, other.number_bag)):
             return False
         contained = numbers_contained(fp.number_bag, other.number_bag)
-        if trace is not None:
-            trace.append(Step("numbers", contained >= self.number_guard,
-                              {"contained": contained, "number_guard": self.number_guard}))
+        note("numbers", contained >= self.number_guard, {"contained": contained, "number_guard": self.number_guard})
         return contained < self.number_guard
 
     def _by_simhash(self, fp: Fingerprint, other: Fingerprint, distance: int, boilerplate: frozenset[int],
-                    trace: list[Step] | None) -> bool:
+                    note: Note) -> bool:
         """The simhash branch: within ``k`` bits (both long) or ``short_k`` bits (both short), with sketch support
         when both carry a sketch."""
         if fp.short:
@@ -155,26 +156,22 @@ class MatchTests:
         else:
             bound = None if other.short else self.k
         if bound is None:  # one short, one long
-            if trace is not None:
-                trace.append(Step("simhash", False, {"case": "mixed", "distance": distance}))
+            note("simhash", False, {"case": "mixed", "distance": distance})
             return False
-        if trace is not None:
-            trace.append(Step("simhash", distance <= bound,
-                              {"case": "short" if fp.short else "long", "distance": distance, "bound": bound}))
+        note("simhash", distance <= bound, {"case": "short" if fp.short else "long", "distance": distance,
+                                            "bound": bound})
         if distance > bound:
             return False
         if not (self.simhash_sketch_support and has_sketch(fp) and has_sketch(other)):
             return True
         support = sketch_support(fp, other, boilerplate)
         if support < self.simhash_sketch_support:
-            if trace is not None:
-                trace.append(Step("simhash-sketch", False, {"support": support,
-                                                            "needed": self.simhash_sketch_support}))
+            note("simhash-sketch", False, {"support": support, "needed": self.simhash_sketch_support})
             return False
         return True
 
     def _by_sentences(self, fp: Fingerprint, other: Fingerprint, distance: int, n_shared: int, n_sketch: int,
-                      boilerplate: frozenset[int], trace: list[Step] | None) -> bool:
+                      boilerplate: frozenset[int], note: Note) -> bool:
         """The sentence branch: ``n_shared`` long sentences shared (none of them boilerplate), near enough, or
         enough of the smaller signature, or all of it; between sketched texts with sketch support too."""
         smaller = min(len([h for h in fp.sentences if h not in boilerplate]),
@@ -183,25 +180,22 @@ class MatchTests:
         fraction = distance <= self.sentence_k and n_shared >= self.min_shared_sentences * smaller
         far = distance <= self.far_sentence_k and n_shared >= self.far_shared_sentences * smaller
         contained = bool(self.min_contained_sentences) and n_shared == smaller >= self.min_contained_sentences
-        if trace is not None:
-            trace.append(Step("sentences", near or fraction or far or contained, {
-                "shared": n_shared, "smaller": smaller, "near": near, "fraction": fraction, "far": far,
-                "contained": contained, "sentence_near_k": self.sentence_near_k, "sentence_k": self.sentence_k,
-                "min_shared_sentences": self.min_shared_sentences, "far_sentence_k": self.far_sentence_k,
-                "far_shared_sentences": self.far_shared_sentences,
-                "min_contained_sentences": self.min_contained_sentences}))
+        note("sentences", near or fraction or far or contained, {
+            "shared": n_shared, "smaller": smaller, "near": near, "fraction": fraction, "far": far,
+            "contained": contained, "sentence_near_k": self.sentence_near_k, "sentence_k": self.sentence_k,
+            "min_shared_sentences": self.min_shared_sentences, "far_sentence_k": self.far_sentence_k,
+            "far_shared_sentences": self.far_shared_sentences,
+            "min_contained_sentences": self.min_contained_sentences})
         if not (near or fraction or far or contained):
             return False
         if self.sentence_sketch_support and n_sketch < self.sentence_sketch_support \
                 and has_sketch(fp) and has_sketch(other):
-            if trace is not None:
-                trace.append(Step("sentence-sketch", False, {"needed": self.sentence_sketch_support,
-                                                             "shared": n_sketch}))
+            note("sentence-sketch", False, {"needed": self.sentence_sketch_support, "shared": n_sketch})
             return False
         return True
 
     def _by_sketch(self, fp: Fingerprint, other: Fingerprint, n_sketch: int, boilerplate: frozenset[int],
-                   trace: list[Step] | None) -> bool:
+                   note: Note) -> bool:
         """The sketch branch: ``n_sketch`` shared sketch hashes are at least half of the smaller sketch (boilerplate
         left out) and at least :data:`MIN_SHARED_SKETCH`."""
         mine = len([h for h in fp.sketch if h not in boilerplate])
@@ -209,7 +203,6 @@ class MatchTests:
         if not (mine and theirs):
             return False
         needed = max(MIN_SHARED_SKETCH, -(-min(mine, theirs) * self.min_shared_fraction // 1))
-        if trace is not None:
-            trace.append(Step("sketch", n_sketch >= needed, {"shared": n_sketch, "needed": needed,
-                                                             "smaller": min(mine, theirs), "least": MIN_SHARED_SKETCH}))
+        note("sketch", n_sketch >= needed, {"shared": n_sketch, "needed": needed, "smaller": min(mine, theirs),
+                                            "least": MIN_SHARED_SKETCH})
         return n_sketch >= needed

@@ -1,12 +1,13 @@
 """The decision trace: each test the rule made of a pair, as a value (:class:`Step`: what it measured, the bounds it
-applied, the verdict), and the words ``es-simhash explain`` prints for it (:meth:`Step.words`)."""
+applied, the verdict), the words ``es-simhash explain`` prints for it (:meth:`Step.words`), and the recorder the
+tests note each step with (:func:`recorder`: the decision and its trace are one code path)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-__all__ = ["Step", "MEANING_VETO"]
+__all__ = ["Step", "MEANING_VETO", "Note", "recorder"]
 
 MEANING_VETO = ("the meaning guard: the texts (or a pair of their sentences) differ by a negation word or by words "
                 "in another order")
@@ -25,6 +26,26 @@ class Step:
     def words(self) -> str:
         """The step in words, one line of ``explain``'s ``why``."""
         return _WORDS[self.test](self.values)
+
+
+Note = Callable[[str, "bool | None", Mapping[str, Any]], None]
+"""What a test calls with each step it makes: ``note(test, passed, values)`` (see :class:`Step`)."""
+
+
+def _not_traced(test: str, passed: bool | None, values: Mapping[str, Any]) -> None:
+    """The recorder of a decision nobody traces: records nothing."""
+
+
+def recorder(trace: list[Step] | None) -> Note:
+    """The :data:`Note` that appends each step to ``trace`` (``None``: one that records nothing). The tests call it
+    unconditionally, so a traced decision makes the same tests in the same order as an untraced one."""
+    if trace is None:
+        return _not_traced
+
+    def note(test: str, passed: bool | None, values: Mapping[str, Any]) -> None:
+        trace.append(Step(test, passed, values))
+
+    return note
 
 
 def _yes(passed: bool) -> str:

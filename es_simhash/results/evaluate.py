@@ -1,17 +1,21 @@
-"""How well the decision rule does on a user's own labelled data, and which settings do best there.
+"""How well ``es-simhash dedup`` does on a user's own labelled data, and which settings do best there.
 
 Labels are JSON Lines, one of two kinds per file:
 
-* **pairs**: ``{"a": TEXT, "b": TEXT, "duplicate": true|false}`` (``label`` 1/0 works too): each pair is decided
-  on its own (is ``a`` a near duplicate of ``b``?);
 * **clusters**: ``{"id": ID, "content": TEXT, "cluster": LABEL}`` (``text``/``body`` for the text): documents with
-  the same label are duplicates of each other; all of them go through the engine in file order, and the pairs it
-  puts in one cluster are compared with the labelled pairs.
+  the same label are duplicates of each other. The documents go through one ``dedup`` run in file order (the
+  engine on a new in-memory index, then the recheck at the end of the run, :func:`~es_simhash.pipeline.
+  dedup_documents`), and **a predicted pair is two documents in one of its final clusters** (the clusters
+  ``dedup --report`` gives): the same pairs whether ``dedup`` put them together on arrival or by the recheck;
+* **pairs**: ``{"a": TEXT, "b": TEXT, "duplicate": true|false}`` (``label`` 1/0 works too): each pair is a
+  ``dedup`` run of its own, ``b`` then ``a``, and it is predicted a duplicate when that run ends with the two in
+  one cluster.
 
-Scores are pairwise precision, recall and F1. :func:`sweep` varies one setting of :class:`DefaultRule` at a time
-(``k``, ``short_k``, ``sentence_k``, ``sentence_near_k``, ``min_shared_fraction``, ``crowd_k``, ``crowd_own``), the
-others at their current values, and then scores the best value of each together: the setting to try on that data. Texts are fingerprinted
-once.
+Texts are read as ``dedup`` reads them (``html``: its ``--html``, ``auto`` by default). Scores are pairwise
+precision, recall and F1 of the predicted pairs against the labelled ones. :func:`sweep` varies one setting of
+:class:`DefaultRule` at a time (``k``, ``short_k``, ``sentence_k``, ``sentence_near_k``, ``min_shared_fraction``,
+``crowd_k``, ``crowd_own``), the others at their current values, each a whole ``dedup`` run, and then scores the
+best value of each together: the setting to try on that data.
 """
 
 from __future__ import annotations
@@ -21,11 +25,16 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, Iterable, Sequence
 
+from es_simhash.decide.rule import DecisionRule
 from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
-from es_simhash.records import Document, StoredDoc
-from es_simhash.fingerprint.fingerprinter import Fingerprinter
-from es_simhash.files.sources import DEFAULT_TEXT_FIELDS
 from es_simhash.errors import LabelError
+from es_simhash.files.markup import HTML_MODES, text_of
+from es_simhash.files.sources import DEFAULT_TEXT_FIELDS
+from es_simhash.fingerprint.fingerprinter import Fingerprinter
+from es_simhash.index.memory import MemoryIndex
+from es_simhash.lookup.keys import DEFAULT as DEFAULT_KEYS, LookupKeys
+from es_simhash.pipeline import dedup_documents
+from es_simhash.records import Document
 
 __all__ = ["Labels", "LabelError", "Score", "SweepResult", "load_labels", "score", "sweep", "SWEEP"]
 
@@ -81,9 +90,13 @@ def _text(obj: dict[str, Any]) -> str | None:
     return None
 
 
-def load_labels(lines: Iterable[str], source: str = "labels") -> Labels:
-    """Read labels (see the module's documentation); :class:`LabelError` names the first bad line."""
+def load_labels(lines: Iterable[str], source: str = "labels", html: str = "auto") -> Labels:
+    """Read labels (see the module's documentation); :class:`LabelError` names the first bad line. ``html``: the
+    texts as ``dedup --html`` reads them (``keep``, ``auto``, ``strip``)."""
+    if html not in HTML_MODES:
+        raise ValueError(f"unknown html mode {html!r}: use {', '.join(HTML_MODES)}")
     labels = Labels()
+    seen: set[str] = set()
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -98,13 +111,17 @@ def load_labels(lines: Iterable[str], source: str = "labels") -> Labels:
             if not (isinstance(obj.get("a"), str) and isinstance(obj.get("b"), str)) or dup not in (
                     True, False, 0, 1):
                 raise LabelError(f'{source}:{n}: a pair needs "a" and "b" texts and "duplicate": true or false')
-            labels.pairs.append((obj["a"], obj["b"], bool(dup)))
+            labels.pairs.append((text_of(obj["a"], html)[0], text_of(obj["b"], html)[0], bool(dup)))
         else:
-            text, label = _text(obj), obj.get("cluster")
-            if text is None or label is None or obj.get("id") is None:
+            text, label, doc_id = _text(obj), obj.get("cluster"), obj.get("id")
+            if text is None or label is None or not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool) \
+                    or not str(doc_id).strip():
                 raise LabelError(f'{source}:{n}: a document needs "id", a text ("content") and "cluster", or use '
                                  'pairs ("a", "b", "duplicate")')
-            labels.docs.append((str(obj["id"]), text, str(label)))
+            if str(doc_id) in seen:
+                raise LabelError(f"{source}:{n}: id {doc_id!r} again: give each document its own id")
+            seen.add(str(doc_id))
+            labels.docs.append((str(doc_id), text_of(text, html)[0], str(label)))
         if labels.pairs and labels.docs:
             raise LabelError(f"{source}:{n}: pairs and clustered documents mixed in one file: use one kind")
     if not labels.pairs and not labels.docs:
@@ -113,44 +130,58 @@ def load_labels(lines: Iterable[str], source: str = "labels") -> Labels:
 
 
 class _Prepared:
-    """Labels with their texts fingerprinted once."""
+    """Labels as ``dedup`` reads them, with the run that scores a rule."""
 
-    def __init__(self, labels: Labels, fingerprinter: Fingerprinter) -> None:
-        self.labels = labels
+    def __init__(self, labels: Labels, fingerprinter: Fingerprinter, recheck: bool,
+                 lookup_keys: LookupKeys | None) -> None:
+        self.labels, self.fingerprinter, self.recheck, self.lookup_keys = labels, fingerprinter, recheck, lookup_keys
         self.truth: set[Any]  # pair indices (labelled pairs) or sorted id pairs (clustered documents)
         if labels.pairs:
-            fps = fingerprinter.fingerprint_many([t for a, b, _ in labels.pairs for t in (a, b)])
-            self.pair_fps = list(zip(fps[::2], fps[1::2]))
             self.truth = {i for i, (_, _, dup) in enumerate(labels.pairs) if dup}
         else:
-            self.doc_fps = fingerprinter.fingerprint_many([t for _, t, _ in labels.docs])
             members: dict[str, list[str]] = {}
             for doc_id, _, label in labels.docs:
                 members.setdefault(label, []).append(doc_id)
+            if len({d for d, _, _ in labels.docs}) != len(labels.docs):
+                raise LabelError("labels: two documents with one id")
             self.truth = {tuple(sorted(p)) for ids in members.values() for p in combinations(ids, 2)}
-        self.fingerprinter = fingerprinter
 
-    def score(self, rule: DefaultRule) -> Score:
+    def clusters(self, docs: list[Document], rule: DecisionRule, keys: LookupKeys | None) -> dict[str, str]:
+        """The final cluster of each of ``docs``: ``dedup``'s run of them, in this order, on a new index."""
+        keys = keys or self.lookup_keys
+        engine = DedupEngine(MemoryIndex() if keys is None else MemoryIndex(lookup_keys=keys), self.fingerprinter,
+                             rule)
+        return dedup_documents(docs, engine, recheck=self.recheck)
+
+    def score(self, rule: DecisionRule, keys: LookupKeys | None = None) -> Score:
+        """The score of ``dedup`` with ``rule`` (and ``keys``, when not the given lookup keys)."""
         if self.labels.pairs:
-            predicted: set[Any] = {i for i, (fa, fb) in enumerate(self.pair_fps)
-                         if rule.decide(fa, [StoredDoc("b", fb, cluster="b")]) is not None}
+            predicted: set[Any] = set()
+            for i, (a, b, _) in enumerate(self.labels.pairs):
+                found = self.clusters([Document("b", b), Document("a", a)], rule, keys)
+                if found["a"] == found["b"]:
+                    predicted.add(i)
             return Score.of(self.truth, predicted)
-        engine = DedupEngine(fingerprinter=self.fingerprinter, rule=rule)
-        docs = [Document(doc_id, text) for doc_id, text, _ in self.labels.docs]
-        results = [r for start in range(0, len(docs), 1000)
-                   for r in engine.process_batch(docs[start:start + 1000], self.doc_fps[start:start + 1000])]
+        found = self.clusters([Document(doc_id, text) for doc_id, text, _ in self.labels.docs], rule, keys)
         members: dict[str, list[str]] = {}
-        for r in results:
-            if isinstance(r, Exception):
-                raise LabelError(str(r))
-            members.setdefault(r.cluster, []).append(r.id)
+        for doc_id, cluster in found.items():
+            members.setdefault(cluster, []).append(doc_id)
         predicted = {tuple(sorted(p)) for ids in members.values() for p in combinations(ids, 2)}
         return Score.of(self.truth, predicted)
 
 
-def score(labels: Labels, fingerprinter: Fingerprinter | None = None, rule: DefaultRule | None = None) -> Score:
-    """Precision, recall and F1 of ``rule`` (default settings unless given) on ``labels``."""
-    return _Prepared(labels, fingerprinter or Fingerprinter()).score(rule or DefaultRule())
+def _rule(rule: DefaultRule | None, recheck: bool) -> DefaultRule:
+    return rule if rule is not None else DefaultRule.rechecked() if recheck else DefaultRule()
+
+
+def score(labels: Labels, fingerprinter: Fingerprinter | None = None, rule: DefaultRule | None = None, *,
+          recheck: bool = True, lookup_keys: LookupKeys | None = None) -> Score:
+    """Precision, recall and F1 on ``labels`` of what ``es-simhash dedup`` finds with ``rule`` (unless given,
+    :meth:`DefaultRule.rechecked`, or ``DefaultRule()`` without ``recheck``), ``recheck`` (the recheck at the end of
+    the run, as ``dedup --recheck``, the default) and ``lookup_keys`` (the index's, as ``dedup --lookup``; the
+    default ``tables``). A predicted pair is two documents that ``dedup``'s final clusters put together (see the
+    module's documentation)."""
+    return _Prepared(labels, fingerprinter or Fingerprinter(), recheck, lookup_keys).score(_rule(rule, recheck))
 
 
 @dataclass
@@ -162,19 +193,44 @@ class SweepResult:
     """The best value of each setting (the current one when nothing beats it)."""
     best_score: Score
     """The score of all best values together."""
+    lookups: dict[int, str] = field(default_factory=dict)
+    """The lookup keys (``--lookup``) of the ``k`` values beyond what the given keys guarantee: those runs use
+    keys that guarantee them, as ``dedup`` asks for with such a ``-k``; ``best_score`` too, when the best ``k`` is
+    one of them."""
+
+    @property
+    def best_lookup(self) -> str | None:
+        """The ``--lookup`` the best settings were run with, when it is not the given one."""
+        return self.lookups.get(self.best.get("k"))  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, Any]:
         return {"current": self.current.to_dict(),
-                "sweep": [{"setting": s, "value": v, **sc.to_dict()} for s, v, sc in self.rows],
-                "best": self.best, "best_score": self.best_score.to_dict()}
+                "sweep": [{"setting": s, "value": v, **sc.to_dict(),
+                           **({"lookup": self.lookups[v]} if s == "k" and v in self.lookups else {})}
+                          for s, v, sc in self.rows],
+                "best": self.best, "best_score": self.best_score.to_dict(),
+                **({"best_lookup": self.best_lookup} if self.best_lookup else {})}
 
 
 def sweep(labels: Labels, fingerprinter: Fingerprinter | None = None, rule: DefaultRule | None = None,
-          values: dict[str, Sequence[Any]] | None = None) -> SweepResult:
-    """Score ``rule`` (default settings unless given), then each setting of :data:`SWEEP` (or ``values``) one at
-    a time, then the best of each together (ties go to the current value, then to the smaller value)."""
-    prepared = _Prepared(labels, fingerprinter or Fingerprinter())
-    base = rule or DefaultRule()
+          values: dict[str, Sequence[Any]] | None = None, *, recheck: bool = True,
+          lookup_keys: LookupKeys | None = None) -> SweepResult:
+    """:func:`score` of ``rule`` (as there), then of each setting of :data:`SWEEP` (or ``values``) one at a time,
+    then of the best of each together (ties go to the current value, then to the smaller value): every row is a
+    whole ``dedup`` run of the labelled texts with that rule, ``recheck`` and ``lookup_keys``; a ``k`` beyond what
+    the lookup keys guarantee is run with keys that guarantee it (``tables:K:3``, :attr:`SweepResult.lookups`), as
+    ``dedup`` advises for such a ``-k``."""
+    keys = lookup_keys or DEFAULT_KEYS
+    prepared = _Prepared(labels, fingerprinter or Fingerprinter(), recheck, keys)
+    base = _rule(rule, recheck)
+    lookups: dict[int, str] = {}
+
+    def run(r: DefaultRule) -> Score:
+        if r.k != base.k and r.k > keys.k:
+            lookups[r.k] = f"tables:{r.k}:3"
+            return prepared.score(r, LookupKeys(r.k, 3))
+        return prepared.score(r)
+
     current = prepared.score(base)
     rows: list[tuple[str, Any, Score]] = []
     best: dict[str, Any] = {}
@@ -182,9 +238,9 @@ def sweep(labels: Labels, fingerprinter: Fingerprinter | None = None, rule: Defa
         now = getattr(base, setting)
         top = (current.f1, now)
         for value in tried:
-            sc = current if value == now else prepared.score(replace(base, **{setting: value}))
+            sc = current if value == now else run(replace(base, **{setting: value}))
             rows.append((setting, value, sc))
             if sc.f1 > top[0] + 1e-12:
                 top = (sc.f1, value)
         best[setting] = top[1]
-    return SweepResult(current, rows, best, prepared.score(replace(base, **best)))
+    return SweepResult(current, rows, best, run(replace(base, **best)), lookups)
