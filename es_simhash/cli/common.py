@@ -106,12 +106,10 @@ def decision_rule(k: int, recheck: bool = True) -> DefaultRule:
 
 def run_engine(index, fingerprinter: Fingerprinter, k: int, recheck: bool, batch_size: int | None,
                workers: int) -> DedupEngine:
-    """The engine of an ingest run (``dedup``, ``index``, ``migrate``): with the recheck, it decides on arrival
-    with :meth:`DefaultRule.on_arrival` of the rule its recheck takes the decisions again with (so on arrival it
-    decides as the same run with ``--no-recheck``), without it with ``DefaultRule``."""
-    rule = lib.rules.DefaultRule.rechecked(k=k) if recheck else lib.rules.DefaultRule(k=k)
-    return lib.engine.DedupEngine(index, fingerprinter, rule.on_arrival(), batch_size=batch_size, workers=workers,
-                                  recheck_rule=rule)
+    """The engine of an ingest run (``dedup``, ``index``, ``migrate``): :meth:`DedupEngine.for_run` with the rule
+    of :func:`decision_rule`."""
+    return lib.engine.DedupEngine.for_run(index, fingerprinter, decision_rule(k, recheck), recheck=recheck,
+                                          batch_size=batch_size, workers=workers)
 
 
 def make_fingerprinter(idf: Optional[Path]) -> Fingerprinter:

@@ -234,6 +234,16 @@ class DedupEngine:
         """Write and settle a decided batch; the refused ids with their reasons (:meth:`BatchWriter.store`)."""
         return self.writer.store(decided)
 
+    @classmethod
+    def for_run(cls, index: FingerprintIndex, fingerprinter: Fingerprinter, rule: DefaultRule, *,
+                recheck: bool = True, batch_size: int | None = None, workers: int = 0) -> "DedupEngine":
+        """The engine of a run as ``es-simhash dedup``, ``index`` and ``migrate`` make it: with ``recheck`` (the
+        recheck at the end of the run, :func:`~es_simhash.pipeline.run_dedup`), it decides on arrival with
+        ``rule.on_arrival()`` (the decisions the same run with ``--no-recheck`` makes) and rechecks with ``rule``
+        (``DefaultRule.rechecked(k=K)`` for the commands); without it, with ``rule`` (``DefaultRule(k=K)``)."""
+        return cls(index, fingerprinter, rule.on_arrival() if recheck else rule, batch_size=batch_size,
+                   workers=workers, recheck_rule=rule)
+
     def maintained(self) -> MaintainedIndex:
         """The :attr:`index` as a :class:`~es_simhash.index.base.MaintainedIndex`, or a :class:`TypeError`
         (:func:`~es_simhash.engine.decisions.as_maintained`)."""

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, Iterable, Sequence
 
-from es_simhash.decide.rule import DecisionRule
 from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
 from es_simhash.errors import LabelError
 from es_simhash.files.markup import HTML_MODES, text_of
@@ -146,14 +145,14 @@ class _Prepared:
                 raise LabelError("labels: two documents with one id")
             self.truth = {tuple(sorted(p)) for ids in members.values() for p in combinations(ids, 2)}
 
-    def clusters(self, docs: list[Document], rule: DecisionRule, keys: LookupKeys | None) -> dict[str, str]:
+    def clusters(self, docs: list[Document], rule: DefaultRule, keys: LookupKeys | None) -> dict[str, str]:
         """The final cluster of each of ``docs``: ``dedup``'s run of them, in this order, on a new index."""
         keys = keys or self.lookup_keys
-        engine = DedupEngine(MemoryIndex() if keys is None else MemoryIndex(lookup_keys=keys), self.fingerprinter,
-                             rule)
+        engine = DedupEngine.for_run(MemoryIndex() if keys is None else MemoryIndex(lookup_keys=keys),
+                                     self.fingerprinter, rule, recheck=self.recheck)
         return dedup_documents(docs, engine, recheck=self.recheck)
 
-    def score(self, rule: DecisionRule, keys: LookupKeys | None = None) -> Score:
+    def score(self, rule: DefaultRule, keys: LookupKeys | None = None) -> Score:
         """The score of ``dedup`` with ``rule`` (and ``keys``, when not the given lookup keys)."""
         if self.labels.pairs:
             predicted: set[Any] = set()
