@@ -9,7 +9,9 @@ cluster any more leaves it (``split``: a canonical of its own; ``moved``: into t
 documents that duplicate it follow it (``re-pointed``); a canonical joins an older document's cluster (``merged``)
 only when it would have on arrival, as the index stands now, and the template rule keeps it there: every canonical
 with long sentences is settled so (a run decides on arrival without the rule's far sentence bound,
-``DefaultRule.on_arrival``, as a run without the recheck decides; the recheck applies it). Each change
+``DefaultRule.on_arrival``, as a run without the recheck decides; the recheck applies it), or, in a run's recheck,
+those its decisions on arrival call into question (``settles``:
+:class:`~es_simhash.engine.decisions.FarMarks`, which says why no other can merge). Each change
 can change a decision near it (a document that left its cluster is one more holder of the template's lines), so
 the documents near every change are decided again, until nothing changes (:func:`until_settled`). A decision is
 only taken back where the whole index shows it rested on a template; the recheck never makes the rule looser.

@@ -139,11 +139,13 @@ class FarMarks:
     lookup, so it settles only those that :meth:`settles` picks. Why that is every canonical the recheck can merge:
 
     * Settling (:func:`~es_simhash.clustering.settle.settle_canonicals`, ``known``) joins a canonical to an
-      *older* document only (candidates that arrived before it; a newer canonical it brings along is settled
-      against the documents older than that one), and only when the recheck rule, given the candidates and the
-      boilerplate that the canonical's lookup gave *on arrival* (rebuilt from the index as it stands:
-      ``_as_on_arrival``, by arrival order alone), picks a match. Boilerplate growing since does not enter that
-      decision (only the test that the recheck keeps the join, which can only refuse it).
+      *older* document only (candidates that arrived before it), never to a later one: a later document that
+      belongs with it is a canonical of its own settled against the documents older than *it* (the settling of
+      an older canonical brings it along), so it is that document's arrival that marks it. And it joins only when
+      the recheck rule, given the candidates and the boilerplate that the canonical's lookup gave *on arrival*
+      (rebuilt from the index as it stands, by arrival order alone: ``_as_on_arrival``), picks a match. That
+      boilerplate grew since does not enter this decision: it enters only the test that the recheck keeps the
+      join (``first_kept``), which can refuse a join, never make one.
     * On arrival the decider asks the recheck rule the same question, of the very same candidates (the index's,
       the batch being written, and the earlier documents of the batch) and boilerplate, and marks the canonical
       when it picks a match. Every document older than the canonical was visible to its lookup, unless another
@@ -151,8 +153,10 @@ class FarMarks:
     * What can differ is the candidates' clusters (the template rule counts holders by cluster; the meaning guard
       vetoes a cluster), which change only when a candidate is rewritten: by the recheck itself, which calls the
       documents near each change into question and settles every canonical among them afterwards
-      (:func:`~es_simhash.clustering.recheck.until_settled`), or by settling during the run (other writers, a
-      re-indexed document: :attr:`complete` off).
+      (:func:`~es_simhash.clustering.recheck.until_settled`: the documents its lookup finds from the changed one,
+      which leaves out a canonical that found the changed one on arrival through a hash over the boilerplate
+      bound by now; settling every canonical in its page misses it too when the change comes after that page),
+      or by settling during the run (other writers, a re-indexed document: :attr:`complete` off).
 
     So :meth:`settles` takes the marked canonicals, the documents that arrived before the run (decided by another
     run) and, once the run saw another writer's or a rewrite's traces, every canonical. A resumed run carries the
