@@ -160,8 +160,11 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     results = {r.id: r for r in engine.process(Document(d.id, text) for d, text in zip(docs, _read(docs)) if text)}
     final = {}
     if recheck:
-        maintain = repair_index if recheck == "repair" else recheck_index
-        for change in maintain(index, engine.recheck_rule).changes:
+        if recheck == "repair":
+            done = repair_index(index, engine.recheck_rule)
+        else:  # (settling the canonicals the decisions on arrival call into question, as dedup does)
+            done = recheck_index(index, engine.recheck_rule, settles=engine.far_marks.settles)
+        for change in done.changes:
             final[change.id] = change.doc
     secs = time.perf_counter() - t0
 

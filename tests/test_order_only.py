@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 import random
 import re
 import signal
@@ -102,6 +103,69 @@ def test_the_recheck_does_not_depend_on_the_batch_size(crawls, cli, tmp_path):
     for batch_size in (100, 1000):
         got = dedup(cli, crawl, tmp_path, f"r{batch_size}", "--batch-size", str(batch_size))
         assert not differing(want, got), (batch_size, differing(want, got)[:5])
+
+
+# -- which canonicals the recheck settles -----------------------------------------------------------------
+def settling_every_canonical(crawl: Path) -> dict[str, tuple[str, str | None]]:
+    """The clusters of `dedup`'s run of ``crawl`` (decided on arrival without the far sentence bound), taken again
+    by a recheck that settles every canonical with long sentences (the library's ``recheck`` without ``settles``)."""
+    from es_simhash.clustering import recheck
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.engine.dedup_engine import DedupEngine
+    from es_simhash.files.sources import RecordReader
+    from es_simhash.index.memory import MemoryIndex
+    from es_simhash.records import Document
+
+    rule = DefaultRule.rechecked()
+    index = MemoryIndex()
+    engine = DedupEngine(index, rule=rule.on_arrival(), recheck_rule=rule)
+    docs = [d for d in RecordReader().read([str(crawl)]) if isinstance(d, Document)]
+    for _ in engine.process_batches([(docs, None)]):
+        pass
+    recheck(index, rule)
+    return {d.id: (d.cluster, d.duplicate_of) for page in index.scan() for d in page}
+
+
+@pytest.mark.parametrize("seed", [*SEEDS, 3, 4, "example"])
+def test_the_recheck_gives_the_clusters_of_settling_every_canonical(seed, crawls, cli, tmp_path):
+    """A run's recheck settles only the canonicals its decisions on arrival call into question (those the far
+    sentence bound would have made duplicates), not every canonical with long sentences: the clusters are the
+    same all the same, at any batch size."""
+    if seed == "example":
+        crawl = CODE / "examples" / "crawl.jsonl.gz"
+    else:
+        crawl = crawls[seed] if seed in crawls else _write(tmp_path / f"crawl-{seed}.jsonl", templated_crawl(seed, N))
+    want = settling_every_canonical(crawl)
+    for batch_size in ("1", "500"):
+        got = dedup(cli, crawl, tmp_path, f"b{batch_size}", "--batch-size", batch_size)
+        assert not differing(want, got), (seed, batch_size, differing(want, got)[:5])
+
+
+def test_the_recheck_looks_up_only_the_canonicals_called_into_question(crawls, tmp_path):
+    """The recheck of a run looks up the canonicals the far sentence bound would have made duplicates on arrival
+    (and those near a change), not every canonical with long sentences: the recheck costs a lookup per document
+    it decides again."""
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.engine.dedup_engine import DedupEngine
+    from es_simhash.index.memory import MemoryIndex
+    from es_simhash.pipeline import run_dedup
+
+    class Counting(MemoryIndex):
+        looked_up: Counter[str] = Counter()
+
+        def lookup(self, queries, *args, **kwargs):
+            self.looked_up.update(q.id for q in queries)
+            return super().lookup(queries, *args, **kwargs)
+
+    index = Counting()
+    rule = DefaultRule.rechecked()
+    engine = DedupEngine(index, rule=rule.on_arrival(), recheck_rule=rule)
+    summary = run_dedup([str(crawls[SEEDS[0]])], engine, recheck=True, dead_letters=tmp_path / "dead.jsonl")
+    assert summary.rechecked  # (the recheck changed clusters here)
+    canonicals = {d.id for page in index.scan() for d in page if d.cluster == d.id and d.fingerprint.sentences}
+    looked_up = {i for i in canonicals if index.looked_up[i] > 1}  # (once on arrival; again by the recheck)
+    assert len(canonicals) > 800
+    assert len(looked_up) < len(canonicals) // 10, (len(looked_up), len(canonicals))
 
 
 # -- the recheck's summary line against --no-recheck ----------------------------------------------------

@@ -9,7 +9,9 @@ cluster any more leaves it (``split``: a canonical of its own; ``moved``: into t
 documents that duplicate it follow it (``re-pointed``); a canonical joins an older document's cluster (``merged``)
 only when it would have on arrival, as the index stands now, and the template rule keeps it there: every canonical
 with long sentences is settled so (a run decides on arrival without the rule's far sentence bound,
-``DefaultRule.on_arrival``, as a run without the recheck decides; the recheck applies it). Each change
+``DefaultRule.on_arrival``, as a run without the recheck decides; the recheck applies it), or, in a run's recheck,
+those its decisions on arrival call into question (``settles``:
+:class:`~es_simhash.engine.decisions.FarMarks`, which says why no other can merge). Each change
 can change a decision near it (a document that left its cluster is one more holder of the template's lines), so
 the documents near every change are decided again, until nothing changes (:func:`until_settled`). A decision is
 only taken back where the whole index shows it rested on a template; the recheck never makes the rule looser.
@@ -109,14 +111,16 @@ def until_settled(index: MaintainedIndex, rule: DecisionRule, writer: Writer, ch
 
 
 def recheck(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, after: str | None = None,
-            page: int = 500, on_page: Callable[[RepairReport], None] | None = None, since: int | None = None
-            ) -> RepairReport:
+            page: int = 500, on_page: Callable[[RepairReport], None] | None = None, since: int | None = None,
+            settles: Callable[[StoredDoc], bool] = _has_sentences) -> RepairReport:
     """Take the decisions of the index again with what the whole index knows now (see the module's text), page by
     page in id order from the first id after ``after``, until they hold. ``since``: only the documents that arrived
     then or later are rechecked, and what their changes lead to (what one run decided, when ``since`` is its start:
     ``es-simhash index`` rechecks so; ``None``: the whole index, as ``es-simhash dedup`` does). ``dry_run``: the
     same run, its writes kept in memory (:class:`~es_simhash.clustering.dry_run.DryRun`): what it would change, the
-    index left as it is. ``on_page`` is called after each page (progress)."""
+    index left as it is. ``on_page`` is called after each page (progress). ``settles``: the canonicals the pages
+    settle (default: every one with long sentences; a run passes those its decisions on arrival call into question,
+    :meth:`~es_simhash.engine.decisions.FarMarks.settles`); those near a change are settled in any case."""
     if dry_run:
         index = DryRun(index)
     report = RepairReport(last_id=after)
@@ -125,9 +129,9 @@ def recheck(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, a
     changed: set[str] = set()
     for docs in index.scan(page, after, since):
         # (a canonical with long sentences is settled: the run decided it on arrival without the far sentence bound,
-        # DefaultRule.on_arrival; any other is left as decided on arrival, unless a change near it calls it into
-        # question: see below)
-        changed |= decide_again(index, rule, writer, docs, canonicals=_has_sentences)
+        # DefaultRule.on_arrival; ``settles`` may leave out those the run knows the far bound does not merge; any
+        # other is left as decided on arrival, unless a change near it calls it into question: see below)
+        changed |= decide_again(index, rule, writer, docs, canonicals=settles)
         report.checked += len(docs)
         report.last_id = docs[-1].id
         report.changes = settled.changes

@@ -349,6 +349,7 @@ def settle(index: MaintainedIndex, rule: DecisionRule, docs: Sequence[StoredDoc]
     else:
         fresh = [d for d in index.written_since(since) if mine.get(d.id) != written_state(d)]
         fresh_ids = {d.id for d in fresh}
+        settled.others = bool(fresh)
         if fresh:
             suspects.update(d.id for d in _sharing_a_candidate(index, rule, docs, fresh))
         if fresh and candidates:

@@ -45,6 +45,8 @@ class Settled:
     """What settling changed, in order (a document may appear more than once)."""
 
     changes: list[Change] = field(default_factory=list)
+    others: bool = False
+    """Whether settling found documents another writer wrote or rewrote since the batch's mark."""
 
     def latest(self) -> dict[str, StoredDoc]:
         """The last written state of each changed document that still exists."""

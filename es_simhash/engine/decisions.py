@@ -97,6 +97,12 @@ class DecidedBatch:
     """Each document's candidates when it was decided (id -> arrival; backends with ``shared_writers``): settling
     decides a document again when one of them was rewritten meanwhile, or when its match is gone or is another
     version by the time it is written."""
+    far: list[str] = field(default_factory=list)
+    """Canonicals of this batch with long sentences that the decider's ``recheck_rule`` would have made duplicates
+    of one of the same candidates (:class:`FarMarks`)."""
+    others: bool = False
+    """Once written and settled: settling found documents that another writer wrote or rewrote since the batch's
+    mark, or rewrote some, or the batch re-indexed documents with other content (:class:`FarMarks`)."""
 
     def stored(self, refused: dict[str, str]) -> list[Result | DuplicateIdError | IndexingError]:
         """The results once written: documents the backend refused become :class:`IndexingError`."""
@@ -123,14 +129,87 @@ def as_maintained(index: FingerprintIndex) -> MaintainedIndex:
     return index
 
 
+class FarMarks:
+    """What a run's decisions on arrival tell its recheck about its canonicals: the ids of those the rule the
+    recheck decides with would have made duplicates (:attr:`ids`), and whether the others can be left as they are
+    (:meth:`settles`).
+
+    A run with the recheck decides on arrival with ``DefaultRule.on_arrival()`` (no far sentence bound) and its
+    recheck decides with ``DefaultRule.rechecked()``; settling a canonical with long sentences costs the recheck a
+    lookup, so it settles only those that :meth:`settles` picks. Why that is every canonical the recheck can merge:
+
+    * Settling (:func:`~es_simhash.clustering.settle.settle_canonicals`, ``known``) joins a canonical to an
+      *older* document only (candidates that arrived before it), never to a later one: a later document that
+      belongs with it is a canonical of its own settled against the documents older than *it* (the settling of
+      an older canonical brings it along), so it is that document's arrival that marks it. And it joins only when
+      the recheck rule, given the candidates and the boilerplate that the canonical's lookup gave *on arrival*
+      (rebuilt from the index as it stands, by arrival order alone: ``_as_on_arrival``), picks a match. That
+      boilerplate grew since does not enter this decision: it enters only the test that the recheck keeps the
+      join (``first_kept``), which can refuse a join, never make one.
+    * On arrival the decider asks the recheck rule the same question, of the very same candidates (the index's,
+      the batch being written, and the earlier documents of the batch) and boilerplate, and marks the canonical
+      when it picks a match. Every document older than the canonical was visible to its lookup, unless another
+      writer wrote it meanwhile (settling then finds it written since the batch's mark: :attr:`complete` off).
+    * What can differ is the candidates' clusters (the template rule counts holders by cluster; the meaning guard
+      vetoes a cluster), which change only when a candidate is rewritten: by the recheck itself, which calls the
+      documents near each change into question and settles every canonical among them afterwards
+      (:func:`~es_simhash.clustering.recheck.until_settled`: the documents its lookup finds from the changed one,
+      which leaves out a canonical that found the changed one on arrival through a hash over the boilerplate
+      bound by now; settling every canonical in its page misses it too when the change comes after that page),
+      or by settling during the run (other writers, a re-indexed document: :attr:`complete` off).
+
+    So :meth:`settles` takes the marked canonicals, the documents that arrived before the run (decided by another
+    run) and, once the run saw another writer's or a rewrite's traces, every canonical. A resumed run carries the
+    marks on (its checkpoint saves them, :meth:`saved`); the batch it resumes marks the documents it finds already
+    written (by the run it resumes, whose marks of that batch were not saved) as that run may have."""
+
+    def __init__(self, since: int | None = None) -> None:
+        self.ids: set[str] = set()
+        """The marked canonicals."""
+        self.complete = True
+        """Whether the marks cover every document of the run (no other writer's write nor a rewrite seen)."""
+        self.since = time.time_ns() // 1000 if since is None else since
+        """When the run began (microseconds, as :attr:`~es_simhash.records.StoredDoc.arrival`; default: now): a
+        document that arrived before was decided by another run, and is not covered."""
+
+    def add(self, decided: "DecidedBatch") -> None:
+        """Take in a batch once written and settled: its marks, its documents found already written (marked when
+        they arrived during the run: another writer's, or an interrupted run's), and whether it saw traces of
+        another writer (:attr:`DecidedBatch.others`)."""
+        self.ids.update(decided.far)
+        self.ids.update(d.id for d in decided.found if d.cluster == d.id and d.fingerprint.sentences
+                        and d.arrival >= self.since)
+        if decided.others or decided.departed:
+            self.complete = False
+
+    def settles(self, doc: StoredDoc) -> bool:
+        """Whether the recheck settles the canonical ``doc`` (see the class's text): a canonical with long sentences
+        that is marked, or that the marks do not cover."""
+        return bool(doc.fingerprint.sentences) and (doc.id in self.ids or not self.complete or doc.arrival < self.since)
+
+    def saved(self) -> dict[str, Any]:
+        """The marks as a checkpoint keeps them (JSON)."""
+        return {"ids": sorted(self.ids), "complete": self.complete}
+
+    def restore(self, saved: dict[str, Any] | None) -> None:
+        """Carry on the marks of the run a resumed run resumes (:meth:`saved`; None: none saved, cover nothing)."""
+        if saved is None:
+            self.complete = False
+            return
+        self.ids.update(saved.get("ids", ()))
+        self.complete = self.complete and bool(saved.get("complete", False))
+
+
 class BatchDecider:
     """Looks up and decides batches against one index with one rule (nothing is written): the ids seen so far in
     this run (a document whose id was seen is a :class:`DuplicateIdError`) and the last arrival given (arrivals
-    only grow)."""
+    only grow). With a ``recheck_rule`` other than ``rule``, each canonical with long sentences that it would have
+    made a duplicate is marked (:attr:`DecidedBatch.far`, :class:`FarMarks`)."""
 
-    def __init__(self, index: FingerprintIndex, rule: DecisionRule) -> None:
+    def __init__(self, index: FingerprintIndex, rule: DecisionRule, recheck_rule: DecisionRule | None = None) -> None:
         self.index = index
         self.rule = rule
+        self.recheck_rule = recheck_rule or rule
         self.seen: dict[str, None] = {}
         """Ids decided in this run (a dict: ordered, and fast to test)."""
         self.last_arrival = 0
@@ -208,10 +287,7 @@ class BatchDecider:
                 if split:  # a part under the bound brought candidates through a hash that is over it in all parts
                     candidates = self._found_by_lookup(fp, candidates, boilerplate)
                 stored = self._decide(doc, fp, candidates, boilerplate)
-                if decided.mark is not None and candidates:
-                    decided.candidates[doc.id] = {c.id: c.arrival for c in candidates}
-                    if stored.duplicate_of is None and any(self.rule.decide(fp, [c]) is not None for c in candidates):
-                        decided.apart.append(doc.id)
+                self._note(decided, stored, candidates, boilerplate)
                 batch_decided[doc.id] = without_payload(stored)  # (as an index keeps it: no text, no record)
                 decided.to_store.append(stored)
                 results[i] = Result.from_stored(stored)
@@ -222,6 +298,23 @@ class BatchDecider:
         if decided.mark is not None:
             decided.mine = mine_of(decided, being, mark)
         return decided
+
+    def _note(self, decided: DecidedBatch, stored: StoredDoc, candidates: Sequence[StoredDoc],
+              boilerplate: frozenset[int]) -> None:
+        """What settling and the recheck need to know of the decision ``stored`` against ``candidates``: a
+        canonical with long sentences that the :attr:`recheck_rule` would have made a duplicate of one of the same
+        candidates (:attr:`DecidedBatch.far`); with a mark, its candidates, and whether one alone would have made
+        it a duplicate (:attr:`DecidedBatch.apart`)."""
+        if not candidates:
+            return
+        fp, canonical = stored.fingerprint, stored.duplicate_of is None
+        if canonical and fp.sentences and self.recheck_rule is not self.rule \
+                and self.recheck_rule.decide(fp, candidates, boilerplate) is not None:
+            decided.far.append(stored.id)
+        if decided.mark is not None:
+            decided.candidates[stored.id] = {c.id: c.arrival for c in candidates}
+            if canonical and any(self.rule.decide(fp, [c]) is not None for c in candidates):
+                decided.apart.append(stored.id)
 
     def _found_by_lookup(self, fp: Fingerprint, candidates: list[StoredDoc], boilerplate: Collection[int]
                          ) -> list[StoredDoc]:

@@ -22,7 +22,7 @@ from es_simhash.decide.default import DefaultRule
 from es_simhash.defaults import BATCH_SIZE, SHARED_BATCH_SIZE
 from es_simhash.decide.rule import NO_FEATURES, DecisionRule, has_sketch
 from es_simhash.records import Decision, Document, Result
-from es_simhash.engine.decisions import BatchDecider, DecidedBatch, as_maintained
+from es_simhash.engine.decisions import BatchDecider, DecidedBatch, FarMarks, as_maintained
 from es_simhash.engine.pipelining import InWriting, fingerprint_pool, read_ahead
 from es_simhash.engine.writes import BatchWriter
 from es_simhash.errors import DuplicateIdError, IndexingError
@@ -65,15 +65,14 @@ class DedupEngine:
         index = MemoryIndex() if index is None else index
         rule = rule or DefaultRule()
         self.fingerprinter = fingerprinter or Fingerprinter()
-        self.decider = BatchDecider(index, rule)
+        self.decider = BatchDecider(index, rule, recheck_rule)
         """Looks up and decides each batch (and remembers the ids seen in this run)."""
         self.writer = BatchWriter(index, rule)
         """Writes each decided batch and settles it."""
-        self.recheck_rule: DecisionRule = recheck_rule or rule
-        """The rule the recheck at the end of a run takes the decisions again with
-        (:func:`~es_simhash.pipeline.run_dedup` with ``recheck``; default: :attr:`rule`). ``es-simhash dedup`` and
-        ``index`` decide on arrival with ``DefaultRule.rechecked(k=K).on_arrival()`` and recheck with
-        ``DefaultRule.rechecked(k=K)`` (:meth:`DefaultRule.on_arrival`)."""
+        self.far_marks = FarMarks()
+        """The canonicals this engine decided that :attr:`recheck_rule` would have made duplicates, and whether
+        they cover every document it wrote (:class:`~es_simhash.engine.decisions.FarMarks`): the canonicals the
+        recheck settles."""
         if batch_size is None:
             batch_size = SHARED_BATCH_SIZE if index.shared_writers else BATCH_SIZE
         self.batch_size = batch_size
@@ -95,6 +94,18 @@ class DedupEngine:
     @index.setter
     def index(self, index: FingerprintIndex) -> None:
         self.decider.index = self.writer.index = index
+
+    @property
+    def recheck_rule(self) -> DecisionRule:
+        """The rule the recheck at the end of a run takes the decisions again with
+        (:func:`~es_simhash.pipeline.run_dedup` with ``recheck``; default: :attr:`rule`). ``es-simhash dedup`` and
+        ``index`` decide on arrival with ``DefaultRule.rechecked(k=K).on_arrival()`` and recheck with
+        ``DefaultRule.rechecked(k=K)`` (:meth:`DefaultRule.on_arrival`)."""
+        return self.decider.recheck_rule
+
+    @recheck_rule.setter
+    def recheck_rule(self, rule: DecisionRule) -> None:
+        self.decider.recheck_rule = rule
 
     @property
     def rule(self) -> DecisionRule:
@@ -232,7 +243,9 @@ class DedupEngine:
 
     def _store(self, decided: DecidedBatch) -> dict[str, str]:
         """Write and settle a decided batch; the refused ids with their reasons (:meth:`BatchWriter.store`)."""
-        return self.writer.store(decided)
+        refused = self.writer.store(decided)
+        self.far_marks.add(decided)
+        return refused
 
     @classmethod
     def for_run(cls, index: FingerprintIndex, fingerprinter: Fingerprinter, rule: DefaultRule, *,

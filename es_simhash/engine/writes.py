@@ -104,10 +104,12 @@ class BatchWriter:
         else:  # (a re-indexed document may now duplicate an older one)
             gone = {d.id for d in decided.departed}
             docs = [d for d in decided.to_store if d.id in gone]
-        latest = settle(as_maintained(self.index), self.rule, docs, decided.departed, since=decided.mark,
-                        mine=decided.mine, found=decided.found if shared and not decided.resumed else (),
-                        candidates=decided.candidates if shared else {},
-                        apart=decided.apart if shared else ()).latest()
+        settled = settle(as_maintained(self.index), self.rule, docs, decided.departed, since=decided.mark,
+                         mine=decided.mine, found=decided.found if shared and not decided.resumed else (),
+                         candidates=decided.candidates if shared else {},
+                         apart=decided.apart if shared else ())
+        decided.others = settled.others or bool(settled.changes)
+        latest = settled.latest()
         if latest:
             decided.results = [Result.from_stored(latest[r.id], r.already_indexed)
                                if isinstance(r, Result) and r.id in latest else r for r in decided.results]

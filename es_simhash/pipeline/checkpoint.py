@@ -48,6 +48,9 @@ class Checkpoint:
         self.since: int | None = None
         """When the run began (microseconds since the epoch, as :attr:`~es_simhash.index.base.StoredDoc.arrival`):
         every document it decided arrived then or later (a resumed run keeps the first run's)."""
+        self.far: dict[str, Any] | None = None
+        """The run's :class:`~es_simhash.engine.decisions.FarMarks` (:meth:`FarMarks.saved`; JSON): the canonicals
+        its recheck settles, of the batches saved."""
         self.rechecked: dict[str, list] | None = None
         """Once every input line is done and the final recheck has begun: each document it changed so far, with
         its ``[duplicate_of, reason]`` before (``None``: the recheck has not begun)."""
@@ -146,13 +149,14 @@ class Checkpoint:
         cp.outputs = dict(data.get("outputs", {}))
         cp.since = data.get("since")
         cp.rechecked = data.get("rechecked")
+        cp.far = data.get("far")
         return cp
 
     def save(self, summary: Summary) -> None:
         tmp = f"{self.path}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump({"format": self.FORMAT, "inputs": self.inputs, "done": self.done, "batch_size": self.batch_size,
-                       "mark": self.mark, "since": self.since, "rechecked": self.rechecked,
+                       "mark": self.mark, "since": self.since, "far": self.far, "rechecked": self.rechecked,
                        "outputs": self.outputs, "summary": summary.to_dict()}, fh, ensure_ascii=False)
             fh.flush()
             os.fsync(fh.fileno())

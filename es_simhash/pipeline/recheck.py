@@ -54,7 +54,9 @@ def recheck_run(engine: DedupEngine, summary: Summary, since: int, *, scope: int
     lead to. ``since``: when the run began (its documents are those that arrived then or later; the others that
     changed are counted in :attr:`Summary.rechecked_earlier`, not in the run's counts). Corrects ``summary``;
     returns what changed in the run's documents (for the report and the output). ``on_page(checked, total)``:
-    progress. With a ``checkpoint``, what changed is saved after every page (:attr:`Checkpoint.rechecked`)."""
+    progress. With a ``checkpoint``, what changed is saved after every page (:attr:`Checkpoint.rechecked`). The
+    canonicals settled are those ``engine``'s decisions on arrival call into question (:attr:`DedupEngine.far_marks`),
+    and those near a change."""
     from es_simhash.clustering.recheck import recheck
 
     index = engine.maintained()
@@ -81,7 +83,7 @@ def recheck_run(engine: DedupEngine, summary: Summary, since: int, *, scope: int
     if checkpoint is not None and checkpoint.rechecked is None:
         checkpoint.rechecked = {}
         checkpoint.save(summary)
-    note(recheck(index, engine.recheck_rule, since=scope, on_page=page))
+    note(recheck(index, engine.recheck_rule, since=scope, on_page=page, settles=engine.far_marks.settles))
     if on_page is not None:
         on_page(total, total)
     outcome = RecheckOutcome()

@@ -15,6 +15,7 @@ from typing import IO, Callable, Iterable, Iterator, Sequence
 
 from es_simhash.defaults import DEAD_LETTERS, MIN_DF
 from es_simhash.engine.dedup_engine import DedupEngine, DuplicateIdError, IndexingError
+from es_simhash.engine.decisions import FarMarks
 from es_simhash.records import Document
 from es_simhash.files.sources import DeadLetter, DeadLetterWriter, excerpt, RecordReader
 from es_simhash.fingerprint.idf import IDFTable
@@ -69,6 +70,7 @@ def run_dedup(
     since = checkpoint.since if checkpoint is not None and resuming and checkpoint.since else time.time_ns() // 1000
     if checkpoint is not None:
         checkpoint.since = since
+    engine.far_marks = _far_marks(since, checkpoint if resuming else None)
     held_back = recheck and output is not None and not is_rewritable(output)  # (a stream: written at the end)
     with ExitStack() as stack:
         if checkpoint is not None:
@@ -97,6 +99,7 @@ def run_dedup(
         for batch, results in engine.process_batches(documents(), resumed=resuming, mark=mark):
             if checkpoint is not None:
                 checkpoint.mark = engine.next_mark
+                checkpoint.far = engine.far_marks.saved()
             run.flush(batch, results)
             if stop is not None and stop():
                 raise KeyboardInterrupt
@@ -114,6 +117,15 @@ def run_dedup(
     if on_progress is not None:
         on_progress(read_to, summary)
     return summary
+
+
+def _far_marks(since: int, resumed: Checkpoint | None) -> FarMarks:
+    """The marks of a run that began at ``since`` (the canonicals its recheck settles), carried on from the run it
+    resumes (``resumed``: that run's checkpoint)."""
+    marks = FarMarks(since)
+    if resumed is not None:
+        marks.restore(resumed.far)
+    return marks
 
 
 FIRST_BATCH = 100
