@@ -176,6 +176,16 @@ class DefaultRule:
         are the same as with the far bound on arrival too."""
         return replace(self, far_sentence_k=0)
 
+    def far_reachable(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> bool:
+        """Whether the far sentence bound could make ``fp`` a duplicate of one of ``candidates``: one of them is
+        within ``far_sentence_k`` bits and shares a long sentence with it (what that bound needs). Where none is,
+        this rule decides as :meth:`on_arrival` does, so a run need not ask it again (a cheap test, no decision)."""
+        if not (self.far_sentence_k and fp.sentences):
+            return False
+        mine = set(fp.sentences)
+        return any(fp.distance(c.fingerprint) <= self.far_sentence_k and not mine.isdisjoint(c.fingerprint.sentences)
+                   for c in candidates)
+
     def decide(
         self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()
     ) -> Decision | None:

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Collection, Mapping, Sequence, cast
 
+from es_simhash.decide.default import DefaultRule
 from es_simhash.decide.rule import NO_FEATURES, DecisionRule
 from es_simhash.records import CANONICAL, Document, Result, StoredDoc
 from es_simhash.errors import DuplicateIdError, IndexingError
@@ -210,6 +211,9 @@ class BatchDecider:
         self.index = index
         self.rule = rule
         self.recheck_rule = recheck_rule or rule
+        self._far_only = isinstance(self.recheck_rule, DefaultRule) and self.rule == self.recheck_rule.on_arrival()
+        """The recheck rule is the rule with the far sentence bound (``DefaultRule.on_arrival``): only a candidate
+        that bound can reach (:meth:`DefaultRule.far_reachable`) can make the two decide otherwise."""
         self.seen: dict[str, None] = {}
         """Ids decided in this run (a dict: ordered, and fast to test)."""
         self.last_arrival = 0
@@ -309,6 +313,7 @@ class BatchDecider:
             return
         fp, canonical = stored.fingerprint, stored.duplicate_of is None
         if canonical and fp.sentences and self.recheck_rule is not self.rule \
+                and (not self._far_only or cast(DefaultRule, self.recheck_rule).far_reachable(fp, candidates)) \
                 and self.recheck_rule.decide(fp, candidates, boilerplate) is not None:
             decided.far.append(stored.id)
         if decided.mark is not None:
