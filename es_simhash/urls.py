@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-__all__ = ["BadURL", "ServiceURL", "parse", "userinfo_span", "without_userinfo"]
+__all__ = ["BadURL", "ServiceURL", "credentials", "parse", "userinfo_span", "without_userinfo"]
 
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _HOST = re.compile("[A-Za-z0-9._~\\-\u0080-\U0010ffff]+")
@@ -76,6 +76,16 @@ def without_userinfo(url: str) -> str:
     return url if span is None else url[:span[0]] + url[span[1] + 1:]
 
 
+def credentials(url: str) -> tuple[str | None, str | None]:
+    """The user and password written in ``url`` (percent-decoded), whatever its shape: ``(None, None)`` without
+    user information, ``(user, None)`` with a user alone."""
+    span = userinfo_span(url)
+    if span is None:
+        return None, None
+    user, sep, secret = url[span[0]:span[1]].partition(":")
+    return unquote(user), (unquote(secret) if sep else None)
+
+
 def parse(url: str) -> ServiceURL:
     """``url`` parsed; :class:`BadURL` with a reason (no credential in it) when it names no http(s) host."""
     if not isinstance(url, str):
@@ -89,11 +99,7 @@ def parse(url: str) -> ServiceURL:
         raise BadURL(f"the scheme {scheme!r} is not http or https")
     span = userinfo_span(url)
     rest = url[span[1] + 1:] if span else url[m.end():]
-    username = password = None
-    if span:
-        info = url[span[0]:span[1]]
-        user, sep, secret = info.partition(":")
-        username, password = unquote(user), (unquote(secret) if sep else None)
+    username, password = credentials(url)
     cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
     authority, tail = rest[:cut], rest[cut:]
     host, port = _host_port(authority)

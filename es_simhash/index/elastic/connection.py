@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import os
-from urllib.parse import unquote
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,12 +16,9 @@ from es_simhash.redact import mask_url, remember, url_password
 
 
 def _url_credentials(url: Any) -> dict[str, str]:
-    """The user and password written in ``url`` (percent-decoded; :func:`es_simhash.urls.parse`'s rule), if any."""
-    span = urls.userinfo_span(url) if isinstance(url, str) else None
-    if span is None:
-        return {}
-    user, sep, password = url[span[0]:span[1]].partition(":")
-    return {"username": unquote(user), **({"password": unquote(password)} if sep else {})}
+    """The user and password written in ``url`` (:func:`es_simhash.urls.credentials`), the ones it has."""
+    user, password = urls.credentials(url) if isinstance(url, str) else (None, None)
+    return {k: v for k, v in (("username", user), ("password", password)) if v is not None}
 
 
 def check_url(url: str, what: str = "Elasticsearch", env: str = "ES_URL") -> str:
@@ -65,9 +61,6 @@ def check_ca_certs(path: str, env: str = "ES_CA_CERTS") -> str:
         raise InvalidSetting(f"CA certificate {path} is not a PEM certificate (no BEGIN CERTIFICATE line): give the "
                              f"CA's certificate in PEM form; set it with {env}", "ca_certs")
     return path
-
-
-_CREDENTIALS = ("api_key", "username", "password")
 
 
 @dataclass
