@@ -515,3 +515,24 @@ def test_fuzzy_hashes_identical_on_generated_articles(native, texts, fuzzy):
     """Repeated sentences, sentences of equal length, fewer and more than ``fuzzy`` of them, around the minimum a
     text needs for fuzzy hashes: both engines choose the same sentences and give the same hashes and digests."""
     _assert_identical(*_pair(fuzzy=fuzzy), texts)
+
+
+# Dates and places as sentences give them (the event bags), with the characters around them that decide a match:
+# digit runs of every length before 年/月/日, Chinese numerals, weekdays, English months and weekdays as words,
+# place names and their short forms run together, sentence ends and header lines
+_event_piece = st.one_of(
+    st.text(st.sampled_from(list("0123456789年月日号-/. ,")), min_size=1, max_size=8),
+    st.text(st.sampled_from(list("〇零一二三四五六七八九十年月日星期礼拜周天")), min_size=1, max_size=6),
+    st.sampled_from(["沈阳", "沈阳市", "辽宁省", "哈尔滨", "北京市朝阳区", "和平", "新华社", "美国", "纽约", "香港特别行政区",
+                     "january", "may", "march 3", "5 december", "december 31, 2023", "monday", "sundays", "_monday",
+                     "。", "!", "?", "\n", "。\n", "(记者 张三)", "发布时间:", " ", "a", "中"]))
+_event_line = st.tuples(st.lists(_event_piece, min_size=1, max_size=8).map("".join),
+                        st.sampled_from(["。", ".", "!", "", "。)", "(记者 张三)"])).map("".join)
+_event_texts = st.lists(_event_line, min_size=1, max_size=6).map("\n".join)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_event_texts, min_size=1, max_size=4))
+def test_dates_and_places_identical_on_generated_text(engines, texts):
+    nat, py = engines["cap:5"]
+    _assert_identical(nat, py, texts)

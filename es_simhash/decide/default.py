@@ -28,7 +28,8 @@ class DefaultRule:
 
     A candidate is a duplicate when one test of :attr:`match_tests` passes: **exact** (same content), **simhash**
     (SimHashes within ``k`` or ``short_k`` bits), or **sentences** (long sentences, shingle-sketch or fuzzy
-    sentence hashes shared, not boilerplate) and the two texts do not give other numbers (``number_guard``).
+    sentence hashes shared, not boilerplate) and the two texts report one event (``event_guard``: dates and
+    places name an event, figures describe it; ``number_guard``).
     Over all candidates, :attr:`crowding` treats the hashes that candidates of several clusters hold as a
     template's (boilerplate for this decision) and the meaning guard vetoes the cluster of a candidate that says
     the opposite. Documents without usable features duplicate nothing but an exact copy. Among several
@@ -95,8 +96,15 @@ class DefaultRule:
     (0: off; :meth:`rechecked` turns it on)."""
     far_shared_sentences: float = 0.5
     """The share of the smaller signature that ``far_sentence_k`` asks for."""
+    event_guard: bool = True
+    """A match between two texts that report other events is none (:meth:`MatchTests._other_event
+    <es_simhash.decide.match.MatchTests._other_event>`): both give dates of one kind and share none (another day,
+    month, weekday or year), or both name places and share at most half of the smaller set
+    (:mod:`~es_simhash.fingerprint.events`). Texts whose dates and places agree are one event: the number guard
+    is not asked (an update revises figures). (False: the number guard alone.)"""
     number_guard: float = 0.6
-    """Two texts that both give at least three numbers (dates, figures:
+    """Two texts that do not both name their event by dates or places (:attr:`event_guard`) and both give at
+    least three numbers (dates, figures:
     :attr:`~es_simhash.fingerprint.Fingerprint.number_bag`), about as many each, of which fewer than this share of
     the smaller set's are the other's, duplicate by no test but an exact copy: a template's report of another event
     (a match result, a price notice), where a copy cut short gives fewer numbers and an edit changes one or two
@@ -139,7 +147,7 @@ class DefaultRule:
             min_shared_sentences=self.min_shared_sentences, min_contained_sentences=self.min_contained_sentences,
             sentence_sketch_support=self.sentence_sketch_support, simhash_sketch_support=self.simhash_sketch_support,
             far_sentence_k=self.far_sentence_k, far_shared_sentences=self.far_shared_sentences,
-            number_guard=self.number_guard, fuzzy_k=self.fuzzy_k, fuzzy_shared=self.fuzzy_shared,
+            number_guard=self.number_guard, event_guard=self.event_guard, fuzzy_k=self.fuzzy_k, fuzzy_shared=self.fuzzy_shared,
             fuzzy_rewritten=self.fuzzy_rewritten, fuzzy_min_shared=self.fuzzy_min_shared,
             fuzzy_chance=self.fuzzy_chance, fuzzy_verbatim=self.fuzzy_verbatim, fuzzy_far=self.fuzzy_far))
         object.__setattr__(self, "crowding", TemplateCrowding(

@@ -1,5 +1,5 @@
 """The tests of one candidate (:class:`MatchTests`): exact, SimHash, sentences, sketch, fuzzy sentences and the
-number guard (asked of a match only), each telling what it measured to a recorder that keeps it in a trace when
+event test (asked of a match only: dates and places name an event, figures describe it), each telling what it measured to a recorder that keeps it in a trace when
 one is given (:mod:`es_simhash.decide.trace`)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from es_simhash.decide.compare import same_content, sketch_support
 from es_simhash.decide.rule import has_sketch
 from es_simhash.records import Decision, StoredDoc
 from es_simhash.decide.trace import Note, Step, recorder
+from es_simhash.fingerprint.events import DATE_FIELDS
 from es_simhash.fingerprint.hashes import numbers_alike_in_count, numbers_contained
 from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
@@ -40,6 +41,7 @@ class MatchTests:
     far_sentence_k: int
     far_shared_sentences: float
     number_guard: float
+    event_guard: bool
     fuzzy_k: int
     fuzzy_shared: float
     fuzzy_rewritten: int
@@ -69,7 +71,7 @@ class MatchTests:
             return None
         distance = fp.distance(other)
         if self._by_simhash(fp, other, distance, boilerplate, note):
-            return self._unless_other_numbers(fp, other, Decision(cand, distance, "simhash"), note)
+            return self._unless_other_event(fp, other, Decision(cand, distance, "simhash"), note)
         if not (fp.hashes and other.hashes):
             note("signature", False, _NO_VALUES)
             return None
@@ -81,14 +83,45 @@ class MatchTests:
         if (n_shared and self._by_sentences(fp, other, distance, n_shared, n_sketch, boilerplate, note)) or (
                 n_sketch and self._by_sketch(fp, other, n_sketch, boilerplate, note)) or (
                 shared_fuzzy and self._by_fuzzy(fp, other, distance, shared_fuzzy, n_shared, boilerplate, note)):
-            return self._unless_other_numbers(fp, other, Decision(cand, distance, "sentences"), note)
+            return self._unless_other_event(fp, other, Decision(cand, distance, "sentences"), note)
         return None
 
-    def _unless_other_numbers(self, fp: Fingerprint, other: Fingerprint, decision: Decision, note: Note
-                              ) -> Decision | None:
-        """``decision`` (a match), unless the two texts give other numbers (:meth:`_other_numbers`: asked of a
-        match only)."""
-        return None if self._other_numbers(fp, other, note) else decision
+    def _unless_other_event(self, fp: Fingerprint, other: Fingerprint, decision: Decision, note: Note
+                            ) -> Decision | None:
+        """``decision`` (a match, by any test but an exact copy), unless the two texts report other events
+        (:meth:`_other_event`: asked of a match only)."""
+        return None if self._other_event(fp, other, note) else decision
+
+    def _other_event(self, fp: Fingerprint, other: Fingerprint, note: Note) -> bool:
+        """Whether the two texts report other events. Dates and places name an event, figures describe it: where
+        both texts give dates of one kind (days of the month, months, weekdays, years:
+        :data:`~es_simhash.fingerprint.events.DATE_FIELDS`) and share none of them, or both name places and share
+        at most half of the places of the one that names fewer, they are other events (two years' first snow, two
+        days' earthquake bulletins, two cities' accidents, written from one template); where they give the same
+        dates and places, they are one event, whatever figures were revised (an update). Where neither dates nor
+        places are given by both, the figures decide (:meth:`_other_numbers`). A page's own dates (a header, a
+        byline time) are not read: only lines that end a sentence are (``event_guard`` off: figures only)."""
+        if self.event_guard:
+            named: dict[str, Any] = {}
+            a, b = fp.date_bag, other.date_bag
+            if a and b:
+                for kind, bits in DATE_FIELDS:
+                    if a & bits and b & bits:
+                        if not a & b & bits:
+                            note("event", False, {"other": kind})
+                            return True
+                        named[kind] = (a & b & bits).bit_count()
+            a, b = fp.place_bag, other.place_bag
+            if a and b:
+                shared, smaller = (a & b).bit_count(), min(a.bit_count(), b.bit_count())
+                if 2 * shared <= smaller:
+                    note("event", False, {"other": "places", "shared": shared, "smaller": smaller})
+                    return True
+                named["places"] = shared
+            if named:
+                note("event", True, {"same": named})
+                return False
+        return self._other_numbers(fp, other, note)
 
     @staticmethod
     def _shared(fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int], note: Note

@@ -69,6 +69,17 @@ def _sentences(v: Mapping[str, Any]) -> str:
             f"other: {_yes(v['contained'])}")
 
 
+def _event(v: Mapping[str, Any]) -> str:
+    if "same" in v:
+        named = ", ".join(f"{n} {kind}" for kind, n in v["same"].items())
+        return (f"the same event: the dates and places both texts give agree ({named} shared); figures revised "
+                f"do not make another event")
+    if v["other"] == "places":
+        return (f"another event: the texts name other places ({v['shared']} of the {v['smaller']} places of the "
+                f"one that names fewer are the other's, more than half needed)")
+    return f"another event: both texts give {v['other']} and share none of them (dates name the event)"
+
+
 def _fuzzy(v: Mapping[str, Any]) -> str:
     return (f"{v['shared']} of the smaller set's {v['smaller']} fuzzy sentence hashes shared, {v['rewritten']} of "
             f"them for sentences that differ: rewritten (within fuzzy_k = {v['fuzzy_k']} bits ({v['distance']}), "
@@ -86,6 +97,7 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], str]] = {
                  "match").format_map,
     "numbers": ("numbers: about {contained:.0%} of the numbers of the text that gives fewer are the other's, "
                 "number_guard = {number_guard:.0%} needed (other dates and figures are another event)").format_map,
+    "event": _event,
     "simhash": _simhash,
     "simhash-sketch": ("but they share {support} sketch hash(es) besides boilerplate, simhash_sketch_support = "
                        "{needed} needed (the words of a template, not of the texts)").format_map,

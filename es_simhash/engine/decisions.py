@@ -62,9 +62,9 @@ def same_fingerprint(a: Fingerprint, b: Fingerprint) -> bool:
     """Same fingerprint (the order of sentence hashes does not matter: backends may store them as a set)."""
     return a == b or (
         (a.simhash, a.content_hash, a.n_features, a.n_chars, a.short, a.version, a.word_bag, a.number_bag,
-         a.fuzzy_digests)
+         a.fuzzy_digests, a.date_bag, a.place_bag)
         == (b.simhash, b.content_hash, b.n_features, b.n_chars, b.short, b.version, b.word_bag, b.number_bag,
-            b.fuzzy_digests)
+            b.fuzzy_digests, b.date_bag, b.place_bag)
         and sorted(a.hashes) == sorted(b.hashes)
     )
 

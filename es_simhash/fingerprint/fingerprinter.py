@@ -264,7 +264,7 @@ class Fingerprinter:
         # the version is Python's to say (the native core computes the fields; a version that changes only
         # defaults changes nothing there)
         v = FINGERPRINT_VERSION
-        out = [Fingerprint(r[0], r[1], r[2], r[3], r[4], r[5], v, r[7], r[8], r[9], r[10], r[11])
+        out = [Fingerprint(r[0], r[1], r[2], r[3], r[4], r[5], v, r[7], r[8], r[9], r[10], r[11], r[12], r[13])
                if r is not None else None for r in rows]
         missing = [i for i, fp in enumerate(out) if fp is None]
         if missing:

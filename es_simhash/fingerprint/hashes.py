@@ -60,9 +60,15 @@ def numbers_alike_in_count(a: int, b: int) -> bool:
 
 
 def _number_hash(number: str) -> int:
-    """A stable 64-bit hash of a number's digits: a polynomial over its bytes, then the splitmix64 finaliser."""
-    h = len(number)
-    for b in number.encode("ascii"):
+    """A stable 64-bit hash of a number's digits (:func:`bytes_hash` of them)."""
+    return bytes_hash(number.encode("ascii"))
+
+
+def bytes_hash(data: bytes) -> int:
+    """A stable 64-bit hash of a few bytes: a polynomial over them (from their count), then the splitmix64
+    finaliser."""
+    h = len(data)
+    for b in data:
         h = (h * _SHINGLE_MUL + b + 1) & _U64_MASK
     return _mix64(h)
 

@@ -7,7 +7,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-FINGERPRINT_VERSION = 7
+FINGERPRINT_VERSION = 8
 WEIGHT_SCALE = 1024
 N_SEGMENTS = 4
 SEGMENT_BITS = 16
@@ -66,7 +66,8 @@ class Fingerprint:
     ascending order of ``fuzzy`` (storage may give the hashes back as a set), which tell a sentence rewritten from
     one repeated word for word (a site's line). ``number_bag``: the set of numbers the body gives
     (dates, figures) as a 64-bit bitmap (:func:`~es_simhash.fingerprint.hashes.number_bag`); two reports of one
-    template about different events give other numbers.
+    template about different events give other numbers. ``date_bag`` and ``place_bag``: the dates and the places
+    its sentences give (:mod:`~es_simhash.fingerprint.events`), which name the event a text reports.
     """
 
     simhash: int
@@ -81,6 +82,8 @@ class Fingerprint:
     number_bag: int = 0
     fuzzy: tuple[int, ...] = ()
     fuzzy_digests: int = 0
+    date_bag: int = 0
+    place_bag: int = 0
     hashes: tuple[int, ...] = field(init=False, repr=False, compare=False)
     """The sentence hashes, the fuzzy ones, then the sketch hashes: every kind as lookups and storage take them (a
     sketch hash has the top bit set, :func:`is_sketch`; a fuzzy one :data:`FUZZY_MARK`, :func:`is_fuzzy`)."""
@@ -139,6 +142,8 @@ class Fingerprint:
             "word_bag": hex64(self.word_bag),
             "number_bag": hex64(self.number_bag),
             "fuzzy_digests": hex64(self.fuzzy_digests),
+            "date_bag": hex64(self.date_bag),
+            "place_bag": hex64(self.place_bag),
         }
 
     @classmethod
@@ -157,4 +162,6 @@ class Fingerprint:
             number_bag=int(d.get("number_bag") or "0", 16),
             fuzzy=tuple(int(h, 16) for h in d.get("fuzzy", ())),
             fuzzy_digests=int(d.get("fuzzy_digests") or "0", 16),
+            date_bag=int(d.get("date_bag") or "0", 16),
+            place_bag=int(d.get("place_bag") or "0", 16),
         )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from es_simhash import _native
 from es_simhash.fingerprint import early_start
+from es_simhash.fingerprint.events import place_names
 from es_simhash.fingerprint.model import FINGERPRINT_VERSION
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 LN_TABLE_SIZE = 1 << 16  # tf="sublinear": numpy's ln(1..65536) handed to the native core (more: Python)
 _log = logging.getLogger(__name__)
-ROW_FIELDS = 12  # the fields of a fingerprint row of the native core (Fingerprint's, in order)
+ROW_FIELDS = 14  # the fields of a fingerprint row of the native core (Fingerprint's, in order)
 NOTICED: list[str] = []
 
 
@@ -90,7 +91,8 @@ def core_for(idf: IDFTable, stopwords: frozenset[str], settings: FingerprintSett
         source, idf.default, stopwords, min_token_len=s.min_token_len, sentences=s.sentences,
         min_sentence_chars=s.min_sentence_chars, short_chars=s.short_chars, sketch=s.sketch,
         sketch_chars=s.sketch_chars, sketch_shingle=s.sketch_shingle, line_sketch=s.line_sketch, tf=s.tf,
-        ln_table=ln_table() if s.tf == "sublinear" else None, fuzzy=s.fuzzy)
+        ln_table=ln_table() if s.tf == "sublinear" else None, fuzzy=s.fuzzy,
+        places=place_names())
     while len(NATIVE_CORES) >= 8:  # a few configurations per process at most, in practice one
         NATIVE_CORES.pop(next(iter(NATIVE_CORES)))[2].wait()  # (built: see _wait_for_native_cores)
     NATIVE_CORES[key] = (source, stopwords, core)  # (holding the objects keeps their ids theirs)

@@ -25,7 +25,7 @@ use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
 /// The fingerprint version this core computes (`es_simhash.fingerprint.FINGERPRINT_VERSION` must equal it).
-pub const FINGERPRINT_VERSION: u32 = 7;
+pub const FINGERPRINT_VERSION: u32 = 8;
 const SKETCH_BIT: u64 = 1 << 63;
 const CJK_SENTENCE_BIT: u64 = 1 << 62;
 const GOLDEN: u64 = 0x9E3779B97F4A7C15;
@@ -1186,6 +1186,240 @@ fn number_bag(normalized: &str) -> u64 {
     bag
 }
 
+// -- events (fingerprint/events.py) --------------------------------------------------------------------------
+/// `events._sentence_lines` joined by line breaks, as characters.
+fn sentence_lines(normalized: &str) -> Vec<char> {
+    let mut out: Vec<char> = Vec::new();
+    let mut first = true;
+    for line in normalized.split('\n') {
+        if line.is_empty() || !ends_sentence(line) {
+            continue;
+        }
+        if !first {
+            out.push('\n');
+        }
+        first = false;
+        out.extend(line.chars());
+    }
+    out
+}
+
+const CN_UNITS: &[char] = &['一', '二', '三', '四', '五', '六', '七', '八', '九'];
+const EN_MONTHS: [&str; 12] = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+                               "october", "november", "december"];
+const EN_WEEKDAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+
+fn cn_digit(c: char) -> Option<u32> {
+    match c {
+        '〇' | '零' => Some(0),
+        _ => CN_UNITS.iter().position(|&u| u == c).map(|i| i as u32 + 1),
+    }
+}
+
+fn cn_unit(c: char) -> u32 {
+    CN_UNITS.iter().position(|&u| u == c).map_or(0, |i| i as u32 + 1)
+}
+
+/// `events._cn_number`.
+fn cn_number(s: &[char]) -> u32 {
+    match s.len() {
+        0 => 0,
+        1 => if s[0] == '十' { 10 } else { cn_unit(s[0]) },
+        _ if s[0] == '十' => if s.len() == 2 && cn_unit(s[1]) > 0 { 10 + cn_unit(s[1]) } else { 0 },
+        2 | 3 if (s[0] == '二' || s[0] == '三') && s[1] == '十' => {
+            let n = if s[0] == '二' { 20 } else { 30 };
+            if s.len() == 2 {
+                n
+            } else if cn_unit(s[2]) > 0 && (n == 20 || s[2] == '一') {
+                n + cn_unit(s[2])
+            } else {
+                0
+            }
+        }
+        _ => 0,
+    }
+}
+
+fn day_bit(d: u32) -> u64 {
+    if (1..=31).contains(&d) { 1 << (d - 1) } else { 0 }
+}
+
+fn month_bit(m: u32) -> u64 {
+    if (1..=12).contains(&m) { 1 << (30 + m) } else { 0 }
+}
+
+fn year_bit(y: u32) -> u64 {
+    1 << (50 + y % 14)
+}
+
+/// The start of the longest run of characters that `is_in` takes ending just before `k`.
+fn run_before(t: &[char], k: usize, is_in: impl Fn(char) -> bool) -> usize {
+    let mut j = k;
+    while j > 0 && is_in(t[j - 1]) {
+        j -= 1;
+    }
+    j
+}
+
+fn number_of(t: &[char]) -> u32 {
+    t.iter().fold(0u32, |n, c| n.saturating_mul(10).saturating_add(c.to_digit(10).unwrap_or(0)))
+}
+
+fn is_word(c: char) -> bool {
+    c == '_' || is_alnum(c)
+}
+
+/// The length of the name in `names` that `t[i..]` begins with, as a whole word when `whole`.
+fn word_at(t: &[char], i: usize, names: &[&str]) -> Option<(usize, usize)> {
+    for (n, name) in names.iter().enumerate() {
+        let len = name.len();
+        if i + len <= t.len() && name.chars().zip(&t[i..i + len]).all(|(a, &b)| a == b) {
+            return Some((n, len));
+        }
+    }
+    None
+}
+
+/// The length of the run of ASCII digits at `t[i..]`.
+fn digits_at(t: &[char], i: usize) -> usize {
+    t[i.min(t.len())..].iter().take_while(|c| c.is_ascii_digit()).count()
+}
+
+/// `events._dates` of the sentence lines `t`.
+fn date_bag(t: &[char]) -> u64 {
+    let mut bag = 0u64;
+    let n = t.len();
+    for k in 0..n {
+        match t[k] {
+            '年' => {
+                let j = run_before(t, k, |c| c.is_ascii_digit());
+                if k - j == 4 {
+                    bag |= year_bit(number_of(&t[j..k]));
+                } else {
+                    let j = run_before(t, k, |c| cn_digit(c).is_some());
+                    if k - j == 4 {
+                        bag |= year_bit(t[j..k].iter().fold(0, |y, &c| y * 10 + cn_digit(c).unwrap()));
+                    }
+                }
+            }
+            '月' => {
+                let j = run_before(t, k, |c| c.is_ascii_digit());
+                if (1..=2).contains(&(k - j)) {
+                    bag |= month_bit(number_of(&t[j..k]));
+                } else if j == k {
+                    let j = run_before(t, k, |c| c == '十' || cn_digit(c).is_some());
+                    let m = cn_number(&t[j..k]);
+                    if m <= 12 {
+                        bag |= month_bit(m);
+                    }
+                }
+                let mut e = k + 1;
+                while e < n && (t[e] == '十' || cn_unit(t[e]) > 0) {
+                    e += 1;
+                }
+                if e > k + 1 && e < n && t[e] == '日' {
+                    bag |= day_bit(cn_number(&t[k + 1..e]));
+                }
+            }
+            '日' => {
+                let j = run_before(t, k, |c| c.is_ascii_digit());
+                if (1..=2).contains(&(k - j)) {
+                    bag |= day_bit(number_of(&t[j..k]));
+                }
+            }
+            '星' | '礼' | '周' => {
+                let lead = match t[k] {
+                    '星' => if t.get(k + 1) == Some(&'期') { 2 } else { 0 },
+                    '礼' => if t.get(k + 1) == Some(&'拜') { 2 } else { 0 },
+                    _ => 1,
+                };
+                if lead > 0 {
+                    let w = match t.get(k + lead) {
+                        Some(&'日') => 7,
+                        Some(&'天') if lead == 2 => 7,
+                        Some(&c) => cn_unit(c).min(7) * (cn_unit(c) <= 6) as u32,
+                        None => 0,
+                    };
+                    if w > 0 {
+                        bag |= 1 << (42 + w);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if t.iter().any(|c| c.is_ascii_lowercase()) {
+        for i in 0..n {
+            let c = t[i];
+            let boundary = i == 0 || !is_word(t[i - 1]);
+            if c.is_ascii_lowercase() && boundary {
+                // `month day[, year]`
+                if let Some((m, len)) = word_at(t, i, &EN_MONTHS) {
+                    let p = i + len;
+                    if t.get(p) == Some(&' ') {
+                        let d = digits_at(t, p + 1);
+                        if (1..=2).contains(&d) {
+                            bag |= month_bit(m as u32 + 1) | day_bit(number_of(&t[p + 1..p + 1 + d]));
+                            let q = p + 1 + d;
+                            if t.get(q) == Some(&',') && t.get(q + 1) == Some(&' ') && digits_at(t, q + 2) == 4 {
+                                bag |= year_bit(number_of(&t[q + 2..q + 6]));
+                            }
+                        }
+                    }
+                }
+                // a weekday, a whole word
+                if let Some((w, len)) = word_at(t, i, &EN_WEEKDAYS) {
+                    if t.get(i + len).is_none_or(|&c| !is_word(c)) {
+                        bag |= 1 << (43 + w);
+                    }
+                }
+            }
+            // `day month`
+            if c.is_ascii_digit() && (i == 0 || !t[i - 1].is_ascii_digit()) {
+                let d = digits_at(t, i);
+                if (1..=2).contains(&d) && t.get(i + d) == Some(&' ') {
+                    if let Some((m, len)) = word_at(t, i + d + 1, &EN_MONTHS) {
+                        if t.get(i + d + 1 + len).is_none_or(|&c| !is_word(c)) {
+                            bag |= month_bit(m as u32 + 1) | day_bit(number_of(&t[i..i + d]));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    bag
+}
+
+/// `events.place_bag` of the sentence lines `t`.
+fn place_bag(t: &[char], places: &Places) -> u64 {
+    let n = t.len();
+    if places.bits.is_empty() || n < 2 {
+        return 0;
+    }
+    let mut bag = 0u64;
+    let mut key = String::new();
+    let mut i = 0;
+    while i + 1 < n {
+        key.clear();
+        key.push(t[i]);
+        key.push(t[i + 1]);
+        let mut next = i + 1;
+        if let Some(&longest) = places.longest.get(key.as_str()) {
+            for j in (i + 2..=n.min(i + longest)).rev() {
+                key.clear();
+                key.extend(&t[i..j]);
+                if let Some(&bit) = places.bits.get(key.as_str()) {
+                    bag |= bit;
+                    next = j;
+                    break;
+                }
+            }
+        }
+        i = next;
+    }
+    bag
+}
+
 // -- the fingerprinter ---------------------------------------------------------------------------------------
 #[derive(Clone, Debug)]
 pub enum Tf {
@@ -1209,6 +1443,33 @@ pub struct Config {
     pub tf: Tf,
     /// version 7: how many longest sentences of a text without a sketch add a fuzzy hash (0: none)
     pub fuzzy: usize,
+    /// version 8: the place names read as naming an event (`events.places`)
+    pub places: Places,
+}
+
+/// The place names of `events.places`: each name with its bit, and each name's first two characters with the
+/// length (in characters) of the longest name they begin.
+#[derive(Clone, Debug, Default)]
+pub struct Places {
+    bits: FxHashMap<Box<str>, u64>,
+    longest: FxHashMap<Box<str>, usize>,
+}
+
+impl Places {
+    pub fn new(names: impl IntoIterator<Item = (String, u64)>) -> Self {
+        let mut places = Places::default();
+        for (name, bit) in names {
+            let n = name.chars().count();
+            if n < 2 {
+                continue;
+            }
+            let end = name.char_indices().nth(2).map_or(name.len(), |(i, _)| i);
+            let longest = places.longest.entry(name[..end].into()).or_insert(0);
+            *longest = (*longest).max(n);
+            places.bits.insert(name.into(), bit);
+        }
+        places
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1223,6 +1484,8 @@ pub struct Fp {
     pub number_bag: u64,
     pub fuzzy: Vec<u64>,
     pub fuzzy_digests: u64,
+    pub date_bag: u64,
+    pub place_bag: u64,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -1855,7 +2118,11 @@ impl Core {
         if sketch.is_empty() {
             word_bag = 0;
         }
-        let number_bag = number_bag(&padded[..padded.len() - PADDING.len()]);
+        let text = &padded[..padded.len() - PADDING.len()];
+        let number_bag = number_bag(text);
+        let lines = sentence_lines(text);
+        let date_bag = date_bag(&lines);
+        let place_bag = place_bag(&lines, &cfg.places);
         #[cfg(feature = "bench")]
         {
             STAGE_NANOS[0].fetch_add((t_counted - t_start).as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
@@ -1873,6 +2140,8 @@ impl Core {
             number_bag,
             fuzzy,
             fuzzy_digests,
+            date_bag,
+            place_bag,
         })
     }
 }

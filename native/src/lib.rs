@@ -17,7 +17,7 @@ mod python {
     use std::sync::{Mutex, OnceLock};
     use std::thread::JoinHandle;
 
-    use crate::core::{self, Config, Core, Tf};
+    use crate::core::{self, Config, Core, Places, Tf};
     use crate::idf::IdfTable;
     use crate::memlookup;
 
@@ -68,7 +68,8 @@ mod python {
         /// ``numpy.log(k)`` for k = 1, 2, ...: the logarithms exactly as numpy computes them).
         #[new]
         #[pyo3(signature = (idf, default_idf, stopwords, *, min_token_len, sentences, min_sentence_chars,
-                            short_chars, sketch, sketch_chars, sketch_shingle, line_sketch, tf, ln_table=None, fuzzy=16))]
+                            short_chars, sketch, sketch_chars, sketch_shingle, line_sketch, tf, ln_table=None, fuzzy=16,
+                            places=Vec::new()))]
         #[allow(clippy::too_many_arguments)]
         fn new(
             idf: &Bound<'_, PyAny>,
@@ -85,6 +86,7 @@ mod python {
             tf: &str,
             ln_table: Option<Vec<f64>>,
             fuzzy: usize,
+            places: Vec<(String, u64)>,
         ) -> PyResult<Self> {
             let tf = match tf {
                 "raw" => Tf::Raw,
@@ -139,6 +141,7 @@ mod python {
                 line_sketch,
                 tf,
                 fuzzy,
+                places: Places::new(places),
             };
             let build: Box<dyn FnOnce() -> Result<IdfTable, String> + Send> = match (cached, files) {
                 (Some((words, values)), _) => Box::new(move || Ok(IdfTable::from_cache(words, &values))),
@@ -166,7 +169,7 @@ mod python {
         }
 
         /// For each text: ``(simhash, content_hash, sentences, n_features, n_chars, short, version, word_bag,
-        /// sketch, number_bag, fuzzy, fuzzy_digests)`` (the fields of ``Fingerprint`` in order: ``ROW_FIELDS``; the version is
+        /// sketch, number_bag, fuzzy, fuzzy_digests, date_bag, place_bag)`` (the fields of ``Fingerprint`` in order: ``ROW_FIELDS``; the version is
         /// ``FINGERPRINT_VERSION``), or ``None`` when Python must compute that text. The GIL is released while
         /// computing.
         fn fingerprint_many<'py>(&self, py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<Vec<Option<Bound<'py, PyTuple>>>> {
@@ -182,9 +185,23 @@ mod python {
                         let sentences = PyTuple::new(py, &fp.sentences[..split])?;
                         let sketch = PyTuple::new(py, &fp.sentences[split..])?;
                         let fuzzy = PyTuple::new(py, &fp.fuzzy)?;
-                        (fp.simhash, fp.content_hash, sentences, fp.n_features, fp.n_chars, fp.short, core::FINGERPRINT_VERSION,
-                         fp.word_bag, sketch, fp.number_bag, fuzzy, fp.fuzzy_digests)
-                            .into_pyobject(py)
+                        let row: [Bound<'py, PyAny>; 14] = [
+                            fp.simhash.into_pyobject(py)?.into_any(),
+                            fp.content_hash.into_pyobject(py)?.into_any(),
+                            sentences.into_any(),
+                            fp.n_features.into_pyobject(py)?.into_any(),
+                            fp.n_chars.into_pyobject(py)?.into_any(),
+                            fp.short.into_pyobject(py)?.to_owned().into_any(),
+                            core::FINGERPRINT_VERSION.into_pyobject(py)?.into_any(),
+                            fp.word_bag.into_pyobject(py)?.into_any(),
+                            sketch.into_any(),
+                            fp.number_bag.into_pyobject(py)?.into_any(),
+                            fuzzy.into_any(),
+                            fp.fuzzy_digests.into_pyobject(py)?.into_any(),
+                            fp.date_bag.into_pyobject(py)?.into_any(),
+                            fp.place_bag.into_pyobject(py)?.into_any(),
+                        ];
+                        PyTuple::new(py, row)
                     })
                     .transpose()
                 })
@@ -495,7 +512,7 @@ mod python {
         m.add("UNIDATA_VERSION", crate::tables::UNIDATA_VERSION)?;
         m.add("JIEBA_RS_VERSION", "0.11.0")?;
         m.add("FINGERPRINT_VERSION", core::FINGERPRINT_VERSION)?;
-        m.add("ROW_FIELDS", 12usize)?;
+        m.add("ROW_FIELDS", 14usize)?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         Ok(())
     }

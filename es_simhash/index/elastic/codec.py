@@ -44,6 +44,10 @@ def to_source(doc: StoredDoc, now: str, lookup_keys: list[str] | None = None) ->
         src["number_bag"] = hex64(fp.number_bag)
     if fp.fuzzy_digests:
         src["fuzzy_digests"] = hex64(fp.fuzzy_digests)
+    if fp.date_bag:
+        src["date_bag"] = hex64(fp.date_bag)
+    if fp.place_bag:
+        src["place_bag"] = hex64(fp.place_bag)
     for i, key in enumerate(fp.segment_keys()):
         src[f"seg{i}"] = key
     if lookup_keys:
@@ -89,6 +93,8 @@ class Hits:
         self.word_bag = parse_hex64([s.get("word_bag") or "0000000000000000" for s in srcs])
         self.number_bag = parse_hex64([s.get("number_bag") or "0000000000000000" for s in srcs])
         self.fuzzy_digests = parse_hex64([s.get("fuzzy_digests") or "0000000000000000" for s in srcs])
+        self.date_bag = parse_hex64([s.get("date_bag") or "0000000000000000" for s in srcs])
+        self.place_bag = parse_hex64([s.get("place_bag") or "0000000000000000" for s in srcs])
         hex_sentences = [s.get("sentences") or () for s in srcs]
         flat = parse_hex64([x for sentences in hex_sentences for x in sentences])
         self.sentence_ints: list[tuple[int, ...]] = []
@@ -105,7 +111,8 @@ class Hits:
             src = self.srcs[j]
             fp = Fingerprint(self.simhash[j], self.content[j], self.sentence_ints[j], int(src["n_features"]),
                              int(src["n_chars"]), bool(src["short"]), int(src["fingerprint_version"]), self.word_bag[j],
-                             number_bag=self.number_bag[j], fuzzy_digests=self.fuzzy_digests[j])
+                             number_bag=self.number_bag[j], fuzzy_digests=self.fuzzy_digests[j],
+                             date_bag=self.date_bag[j], place_bag=self.place_bag[j])
             d = self._docs[j] = StoredDoc(self.ids[j], fp, cluster=src["dup_cluster"], duplicate_of=src.get("dup_of"),
                                           distance=src.get("dup_distance"), reason=src.get("dup_reason", "canonical"),
                                           arrival=int(src.get("arrival") or 0))

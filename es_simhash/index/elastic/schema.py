@@ -19,6 +19,8 @@ LOOKUP_FIELDS = [  # read from doc values by lookups, never from _source (which 
     "word_bag",
     "number_bag",
     "fuzzy_digests",
+    "date_bag",
+    "place_bag",
     "dup_cluster",
     "dup_of",
     "dup_distance",
@@ -41,5 +43,6 @@ def index_template() -> dict[str, Any]:
 
 PAYLOAD = ("content", "record")
 """What maintenance reads only to write a document back."""
-ADDED_FIELDS = ("arrival", "title_folded", "content_folded", "number_bag", "fuzzy_digests")
+ADDED_FIELDS = ("arrival", "title_folded", "content_folded", "number_bag", "fuzzy_digests", "date_bag",
+                "place_bag")
 """Mapped fields an existing index may lack (``ensure_index`` adds them)."""

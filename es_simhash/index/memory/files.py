@@ -28,7 +28,7 @@ FORMAT_V1 = "es-simhash-memory-index/1"
 
 _COLUMNS = ("simhash", "content_hash", "n_features", "n_chars", "short", "version")
 """The per-document arrays every file holds (beside ``meta``, ``sentence_counts`` and ``sentences``)."""
-_OPTIONAL_COLUMNS = ("word_bag", "number_bag", "fuzzy_digests")
+_OPTIONAL_COLUMNS = ("word_bag", "number_bag", "fuzzy_digests", "date_bag", "place_bag")
 """Per-document arrays a file may lack (read as zeros)."""
 
 
@@ -68,6 +68,8 @@ def write(store: MemoryStore, fh: Any, fingerprint: dict[str, Any] | None = None
         word_bag=np.array([f.word_bag for f in fps], dtype=np.uint64),
         number_bag=np.array([f.number_bag for f in fps], dtype=np.uint64),
         fuzzy_digests=np.array([f.fuzzy_digests for f in fps], dtype=np.uint64),
+        date_bag=np.array([f.date_bag for f in fps], dtype=np.uint64),
+        place_bag=np.array([f.place_bag for f in fps], dtype=np.uint64),
         sentence_counts=sentence_counts,
         sentences=np.array([h for f in fps for h in f.hashes], dtype=np.uint64),
     )
@@ -141,10 +143,11 @@ def read(path: str | os.PathLike[str]) -> SavedIndex:
     cols = [arrays[k].tolist() for k in _COLUMNS + _OPTIONAL_COLUMNS]
     docs = []
     start = 0
-    for (doc_id, cluster, dup_of, distance, reason, *arrival), sim, ch, nf, nc, short, ver, wb, nb, fd, end in zip(
+    for (doc_id, cluster, dup_of, distance, reason, *arrival), sim, ch, nf, nc, short, ver, wb, nb, fd, db, pb, end in zip(
         meta["docs"], *cols, ends
     ):
-        fp = Fingerprint(sim, ch, tuple(flat_py[start:end]), nf, nc, short, ver, wb, number_bag=nb, fuzzy_digests=fd)
+        fp = Fingerprint(sim, ch, tuple(flat_py[start:end]), nf, nc, short, ver, wb, number_bag=nb, fuzzy_digests=fd,
+                         date_bag=db, place_bag=pb)
         start = end
         docs.append(StoredDoc(doc_id, fp, cluster, dup_of, distance, reason, arrival=arrival[0] if arrival else 0))
     return SavedIndex(meta["max_sentence_df"], keys, meta.get("fingerprint"), docs, arrays, counts, flat)

@@ -83,6 +83,7 @@ fn main() {
         line_sketch: 8,
         tf: Tf::Cap(5),
         fuzzy: 16,
+        places: Default::default(),
     };
     let core = Core::new(idf, default_idf, stop, cfg);
     let normalized: Vec<String> = texts.iter().map(|t| core::normalize(t).expect("assigned code points")).collect();

@@ -1,0 +1,224 @@
+"""What names the event a text reports: the dates and the places its sentences give (:func:`date_bag`,
+:func:`place_bag`), kept apart from its figures (:func:`~es_simhash.fingerprint.hashes.number_bag`).
+
+Two reports written from one template (two years' first snow, two days' earthquake bulletins, two months'
+statistics) share their wording and differ in their dates, places and figures; an update of one report keeps its
+dates and places and revises figures. So the decision rule reads another date or another place as another event,
+and the same dates and places with figures revised as one event (:mod:`es_simhash.decide.match`).
+
+Only the lines that end a sentence count (:func:`~es_simhash.fingerprint.text.ends_sentence`): a page's own dates
+(a site header, a byline time, "发布时间") and its navigation are lines without a sentence's end, so a reprint with its
+own page date names the same event as its original. Both bags are 64-bit bitmaps; the native core computes the same
+values (``native/src/core.rs``)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Iterable
+
+from es_simhash.fingerprint import text as _text
+
+__all__ = ["date_bag", "place_bag", "places", "DAYS", "MONTHS", "WEEKDAYS", "YEARS", "DATE_FIELDS"]
+
+DAYS = (1 << 31) - 1
+"""Bits 0-30 of a date bag: the days of the month (day ``d`` is bit ``d - 1``)."""
+MONTHS = ((1 << 12) - 1) << 31
+"""Bits 31-42: the months (month ``m`` is bit ``30 + m``)."""
+WEEKDAYS = ((1 << 7) - 1) << 43
+"""Bits 43-49: the days of the week (Monday is bit 43, Sunday bit 49)."""
+YEARS = ((1 << 14) - 1) << 50
+"""Bits 50-63: the years (year ``y`` is bit ``50 + y % 14``: two years less than 14 apart never share a bit)."""
+DATE_FIELDS = (("days", DAYS), ("months", MONTHS), ("weekdays", WEEKDAYS), ("years", YEARS))
+"""The fields of a date bag, each compared on its own (:mod:`es_simhash.decide.match`)."""
+
+_CN_DIGITS = "〇零一二三四五六七八九"
+_CN_VALUE = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0}
+_CN_UNITS = "一二三四五六七八九"
+_EN_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+              "november", "december")
+_EN_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTH_NAMES = "|".join(_EN_MONTHS)
+_EN_MONTH_DAY = re.compile(r"\b(" + _MONTH_NAMES + r") ([0-9]{1,2})(?![0-9])(?:, ([0-9]{4})(?![0-9]))?")
+_EN_DAY_MONTH = re.compile(r"(?<![0-9])([0-9]{1,2}) (" + _MONTH_NAMES + r")\b")
+_EN_WEEKDAY = re.compile(r"\b(" + "|".join(_EN_WEEKDAYS) + r")\b")
+_LATIN = re.compile("[a-z]")
+_CN_WEEKDAY = {c: i for i, c in enumerate("一二三四五六", 1)} | {"日": 7, "天": 7}
+
+
+def _cn_number(s: str) -> int:
+    """A day or month in Chinese numerals: ``五``, ``十``, ``十二``, ``二十``, ``二十一``, ``三十``, ``三十一`` (1 to 31); 0
+    for anything else."""
+    if len(s) == 1:
+        return 10 if s == "十" else _unit(s)
+    if len(s) == 2 and s[0] == "十":
+        return 10 + _unit(s[1]) if _unit(s[1]) else 0
+    if len(s) in (2, 3) and s[0] in "二三" and s[1] == "十":
+        n = 20 if s[0] == "二" else 30
+        if len(s) == 2:
+            return n
+        return n + _unit(s[2]) if _unit(s[2]) and (n == 20 or s[2] == "一") else 0
+    return 0
+
+
+def _unit(c: str) -> int:
+    """``一`` to ``九`` as 1 to 9; 0 for any other character."""
+    return _CN_UNITS.find(c) + 1
+
+
+def _day(d: int) -> int:
+    return 1 << (d - 1) if 1 <= d <= 31 else 0
+
+
+def _month(m: int) -> int:
+    return 1 << (30 + m) if 1 <= m <= 12 else 0
+
+
+def _year(y: int) -> int:
+    return 1 << (50 + y % 14)
+
+
+def _run_before(text: str, k: int, chars: str) -> str:
+    """The longest run of ``chars`` that ends just before ``text[k]``."""
+    j = k
+    while j > 0 and text[j - 1] in chars:
+        j -= 1
+    return text[j:k]
+
+
+def _dates(text: str) -> int:
+    """The date bag of sentence lines (``text``: joined by line breaks). Each of these is a date, whatever is
+    around it: a run of exactly 4 digits (or Chinese numerals ``〇一...九``) before ``年``: a year; of 1 or 2 digits
+    before ``月`` or ``日``: a month or a day; ``十二月``, ``五月`` (a run of Chinese numerals with ``十`` that
+    reads 1 to 12) before ``月``: a month, and a run that reads 1 to 31 between that ``月`` and a ``日``: a day;
+    ``星期``/``礼拜`` and ``一``..``六``/``日``/``天``, ``周`` and ``一``..``六``/``日``: a weekday; in Latin text a month's
+    name with a day (``december 5``, ``december 5, 2023``, ``5 december``) and a weekday's name (``monday``), as
+    whole words. A month's name alone is no date ("may", "march"); neither is ``5号`` (a building, a line)."""
+    return _years(text) | _months(text) | _days(text) | _weekdays(text) | (_latin(text) if _LATIN.search(text) else 0)
+
+
+_DIGITS = "0123456789"
+
+
+def _years(text: str) -> int:
+    bag, k = 0, text.find("年")
+    while k != -1:
+        run = _run_before(text, k, _DIGITS)
+        if len(run) == 4:
+            bag |= _year(int(run))
+        else:
+            run = _run_before(text, k, _CN_DIGITS)
+            if len(run) == 4:
+                bag |= _year(int("".join(str(_CN_VALUE[c]) for c in run)))
+        k = text.find("年", k + 1)
+    return bag
+
+
+def _months(text: str) -> int:
+    """The months before ``月``, and the days in Chinese numerals after it."""
+    bag, k = 0, text.find("月")
+    while k != -1:
+        run = _run_before(text, k, _DIGITS)
+        if 1 <= len(run) <= 2:
+            bag |= _month(int(run))
+        elif not run:
+            n = _cn_number(_run_before(text, k, _CN_DIGITS + "十"))
+            bag |= _month(n) if n <= 12 else 0
+        j = k + 1
+        while j < len(text) and text[j] in _CN_UNITS + "十":
+            j += 1
+        if j > k + 1 and j < len(text) and text[j] == "日":
+            bag |= _day(_cn_number(text[k + 1:j]))
+        k = text.find("月", k + 1)
+    return bag
+
+
+def _days(text: str) -> int:
+    bag, k = 0, text.find("日")
+    while k != -1:
+        run = _run_before(text, k, _DIGITS)
+        if 1 <= len(run) <= 2:
+            bag |= _day(int(run))
+        k = text.find("日", k + 1)
+    return bag
+
+
+def _weekdays(text: str) -> int:
+    bag = 0
+    for lead in ("星期", "礼拜", "周"):
+        k = text.find(lead)
+        while k != -1:
+            w = _CN_WEEKDAY.get(text[k + len(lead):k + len(lead) + 1], 0)
+            if w and not (lead == "周" and w == 7 and text[k + 1] == "天"):
+                bag |= 1 << (42 + w)
+            k = text.find(lead, k + 1)
+    return bag
+
+
+def _latin(text: str) -> int:
+    bag = 0
+    for month, day, year in _EN_MONTH_DAY.findall(text):
+        bag |= _month(_EN_MONTHS.index(month) + 1) | _day(int(day)) | (_year(int(year)) if year else 0)
+    for day, month in _EN_DAY_MONTH.findall(text):
+        bag |= _month(_EN_MONTHS.index(month) + 1) | _day(int(day))
+    for weekday in _EN_WEEKDAY.findall(text):
+        bag |= 1 << (43 + _EN_WEEKDAYS.index(weekday))
+    return bag
+
+
+def _sentence_lines(normalized: str) -> Iterable[str]:
+    """The lines of a normalised text that end a sentence: the text's own, not its page's."""
+    return (line for line in normalized.split("\n") if line and _text.ends_sentence(line))
+
+
+def date_bag(normalized: str) -> int:
+    """:attr:`Fingerprint.date_bag` of a normalised text: the dates its sentence lines give, a 64-bit bitmap of
+    days, months, weekdays and years (:data:`DATE_FIELDS`); 0 for a text that gives none."""
+    return _dates("\n".join(_sentence_lines(normalized)))
+
+
+@lru_cache(maxsize=None)
+def places() -> tuple[dict[str, int], dict[str, int]]:
+    """The place names the fingerprint reads (``es_simhash/data/places.txt``: China's administrative divisions with
+    their short forms, and the world's countries and largest cities), normalised as texts are (so folded as a text
+    is), each with the bit of the place it names (a name and its short form name one place: ``沈阳市``, ``沈阳``);
+    and the names' first two characters, each with the length of the longest name they begin."""
+    from importlib.resources import files
+    lines = files("es_simhash").joinpath("data").joinpath("places.txt").read_text(encoding="utf-8").splitlines()
+    pairs = [line.split("\t") for line in lines if line]
+    folded = _text._normalize_many([n for n, _ in pairs] + [c for _, c in pairs])
+    names, canon = folded[:len(pairs)], folded[len(pairs):]
+    bits = {n: 1 << (_utf8_hash(c) >> 58) for n, c in zip(names, canon) if len(n) >= 2}
+    longest: dict[str, int] = {}
+    for n in bits:
+        longest[n[:2]] = max(longest.get(n[:2], 0), len(n))
+    return bits, longest
+
+
+def place_names() -> list[tuple[str, int]]:
+    """:func:`places` as (name, bit) pairs, for the native core."""
+    return list(places()[0].items())
+
+
+def place_bag(normalized: str) -> int:
+    """:attr:`Fingerprint.place_bag` of a normalised text: the places its sentence lines name, read left to right,
+    the longest name at each place (:func:`places`), as a 64-bit bitmap; 0 for a text that names none."""
+    bits, prefixes = places()
+    text = "\n".join(_sentence_lines(normalized))
+    n, bag, at = len(text), 0, 0
+    for i in [i for i in range(n - 1) if text[i:i + 2] in prefixes]:  # (where a name can begin)
+        if i < at:
+            continue
+        for j in range(min(n, i + prefixes[text[i:i + 2]]), i + 1, -1):
+            bit = bits.get(text[i:j])
+            if bit:
+                bag |= bit
+                at = j
+                break
+    return bag
+
+
+def _utf8_hash(s: str) -> int:
+    """A stable 64-bit hash of a string's UTF-8 bytes (the number hash of :mod:`es_simhash.fingerprint.hashes`)."""
+    from es_simhash.fingerprint.hashes import bytes_hash
+    return bytes_hash(s.encode("utf-8"))

@@ -1,0 +1,231 @@
+"""Event identity: dates and places name the event a text reports, figures describe it.
+
+Two reports written from one template with another date or another place are other events, on every channel a
+match can take (SimHash, long sentences, fuzzy sentence hashes, the shingle sketch); the same report with figures
+revised is an update of one event; a reprint carrying its own page date (a header, a byline time) is a copy of its
+original. The texts are news as crawlers deliver it: a People's Daily article and reports written here in the
+newsroom style of the corpora (a weather report, an earthquake bulletin, a short post)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from es_simhash.decide.default import DefaultRule
+from es_simhash.fingerprint import Fingerprinter
+from es_simhash.fingerprint.events import date_bag, place_bag
+from es_simhash.fingerprint import text as T
+
+import corpora  # noqa: E402  bench/corpora.py
+
+SNOW = """新华社沈阳12月5日电 5日,沈阳市迎来今冬第一场降雪,全市平均降雪量达到3.5毫米,最低气温降至零下12度。沈阳市气象台表示,这场降雪将持续到6日上午,市民出行请注意安全。
+据了解,今年的初雪比往年晚了8天。降雪期间全市出动环卫工人2000余名、机械设备150台,确保主要道路畅通。交通部门提醒广大驾驶员减速慢行,保持车距,遇到路面结冰时不要急刹车。
+气象专家介绍,受冷空气影响,未来三天全省气温将持续走低,各地要做好防寒保暖工作,农业部门要及时加固大棚,防止积雪压塌设施。"""
+"""A weather report (dates, a city and a province, figures)."""
+
+QUAKE = """中国地震台网正式测定:3月14日9时42分在云南省大理州漾濞县发生4.8级地震,震源深度10千米。震中距漾濞县城约12公里,距大理市约35公里。
+地震发生后,云南省地震局立即启动三级应急响应,派出工作组赶赴震区开展现场工作。截至目前,当地未收到人员伤亡报告,部分老旧房屋出现轻微裂缝。
+据当地群众反映,震感较为明显,不少居民跑出屋外避险。当地政府组织人员对辖区内学校、医院等重点场所进行排查,确保群众生命财产安全。"""
+"""An earthquake bulletin."""
+
+POST = "上海3月8日讯 今天最高气温22度,大家出门记得带伞,晚上有小雨,明天转晴,气温回升,适合外出踏青,各大公园的樱花已经陆续开放。"
+"""A short post (under ``short_chars``: compared by the shingle sketch)."""
+
+
+def _other_event(text: str, swaps: list[tuple[str, str]]) -> str:
+    for a, b in swaps:
+        text = text.replace(a, b)
+    return text
+
+
+SNOW_OTHER_DAY = _other_event(SNOW, [("12月5日", "11月28日"), ("5日", "28日"), ("6日", "29日"), ("3.5", "2.6"),
+                                     ("12度", "9度"), ("8天", "3天"), ("2000", "1800"), ("150", "120")])
+"""The same report on another day, in the same city: another event (another snowfall)."""
+SNOW_OTHER_CITY = _other_event(SNOW, [("沈阳", "长春"), ("3.5", "2.6"), ("12度", "9度"), ("8天", "3天"),
+                                      ("2000", "1800"), ("150", "120"), ("全省", "吉林全省")])
+"""The same report on the same day in another city: another event."""
+QUAKE_OTHER = _other_event(QUAKE, [("3月14日9时42分", "5月21日21时48分"), ("云南省大理州漾濞县", "四川省甘孜州泸定县"),
+                                   ("漾濞县", "泸定县"), ("大理市", "康定市"), ("云南省", "四川省"), ("4.8", "5.1"),
+                                   ("12公里", "18公里"), ("35公里", "41公里")])
+"""The same bulletin for another earthquake."""
+POST_OTHER = _other_event(POST, [("3月8日", "4月2日"), ("上海", "杭州")])
+
+
+@pytest.fixture(scope="module")
+def fingerprinter() -> Fingerprinter:
+    return Fingerprinter()
+
+
+@pytest.fixture(scope="module")
+def rule() -> DefaultRule:
+    return DefaultRule.rechecked()
+
+
+def _explain(fingerprinter: Fingerprinter, rule: DefaultRule, a: str, b: str) -> dict:
+    fa, fb = fingerprinter.fingerprint_many([a, b])
+    return rule.explain(fa, fb)
+
+
+@pytest.mark.parametrize("original, other, channel", [
+    (SNOW, SNOW_OTHER_DAY, "sentences"),
+    (SNOW, SNOW_OTHER_CITY, "sentences"),
+    (QUAKE, QUAKE_OTHER, "sentences"),
+    (POST, POST_OTHER, "simhash"),
+])
+def test_a_template_report_of_another_event_is_kept_apart(fingerprinter, rule, original, other, channel):
+    """The pair matches on its channel when events are not told apart, and not when they are: ``explain`` names
+    what differs."""
+    blind = _explain(fingerprinter, DefaultRule.rechecked(event_guard=False, number_guard=0), original, other)
+    assert blind["duplicate"] and blind["reason"] == channel, blind["why"]
+    told = _explain(fingerprinter, rule, original, other)
+    assert not told["duplicate"], told["why"]
+    assert told["why"][-1].startswith("another event"), told["why"]
+
+
+def test_each_channel_is_asked(fingerprinter):
+    """Every channel that can match the template pair passes through the event test: with the channel alone on
+    (the others' bounds set out of reach), the pair still is no duplicate."""
+    only_simhash = DefaultRule.rechecked(k=64, sentence_k=-1, sentence_near_k=-1, far_sentence_k=0,
+                                         min_contained_sentences=0, fuzzy_k=-1, fuzzy_verbatim=0)
+    only_fuzzy = DefaultRule.rechecked(k=-1, sentence_k=-1, sentence_near_k=-1, far_sentence_k=0,
+                                       min_contained_sentences=0, fuzzy_k=64, fuzzy_verbatim=0.01, fuzzy_far=0)
+    only_sentences = DefaultRule.rechecked(k=-1, fuzzy_k=-1, fuzzy_verbatim=0, sentence_near_k=64)
+    a, b = fingerprinter.fingerprint_many([QUAKE, QUAKE_OTHER])
+    for name, r in (("simhash", only_simhash), ("fuzzy", only_fuzzy), ("sentences", only_sentences)):
+        blind = replace_rule(r, event_guard=False, number_guard=0).explain(a, b)
+        assert blind["duplicate"], (name, blind["why"])
+        assert any(s.split(":")[0] in ("both long", "both short") or name in s or "shared" in s
+                   for s in blind["why"]), (name, blind["why"])
+        assert not r.explain(a, b)["duplicate"], (name, r.explain(a, b)["why"])
+
+
+def replace_rule(rule: DefaultRule, **changes) -> DefaultRule:
+    from dataclasses import replace
+    return replace(rule, **changes)
+
+
+def test_an_update_with_figures_revised_on_the_same_date_is_one_event(fingerprinter, rule):
+    """Most figures revised (the number guard alone would call it another event), same dates and places: one."""
+    update = _other_event(SNOW, [("3.5", "5.2"), ("12度", "15度"), ("2000", "3100"), ("150", "260"),
+                                 ("8天", "9天")])
+    figures_only = _explain(fingerprinter, DefaultRule.rechecked(event_guard=False), SNOW, update)
+    assert not figures_only["duplicate"], figures_only["why"]
+    told = _explain(fingerprinter, rule, SNOW, update)
+    assert told["duplicate"], told["why"]
+    assert told["why"][-1].startswith("the same event"), told["why"]
+
+
+@pytest.mark.parametrize("header, footer", [
+    ("发布时间:2024-03-02 10:21 来源:东北新闻网", "责任编辑:王五"),
+    ("来源:人民网 2021年7月19日 08:30\n【字号 大 中 小】", "(编辑:李四)\n2021年7月19日"),
+    ("首页 > 新闻中心 > 国内\n2019-11-30 星期六", ""),
+])
+def test_a_reprint_with_its_own_page_date_joins_its_original(fingerprinter, rule, header, footer):
+    reprint = header + "\n" + SNOW + ("\n" + footer if footer else "")
+    told = _explain(fingerprinter, rule, SNOW, reprint)
+    assert told["duplicate"], told["why"]
+
+
+def _another_day(text: str) -> str:
+    """``text`` with every month and day of the month moved on by one, in digits and in Chinese numerals."""
+    text = re.sub(r"(?<!\d)(\d{1,2})月", lambda m: f"{int(m.group(1)) % 12 + 1}月", text)
+    text = re.sub(r"(?<!\d)(\d{1,2})日", lambda m: f"{int(m.group(1)) % 28 + 1}日", text)
+    return text.replace("十二月三十一日", "十一月三十日").replace("三十一日", "三十日")
+
+
+@pytest.mark.parametrize("nth", [0, 1, 2])
+def test_peoples_daily_articles_on_another_day_and_reprinted(nth):
+    """Real articles that give dates: the same article on another day is another event; the article reprinted
+    under a page header with the reprint's own date is the same one."""
+    articles = [a for a in corpora.peoples_daily_articles() if len(a) > 500 and re.search(r"\d月\d+日", a)]
+    article = articles[nth * 7]
+    fpr, rule = Fingerprinter(), DefaultRule.rechecked()
+    a, b, c = fpr.fingerprint_many([article, _another_day(article), "2024年3月2日 星期六 人民网\n" + article])
+    assert b.date_bag != a.date_bag
+    assert not rule.decide(b, [_stored(a)]), rule.explain(b, a)["why"]
+    assert rule.decide(c, [_stored(a)]), rule.explain(c, a)["why"]
+
+
+def _stored(fp):
+    from es_simhash.records import StoredDoc
+    return StoredDoc("a", fp, cluster="a")
+
+
+def _norm(text: str) -> str:
+    return T._normalize_many([text])[0]
+
+
+@pytest.mark.parametrize("a, b", [
+    ("2023年12月5日,大雪。", "二〇二三年十二月五日,大雪。"),
+    ("12月5日,星期二,大雪。", "十二月五日,周二,大雪。"),
+    ("it snowed on tuesday, december 5, 2023.", "it snowed on tuesday, 5 december 2023 in 2023年."),
+])
+def test_one_date_written_two_ways(a, b):
+    assert date_bag(_norm(a)) == date_bag(_norm(b)) != 0
+
+
+def test_date_bits():
+    """Day d is bit d - 1, month m bit 30 + m, Monday bit 43, year y bit 50 + y % 14."""
+    assert date_bag(_norm("12月5日大雪。")) == (1 << 4) | (1 << 42)
+    assert date_bag(_norm("星期一大雪。")) == 1 << 43
+    assert date_bag(_norm("2023年大雪。")) == 1 << (50 + 2023 % 14)
+
+
+@pytest.mark.parametrize("text", [
+    "发布时间:2024-03-02 10:21",  # a page's header: no sentence end
+    "3号楼、5号线今天开通。",  # numbers that are not dates
+    "may is a month. march on.",  # month names without a day
+    "这一日三餐很简单。十分满意。",  # Chinese numerals that are not a date
+])
+def test_no_date(text):
+    assert date_bag(_norm(text)) == 0
+
+
+def test_places_are_read_from_sentences_by_their_longest_name():
+    both = place_bag(_norm("沈阳市迎来初雪。"))
+    assert both == place_bag(_norm("沈阳迎来初雪。")) != 0  # (a name and its short form: one place)
+    assert place_bag(_norm("哈尔滨迎来初雪。")) not in (0, both)
+    assert place_bag(_norm("沈阳晚报\n今天下雪了。")) == 0  # (a masthead: no sentence)
+    assert place_bag(_norm("和平与发展是时代主题。")) == 0  # (a district's name that is a common word)
+
+
+def test_a_version_7_index_is_refused_and_migrate_keeps_other_events_apart(fingerprinter, es_url, client,
+                                                                          es_index_name, tmp_path, cli):
+    """An index of version 7 (no dates or places in its fingerprints) holds two days' weather reports of one
+    template in one cluster: indexing into it is refused in one line naming `migrate`; `migrate` fingerprints every
+    document again, and the two are other events in the new index, while the update stays a duplicate."""
+    import json
+    from dataclasses import replace
+
+    from es_simhash.fingerprint import FINGERPRINT_VERSION
+    from es_simhash.index.elastic import ElasticIndex, ensure_index
+    from es_simhash.records import StoredDoc
+
+    old, new = f"{es_index_name}-v7", f"{es_index_name}-v{FINGERPRINT_VERSION}"
+    update = _other_event(SNOW, [("3.5", "5.2"), ("2000", "3100")])
+    texts = (("snow", SNOW), ("snow-next-day", SNOW_OTHER_DAY), ("snow-update", update))
+    try:
+        ensure_index(client, old, {**fingerprinter.config, "fingerprint_version": 7})
+        v7 = [StoredDoc(i, replace(fingerprinter.fingerprint(t), version=7, date_bag=0, place_bag=0),
+                        "snow", duplicate_of=None if i == "snow" else "snow", distance=None if i == "snow" else 1,
+                        reason="canonical" if i == "snow" else "sentences", text=t, arrival=n + 1)
+              for n, (i, t) in enumerate(texts)]
+        ElasticIndex(client, old).add(v7)
+        path = tmp_path / "in.jsonl"
+        path.write_text(json.dumps({"id": "x", "content": QUAKE}, ensure_ascii=False) + "\n", encoding="utf-8")
+        refused = cli("index", path, "--index", old, "--no-progress", es_url=es_url, cwd=tmp_path)
+        err = refused.stderr.decode()
+        assert refused.returncode == 3 and len(err.strip().splitlines()) == 1, err
+        assert f"fingerprint version 7 (this run: {FINGERPRINT_VERSION})" in err and "es-simhash migrate" in err, err
+        res = cli("migrate", "--from", old, "--to", new, "--no-progress", es_url=es_url, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr.decode()
+        client.indices.refresh(index=new)
+        moved = {h["_id"]: h["_source"] for h in client.search(index=new, size=10)["hits"]["hits"]}
+        assert moved["snow-next-day"]["is_canonical"], moved["snow-next-day"]
+        assert moved["snow-update"]["dup_cluster"] == "snow", moved["snow-update"]
+        assert all(s.get("date_bag") and s.get("place_bag") for s in moved.values())
+    finally:
+        for name in (old, new):
+            client.indices.delete(index=name, ignore_unavailable=True)
+            client.options(ignore_status=404).indices.delete_index_template(name=f"es-simhash-{name}")
