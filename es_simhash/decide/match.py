@@ -12,7 +12,7 @@ from es_simhash.decide.compare import same_content, sketch_support
 from es_simhash.decide.rule import has_sketch
 from es_simhash.records import Decision, StoredDoc
 from es_simhash.decide.trace import Note, Step, recorder
-from es_simhash.fingerprint.events import DATE_FIELDS
+from es_simhash.fingerprint.events import DATE_FIELDS, place_keys
 from es_simhash.fingerprint.hashes import numbers_alike_in_count, numbers_contained
 from es_simhash.fingerprint.model import Fingerprint
 from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
@@ -95,8 +95,8 @@ class MatchTests:
     def _other_event(self, fp: Fingerprint, other: Fingerprint, note: Note) -> bool:
         """Whether the two texts report other events. Dates and places name an event, figures describe it: where
         both texts give dates of one kind (days of the month, months, weekdays, years:
-        :data:`~es_simhash.fingerprint.events.DATE_FIELDS`) and share none of them, or both name places and share
-        at most half of the places of the one that names fewer, they are other events (two years' first snow, two
+        :data:`~es_simhash.fingerprint.events.DATE_FIELDS`) and share none of them, or both name places and none of
+        the first four each names is the other's, they are other events (two years' first snow, two
         days' earthquake bulletins, two cities' accidents, written from one template); where they give the same
         dates and places, they are one event, whatever figures were revised (an update). Where neither dates nor
         places are given by both, the figures decide (:meth:`_other_numbers`). A page's own dates (a header, a
@@ -111,11 +111,10 @@ class MatchTests:
                             note("event", False, {"other": kind})
                             return True
                         named[kind] = (a & b & bits).bit_count()
-            a, b = fp.place_bag, other.place_bag
-            if a and b:
-                shared, smaller = (a & b).bit_count(), min(a.bit_count(), b.bit_count())
-                if 2 * shared <= smaller:
-                    note("event", False, {"other": "places", "shared": shared, "smaller": smaller})
+            if fp.place_bag and other.place_bag:
+                shared = len(place_keys(fp.place_bag) & place_keys(other.place_bag))
+                if not shared:
+                    note("event", False, {"other": "places"})
                     return True
                 named["places"] = shared
             if named:

@@ -75,8 +75,7 @@ def _event(v: Mapping[str, Any]) -> str:
         return (f"the same event: the dates and places both texts give agree ({named} shared); figures revised "
                 f"do not make another event")
     if v["other"] == "places":
-        return (f"another event: the texts name other places ({v['shared']} of the {v['smaller']} places of the "
-                f"one that names fewer are the other's, more than half needed)")
+        return "another event: none of the first four places each text names is the other's (places name the event)"
     return f"another event: both texts give {v['other']} and share none of them (dates name the event)"
 
 

@@ -8,8 +8,8 @@ and the same dates and places with figures revised as one event (:mod:`es_simhas
 
 Only the lines that end a sentence count (:func:`~es_simhash.fingerprint.text.ends_sentence`): a page's own dates
 (a site header, a byline time, "发布时间") and its navigation are lines without a sentence's end, so a reprint with its
-own page date names the same event as its original. Both bags are 64-bit bitmaps; the native core computes the same
-values (``native/src/core.rs``)."""
+own page date names the same event as its original. Both bags are 64-bit integers (a bitmap of dates; the keys of
+the first four places); the native core computes the same values (``native/src/core.rs``)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from typing import Iterable
 
 from es_simhash.fingerprint import text as _text
 
-__all__ = ["date_bag", "place_bag", "places", "DAYS", "MONTHS", "WEEKDAYS", "YEARS", "DATE_FIELDS"]
+__all__ = ["date_bag", "place_bag", "place_keys", "places", "DAYS", "MONTHS", "WEEKDAYS", "YEARS", "DATE_FIELDS",
+           "PLACES_KEPT"]
 
 DAYS = (1 << 31) - 1
 """Bits 0-30 of a date bag: the days of the month (day ``d`` is bit ``d - 1``)."""
@@ -29,6 +30,8 @@ WEEKDAYS = ((1 << 7) - 1) << 43
 """Bits 43-49: the days of the week (Monday is bit 43, Sunday bit 49)."""
 YEARS = ((1 << 14) - 1) << 50
 """Bits 50-63: the years (year ``y`` is bit ``50 + y % 14``: two years less than 14 apart never share a bit)."""
+PLACES_KEPT = 4
+"""The places a place bag keeps: the first four a text names."""
 DATE_FIELDS = (("days", DAYS), ("months", MONTHS), ("weekdays", WEEKDAYS), ("years", YEARS))
 """The fields of a date bag, each compared on its own (:mod:`es_simhash.decide.match`)."""
 
@@ -181,14 +184,15 @@ def date_bag(normalized: str) -> int:
 def places() -> tuple[dict[str, int], dict[str, int]]:
     """The place names the fingerprint reads (``es_simhash/data/places.txt``: China's administrative divisions with
     their short forms, and the world's countries and largest cities), normalised as texts are (so folded as a text
-    is), each with the bit of the place it names (a name and its short form name one place: ``沈阳市``, ``沈阳``);
+    is), each with the key of the place it names (:func:`place_key`; a name and its short form name one place: ``沈阳市``,
+    ``沈阳``);
     and the names' first two characters, each with the length of the longest name they begin."""
     from importlib.resources import files
     lines = files("es_simhash").joinpath("data").joinpath("places.txt").read_text(encoding="utf-8").splitlines()
     pairs = [line.split("\t") for line in lines if line]
     folded = _text._normalize_many([n for n, _ in pairs] + [c for _, c in pairs])
     names, canon = folded[:len(pairs)], folded[len(pairs):]
-    bits = {n: 1 << (_utf8_hash(c) >> 58) for n, c in zip(names, canon) if len(n) >= 2}
+    bits = {n: place_key(c) for n, c in zip(names, canon) if len(n) >= 2}
     longest: dict[str, int] = {}
     for n in bits:
         longest[n[:2]] = max(longest.get(n[:2], 0), len(n))
@@ -201,21 +205,40 @@ def place_names() -> list[tuple[str, int]]:
 
 
 def place_bag(normalized: str) -> int:
-    """:attr:`Fingerprint.place_bag` of a normalised text: the places its sentence lines name, read left to right,
-    the longest name at each place (:func:`places`), as a 64-bit bitmap; 0 for a text that names none."""
-    bits, prefixes = places()
+    """:attr:`Fingerprint.place_bag` of a normalised text: the first :data:`PLACES_KEPT` places its sentence lines
+    name (read left to right, the longest name at each point: :func:`places`), each once, as 16-bit keys
+    (:func:`place_key`) in the bag's 16-bit slots from the lowest, in the order they are first named; 0 for a text
+    that names none. A report names the place of its event first (a dateline, its lead)."""
+    keys, prefixes = places()
     text = "\n".join(_sentence_lines(normalized))
-    n, bag, at = len(text), 0, 0
+    n, at, kept = len(text), 0, []
     for i in [i for i in range(n - 1) if text[i:i + 2] in prefixes]:  # (where a name can begin)
         if i < at:
             continue
         for j in range(min(n, i + prefixes[text[i:i + 2]]), i + 1, -1):
-            bit = bits.get(text[i:j])
-            if bit:
-                bag |= bit
+            key = keys.get(text[i:j])
+            if key:
+                if key not in kept:
+                    kept.append(key)
+                    if len(kept) == PLACES_KEPT:
+                        return _packed(kept)
                 at = j
                 break
-    return bag
+    return _packed(kept)
+
+
+def _packed(keys: list[int]) -> int:
+    return sum(k << (16 * i) for i, k in enumerate(keys))
+
+
+def place_key(name: str) -> int:
+    """The 16-bit key of the place ``name`` in a place bag (the top 16 bits of its hash; never 0, an empty slot)."""
+    return (_utf8_hash(name) >> 48) or 1
+
+
+def place_keys(bag: int) -> frozenset[int]:
+    """The places of a place bag (:func:`place_bag`): up to four 16-bit keys."""
+    return frozenset(k for k in ((bag >> (16 * i)) & 0xFFFF for i in range(PLACES_KEPT)) if k)
 
 
 def _utf8_hash(s: str) -> int:

@@ -1390,13 +1390,15 @@ fn date_bag(t: &[char]) -> u64 {
     bag
 }
 
-/// `events.place_bag` of the sentence lines `t`.
+/// `events.place_bag` of the sentence lines `t`: the keys of the first four places named, each once, in the bag's
+/// 16-bit slots from the lowest.
 fn place_bag(t: &[char], places: &Places) -> u64 {
+    const KEPT: usize = 4;
     let n = t.len();
     if places.bits.is_empty() || n < 2 {
         return 0;
     }
-    let mut bag = 0u64;
+    let mut kept: Vec<u64> = Vec::with_capacity(KEPT);
     let mut key = String::new();
     let mut i = 0;
     while i + 1 < n {
@@ -1408,8 +1410,13 @@ fn place_bag(t: &[char], places: &Places) -> u64 {
             for j in (i + 2..=n.min(i + longest)).rev() {
                 key.clear();
                 key.extend(&t[i..j]);
-                if let Some(&bit) = places.bits.get(key.as_str()) {
-                    bag |= bit;
+                if let Some(&k) = places.bits.get(key.as_str()) {
+                    if !kept.contains(&k) {
+                        kept.push(k);
+                        if kept.len() == KEPT {
+                            return pack_places(&kept);
+                        }
+                    }
                     next = j;
                     break;
                 }
@@ -1417,7 +1424,11 @@ fn place_bag(t: &[char], places: &Places) -> u64 {
         }
         i = next;
     }
-    bag
+    pack_places(&kept)
+}
+
+fn pack_places(keys: &[u64]) -> u64 {
+    keys.iter().enumerate().fold(0u64, |bag, (i, &k)| bag | (k << (16 * i)))
 }
 
 // -- the fingerprinter ---------------------------------------------------------------------------------------
@@ -1447,8 +1458,8 @@ pub struct Config {
     pub places: Places,
 }
 
-/// The place names of `events.places`: each name with its bit, and each name's first two characters with the
-/// length (in characters) of the longest name they begin.
+/// The place names of `events.places`: each name with its 16-bit key, and each name's first two characters with
+/// the length (in characters) of the longest name they begin.
 #[derive(Clone, Debug, Default)]
 pub struct Places {
     bits: FxHashMap<Box<str>, u64>,
