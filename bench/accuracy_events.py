@@ -270,7 +270,8 @@ def _other_places(text: str, r: random.Random) -> str:
         kind = _place_kind(w)
         if kind is not None and w not in chosen:
             taken = set(chosen.values()) | set(chosen)
-            chosen[w] = r.choice([p for p in chinese_places()[kind] if p not in taken])
+            pool = [p for p in chinese_places()[kind] if p not in taken] or [p for p in chinese_places()[kind] if p != w]
+            chosen[w] = r.choice(pool)
         out.append(chosen.get(w, w))
     return "".join(out)
 
