@@ -138,6 +138,9 @@ class CachingFingerprinter:
     def fingerprint(self, text):
         return self.fingerprint_many([text])[0]
 
+    def __getattr__(self, name):  # the rest (config, version, ...) is the wrapped fingerprinter's
+        return getattr(self.fp, name)
+
 
 def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None,
                recheck: bool | str = True) -> Run:
