@@ -54,8 +54,8 @@ def _ref_normalize(text: str) -> str:
 
 def ref_full_stops(text: str) -> str:
     """In a text with an ideograph, each "." written "。" but those a reader reads inside a word, a number or
-    an ellipsis: an ASCII letter or digit on both sides ("3.5", "www.example.com"), a "." next to it ("..."), or a
-    full stop two characters before it (the end of "u.s.", "e.g.")."""
+    an ellipsis: an ASCII letter or digit on both sides ("3.5", "www.example.com"), a "." next to it ("..."), or an
+    ASCII letter before it and a full stop before that (the end of "u.s.", "e.g.")."""
     if not any(0x3400 <= ord(c) <= 0x4DBF or 0x4E00 <= ord(c) <= 0x9FFF or 0xF900 <= ord(c) <= 0xFAFF for c in text):
         return text
     out = list(text)
@@ -69,7 +69,8 @@ def ref_full_stops(text: str) -> str:
         def word_char(x: str) -> bool:
             return x != "" and x.isascii() and x.isalnum()
 
-        if before == "." or after == "." or (two_before != "" and two_before in ".。"):
+        if before == "." or after == "." or (two_before != "" and two_before in ".。" and before.isascii()
+                                               and before.isalpha()):
             continue
         if word_char(before) and word_char(after):
             continue

@@ -149,7 +149,8 @@ _SPECIAL = ("\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308
 _WORDS = ["c#", "c++", "1.3nm", "www.example.com", "50%", "3.5", "u.s.a", "don't", "a-b", "a_b", "x.1.2", "1.5.3",
           "中国", "人民日报", "经济发展", "the", "government", "said", "news", "C#", "Ｃ＃", "e-mail", "9.9%",
           "转 发 微 博", "中 a 文", "中\u3000文", "。", "！", "...", "\n", " ", "  \n ", "中.", ".中", "%.", "”.",
-          "u.s.", "e.g.", "a.中", "1.中", "中.1", "。.", "..中", "中. ", " .中"]
+          "u.s.", "e.g.", "a.中", "1.中", "中.1", "。.", "..中", "中. ", " .中",
+          "说.好.我"]
 _chars = st.one_of(st.characters(codec=None), st.sampled_from(list(_SPECIAL)),
                    st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
                    st.characters(min_codepoint=0xFF00, max_codepoint=0xFF65),

@@ -47,9 +47,9 @@ _IDEOGRAPH_SPACE = re.compile(r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]) (
 # A full stop written "." in a text with Chinese, read as a reader reads it (:func:`normalize` writes it "。", so that
 # it ends a sentence, and a text whose "。" became "." is the text again): every "." but those inside a word or
 # a number (an ASCII letter or digit on both sides: "3.5", "u.s.a", "www.example.com"), those of "..." and "..",
-# and the one that ends an abbreviation written with full stops (a full stop two characters before it: "u.s.",
-# "e.g.").
-_FULL_STOP = re.compile(r"(?<!\.)(?<![.\u3002][\s\S])\.(?!\.)(?:(?<![0-9A-Za-z]\.)|(?![0-9A-Za-z]))")
+# and the one that ends an abbreviation written with full stops (an ASCII letter before it and a full stop before
+# that: "u.s.", "e.g."; "他说.好.我们" has two full stops).
+_FULL_STOP = re.compile(r"(?<!\.)(?<![.\u3002][A-Za-z])\.(?!\.)(?:(?<![0-9A-Za-z]\.)|(?![0-9A-Za-z]))")
 # Word tokens for texts without CJK characters: runs of letters/digits, apostrophes inside words kept.
 _LATIN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 

@@ -493,13 +493,13 @@ impl Collapse {
         }
     }
 
-    /// A "." about to be written at the end of `out`: it may be a full stop when neither the character before it
-    /// nor the one before that is a full stop ("..", "u.s.").
+    /// A "." about to be written at the end of `out`: it may be a full stop unless the character before it is a
+    /// "." (".."), or an ASCII letter after a full stop ("u.s.", "e.g.").
     #[inline]
     fn note_dot(&mut self) {
         let mut before = self.out.chars().rev();
         let (prev, prev2) = (before.next(), before.next());
-        if prev != Some('.') && !matches!(prev2, Some('.' | '。')) {
+        if prev != Some('.') && !(prev.is_some_and(|c| c.is_ascii_alphabetic()) && matches!(prev2, Some('.' | '。'))) {
             self.dot = Some((self.out.len(), prev.is_some_and(|c| c.is_ascii_alphanumeric())));
         }
     }
