@@ -39,7 +39,8 @@ def _ref_fold() -> dict[int, int]:
 
 def _ref_normalize(text: str) -> str:
     """NFKC; invisible characters (format characters, variation selectors) dropped; casefold; whitespace collapsed;
-    the script folded; no space between ideographs. (Romanisation after ideographs is not dropped here: the
+    the script folded; no space between ideographs; a full stop in Chinese text written "。" (:func:`ref_full_stops`).
+    (Romanisation after ideographs is not dropped here: the
     corpora hold none; tests/test_fold.py tests that part.)"""
     text = unicodedata.normalize("NFKC", text)
     text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf" and not 0xFE00 <= ord(ch) <= 0xFE0F)
@@ -47,7 +48,34 @@ def _ref_normalize(text: str) -> str:
     text = "\n".join(filter(None, (" ".join(line.split()) for line in text.splitlines())))  # a line break stays
     text = text.translate(_ref_fold())
     ideograph = "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
-    return re.sub(f"(?<={ideograph}) (?={ideograph})", "", text)  # spaces between ideographs are no boundary
+    text = re.sub(f"(?<={ideograph}) (?={ideograph})", "", text)  # spaces between ideographs are no boundary
+    return ref_full_stops(text)
+
+
+def ref_full_stops(text: str) -> str:
+    """In a text with an ideograph, each "." written "。" but those a reader reads inside a word, a number or
+    an ellipsis: an ASCII letter or digit on both sides ("3.5", "www.example.com"), a "." next to it ("..."), or an
+    ASCII letter before it and a full stop before that (the end of "u.s.", "e.g.")."""
+    if not any(0x3400 <= ord(c) <= 0x4DBF or 0x4E00 <= ord(c) <= 0x9FFF or 0xF900 <= ord(c) <= 0xFAFF for c in text):
+        return text
+    out = list(text)
+    for i, c in enumerate(text):
+        if c != ".":
+            continue
+        before = text[i - 1] if i >= 1 else ""
+        after = text[i + 1] if i + 1 < len(text) else ""
+        two_before = text[i - 2] if i >= 2 else ""
+
+        def word_char(x: str) -> bool:
+            return x != "" and x.isascii() and x.isalnum()
+
+        if before == "." or after == "." or (two_before != "" and two_before in ".。" and before.isascii()
+                                               and before.isalpha()):
+            continue
+        if word_char(before) and word_char(after):
+            continue
+        out[i] = "。"
+    return "".join(out)
 
 
 @lru_cache(maxsize=1)

@@ -1,6 +1,7 @@
 """Fingerprints: agreement with an independent per-bit reference, segments, flags, normalisation."""
 
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -195,3 +196,50 @@ def test_new_tokens_are_forgotten_when_storing_them_fails():
     assert len(fp.python._vocab.ids) == known and not fp.python._vocab.ids.new
     del fp.python._token_weights
     assert fp.fingerprint(text) == Fingerprinter().fingerprint(text)
+
+
+# Chinese punctuation as a copy writes it in ASCII (no space after) or in its half-width forms
+_ASCII_PUNCTUATION = str.maketrans({"，": ",", "。": ".", "；": ";", "：": ":", "！": "!", "？": "?", "“": '"', "”": '"'})
+_HALF_WIDTH = str.maketrans({"。": "｡", "、": "､", "「": "｢", "」": "｣"})
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_chinese_text_with_ascii_punctuation_has_the_fingerprint_of_the_original(engine):
+    from es_simhash.fingerprint import native_core
+
+    if engine == "native" and native_core.native_module()[0] is None:
+        pytest.skip("native fingerprint core not installed")
+    fingerprinter = Fingerprinter(engine=engine)
+    # every 10th People's Daily article of three sentences or more, but the two whose "。" stands between two
+    # ASCII letters or digits ("1∶2。80年代": there a reader cannot tell a full stop from a decimal point either)
+    articles = [a for a in chinese_articles()[::10] if a.count("。") >= 3
+                and not re.search(r"[0-9A-Za-z０-９Ａ-Ｚａ-ｚ]。[0-9A-Za-z０-９Ａ-Ｚａ-ｚ]", a)]
+    assert len(articles) >= 250
+    originals = fingerprinter.fingerprint_many(articles)
+    for copies in ([a.translate(_ASCII_PUNCTUATION) for a in articles], [a.translate(_HALF_WIDTH) for a in articles]):
+        assert copies != articles
+        got = fingerprinter.fingerprint_many(copies)
+        for field in ("sentences", "fuzzy", "number_bag", "sketch", "simhash"):
+            same = sum(getattr(a, field) == getattr(b, field) for a, b in zip(originals, got))
+            assert same == len(articles), field
+        assert sum(bool(fp.fuzzy) for fp in got) >= len(articles) // 2
+
+
+@pytest.mark.parametrize("text, dots_removed", [
+    ("据U.S.政府统计数据显示今年经济增长3.5%左右，比去年同期提高了1,200万元", "据US政府统计数据显示今年经济增长35%左右，比去年同期提高了1,200万元"),
+    ("详见www.example.com网站上公布的全部统计数据和e.g.中国的例子", "详见wwwexamplecom网站上公布的全部统计数据和eg中国的例子"),
+    ("圆周率约等于3.14这是小学生都知道的数学常识他说……然后离开了", "圆周率约等于314这是小学生都知道的数学常识他说然后离开了"),
+])
+def test_dots_inside_words_and_numbers_of_chinese_text_end_no_sentence(fingerprinter, text, dots_removed):
+    # a decimal point, an address, an abbreviation or an ellipsis is read inside its sentence: the sentence is the
+    # one written without those dots
+    assert fingerprinter.fingerprint(text).sentences == fingerprinter.fingerprint(dots_removed).sentences
+
+
+def test_a_full_stop_written_in_ascii_ends_a_sentence_of_chinese_text(fingerprinter):
+    first, second = "国务院今天召开常务会议部署稳就业工作", "会议要求各地区各部门切实抓好落实"
+    assert fingerprinter.fingerprint(f"{first}.{second}.").sentences == \
+        fingerprinter.fingerprint(f"{first}。{second}。").sentences == \
+        fingerprinter.fingerprint(f"{first}\n{second}").sentences
+    assert fingerprinter.fingerprint(f"{first}。{second}。").sentences != \
+        fingerprinter.fingerprint(f"{first}{second}").sentences

@@ -148,7 +148,9 @@ _SPECIAL = ("\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308
             "'-+#&%c中文的是了国家经济发展转发微博一二三龘\uf900\ufa6e")
 _WORDS = ["c#", "c++", "1.3nm", "www.example.com", "50%", "3.5", "u.s.a", "don't", "a-b", "a_b", "x.1.2", "1.5.3",
           "中国", "人民日报", "经济发展", "the", "government", "said", "news", "C#", "Ｃ＃", "e-mail", "9.9%",
-          "转 发 微 博", "中 a 文", "中\u3000文", "。", "！", "...", "\n", " ", "  \n "]
+          "转 发 微 博", "中 a 文", "中\u3000文", "。", "！", "...", "\n", " ", "  \n ", "中.", ".中", "%.", "”.",
+          "u.s.", "e.g.", "a.中", "1.中", "中.1", "。.", "..中", "中. ", " .中",
+          "说.好.我"]
 _chars = st.one_of(st.characters(codec=None), st.sampled_from(list(_SPECIAL)),
                    st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
                    st.characters(min_codepoint=0xFF00, max_codepoint=0xFF65),
@@ -505,7 +507,8 @@ _sentence = st.sampled_from(["今天天气很好我们去公园散步吧", "经�
                              "The committee met again on Tuesday morning", "Prices rose by 3.5 per cent in 1998",
                              "这是一个很长很长的句子，里面有逗号、顿号和数字１２３", "短句", "中国人民", "abc def ghi jkl"])
 _article = st.lists(_sentence, min_size=1, max_size=24).flatmap(
-    lambda ss: st.lists(st.sampled_from(["。", "！", ". ", "\n", "。\n", "；"]), min_size=len(ss), max_size=len(ss))
+    lambda ss: st.lists(st.sampled_from(["。", "！", ". ", "\n", "。\n", "；", ".", "!", ";"]), min_size=len(ss),
+                        max_size=len(ss))
     .map(lambda ends: "".join(s + e for s, e in zip(ss, ends))))
 
 
@@ -534,5 +537,36 @@ _event_texts = st.lists(_event_line, min_size=1, max_size=6).map("\n".join)
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_event_texts, min_size=1, max_size=4))
 def test_dates_and_places_identical_on_generated_text(engines, texts):
+    nat, py = engines["cap:5"]
+    _assert_identical(nat, py, texts)
+
+
+_ASCII_PUNCTUATION = str.maketrans({"，": ",", "。": ".", "；": ";", "：": ":", "！": "!", "？": "?", "“": '"', "”": '"'})
+
+
+def test_identical_on_articles_with_ascii_punctuation(native):
+    """People's Daily articles whose Chinese punctuation became ASCII (no space after it) or half-width: both
+    engines read their full stops alike (fingerprint version 8), and the copies are their originals again."""
+    articles = corpora.peoples_daily_articles()[:400]
+    texts = [a.translate(_ASCII_PUNCTUATION) for a in articles] + [a.replace("。", "｡") for a in articles[:100]]
+    nat, py = _pair()
+    assert nat.fingerprint_many(texts) == py.fingerprint_many(texts)
+    assert native.normalize_many(texts) == T._normalize_many(texts, prepared=True)
+    assert sum(a == b for a, b in zip(nat.fingerprint_many(texts), nat.fingerprint_many(articles))) >= 390
+
+
+# Chinese text with ASCII full stops next to ideographs, digits, letters, quotes, brackets, romanisation, other
+# full stops and spaces
+_DOTTED = ["中", "文", "國", ".", ".", ".", "。", ",", "!", ";", ":", '"', "”", "《", "(", ")", "%", "1", "2", "a", "s", " ",
+           "\n", "(nèi)", "róng", "u.s.", "e.g.", "3.5", "...", "……", "．", "｡", "www.example.com"]
+_dotted = st.lists(st.sampled_from(_DOTTED), max_size=40).map("".join)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_dotted, min_size=1, max_size=5), st.integers(1, 9))
+def test_full_stops_of_chinese_text_identical_on_generated_text(engines, native, texts, min_chars):
+    assert native.normalize_many(texts) == T._normalize_many(texts, prepared=True)
+    normalized = T._normalize_many(texts, prepared=True)
+    assert [tuple(k) for k in native.keys_many(normalized, min_chars)] == T._keys_many(normalized, min_chars)
     nat, py = engines["cap:5"]
     _assert_identical(nat, py, texts)

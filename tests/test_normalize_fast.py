@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from es_simhash.fingerprint import fold
 from es_simhash.fingerprint import text as T
+from support import ref_full_stops
 
 _WS = re.compile(r"\s+")
 _LINE_BREAKS = set("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")  # str.splitlines' boundaries
@@ -22,7 +23,8 @@ def _reference_normalize(t: str) -> str:
     most) and a hard wrap's line breaks joined (``text.join_hard_wraps``, which defines that step); NFKC; invisible
     characters dropped; casefold; a whitespace run with a line break becomes one newline, any other run one space;
     the script folded and romanisation after ideographs dropped (es_simhash.fingerprint.fold, which defines those
-    steps); a space between two CJK ideographs goes."""
+    steps); a space between two CJK ideographs goes; in a text with an ideograph, a full stop written "." is
+    written "。" (support.ref_full_stops)."""
     for _ in range(3):
         t, was = html.unescape(t), t
         if t == was:
@@ -32,7 +34,7 @@ def _reference_normalize(t: str) -> str:
     t = "".join(ch for ch in t if not fold.is_invisible(ord(ch)))
     t = _WS.sub(lambda m: "\n" if _LINE_BREAKS & set(m.group()) else " ", t.casefold()).strip()
     t = fold.strip_annotations(t.translate(fold.fold_table()))
-    return re.sub(f"(?<={_IDEOGRAPH}) (?={_IDEOGRAPH})", "", t)
+    return ref_full_stops(re.sub(f"(?<={_IDEOGRAPH}) (?={_IDEOGRAPH})", "", t))
 
 
 def _reference_keys(normalized: str, min_chars: int) -> tuple[str, list[str]]:
@@ -43,7 +45,7 @@ def _reference_keys(normalized: str, min_chars: int) -> tuple[str, list[str]]:
 # Random code points, plus a bias towards the characters the fast paths special-case:
 # lone surrogates, astral letters, full-width ASCII, U+3000, combining marks, sentence ends, dots and whitespace.
 _SPECIAL = ("&amp;ldquo;&#x3002;&nbsp;&lt;&#12290&copy\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308\u00a0\u2028\u3002…。.. \n\r\t_ßﬁ①㍿ＡＢ中文"
-            "內容國發髮著乾象像(（)）nèi róng ǚ nv2 ㄋㄟˋ˙\u200b\u200d\ufeff\u00ad\ufe0f\U000e0020")
+            "內容國發髮著乾象像(（)）nèi róng ǚ nv2 ㄋㄟˋ˙.中.a1.u.s.e.g.。\u200b\u200d\ufeff\u00ad\ufe0f\U000e0020")
 _chars = st.one_of(st.characters(codec=None), st.sampled_from(list(_SPECIAL)), st.characters(min_codepoint=0xFF00, max_codepoint=0xFF65))
 _texts = st.text(_chars, max_size=60)
 

@@ -31,6 +31,12 @@ def test_sentence_split_handles_chinese_and_english_punctuation():
     assert text.split_sentences(s) == ["第一句", "第二句", "third one", "fourth", "3.5 stays whole", "最后一句"]
 
 
+def test_a_full_stop_of_chinese_text_written_in_ascii_ends_a_sentence():
+    s = text.normalize("第一句.第二句,还是第二句!第三句.U.S.政府说增长3.5%.见www.example.com.他说.好.最后")
+    assert text.split_sentences(s) == ["第一句", "第二句,还是第二句", "第三句", "u.s.政府说增长3.5%",
+                                       "见www.example.com", "他说", "好", "最后"]
+
+
 def test_english_text_is_split_into_words():
     assert text.segment(text.normalize("Don't stop: U.S. growth, 3.5% in 2026!")) == [
         "don't", "stop", "u", "s", "growth", "3", "5", "in", "2026"]

@@ -36,13 +36,20 @@ __all__ = [
 # Anything that is not a letter, digit or CJK ideograph: punctuation, symbols, spaces, underscores.
 _NON_WORD = re.compile(r"[\W_]+")
 # Sentence ends: Chinese and Western terminal punctuation, line breaks, and a full stop followed by space/end
-# (so "3.5" and "U.S.A" do not split). After NFKC the full-width ！？；： are already ASCII.
+# (so "3.5" and "U.S.A" do not split). After NFKC the full-width ！？；： are already ASCII, and :func:`normalize`
+# writes a full stop of Chinese text "。" (:data:`_FULL_STOP`).
 _SENTENCE_END = re.compile(r"[。！？!?;；…\r\n]+|\.(?=\s|$)")
 # CJK Unified Ideographs (+ extension A) — enough to decide whether a text needs the Chinese segmenter.
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A space between two of those ideographs: Chinese puts no spaces between words, so such a space is layout or a
 # way around filters ("转 发 微 博"), never a word boundary.
 _IDEOGRAPH_SPACE = re.compile(r"(?<=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]) (?=[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
+# A full stop written "." in a text with Chinese, read as a reader reads it (:func:`normalize` writes it "。", so that
+# it ends a sentence, and a text whose "。" became "." is the text again): every "." but those inside a word or
+# a number (an ASCII letter or digit on both sides: "3.5", "u.s.a", "www.example.com"), those of "..." and "..",
+# and the one that ends an abbreviation written with full stops (an ASCII letter before it and a full stop before
+# that: "u.s.", "e.g."; "他说.好.我们" has two full stops).
+_FULL_STOP = re.compile(r"(?<!\.)(?<![.\u3002][A-Za-z])\.(?!\.)(?:(?<![0-9A-Za-z]\.)|(?![0-9A-Za-z]))")
 # Word tokens for texts without CJK characters: runs of letters/digits, apostrophes inside words kept.
 _LATIN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
@@ -60,9 +67,12 @@ def normalize(text: str) -> str:
     either end; Traditional characters are folded to Simplified ones
     (:func:`es_simhash.fingerprint.fold.fold_table`) and romanisation written directly after an ideograph is dropped
     (:func:`es_simhash.fingerprint.fold.strip_annotations`); then a space between two CJK ideographs is removed
-    (``"转 发 微 博"`` -> ``"转发微博"``: Chinese has no spaces between words). See :func:`_normalize_many` for how it gets
-    there quickly (``tests/test_normalize_fast.py`` checks it against that definition written with regular
-    expressions).
+    (``"转 发 微 博"`` -> ``"转发微博"``: Chinese has no spaces between words); last, in a text with an ideograph,
+    a ``.`` is written ``。`` where a reader reads a full stop (``"中国.今年"`` -> ``"中国。今年"``: a copy whose
+    punctuation was made ASCII is the text written with Chinese punctuation), not inside a word or a number
+    (``3.5``, ``www.example.com``), an ellipsis (``...``) or after an abbreviation (``u.s.``, ``e.g.``). See
+    :func:`_normalize_many` for how it gets there quickly (``tests/test_normalize_fast.py`` checks it against that
+    definition written with regular expressions).
     """
     return _normalize_many([text])[0]
 
@@ -222,7 +232,8 @@ def _normalize_many(texts: Sequence[str], prepared: bool = False) -> list[str]:
        patterns (``Py_UNICODE_ISSPACE``) and every line boundary of ``splitlines`` is such whitespace, so this
        is the definition in :func:`normalize`;
     5. fold the script and drop romanisation after ideographs (texts with a non-ASCII character only);
-    6. remove each space between two ideographs (only texts with a space and a non-ASCII character can have one).
+    6. remove each space between two ideographs (only texts with a space and a non-ASCII character can have one);
+    7. write a full stop of Chinese text ``。`` (:data:`_FULL_STOP`; texts with a ``.`` and an ideograph only).
     """
     from es_simhash.fingerprint.fold import fold_table, invisible_pattern, strip_annotations
 
@@ -246,6 +257,8 @@ def _normalize_many(texts: Sequence[str], prepared: bool = False) -> list[str]:
             n = strip_annotations(n.translate(table))
             if " " in n:
                 n = _IDEOGRAPH_SPACE.sub("", n)
+            if "." in n and _CJK.search(n):
+                n = _FULL_STOP.sub("\u3002", n)
         out.append(n)
     return out
 
@@ -260,7 +273,8 @@ def content_key(normalized: str) -> str:
 
 
 def split_sentences(normalized: str) -> list[str]:
-    """Split a normalised text on Chinese and Western sentence punctuation and line breaks."""
+    """Split a normalised text on Chinese and Western sentence punctuation and line breaks (a ``.`` ends a
+    sentence before whitespace or the end; in Chinese text :func:`normalize` has written a full stop ``。``)."""
     return [s for s in (p.strip() for p in _SENTENCE_END.split(normalized)) if s]
 
 

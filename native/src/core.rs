@@ -240,12 +240,15 @@ fn syllable(s: &[char], bare: bool) -> bool {
     fold_tables::PINYIN.binary_search(&base.as_str()).is_ok()
 }
 
-/// Where romanisation may follow an ideograph in a normalised text (`Collapse` notes them while writing it).
+/// What `Collapse` notes while writing a normalised text: where romanisation may follow an ideograph, and the full
+/// stops to write as "。".
 struct Annotations {
     /// byte offsets of the brackets right after an ideograph, ascending
     brackets: Vec<usize>,
     /// a vowel with a tone mark somewhere
     toned: bool,
+    /// byte offsets of the "." that `text._FULL_STOP` reads as "。" (none in a text without an ideograph), ascending
+    stops: Vec<usize>,
 }
 
 /// `fold.strip_annotations(normalized)`: bracketed syllables after an ideograph, then bare toned ones (each pass
@@ -398,6 +401,11 @@ struct Collapse {
     /// mark was: the places `strip_annotations` looks at
     brackets: Vec<usize>,
     toned: bool,
+    /// an ideograph was written (`text._CJK`); the full stops read as "。" so far (byte offsets in `out`), and the
+    /// last "." written when what follows it decides (its offset, and whether an ASCII letter or digit is before it)
+    cjk: bool,
+    stops: Vec<usize>,
+    dot: Option<(usize, bool)>,
 }
 
 /// The content key and the spans of the sentence keys (see [`keys`]) of the text written so far.
@@ -468,6 +476,31 @@ impl Collapse {
             foldable: foldable_bits(),
             brackets: Vec::new(),
             toned: false,
+            cjk: false,
+            stops: Vec::new(),
+            dot: None,
+        }
+    }
+
+    /// The "." written last and followed by `next` (`None`: the end of the text): a full stop read as "。" unless
+    /// `next` is a "." or it stands between two ASCII letters or digits (`text._FULL_STOP`).
+    #[inline]
+    fn settle_dot(&mut self, next: Option<char>) {
+        if let Some((at, after_alnum)) = self.dot.take() {
+            if !(next == Some('.') || after_alnum && next.is_some_and(|c| c.is_ascii_alphanumeric())) {
+                self.stops.push(at);
+            }
+        }
+    }
+
+    /// A "." about to be written at the end of `out`: it may be a full stop unless the character before it is a
+    /// "." (".."), or an ASCII letter after a full stop ("u.s.", "e.g.").
+    #[inline]
+    fn note_dot(&mut self) {
+        let mut before = self.out.chars().rev();
+        let (prev, prev2) = (before.next(), before.next());
+        if prev != Some('.') && !(prev.is_some_and(|c| c.is_ascii_alphabetic()) && matches!(prev2, Some('.' | '。'))) {
+            self.dot = Some((self.out.len(), prev.is_some_and(|c| c.is_ascii_alphanumeric())));
         }
     }
 
@@ -496,6 +529,14 @@ impl Collapse {
     #[inline]
     fn emit(&mut self, ch: char) {
         let ch = if self.fold { fold_char(ch, self.foldable) } else { ch };
+        if self.dot.is_some() {
+            self.settle_dot(Some(match self.pending {
+                0 => ch,
+                1 => ' ',
+                _ => '\n',
+            }));
+        }
+        self.cjk |= is_cjk_char(ch);
         if ch == '(' && self.pending == 0 && annotatable(self.last) {
             self.brackets.push(self.out.len());
         } else if ch as u32 >= 0xE0 && toned(ch) {
@@ -544,12 +585,19 @@ impl Collapse {
             self.out.push(' ');
         }
         self.pending = 0;
+        if ch == '.' {
+            self.note_dot();
+        }
         self.out.push(ch);
         self.last = ch;
     }
 
-    fn finish(self) -> (String, Option<Keys>, Annotations) {
-        (self.out, self.keys.map(Keys::finish), Annotations { brackets: self.brackets, toned: self.toned })
+    fn finish(mut self) -> (String, Option<Keys>, Annotations) {
+        self.settle_dot(None);
+        if !self.cjk {
+            self.stops.clear();
+        }
+        (self.out, self.keys.map(Keys::finish), Annotations { brackets: self.brackets, toned: self.toned, stops: self.stops })
     }
 }
 
@@ -564,24 +612,40 @@ pub fn normalize_with_keys(text: &str, min_sentence_chars: usize) -> Option<(Str
 }
 
 fn normalize_keyed(text: &str, keys: Option<usize>) -> Option<(String, Option<Keys>)> {
-    let (s, k, places) = normalize_fast(text, keys).or_else(|| normalize_full(text, keys))?;
-    if places.brackets.is_empty() && !places.toned || !fold_on() {
+    let (mut s, mut k, mut places) = normalize_fast(text, keys).or_else(|| normalize_full(text, keys))?;
+    if (!places.brackets.is_empty() || places.toned) && fold_on() {
+        if let Some(stripped) = strip_annotations(&s, &places) {
+            // written again: a space between two ideographs that the annotation kept apart goes, and the keys follow
+            (s, k, places) = rewrite(&stripped, keys);
+        }
+    }
+    if places.stops.is_empty() {
         return Some((s, k));
     }
-    let Some(stripped) = strip_annotations(&s, &places) else {
-        return Some((s, k));
-    };
-    // written again: a space between two ideographs that the annotation kept apart goes, and the keys follow
-    let mut w = Collapse::new(stripped.len(), keys);
-    for c in stripped.chars() {
+    // the full stops written "。" (`text._FULL_STOP`), and written again so that the keys end their sentences there
+    let mut mapped = String::with_capacity(s.len() + 2 * places.stops.len());
+    let mut copied = 0;
+    for &at in &places.stops {
+        mapped.push_str(&s[copied..at]);
+        mapped.push('。');
+        copied = at + 1;
+    }
+    mapped.push_str(&s[copied..]);
+    let (s, k, _) = rewrite(&mapped, keys);
+    Some((s, k))
+}
+
+/// A normalised text written again (the same text: `Collapse` leaves it as it is), with its keys.
+fn rewrite(normalized: &str, keys: Option<usize>) -> (String, Option<Keys>, Annotations) {
+    let mut w = Collapse::new(normalized.len(), keys);
+    for c in normalized.chars() {
         if c.is_ascii() {
             w.ascii(c as u8);
         } else {
             w.emit(c);
         }
     }
-    let (s, k, _) = w.finish();
-    Some((s, k))
+    w.finish()
 }
 
 /// The common case in one pass: ASCII, full-width forms, U+3000, U+2026, spaces and [`SIMPLE`] characters only
@@ -613,6 +677,10 @@ fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Key
             }
             if i > start {
                 let run = &text[start..i];
+                if w.dot.is_some() {
+                    w.settle_dot(Some('中')); // (an ideograph follows it)
+                }
+                w.cjk = true;
                 if let Some(k) = &mut w.keys {
                     k.dot = false;
                     k.rs = 0;
