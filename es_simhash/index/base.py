@@ -31,7 +31,8 @@ from es_simhash.lookup.candidates import (
 )
 from es_simhash.lookup.keys import LookupKeys
 
-__all__ = ["Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "MIN_SHARED_SKETCH", "arrival_key", "with_version",
+__all__ = ["Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "MIN_SHARED_SKETCH", "arrival_key", "precedence_key",
+           "with_version",
            "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch", "found_by_lookup"]
 
 def without_payload(doc: StoredDoc) -> StoredDoc:
@@ -63,6 +64,16 @@ def arrival_key(doc: StoredDoc) -> tuple[int, str]:
     """The order of documents for the cluster rules: by arrival, then by id (so every process sorts alike). A
     duplicate always comes after the document it duplicates, and a cluster's canonical before its members."""
     return doc.arrival, doc.id
+
+
+def precedence_key(doc: StoredDoc) -> tuple[int, int, int, str]:
+    """The order in which an embedded run with the recheck (``es-simhash dedup``, ``evaluate``) takes its final
+    decisions, a function of the document alone: the longest text first (:attr:`Fingerprint.n_chars
+    <es_simhash.fingerprint.model.Fingerprint.n_chars>`), then the one with more long sentences (a copy whose
+    punctuation was lost keeps its letters but not its sentences), then by content hash, then by id. Whatever
+    order the records came in, they are decided in this one, so a cluster's canonical is its longest text."""
+    fp = doc.fingerprint
+    return -fp.n_chars, -len(fp.sentences), fp.content_hash, doc.id
 
 
 @dataclass(slots=True)

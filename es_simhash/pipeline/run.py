@@ -19,8 +19,10 @@ from es_simhash.engine.decisions import FarMarks
 from es_simhash.records import Document
 from es_simhash.files.sources import DeadLetter, DeadLetterWriter, excerpt, RecordReader
 from es_simhash.fingerprint.idf import IDFTable
+from es_simhash.index.memory import MemoryIndex
 from es_simhash.pipeline.checkpoint import Checkpoint
-from es_simhash.pipeline.recheck import correct_outputs, is_rewritable, recheck_run, rereadable
+from es_simhash.pipeline.precedence import precedence_run
+from es_simhash.pipeline.recheck import RecheckOutcome, correct_outputs, is_rewritable, recheck_run, rereadable
 from es_simhash.pipeline.source import RecordSource
 from es_simhash.pipeline.summary import Summary, count_result, reason_kind, report_line
 
@@ -62,7 +64,9 @@ def run_dedup(
     decisions again with what it knows by then (:func:`~es_simhash.clustering.recheck`), and the summary, report
     and output are corrected (:mod:`es_simhash.pipeline.recheck`); ``on_recheck(checked, total)`` is its progress.
     An index shared with other writers rechecks what this run decided and what that leads to; the embedded index
-    rechecks all its documents. See docs/how-it-works.md, "The recheck".
+    decides all its documents again in precedence order, then rechecks them
+    (:func:`~es_simhash.pipeline.precedence.precedence_run`: the same clusters, with the same canonicals, in any
+    input order). See docs/how-it-works.md, "The same records give the same clusters".
     """
     reader = reader or RecordReader()
     summary = checkpoint.summary if checkpoint is not None else Summary()
@@ -105,8 +109,7 @@ def run_dedup(
                 raise KeyboardInterrupt
         read_to = reader.bytes_read  # (a recheck reads the inputs again: progress stays where the run got to)
         if recheck and (summary.kept or summary.duplicates):
-            outcome = recheck_run(engine, summary, since, scope=since if engine.index.shared_writers else None,
-                                  checkpoint=checkpoint, on_page=on_recheck)
+            outcome = _final_decisions(engine, summary, since, checkpoint, on_recheck)
             correct_outputs(outcome, inputs, reader, report, output, run.where or {},
                             run.duplicate_ids if held_back else None)
         _keep_earlier_dead_letters(dlw, summary)
@@ -117,6 +120,17 @@ def run_dedup(
     if on_progress is not None:
         on_progress(read_to, summary)
     return summary
+
+
+def _final_decisions(engine: DedupEngine, summary: Summary, since: int, checkpoint: Checkpoint | None,
+                     on_page: Callable[[int, int], None] | None) -> RecheckOutcome:
+    """The decisions of a run taken again at its end: an embedded index decides every document again in precedence
+    order (:func:`~es_simhash.pipeline.precedence.precedence_run`: the same clusters in any input order); any other
+    index rechecks what this run decided (:func:`~es_simhash.pipeline.recheck.recheck_run`)."""
+    if isinstance(engine.index, MemoryIndex):
+        return precedence_run(engine, summary, since, on_page=on_page)
+    return recheck_run(engine, summary, since, scope=since if engine.index.shared_writers else None,
+                       checkpoint=checkpoint, on_page=on_page)
 
 
 def _far_marks(since: int, resumed: Checkpoint | None) -> FarMarks:
