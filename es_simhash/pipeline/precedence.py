@@ -34,7 +34,8 @@ def precedence_run(engine: DedupEngine, summary: Summary, since: int,
     module's text): the engine's rule and recheck rule, in batches of :data:`~es_simhash.defaults.BATCH_SIZE`,
     then the recheck. ``since``: when the run began (its documents are those that arrived then or later; the
     others that changed are counted in :attr:`Summary.rechecked_earlier`). Corrects ``summary``; returns what
-    changed in the run's documents (for the report and the output). ``on_page(done, total)``: progress."""
+    changed in the run's documents (for the report and the output). ``on_page(done, total)``: progress (the
+    documents decided again; the total once the recheck is done)."""
     from es_simhash.clustering.recheck import recheck
 
     index = engine.index
@@ -42,7 +43,7 @@ def precedence_run(engine: DedupEngine, summary: Summary, since: int,
         raise TypeError(f"precedence_run: the engine's index is a {type(index).__name__}, not a MemoryIndex")
     before = {d.id: d for d in index.docs()}
     order = sorted(before.values(), key=precedence_key)
-    total = 2 * len(order)
+    total = len(order)
     index.clear()
     again = DedupEngine(index, engine.fingerprinter, engine.rule, batch_size=BATCH_SIZE,
                         recheck_rule=engine.recheck_rule)
@@ -51,12 +52,7 @@ def precedence_run(engine: DedupEngine, summary: Summary, since: int,
         again.process_batch([Document(d.id, "") for d in part], [d.fingerprint for d in part])
         if on_page is not None:
             on_page(start + len(part), total)
-
-    def page(report) -> None:
-        if on_page is not None:
-            on_page(len(order) + min(report.checked, len(order)), total)
-
-    recheck(index, again.recheck_rule, on_page=page, settles=again.far_marks.settles)
+    recheck(index, again.recheck_rule, settles=again.far_marks.settles)
     outcome = RecheckOutcome()
     earlier = 0
     for doc in index.docs():
