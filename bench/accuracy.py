@@ -147,8 +147,8 @@ class CachingFingerprinter:
 def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None,
                recheck: bool | str = True) -> Run:
     """es-simhash through its real engine and embedded backend, as ``es-simhash dedup`` runs it: every document
-    decided on arrival, then every one decided again in precedence order once the stream is indexed, and the
-    recheck (``es_simhash.pipeline.precedence.precedence_run``;
+    decided on arrival, then every one decided again as a set once the stream is indexed (in precedence order, the
+    recheck, each cluster headed by its longest member: ``es_simhash.pipeline.precedence.precedence_run``;
     ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``es_simhash.clustering.repair``
     instead, what ``es-simhash repair`` does to an index after ``index``). ``lookup_keys``: the index's SimHash
     lookup keys (``es_simhash.lookup.keys``; None: the default)."""
@@ -167,7 +167,7 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     t0 = time.perf_counter()
     results = {r.id: r for r in engine.process(Document(d.id, text) for d, text in zip(docs, _read(docs)) if text)}
     final = {}
-    if recheck is True:  # (as dedup: every document decided again in precedence order, then the recheck)
+    if recheck is True:  # (as dedup: every document decided again as a set)
         precedence_run(engine, Summary(), since=0)
         final = {d.id: d for d in index.docs()}
     elif recheck:

@@ -107,22 +107,24 @@ def test_the_recheck_does_not_depend_on_the_batch_size(crawls, cli, tmp_path):
 
 # -- which canonicals the recheck settles -----------------------------------------------------------------
 def settling_every_canonical(crawl: Path) -> dict[str, tuple[str, str | None]]:
-    """The clusters of `dedup`'s run of ``crawl`` (decided on arrival without the far sentence bound), taken again
-    by a recheck that settles every canonical with long sentences (the library's ``recheck`` without ``settles``)."""
-    from es_simhash.clustering import recheck
+    """The clusters of `dedup`'s run of ``crawl`` (its documents decided as a set, without the far sentence bound,
+    then rechecked: ``es_simhash.pipeline.precedence.decide_set``) with a recheck that settles every canonical with
+    long sentences (the library's ``recheck`` default)."""
+    from es_simhash import Fingerprinter
     from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.files.sources import RecordReader
     from es_simhash.index.memory import MemoryIndex
-    from es_simhash.records import Document
+    from es_simhash.pipeline.precedence import decide_set
+    from es_simhash.records import Document, StoredDoc
 
     rule = DefaultRule.rechecked()
     index = MemoryIndex()
     engine = DedupEngine(index, rule=rule.on_arrival(), recheck_rule=rule)
     docs = [d for d in RecordReader().read([str(crawl)]) if isinstance(d, Document)]
-    for _ in engine.process_batches([(docs, None)]):
-        pass
-    recheck(index, rule)
+    fps = Fingerprinter().fingerprint_many([d.text for d in docs])
+    decide_set(engine, [StoredDoc(d.id, fp, d.id) for d, fp in zip(docs, fps)],
+               settles=lambda d: bool(d.fingerprint.sentences))
     return {d.id: (d.cluster, d.duplicate_of) for page in index.scan() for d in page}
 
 

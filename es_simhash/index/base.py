@@ -66,14 +66,13 @@ def arrival_key(doc: StoredDoc) -> tuple[int, str]:
     return doc.arrival, doc.id
 
 
-def precedence_key(doc: StoredDoc) -> tuple[int, int, int, str]:
-    """The order in which an embedded run with the recheck (``es-simhash dedup``, ``evaluate``) takes its final
-    decisions, a function of the document alone: the longest text first (:attr:`Fingerprint.n_chars
-    <es_simhash.fingerprint.model.Fingerprint.n_chars>`), then the one with more long sentences (a copy whose
-    punctuation was lost keeps its letters but not its sentences), then by content hash, then by id. Whatever
-    order the records came in, they are decided in this one, so a cluster's canonical is its longest text."""
-    fp = doc.fingerprint
-    return -fp.n_chars, -len(fp.sentences), fp.content_hash, doc.id
+def precedence_key(doc: StoredDoc) -> tuple[int, str]:
+    """The order in which an embedded run with the recheck (``es-simhash dedup``, ``evaluate``) and the end of an
+    ``index`` run into a new index take their decisions, a function of the document alone: by content hash, then by
+    id. The content hash is a hash of the text, so the order is as good as random with respect to what the texts
+    are (no kind of text, long or short, original or copy, is always decided first), and exact copies (one content
+    hash) come together. Whatever order the records came in, they are decided in this one."""
+    return doc.fingerprint.content_hash, doc.id
 
 
 @dataclass(slots=True)

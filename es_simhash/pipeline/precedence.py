@@ -1,58 +1,116 @@
-"""The end of an embedded run with the recheck (``es-simhash dedup``, ``evaluate``): the final clusters decided again
-in precedence order (:func:`precedence_run`), so that they are a function of the set of records, not of the order
-they came in.
+"""Clusters that are a function of the set of records: every document decided in one order that depends on the
+documents alone (:func:`decide_set`), then each cluster headed by its longest member.
 
 Decisions on arrival are taken against the documents that arrived before, so the order of the input shapes the
 clusters: an original that arrives after two of its copies that do not match each other joins one copy's cluster and
-leaves the other alone; a short excerpt that arrives first heads the cluster of its article's reprints. Once every
-record is fingerprinted and indexed, this run decides every document of the index again, in one order that depends
-on each document alone (:func:`~es_simhash.index.base.precedence_key`: the longest text first, then by content
-hash, then by id): the engine's own decisions (:class:`~es_simhash.engine.dedup_engine.DedupEngine`, the rule on
-arrival) in that order, then the recheck (:func:`~es_simhash.clustering.recheck`) with what the whole index shows
-of templates. So the same records give the same clusters, with the same canonicals (each cluster's longest text),
-whatever their order, batch size or number of workers. The summary, report and output are corrected to the final
-clusters as the recheck corrects them (:class:`~es_simhash.pipeline.recheck.RecheckOutcome`)."""
+leaves the other alone; a short excerpt that arrives first heads the cluster of its article's reprints. Here the
+documents are decided in **precedence order** (:func:`~es_simhash.index.base.precedence_key`: by content hash, then
+by id), by the engine's own decisions (:class:`~es_simhash.engine.dedup_engine.DedupEngine`, the rule on arrival),
+then rechecked (:func:`~es_simhash.clustering.recheck`) with what the whole set shows of templates, then labelled
+(:func:`~es_simhash.clustering.label.label`: each cluster's canonical is its longest member). Exact copies (one
+content hash) that differ in their fingerprints (other punctuation, other spacing) are decided as one: the first of
+them, in id order, that matches a document before them is decided first, so the copies join the cluster any of them
+matches, whichever id each has. So the same records give the same clusters, with the same canonicals, whatever
+their order, batch size or number of workers.
+
+:func:`precedence_run` is the end of an embedded run with the recheck (``es-simhash dedup``, ``evaluate``);
+:func:`set_run` the end of an ``es-simhash index`` run (with its recheck) into an index that held nothing before
+the run: the run's documents decided so in an embedded mirror of their fingerprints, and what that changes written
+back, so ``index`` gives ``dedup``'s clusters."""
 
 from __future__ import annotations
 
-from typing import Callable
+from dataclasses import replace
+from itertools import groupby
+from typing import Callable, Iterator, Sequence
 
+from es_simhash.clustering.label import label
+from es_simhash.clustering.writes import Settled, Writer
 from es_simhash.defaults import BATCH_SIZE
+from es_simhash.engine.decisions import same_fingerprint
 from es_simhash.engine.dedup_engine import DedupEngine
-from es_simhash.index.base import precedence_key
+from es_simhash.index.base import precedence_key, without_payload
 from es_simhash.index.memory import MemoryIndex
+from es_simhash.pipeline.checkpoint import Checkpoint
 from es_simhash.pipeline.recheck import RecheckOutcome, correct_summary
 from es_simhash.pipeline.summary import Summary
-from es_simhash.records import Document
+from es_simhash.records import Document, Result, StoredDoc
 
-__all__ = ["precedence_run"]
+__all__ = ["decide_set", "precedence_run", "in_precedence_order", "run_documents", "set_run"]
 
 
-def precedence_run(engine: DedupEngine, summary: Summary, since: int,
-                   on_page: Callable[[int, int], None] | None = None) -> RecheckOutcome:
-    """Decide every document of ``engine``'s index (a :class:`MemoryIndex`) again in precedence order (see the
-    module's text): the engine's rule and recheck rule, in batches of :data:`~es_simhash.defaults.BATCH_SIZE`,
-    then the recheck. ``since``: when the run began (its documents are those that arrived then or later; the
-    others that changed are counted in :attr:`Summary.rechecked_earlier`). Corrects ``summary``; returns what
-    changed in the run's documents (for the report and the output). ``on_page(done, total)``: progress (the
-    documents decided again; the total once the recheck is done)."""
+def in_precedence_order(engine: DedupEngine, docs: Sequence[StoredDoc]) -> Iterator[list[StoredDoc]]:
+    """``docs`` cut into the batches :func:`decide_set` decides (in precedence order, at most
+    :data:`~es_simhash.defaults.BATCH_SIZE` each). A group of exact copies whose fingerprints differ starts a batch
+    of its own, its first member the first of them (in id order) that ``engine`` finds a duplicate of the documents
+    decided before the group (its index holds those): the copies are decided as one, whichever id each has.
+    ``engine``'s index must hold every batch yielded before the next one is asked for."""
+    pending: list[StoredDoc] = []
+    for _, group_iter in groupby(sorted(docs, key=precedence_key), key=lambda d: d.fingerprint.content_hash):
+        group = list(group_iter)
+        if len(group) > 1 and any(not same_fingerprint(group[0].fingerprint, d.fingerprint) for d in group[1:]):
+            if pending:
+                yield pending
+                pending = []
+            group = _first_that_matches(engine, group)
+        pending.extend(group)
+        while len(pending) >= BATCH_SIZE:
+            yield pending[:BATCH_SIZE]
+            pending = pending[BATCH_SIZE:]
+    if pending:
+        yield pending
+
+
+def _first_that_matches(engine: DedupEngine, group: list[StoredDoc]) -> list[StoredDoc]:
+    """``group`` (exact copies, in id order) with the first of them that ``engine`` finds a duplicate of what its
+    index holds first (nothing is written)."""
+    for n, d in enumerate(group):
+        decided = engine.decider.decide_batch([Document(d.id, "")], [d.fingerprint])
+        engine.decider.forget(decided)
+        first = decided.results[0]
+        if isinstance(first, Result) and first.duplicate:
+            return [d, *group[:n], *group[n + 1:]]
+    return group
+
+
+def decide_set(engine: DedupEngine, docs: Sequence[StoredDoc],
+               on_page: Callable[[int, int], None] | None = None,
+               settles: Callable[[StoredDoc], bool] | None = None) -> None:
+    """Decide ``docs`` (their fingerprints) into ``engine``'s index, which holds nothing yet, as the partition of
+    the set (see the module's text): the engine's decisions in precedence order, the recheck with the engine's
+    :attr:`~DedupEngine.recheck_rule`, then each cluster headed by its longest member. ``on_page(done, total)``:
+    the documents decided so far. ``settles``: the canonicals the recheck settles (default: those the engine's
+    decisions call into question, :attr:`DedupEngine.far_marks`; see :func:`~es_simhash.clustering.recheck`)."""
     from es_simhash.clustering.recheck import recheck
 
     index = engine.index
     if not isinstance(index, MemoryIndex):
+        raise TypeError(f"decide_set: the engine's index is a {type(index).__name__}, not a MemoryIndex")
+    done, total = 0, len(docs)
+    for part in in_precedence_order(engine, docs):
+        engine.process_batch([Document(d.id, "") for d in part], [d.fingerprint for d in part])
+        done += len(part)
+        if on_page is not None:
+            on_page(done, total)
+    recheck(index, engine.recheck_rule, settles=settles or engine.far_marks.settles)
+    label(index, index.docs())
+
+
+def precedence_run(engine: DedupEngine, summary: Summary, since: int,
+                   on_page: Callable[[int, int], None] | None = None) -> RecheckOutcome:
+    """Decide every document of ``engine``'s index (a :class:`MemoryIndex`) again as the partition of the set
+    (:func:`decide_set`, with ``engine``'s fingerprinter and rules). ``since``: when the run began (its documents
+    are those that arrived then or later; the others that changed are counted in
+    :attr:`Summary.rechecked_earlier`). Corrects ``summary``; returns what changed in the run's documents (for the
+    report and the output). ``on_page(done, total)``: progress."""
+    index = engine.index
+    if not isinstance(index, MemoryIndex):
         raise TypeError(f"precedence_run: the engine's index is a {type(index).__name__}, not a MemoryIndex")
     before = {d.id: d for d in index.docs()}
-    order = sorted(before.values(), key=precedence_key)
-    total = len(order)
     index.clear()
     again = DedupEngine(index, engine.fingerprinter, engine.rule, batch_size=BATCH_SIZE,
                         recheck_rule=engine.recheck_rule)
-    for start in range(0, len(order), BATCH_SIZE):
-        part = order[start:start + BATCH_SIZE]
-        again.process_batch([Document(d.id, "") for d in part], [d.fingerprint for d in part])
-        if on_page is not None:
-            on_page(start + len(part), total)
-    recheck(index, again.recheck_rule, settles=again.far_marks.settles)
+    decide_set(again, list(before.values()), on_page)
     outcome = RecheckOutcome()
     earlier = 0
     for doc in index.docs():
@@ -64,6 +122,76 @@ def precedence_run(engine: DedupEngine, summary: Summary, since: int,
             continue
         outcome.before[doc.id], outcome.after[doc.id] = (was.cluster, was.duplicate_of, was.reason), doc
     correct_summary(summary, outcome, earlier)
-    if on_page is not None:
-        on_page(total, total)
+    return outcome
+
+
+def run_documents(engine: DedupEngine, since: int) -> list[StoredDoc] | None:
+    """The documents of ``engine``'s index (fingerprints, no payloads) when it holds nothing but the documents of the
+    run that began at ``since``: those that arrived then or later, and those the run found already indexed (the
+    same input again); else None."""
+    index = engine.maintained()
+    docs = [without_payload(d) for page in index.scan(1000, None, since) for d in page]
+    total = len(index)
+    if len(docs) == total:
+        return docs
+    seen = engine.decider.seen
+    if total > len(docs) + len(seen):
+        return None
+    docs = [without_payload(d) for page in index.scan(1000) for d in page]
+    return docs if all(d.arrival >= since or d.id in seen for d in docs) else None
+
+
+def set_run(engine: DedupEngine, summary: Summary, since: int, docs: Sequence[StoredDoc],
+            checkpoint: Checkpoint | None = None, on_page: Callable[[int, int], None] | None = None
+            ) -> RecheckOutcome:
+    """Decide ``docs`` (:func:`run_documents`: the documents of ``engine``'s index, which holds nothing but those of
+    the run that began at ``since``) as a set (:func:`decide_set`) in an embedded mirror of their fingerprints, with
+    ``engine``'s fingerprinter and rules, and write back to ``engine``'s index the documents whose cluster fields
+    change (:class:`~es_simhash.clustering.writes.Writer`: ``decided again``; a document rewritten meanwhile by
+    another writer is left as it is). The arrivals of each cluster are given again in the mirror's order (the
+    canonical the earliest of them), so a later run's rules find each cluster as its own decisions would have left
+    it. Corrects ``summary``; returns what changed in the run's documents (for the report and the output). With a
+    ``checkpoint``, the state of every document to be written is saved before the writes
+    (:attr:`Checkpoint.rechecked`): a run resumed after an interruption decides the set again (the same decisions)
+    and corrects with what the documents were before the first writes."""
+    index = engine.maintained()
+    mirror_index = MemoryIndex(index.max_sentence_df, index.lookup_keys)
+    mirror = DedupEngine(mirror_index, engine.fingerprinter, engine.rule, batch_size=BATCH_SIZE,
+                         recheck_rule=engine.recheck_rule)
+    if checkpoint is not None and checkpoint.rechecked is None:
+        checkpoint.rechecked = {}
+        checkpoint.save(summary)
+    decide_set(mirror, docs, on_page)
+    was = {d.id: d for d in docs}
+    final = {d.id: d for d in mirror_index.docs()}
+    clusters: dict[str, list[StoredDoc]] = {}
+    for d in final.values():
+        clusters.setdefault(d.cluster, []).append(d)
+    arrival: dict[str, int] = {}
+    for members in clusters.values():  # (each cluster keeps its arrivals, in the mirror's order)
+        for d, a in zip(sorted(members, key=lambda m: (m.arrival, m.id)), sorted(was[m.id].arrival for m in members)):
+            arrival[d.id] = a
+    wanted = [i for i, d in final.items() if (d.cluster, d.duplicate_of, d.distance, d.reason, arrival[i]) != (
+        was[i].cluster, was[i].duplicate_of, was[i].distance, was[i].reason, was[i].arrival)]
+    before = {i: (was[i].cluster, was[i].duplicate_of, was[i].reason) for i in wanted}
+    if checkpoint is not None:
+        saved = checkpoint.rechecked or {}
+        before.update((i, (c, d, r)) for i, (c, d, r) in saved.items())
+        checkpoint.rechecked = {i: list(v) for i, v in before.items()}
+        checkpoint.save(summary)
+
+    def change(doc: StoredDoc) -> StoredDoc | None:
+        old, new = was[doc.id], final[doc.id]
+        if (doc.arrival, doc.cluster, doc.duplicate_of) != (old.arrival, old.cluster, old.duplicate_of):
+            return None  # (rewritten meanwhile)
+        return replace(doc, cluster=new.cluster, duplicate_of=new.duplicate_of, distance=new.distance,
+                       reason=new.reason, arrival=arrival[doc.id])
+
+    Writer(index, Settled()).rewrite(wanted, change, "decided again")
+    outcome = RecheckOutcome()
+    for i, state in before.items():
+        doc = final.get(i)
+        if doc is not None and (doc.cluster, doc.duplicate_of, doc.reason) != state:
+            outcome.before[i], outcome.after[i] = state, replace(doc, arrival=arrival[i])
+    correct_summary(summary, outcome, 0)
     return outcome

@@ -21,7 +21,7 @@ from es_simhash.files.sources import DeadLetter, DeadLetterWriter, excerpt, Reco
 from es_simhash.fingerprint.idf import IDFTable
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.pipeline.checkpoint import Checkpoint
-from es_simhash.pipeline.precedence import precedence_run
+from es_simhash.pipeline.precedence import precedence_run, run_documents, set_run
 from es_simhash.pipeline.recheck import RecheckOutcome, correct_outputs, is_rewritable, recheck_run, rereadable
 from es_simhash.pipeline.source import RecordSource
 from es_simhash.pipeline.summary import Summary, count_result, reason_kind, report_line
@@ -63,10 +63,12 @@ def run_dedup(
     ``recheck`` (what ``dedup`` and ``index`` do by default): once every record is decided, the index takes its
     decisions again with what it knows by then (:func:`~es_simhash.clustering.recheck`), and the summary, report
     and output are corrected (:mod:`es_simhash.pipeline.recheck`); ``on_recheck(checked, total)`` is its progress.
-    An index shared with other writers rechecks what this run decided and what that leads to; the embedded index
-    decides all its documents again in precedence order, then rechecks them
+    The embedded index decides all its documents again as a set
     (:func:`~es_simhash.pipeline.precedence.precedence_run`: the same clusters, with the same canonicals, in any
-    input order). See docs/how-it-works.md, "The same records give the same clusters".
+    input order); an index that holds nothing but this run's documents decides them so in an embedded mirror and
+    writes back what changes (:func:`~es_simhash.pipeline.precedence.set_run`); an index that held others before
+    rechecks what this run decided and what that leads to. See docs/how-it-works.md, "The same records give the
+    same clusters".
     """
     reader = reader or RecordReader()
     summary = checkpoint.summary if checkpoint is not None else Summary()
@@ -124,11 +126,15 @@ def run_dedup(
 
 def _final_decisions(engine: DedupEngine, summary: Summary, since: int, checkpoint: Checkpoint | None,
                      on_page: Callable[[int, int], None] | None) -> RecheckOutcome:
-    """The decisions of a run taken again at its end: an embedded index decides every document again in precedence
-    order (:func:`~es_simhash.pipeline.precedence.precedence_run`: the same clusters in any input order); any other
-    index rechecks what this run decided (:func:`~es_simhash.pipeline.recheck.recheck_run`)."""
+    """The decisions of a run taken again at its end: as a set (the same clusters in any input order) for an
+    embedded index (:func:`~es_simhash.pipeline.precedence.precedence_run`) and for an index that holds nothing but
+    the run's documents (:func:`~es_simhash.pipeline.precedence.set_run`); any other index rechecks what this run
+    decided (:func:`~es_simhash.pipeline.recheck.recheck_run`)."""
     if isinstance(engine.index, MemoryIndex):
         return precedence_run(engine, summary, since, on_page=on_page)
+    docs = run_documents(engine, since)
+    if docs is not None:
+        return set_run(engine, summary, since, docs, checkpoint, on_page=on_page)
     return recheck_run(engine, summary, since, scope=since if engine.index.shared_writers else None,
                        checkpoint=checkpoint, on_page=on_page)
 
