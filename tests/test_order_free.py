@@ -123,3 +123,37 @@ def test_an_original_after_two_copies_that_do_not_match_each_other_joins_them_in
         got = _report(cli, records, tmp_path, f"p{n}")
         for original, comments, ascii_copy in triples:
             assert got[original["id"]] == got[comments["id"]] == got[ascii_copy["id"]], (order, original["id"])
+
+
+def test_index_into_a_new_index_gives_dedups_clusters_and_canonicals_in_any_order(mix, cli, es_url, client,
+                                                                                  es_index_name, tmp_path):
+    """`index` (Elasticsearch, with its defaults) into a new index, fed the same records in two orders, gives
+    `dedup`'s clusters with `dedup`'s canonicals: in its report and in what the index holds; and the same input
+    again changes nothing."""
+    from es_simhash.index.elastic import ElasticIndex
+
+    records = [r for r in mix if not r["id"].startswith("t-")]  # (the accuracy split and the triples)
+    want = _report(cli, records, tmp_path, "dedup")
+    assert sum(c != i for i, c in want.items()) > len(records) // 5
+    second = f"{es_index_name}-b"
+    try:
+        for n, name in enumerate((es_index_name, second)):
+            shuffled = list(records)
+            random.Random(100 + n).shuffle(shuffled)
+            path = _write(tmp_path / f"input-{n}.jsonl", shuffled)
+            res = cli("index", path, "--index", name, "--report", f"index-{n}.jsonl", "--dead-letters",
+                      f"index-{n}-dead.jsonl", "--no-progress", cwd=tmp_path, es_url=es_url)
+            assert res.returncode == 0, res.stderr.decode()
+            rows = [json.loads(x) for x in (tmp_path / f"index-{n}.jsonl").read_text(encoding="utf-8").splitlines()]
+            got = {r["id"]: r["cluster"] for r in rows}
+            assert got == want, (n, sorted(i for i in got if got[i] != want[i])[:5])
+            client.indices.refresh(index=name)
+            held = {d.id: d.cluster for page in ElasticIndex(client, name).scan() for d in page}
+            assert held == want, n
+        res = cli("index", path, "--index", second, "--report", "again.jsonl", "--dead-letters", "again-dead.jsonl",
+                  "--no-progress", cwd=tmp_path, es_url=es_url)
+        assert res.returncode == 0, res.stderr.decode()
+        client.indices.refresh(index=second)
+        assert {d.id: d.cluster for page in ElasticIndex(client, second).scan() for d in page} == want
+    finally:
+        client.options(ignore_status=404).indices.delete(index=second)
