@@ -229,10 +229,10 @@ def test_cli_check_search_clusters(es_url, es_index_name, crawl_file):
     res = cli("check", "--index", es_index_name, "-", input=reprint(arts[10]).encode(), es_url=es_url)
     assert res.returncode == 0
     hits = [json.loads(x) for x in res.stdout.decode().splitlines()]
-    assert hits and hits[0]["cluster"] == "a10"
+    assert hits and hits[0]["cluster"] == "r10"  # (a cluster is headed by its longest member: the reprint r10)
     res = cli("clusters", "--index", es_index_name, "--json", "--limit", "3", es_url=es_url)
     rows = [json.loads(x) for x in res.stdout.decode().splitlines()]
-    assert rows[0]["size"] == 3 and rows[0]["cluster"] == "a0"  # a0, its reprint r0 and its copy c0
+    assert rows[0]["size"] == 3 and rows[0]["cluster"] == "r0"  # a0, its copy c0 and its reprint r0, the longest
     res = cli("search", arts[0][:6], "--index", es_index_name, "--json", es_url=es_url)
     hits = [json.loads(x) for x in res.stdout.decode().splitlines()]
     assert hits and len({h["cluster"] for h in hits}) == len(hits)
