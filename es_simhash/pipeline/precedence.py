@@ -24,7 +24,7 @@ from dataclasses import replace
 from itertools import groupby
 from typing import Callable, Iterator, Sequence
 
-from es_simhash.clustering.label import label
+from es_simhash.clustering.label import label, labelled
 from es_simhash.clustering.writes import Settled, Writer
 from es_simhash.defaults import BATCH_SIZE
 from es_simhash.engine.decisions import same_fingerprint
@@ -36,7 +36,7 @@ from es_simhash.pipeline.recheck import RecheckOutcome, correct_summary
 from es_simhash.pipeline.summary import Summary
 from es_simhash.records import Document, Result, StoredDoc
 
-__all__ = ["decide_set", "precedence_run", "in_precedence_order", "run_documents", "set_run"]
+__all__ = ["decide_run", "decide_set", "precedence_run", "in_precedence_order", "run_documents", "set_run"]
 
 
 def in_precedence_order(engine: DedupEngine, docs: Sequence[StoredDoc]) -> Iterator[list[StoredDoc]]:
@@ -75,13 +75,16 @@ def _first_that_matches(engine: DedupEngine, group: list[StoredDoc]) -> list[Sto
 
 def decide_set(engine: DedupEngine, docs: Sequence[StoredDoc],
                on_page: Callable[[int, int], None] | None = None,
-               settles: Callable[[StoredDoc], bool] | None = None) -> None:
+               settles: Callable[[StoredDoc], bool] | None = None, *, recheck: bool = True,
+               unrechecked: dict[str, StoredDoc] | None = None) -> None:
     """Decide ``docs`` (their fingerprints) into ``engine``'s index, which holds nothing yet, as the partition of
     the set (see the module's text): the engine's decisions in precedence order, the recheck with the engine's
-    :attr:`~DedupEngine.recheck_rule`, then each cluster headed by its longest member. ``on_page(done, total)``:
-    the documents decided so far. ``settles``: the canonicals the recheck settles (default: those the engine's
-    decisions call into question, :attr:`DedupEngine.far_marks`; see :func:`~es_simhash.clustering.recheck`)."""
-    from es_simhash.clustering.recheck import recheck
+    :attr:`~DedupEngine.recheck_rule` (unless ``recheck`` is false), then each cluster headed by its longest member.
+    ``on_page(done, total)``: the documents decided so far. ``settles``: the canonicals the recheck settles
+    (default: those the engine's decisions call into question, :attr:`DedupEngine.far_marks`; see
+    :func:`~es_simhash.clustering.recheck`). ``unrechecked``: filled with every document as the same decisions
+    without the recheck leave it (labelled): what ``recheck=False`` gives, by id."""
+    from es_simhash.clustering.recheck import recheck as recheck_index
 
     index = engine.index
     if not isinstance(index, MemoryIndex):
@@ -92,8 +95,59 @@ def decide_set(engine: DedupEngine, docs: Sequence[StoredDoc],
         done += len(part)
         if on_page is not None:
             on_page(done, total)
-    recheck(index, engine.recheck_rule, settles=settles or engine.far_marks.settles)
+    if recheck:
+        if unrechecked is not None:
+            decided = index.docs()
+            unrechecked.update((d.id, d) for d in decided)
+            unrechecked.update(labelled(decided))
+        recheck_index(index, engine.recheck_rule, settles=settles or engine.far_marks.settles)
     label(index, index.docs())
+
+
+def decide_run(engine: DedupEngine, summary: Summary, recheck: bool,
+               on_page: Callable[[int, int], None] | None = None) -> dict[str, StoredDoc]:
+    """The end of an embedded run whose documents were taken in without being decided
+    (:meth:`DedupEngine.process_batches` with ``decide=False``: ``engine``'s :attr:`~DedupEngine.held`; the ids
+    the run decides are its decider's :attr:`~es_simhash.engine.decisions.BatchDecider.seen`): every document of
+    ``engine``'s index (a :class:`MemoryIndex`: those it held before the run too) and every held one decided as
+    the partition of the set (:func:`decide_set`, with ``engine``'s fingerprinter and rules), with the recheck or
+    not. Sets ``summary``'s counts of the run's documents: kept, duplicates and reasons as they are in the end,
+    and with ``recheck`` what it changed against the same decisions without it (:attr:`Summary.rechecked`, as a
+    run with ``--no-recheck`` reports them), and the documents indexed before the run whose cluster changed
+    (:attr:`Summary.rechecked_earlier`). Returns every document of the index as decided, by id."""
+    index = engine.index
+    if not isinstance(index, MemoryIndex):
+        raise TypeError(f"decide_run: the engine's index is a {type(index).__name__}, not a MemoryIndex")
+    held = {d.id: d for d in engine.held}
+    earlier = {d.id: d for d in index.docs() if d.id not in held}
+    index.clear()
+    again = DedupEngine(index, engine.fingerprinter, engine.rule, batch_size=BATCH_SIZE,
+                        recheck_rule=engine.recheck_rule)
+    unrechecked: dict[str, StoredDoc] = {}
+    decide_set(again, [*earlier.values(), *held.values()], on_page, recheck=recheck, unrechecked=unrechecked)
+    final = {d.id: d for d in index.docs()}
+    without = unrechecked if recheck else final  # (what the same run with --no-recheck decides)
+    ran = engine.decider.seen
+    kept = duplicates = 0
+    reasons: dict[str, int] = {}
+    for i in ran:
+        d = without[i]
+        if d.is_canonical:
+            kept += 1
+        else:
+            duplicates += 1
+        reasons[d.reason] = reasons.get(d.reason, 0) + 1
+    summary.kept, summary.duplicates, summary.reasons = kept, duplicates, reasons
+    outcome = RecheckOutcome()
+    if recheck:
+        for i in ran:
+            was, now = without[i], final[i]
+            if (now.cluster, now.duplicate_of, now.reason) != (was.cluster, was.duplicate_of, was.reason):
+                outcome.before[i], outcome.after[i] = (was.cluster, was.duplicate_of, was.reason), now
+    changed = sum((final[i].cluster, final[i].duplicate_of, final[i].reason) != (d.cluster, d.duplicate_of, d.reason)
+                  for i, d in earlier.items() if i not in ran)
+    correct_summary(summary, outcome, changed)
+    return final
 
 
 def precedence_run(engine: DedupEngine, summary: Summary, since: int,
