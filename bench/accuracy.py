@@ -148,7 +148,7 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
                recheck: bool | str = True) -> Run:
     """es-simhash through its real engine and embedded backend, as ``es-simhash dedup`` runs it: every document
     decided on arrival, then every one decided again as a set once the stream is indexed (in precedence order, the
-    recheck, each cluster headed by its longest member: ``es_simhash.pipeline.precedence.precedence_run``;
+    recheck, each cluster headed by its first member: ``es_simhash.pipeline.precedence.precedence_run``;
     ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``es_simhash.clustering.repair``
     instead, what ``es-simhash repair`` does to an index after ``index``). ``lookup_keys``: the index's SimHash
     lookup keys (``es_simhash.lookup.keys``; None: the default)."""

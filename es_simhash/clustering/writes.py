@@ -25,9 +25,9 @@ class Change:
     why: str
     """``merged`` (a canonical that duplicates an older document), ``re-pointed`` (its cluster's canonical had
     joined another cluster, or was missing), ``re-decided`` (a document of its cluster left), ``deleted``,
-    ``split`` / ``moved`` (a near duplicate that no longer matches its cluster, see :func:`recheck`), ``labelled``
-    (its cluster headed by its longest member, :func:`~es_simhash.clustering.label.label`), ``decided again`` (an
-    ``index`` run into a new index: its documents decided as a set, ``es_simhash.pipeline.precedence.set_run``)."""
+    ``split`` / ``moved`` (a near duplicate that no longer matches its cluster, see :func:`recheck`), ``decided
+    again`` (an ``index`` run into a new index: its documents decided as a set,
+    ``es_simhash.pipeline.precedence.set_run``)."""
     before: tuple[str | None, str | None]
     """``(cluster, duplicate_of)`` before."""
     after: tuple[str | None, str | None]

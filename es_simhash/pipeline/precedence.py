@@ -1,17 +1,18 @@
 """Clusters that are a function of the set of records: every document decided in one order that depends on the
-documents alone (:func:`decide_set`), then each cluster headed by its longest member.
+documents alone (:func:`decide_set`), each cluster headed by its first member in that order.
 
 Decisions on arrival are taken against the documents that arrived before, so the order of the input shapes the
 clusters: an original that arrives after two of its copies that do not match each other joins one copy's cluster and
 leaves the other alone; a short excerpt that arrives first heads the cluster of its article's reprints. Here the
 documents are decided in **precedence order** (:func:`~es_simhash.index.base.precedence_key`: by content hash, then
 by id), by the engine's own decisions (:class:`~es_simhash.engine.dedup_engine.DedupEngine`, the rule on arrival),
-then rechecked (:func:`~es_simhash.clustering.recheck`) with what the whole set shows of templates, then labelled
-(:func:`~es_simhash.clustering.label.label`: each cluster's canonical is its longest member). Exact copies (one
-content hash) that differ in their fingerprints (other punctuation, other spacing) are decided as one: the first of
-them, in id order, that matches a document before them is decided first, so the copies join the cluster any of them
-matches, whichever id each has. So the same records give the same clusters, with the same canonicals, whatever
-their order, batch size or number of workers.
+then rechecked (:func:`~es_simhash.clustering.recheck`) with what the whole set shows of templates. Each cluster's
+canonical is its first member in that order and every ``duplicate_of`` a match the rule made in that direction (a
+document against one decided before it), as on arrival. Exact copies (one content hash) that differ in their
+fingerprints (other punctuation, other spacing) are decided as one: the first of them, in id order, that matches a
+document before them is decided first, so the copies join the cluster any of them matches, whichever id each has.
+So the same records give the same clusters, with the same canonicals, whatever their order, batch size or number of
+workers.
 
 :func:`precedence_run` is the end of an embedded run with the recheck (``es-simhash dedup``, ``evaluate``);
 :func:`set_run` the end of an ``es-simhash index`` run (with its recheck) into an index that held nothing before
@@ -22,21 +23,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import groupby
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
-from es_simhash.clustering.label import label, labelled
 from es_simhash.clustering.writes import Settled, Writer
 from es_simhash.defaults import BATCH_SIZE
 from es_simhash.engine.decisions import same_fingerprint
 from es_simhash.engine.dedup_engine import DedupEngine
-from es_simhash.index.base import precedence_key, without_payload
+from es_simhash.index.base import arrival_key, precedence_key, without_payload
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.pipeline.checkpoint import Checkpoint
 from es_simhash.pipeline.recheck import RecheckOutcome, correct_summary
 from es_simhash.pipeline.summary import Summary
 from es_simhash.records import Document, Result, StoredDoc
 
-__all__ = ["decide_run", "decide_set", "precedence_run", "in_precedence_order", "run_documents", "set_run"]
+__all__ = ["decide_run", "decide_set", "decision_arrivals", "precedence_run", "in_precedence_order", "run_documents",
+           "set_run"]
 
 
 def in_precedence_order(engine: DedupEngine, docs: Sequence[StoredDoc]) -> Iterator[list[StoredDoc]]:
@@ -79,11 +80,12 @@ def decide_set(engine: DedupEngine, docs: Sequence[StoredDoc],
                unrechecked: dict[str, StoredDoc] | None = None) -> None:
     """Decide ``docs`` (their fingerprints) into ``engine``'s index, which holds nothing yet, as the partition of
     the set (see the module's text): the engine's decisions in precedence order, the recheck with the engine's
-    :attr:`~DedupEngine.recheck_rule` (unless ``recheck`` is false), then each cluster headed by its longest member.
+    :attr:`~DedupEngine.recheck_rule` (unless ``recheck`` is false); each cluster is headed by its first member in the
+    order decided (``engine``'s index gives the documents their arrivals in that order).
     ``on_page(done, total)``: the documents decided so far. ``settles``: the canonicals the recheck settles
     (default: those the engine's decisions call into question, :attr:`DedupEngine.far_marks`; see
     :func:`~es_simhash.clustering.recheck`). ``unrechecked``: filled with every document as the same decisions
-    without the recheck leave it (labelled): what ``recheck=False`` gives, by id."""
+    without the recheck leave it: what ``recheck=False`` gives, by id."""
     from es_simhash.clustering.recheck import recheck as recheck_index
 
     index = engine.index
@@ -97,11 +99,8 @@ def decide_set(engine: DedupEngine, docs: Sequence[StoredDoc],
             on_page(done, total)
     if recheck:
         if unrechecked is not None:
-            decided = index.docs()
-            unrechecked.update((d.id, d) for d in decided)
-            unrechecked.update(labelled(decided))
+            unrechecked.update((d.id, d) for d in index.docs())
         recheck_index(index, engine.recheck_rule, settles=settles or engine.far_marks.settles)
-    label(index, index.docs())
 
 
 def decide_run(engine: DedupEngine, summary: Summary, recheck: bool,
@@ -195,6 +194,19 @@ def run_documents(engine: DedupEngine, since: int) -> list[StoredDoc] | None:
     return docs if all(d.arrival >= since or d.id in seen for d in docs) else None
 
 
+def decision_arrivals(decided: Iterable[StoredDoc], arrivals: Iterable[int]) -> dict[str, int]:
+    """Arrivals for the documents ``decided`` (as a set, in an embedded index that gave them their arrivals in the
+    order it decided them) taken from ``arrivals`` (theirs in the index they are written to), by id: the smallest
+    to the first decided, and so on, each at least one more than the one before (so no two are equal and the
+    arrival order, :func:`~es_simhash.index.base.arrival_key`, is the decision order)."""
+    out: dict[str, int] = {}
+    last: int | None = None
+    for d, a in zip(sorted(decided, key=arrival_key), sorted(arrivals)):
+        last = a if last is None or a > last else last + 1
+        out[d.id] = last
+    return out
+
+
 def set_run(engine: DedupEngine, summary: Summary, since: int, docs: Sequence[StoredDoc],
             checkpoint: Checkpoint | None = None, on_page: Callable[[int, int], None] | None = None
             ) -> RecheckOutcome:
@@ -202,9 +214,10 @@ def set_run(engine: DedupEngine, summary: Summary, since: int, docs: Sequence[St
     the run that began at ``since``) as a set (:func:`decide_set`) in an embedded mirror of their fingerprints, with
     ``engine``'s fingerprinter and rules, and write back to ``engine``'s index the documents whose cluster fields
     change (:class:`~es_simhash.clustering.writes.Writer`: ``decided again``; a document rewritten meanwhile by
-    another writer is left as it is). The arrivals of each cluster are given again in the mirror's order (the
-    canonical the earliest of them), so a later run's rules find each cluster as its own decisions would have left
-    it. Corrects ``summary``; returns what changed in the run's documents (for the report and the output). With a
+    another writer is left as it is). The run's documents are given their arrivals again in the order the set was
+    decided in (:func:`decision_arrivals`), so the rules that decide by arrival (``repair``, ``delete``, settling)
+    take them in the very order the set run took them and find each cluster as its decisions left it. Corrects
+    ``summary``; returns what changed in the run's documents (for the report and the output). With a
     ``checkpoint``, the state of every document to be written is saved before the writes
     (:attr:`Checkpoint.rechecked`): a run resumed after an interruption decides the set again (the same decisions)
     and corrects with what the documents were before the first writes."""
@@ -218,13 +231,7 @@ def set_run(engine: DedupEngine, summary: Summary, since: int, docs: Sequence[St
     decide_set(mirror, docs, on_page)
     was = {d.id: d for d in docs}
     final = {d.id: d for d in mirror_index.docs()}
-    clusters: dict[str, list[StoredDoc]] = {}
-    for d in final.values():
-        clusters.setdefault(d.cluster, []).append(d)
-    arrival: dict[str, int] = {}
-    for members in clusters.values():  # (each cluster keeps its arrivals, in the mirror's order)
-        for d, a in zip(sorted(members, key=lambda m: (m.arrival, m.id)), sorted(was[m.id].arrival for m in members)):
-            arrival[d.id] = a
+    arrival = decision_arrivals(final.values(), [d.arrival for d in docs])
     wanted = [i for i, d in final.items() if (d.cluster, d.duplicate_of, d.distance, d.reason, arrival[i]) != (
         was[i].cluster, was[i].duplicate_of, was[i].distance, was[i].reason, was[i].arrival)]
     before = {i: (was[i].cluster, was[i].duplicate_of, was[i].reason) for i in wanted}
