@@ -173,10 +173,9 @@ def test_the_recheck_looks_up_only_the_canonicals_called_into_question(crawls, t
     decisions (the set pass in precedence order, :attr:`DedupEngine.far_marks`), and those near a change, not every
     canonical with long sentences: settling a canonical costs the recheck a lookup.
 
-    (A lookup is counted against a canonical when the index holds the document as a canonical at that moment. The
-    recheck also decides every near duplicate again, a lookup each, and each cluster is then headed by its longest
-    member (``clustering.label``): a document looked up as a duplicate may end up a canonical, so the canonicals
-    of the end are not those the recheck settled.)"""
+    (A lookup is counted against a canonical when the index holds the document as a canonical at that moment: the
+    recheck also decides every near duplicate again, a lookup each, and one it splits from its cluster ends a
+    canonical, so the canonicals of the end are not all those the recheck could have settled.)"""
     from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.index.memory import MemoryIndex
