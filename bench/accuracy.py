@@ -155,7 +155,8 @@ class CachingFingerprinter:
 def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None,
                recheck: bool | str = True) -> Run:
     """es-simhash through its real engine and embedded backend, as ``es-simhash dedup`` runs it: every document
-    decided on arrival, then the decisions taken again once the stream is indexed (``es_simhash.clustering.recheck``;
+    decided on arrival, then every one decided again as a set once the stream is indexed (in precedence order, the
+    recheck, each cluster headed by its first member: ``es_simhash.pipeline.precedence.precedence_run``;
     ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``es_simhash.clustering.repair``
     instead, what ``es-simhash repair`` does to an index after ``index``). ``lookup_keys``: the index's SimHash
     lookup keys (``es_simhash.lookup.keys``; None: the default)."""
@@ -164,6 +165,8 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     from es_simhash.index.memory import MemoryIndex
     from es_simhash.clustering import recheck as recheck_index
     from es_simhash.clustering import repair as repair_index
+    from es_simhash.pipeline.precedence import precedence_run
+    from es_simhash.pipeline.summary import Summary
 
     index = MemoryIndex() if lookup_keys is None else MemoryIndex(lookup_keys=lookup_keys)
     # (as dedup: a rule that is rechecked decides on arrival without its far sentence bound, DefaultRule.on_arrival)
@@ -172,7 +175,10 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     t0 = time.perf_counter()
     results = {r.id: r for r in engine.process(Document(d.id, text) for d, text in zip(docs, _read(docs)) if text)}
     final = {}
-    if recheck:
+    if recheck is True:  # (as dedup: every document decided again as a set)
+        precedence_run(engine, Summary(), since=0)
+        final = {d.id: d for d in index.docs()}
+    elif recheck:
         if recheck == "repair":
             done = repair_index(index, engine.recheck_rule)
         else:  # (settling the canonicals the decisions on arrival call into question, as dedup does)

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from es_simhash.fingerprint import FINGERPRINT_VERSION
+from es_simhash.fingerprint import FINGERPRINT_VERSION, Fingerprinter
 from es_simhash.fingerprint.text import normalize, segment
 from support import chinese_articles, english_articles, run_cli
 
@@ -18,21 +18,36 @@ def run(*args, stdin=b"", cwd=None):
     return run_cli(*args, stdin=stdin, cwd=cwd)
 
 
+def content_order(texts: dict[str, str]) -> list[str]:
+    """The ids of ``texts`` (plain text) in the order dedup decides a set of records in, a function of the records
+    alone (content hash, then id: ``index.base.precedence_key``): the first of a cluster heads it."""
+    fingerprinter = Fingerprinter()
+    return sorted(texts, key=lambda i: (fingerprinter.fingerprint(texts[i]).content_hash, i))
+
+
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory):
-    """A crawl file with planted near duplicates, exact duplicates, empty texts and broken lines."""
+    """A crawl file with planted near duplicates, exact duplicates, empty texts and broken lines. ``truth``: id ->
+    the document it duplicates (None: a canonical). Of each planted pair, the first in content order (content
+    hash, then id: ``index.base.precedence_key``, the order dedup decides a set of records in) is the canonical
+    and the other its duplicate; an exact copy has its original's content hash, so the smaller id of the two
+    ("exact..." sorts before "o...") heads their cluster."""
     zh = [a for a in chinese_articles() if 800 <= len(a) <= 3000][:80]
     en = [a for a in english_articles() if 1500 <= len(a) <= 4000][:40]
     lines, truth = [], {}
+
+    def planted(original: str, copy: str, text: str) -> None:
+        lines.append({"id": copy, "content": text})
+        first, then = content_order({original: next(x["content"] for x in lines if x["id"] == original), copy: text})
+        truth[first], truth[then] = None, first
+
     for i, a in enumerate(zh + en):
         lines.append({"id": f"o{i}", "content": a})
         truth[f"o{i}"] = None
     for i in range(0, 80, 8):
-        lines.append({"id": f"near{i}", "content": zh[i].replace("，", ",", 2) + "（完）"})
-        truth[f"near{i}"] = f"o{i}"
+        planted(f"o{i}", f"near{i}", zh[i].replace("，", ",", 2) + "（完）")
     for i in range(0, 40, 10):
-        lines.append({"id": f"exact{i}", "content": en[i].replace("  ", " ") + "  "})
-        truth[f"exact{i}"] = f"o{80 + i}"
+        planted(f"o{80 + i}", f"exact{i}", en[i].replace("  ", " ") + "  ")
     lines += [{"id": "empty1", "content": ""}, {"id": "empty2", "content": ""}, {"id": "punct", "content": "!!!"}]
     truth.update(empty1=None, empty2=None, punct=None)
     raw = [json.dumps(x, ensure_ascii=False).encode() for x in lines]
@@ -59,7 +74,7 @@ def test_dedup_end_to_end(crawl, tmp_path):
     assert [r["line"] for r in report] == sorted(r["line"] for r in report)  # input order
     got = {r["id"]: (r["duplicate_of"] if r["duplicate"] else None) for r in report}
     assert got == truth
-    assert all(r["reason"] == "exact" for r in report if r["id"].startswith("exact"))
+    assert all(r["reason"] == "exact" for r in report if truth[r["id"]] and truth[r["id"]].startswith("exact"))
     assert all(r["cluster"] == truth[r["id"]] for r in report if truth[r["id"]])
     # the output: the input's own lines (bytes as read) of every record that is not a duplicate, in input order
     seen, want = set(), []
@@ -85,9 +100,10 @@ FORUM_BODIES = ["这周六上午九点在湖边公园集合，一起骑车去北
 
 def test_dedup_takes_back_a_merge_made_before_the_template_was_known(tmp_path):
     # four forum posts of one template (a board line, a short body, a notice that is most of the post) with other
-    # bodies, between articles, and a repost of the first post's body under another board. The second post
-    # arrives when the template has been seen once and is put with the first; once the input is read, the
-    # template is known and dedup corrects its report and output.
+    # bodies, between articles, and a repost of the first post's body under another board. Decided in precedence
+    # order without the recheck, the second post decided meets the template seen once and is put with the first
+    # one decided; the recheck knows the template from the whole input and takes that merge back, in the report
+    # and the output.
     articles = [a for a in chinese_articles() if 300 <= len(a) <= 800][:4]
     lines = []
     for i, body in enumerate(FORUM_BODIES):
@@ -107,20 +123,25 @@ def test_dedup_takes_back_a_merge_made_before_the_template_was_known(tmp_path):
         out[flag] = ({r["id"]: r["cluster"] for r in report}, (tmp_path / f"o{flag}.jsonl").read_bytes(),
                      res.stderr.decode())
     arrival, _, _ = out["--no-recheck"]
-    assert arrival["p1"] == "p0" and arrival["repost"] == "p0"
+    posts = [f"p{i}" for i in range(len(FORUM_BODIES))]
+    merged = [p for p in posts if arrival[p] != p]
+    assert len(merged) == 1 and arrival[merged[0]] in posts and arrival["repost"] in posts
     final, kept, summary = out["--recheck"]
-    assert final == {**arrival, "p1": "p1"}
+    # (p0 and its repost: one cluster, headed by the first of them in content order, the order dedup decides in)
+    head = content_order({x["id"]: x["content"] for x in lines if x["id"] in ("p0", "repost")})[0]
+    assert final == {**arrival, merged[0]: merged[0], "p0": head, "repost": head}
     # the output: every record that is not a duplicate in the end, as the input has it, in input order
     assert kept == b"".join(line for line, x in zip(raw, lines) if final[x["id"]] == x["id"])
     assert "duplicates 1 " in summary and "1 duplicates no more" in summary
-    # from standard input, which cannot be read again: the record taken back is added at the end of the output
+    # from standard input, which cannot be read again: the same report and output, in input order
     res = run("dedup", "-", "--report", tmp_path / "r-stdin.jsonl", "--output", tmp_path / "o-stdin.jsonl",
               stdin=path.read_bytes())
     assert res.returncode == 0, res.stderr.decode()
     report = [json.loads(x) for x in (tmp_path / "r-stdin.jsonl").read_text().splitlines()]
     assert {r["id"]: r["cluster"] for r in report} == final and len(report) == len(lines)
-    assert sorted((tmp_path / "o-stdin.jsonl").read_bytes().splitlines(keepends=True)) == sorted(
-        kept.splitlines(keepends=True))
+    from_file = [json.loads(x) for x in (tmp_path / "r--recheck.jsonl").read_text().splitlines()]
+    assert [{**r, "source": None} for r in report] == [{**r, "source": None} for r in from_file]
+    assert (tmp_path / "o-stdin.jsonl").read_bytes() == kept
     # one file for both is refused before anything is written
     same = run("dedup", path, "--report", tmp_path / "same.jsonl", "--output", tmp_path / "same.jsonl")
     assert same.returncode == 1 and b"same file" in same.stderr and not (tmp_path / "same.jsonl").exists()
@@ -168,7 +189,9 @@ def test_worker_processes_give_the_same_report_and_dead_letters(crawl, tmp_path)
 
 @pytest.mark.parametrize("name", ["idx.npz", "myidx", "yesterday.index"])
 def test_saved_index_catches_duplicates_of_yesterdays_crawl(tmp_path, name):
-    """--save-index writes the file it is given, named as given, and --load-index NAME reads it back."""
+    """--save-index writes the file it is given, named as given, and --load-index NAME reads it back: today's copy
+    of d7 is one cluster with it (the documents of the saved index and today's decided as one set, the first in
+    content order heading it)."""
     zh = [a for a in chinese_articles() if 800 <= len(a)][:20]
     day1, day2 = tmp_path / "day1.jsonl", tmp_path / "day2.jsonl"
     day1.write_text("".join(json.dumps({"id": f"d{i}", "content": a}) + "\n" for i, a in enumerate(zh)))
@@ -177,7 +200,9 @@ def test_saved_index_catches_duplicates_of_yesterdays_crawl(tmp_path, name):
     assert sorted(p.name for p in tmp_path.iterdir() if p.name not in ("day1.jsonl", "day2.jsonl")) == [name]
     res = run("dedup", day2, "--load-index", name, "--report", tmp_path / "r.jsonl", cwd=tmp_path)
     assert res.returncode == 0, res.stderr.decode()
-    assert json.loads((tmp_path / "r.jsonl").read_text())["duplicate_of"] == "d7"
+    first, then = content_order({"d7": zh[7], "new": zh[7] + "（完）"})
+    assert json.loads((tmp_path / "r.jsonl").read_text())["cluster"] == first
+    assert json.loads((tmp_path / "r.jsonl").read_text())["duplicate_of"] == (first if then == "new" else None)
 
 
 def test_an_input_that_holds_no_record_exits_5_and_keeps_earlier_outputs(tmp_path, crawl):
@@ -361,7 +386,8 @@ def test_a_gbk_crawl_with_encoding_auto(tmp_path):
     assert res.returncode == 0 and "read 7  kept 6  duplicates 1  dead letters 0" in err, err
     assert "7 records were not UTF-8 and were read as GB18030" in err
     report = {r["id"]: r for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines())}
-    assert report["copy"]["duplicate_of"] == "p2"
+    first, then = content_order({"p2": zh[2], "copy": zh[2] + "（完）"})  # (the first in content order heads it)
+    assert report[then]["duplicate_of"] == first and report[first]["duplicate_of"] is None
     bad = run("dedup", path, "--encoding", "klingon", cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.decode() == (
         "es-simhash: error: invalid value for --encoding: 'klingon' is not a codec name; use utf-8, auto, gb18030, "
@@ -378,7 +404,10 @@ def test_html_pages_are_read_as_text_and_counted(tmp_path):
     err = res.stderr.decode()
     assert res.returncode == 0 and "2 records carried HTML" in err, err
     report = {r["id"]: r for r in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines())}
-    assert report["a-text"]["duplicate_of"] == "a" and report["b"]["duplicate_of"] is None
+    # (a's text and a-text: one cluster, headed by the first of the two in content order)
+    assert report["a-text"]["cluster"] == report["a"]["cluster"] in ("a", "a-text")
+    assert {report["a"]["duplicate_of"], report["a-text"]["duplicate_of"]} in ({None, "a"}, {None, "a-text"})
+    assert report["b"]["duplicate_of"] is None
     kept = run("dedup", "in.jsonl", "--html", "keep", "--no-progress", cwd=tmp_path)
     assert kept.returncode == 0 and "carried HTML" not in kept.stderr.decode()
     bad = run("dedup", "in.jsonl", "--html", "maybe", cwd=tmp_path)

@@ -5,8 +5,11 @@ The inputs are seeded random crawls of templated short texts (``support.template
 paragraphs, half of them reprinted inside one of three site headers and footers, so each template line is held by
 far more documents than the boilerplate bound, and whether a line counted as boilerplate when a text arrived
 decides the text. (Before decisions were made by input order alone, every seed here gave other clusters at batch
-sizes 100, 500 and 1000 than at batch size 1.) The oracle is the embedded engine deciding one document at a time
-(``--batch-size 1``): nothing is decided in a batch there.
+sizes 100, 500 and 1000 than at batch size 1.) The embedded oracle is `dedup` at ``--batch-size 1``: `dedup`
+decides the records as a set at the end of the run (``pipeline.precedence``), so its clusters must not depend on
+the batch size nor the workers. `index --no-recheck` still decides each record on arrival, against what was indexed
+before it: its oracle is the library's run on arrival (``run_dedup`` over a ``MemoryIndex`` without the recheck,
+one document at a time), which nothing decides in a batch.
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ def dedup(cli, crawl: Path, cwd: Path, name: str, *args: str) -> dict[str, tuple
 
 @pytest.fixture(scope="module")
 def one_at_a_time(crawls, tmp_path_factory):
-    """The oracle: each seed's clusters decided one document at a time (no batch), on arrival."""
+    """The embedded oracle: each seed's clusters as `dedup --no-recheck --batch-size 1` gives them (decided as a set
+    at the end of the run, in precedence order, without the recheck)."""
     from support import run_cli
 
     cwd = tmp_path_factory.mktemp("oracle")
@@ -75,12 +79,33 @@ def one_at_a_time(crawls, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def rechecked(crawls, tmp_path_factory):
-    """What `dedup` gives with its defaults (decided one document at a time, then the recheck): what `index` must
+    """What `dedup` gives with its defaults (decided as a set, then the recheck): what `index` into a new index must
     give with its defaults."""
     from support import run_cli
 
     cwd = tmp_path_factory.mktemp("oracle-rechecked")
     return {seed: dedup(run_cli, crawl, cwd, f"one-{seed}", "--batch-size", "1") for seed, crawl in crawls.items()}
+
+
+@pytest.fixture(scope="module")
+def on_arrival(crawls, tmp_path_factory):
+    """The oracle of `index --no-recheck` (each record decided on arrival, against what was indexed before it):
+    each seed's clusters as the library's run on arrival gives them, one document at a time (``run_dedup`` over a
+    ``MemoryIndex``, ``recheck=False``, with the rule the command decides with then: ``DefaultRule(k=K)``)."""
+    from es_simhash import Fingerprinter
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.engine.dedup_engine import DedupEngine
+    from es_simhash.index.memory import MemoryIndex
+    from es_simhash.pipeline import run_dedup
+
+    folder = tmp_path_factory.mktemp("oracle-arrival")
+    got = {}
+    for seed, crawl in crawls.items():
+        index = MemoryIndex()
+        engine = DedupEngine.for_run(index, Fingerprinter(), DefaultRule(), recheck=False, batch_size=1)
+        run_dedup([str(crawl)], engine, recheck=False, dead_letters=folder / f"dead-{seed}.jsonl")
+        got[seed] = {d.id: (d.cluster, d.duplicate_of) for page in index.scan() for d in page}
+    return got
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -107,28 +132,30 @@ def test_the_recheck_does_not_depend_on_the_batch_size(crawls, cli, tmp_path):
 
 # -- which canonicals the recheck settles -----------------------------------------------------------------
 def settling_every_canonical(crawl: Path) -> dict[str, tuple[str, str | None]]:
-    """The clusters of `dedup`'s run of ``crawl`` (decided on arrival without the far sentence bound), taken again
-    by a recheck that settles every canonical with long sentences (the library's ``recheck`` without ``settles``)."""
-    from es_simhash.clustering import recheck
+    """The clusters of `dedup`'s run of ``crawl`` (its documents decided as a set, without the far sentence bound,
+    then rechecked: ``es_simhash.pipeline.precedence.decide_set``) with a recheck that settles every canonical with
+    long sentences (the library's ``recheck`` default)."""
+    from es_simhash import Fingerprinter
     from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.files.sources import RecordReader
     from es_simhash.index.memory import MemoryIndex
-    from es_simhash.records import Document
+    from es_simhash.pipeline.precedence import decide_set
+    from es_simhash.records import Document, StoredDoc
 
     rule = DefaultRule.rechecked()
     index = MemoryIndex()
     engine = DedupEngine(index, rule=rule.on_arrival(), recheck_rule=rule)
     docs = [d for d in RecordReader().read([str(crawl)]) if isinstance(d, Document)]
-    for _ in engine.process_batches([(docs, None)]):
-        pass
-    recheck(index, rule)
+    fps = Fingerprinter().fingerprint_many([d.text for d in docs])
+    decide_set(engine, [StoredDoc(d.id, fp, d.id) for d, fp in zip(docs, fps)],
+               settles=lambda d: bool(d.fingerprint.sentences))
     return {d.id: (d.cluster, d.duplicate_of) for page in index.scan() for d in page}
 
 
 @pytest.mark.parametrize("seed", [*SEEDS, 3, 4, "example"])
 def test_the_recheck_gives_the_clusters_of_settling_every_canonical(seed, crawls, cli, tmp_path):
-    """A run's recheck settles only the canonicals its decisions on arrival call into question (those the far
+    """A run's recheck settles only the canonicals its set pass's decisions call into question (those the far
     sentence bound would have made duplicates), not every canonical with long sentences: the clusters are the
     same all the same, at any batch size."""
     if seed == "example":
@@ -142,19 +169,26 @@ def test_the_recheck_gives_the_clusters_of_settling_every_canonical(seed, crawls
 
 
 def test_the_recheck_looks_up_only_the_canonicals_called_into_question(crawls, tmp_path):
-    """The recheck of a run looks up the canonicals the far sentence bound would have made duplicates on arrival
-    (and those near a change), not every canonical with long sentences: the recheck costs a lookup per document
-    it decides again."""
+    """The recheck of a run looks up the canonicals the far sentence bound would have made duplicates in the run's
+    decisions (the set pass in precedence order, :attr:`DedupEngine.far_marks`), and those near a change, not every
+    canonical with long sentences: settling a canonical costs the recheck a lookup.
+
+    (A lookup is counted against a canonical when the index holds the document as a canonical at that moment: the
+    recheck also decides every near duplicate again, a lookup each, and one it splits from its cluster ends a
+    canonical, so the canonicals of the end are not all those the recheck could have settled.)"""
     from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.index.memory import MemoryIndex
     from es_simhash.pipeline import run_dedup
 
     class Counting(MemoryIndex):
-        looked_up: Counter[str] = Counter()
+        as_canonical: Counter[str] = Counter()
 
         def lookup(self, queries, *args, **kwargs):
-            self.looked_up.update(q.id for q in queries)
+            for q in queries:
+                d = self.get(q.id)
+                if d is not None and d.cluster == d.id and d.fingerprint.sentences:
+                    self.as_canonical[q.id] += 1
             return super().lookup(queries, *args, **kwargs)
 
     index = Counting()
@@ -163,9 +197,8 @@ def test_the_recheck_looks_up_only_the_canonicals_called_into_question(crawls, t
     summary = run_dedup([str(crawls[SEEDS[0]])], engine, recheck=True, dead_letters=tmp_path / "dead.jsonl")
     assert summary.rechecked  # (the recheck changed clusters here)
     canonicals = {d.id for page in index.scan() for d in page if d.cluster == d.id and d.fingerprint.sentences}
-    looked_up = {i for i in canonicals if index.looked_up[i] > 1}  # (once on arrival; again by the recheck)
     assert len(canonicals) > 800
-    assert len(looked_up) < len(canonicals) // 10, (len(looked_up), len(canonicals))
+    assert len(index.as_canonical) < len(canonicals) // 10, (len(index.as_canonical), len(canonicals))
 
 
 # -- the recheck's summary line against --no-recheck ----------------------------------------------------
@@ -208,6 +241,10 @@ def test_dedup_recheck_line_counts_what_no_recheck_reports_otherwise(seed, crawl
         assert res.returncode == 0, res.stderr.decode()
         runs[name] = res.stderr.decode()
     no_more, became, moved = compared(tmp_path / "with.jsonl", tmp_path / "without.jsonl")
+    assert "recheck:" not in runs["without"]
+    if seed == "example":  # (decided in precedence order, the recheck changes nothing there: nor does the line)
+        assert no_more + became + moved == 0 and "recheck:" not in runs["with"], runs["with"]
+        return
     assert no_more + became + moved > 0  # (the recheck changed something here: the test has something to count)
     assert recheck_counts(runs["with"]) == (no_more + became + moved, no_more, became, moved), runs["with"]
     assert duplicates(runs["with"]) - duplicates(runs["without"]) == became - no_more
@@ -239,12 +276,13 @@ def stored(client, index: str) -> dict[str, tuple[str, str | None]]:
     return {d.id: (d.cluster, d.duplicate_of) for page in ElasticIndex(client, index).scan() for d in page}
 
 
-def test_index_gives_the_clusters_dedup_gives_and_a_re_run_changes_nothing(crawls, one_at_a_time, rechecked, es_url,
+def test_index_gives_the_clusters_dedup_gives_and_a_re_run_changes_nothing(crawls, on_arrival, rechecked, es_url,
                                                                           client, es_index_name, tmp_path):
-    """`index` and `dedup`, each with its defaults, build the same clusters from one input (both take the decisions
-    again at the end); with --no-recheck both keep the decisions made on arrival, the same too."""
+    """`index` into a new index and `dedup`, each with its defaults, build the same clusters from one input (both
+    decide the records as a set at the end, then recheck); a re-run changes nothing. With --no-recheck, `index`
+    keeps the decisions made on arrival: those of the library's run on arrival (``on_arrival``)."""
     seed = SEEDS[1]
-    assert any(rechecked[seed][i] != one_at_a_time[seed][i] for i in rechecked[seed])  # (the recheck changes some)
+    assert any(rechecked[seed][i] != on_arrival[seed][i] for i in rechecked[seed])  # (the end changes some)
     run_index(crawls[seed], es_index_name, es_url, tmp_path)
     first = stored(client, es_index_name)
     assert not differing(rechecked[seed], first), differing(rechecked[seed], first)[:5]
@@ -256,7 +294,8 @@ def test_index_gives_the_clusters_dedup_gives_and_a_re_run_changes_nothing(crawl
     arrival = f"{es_index_name}-arrival"
     try:
         run_index(crawls[seed], arrival, es_url, tmp_path, "--no-recheck")
-        assert not differing(one_at_a_time[seed], stored(client, arrival))
+        got = stored(client, arrival)
+        assert not differing(on_arrival[seed], got), differing(on_arrival[seed], got)[:5]
     finally:
         client.options(ignore_status=404).indices.delete(index=arrival)
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.pipeline import Checkpoint, NoCheckpoint, Summary, run_dedup
 from es_simhash.files.sources import InputError, check_inputs, record_meta
@@ -116,12 +116,16 @@ def test_record_meta_takes_the_first_usable_field():
 
 
 def test_the_dedup_command_is_run_dedup(crawl, tmp_path, cli):
-    """End to end: `es-simhash dedup` writes what run_dedup returns and reports its counts."""
-    report = io.StringIO()
-    s = run_dedup([str(crawl)], _engine(1000), report=report, dead_letters=tmp_path / "lib-dead.jsonl")
+    """End to end: `es-simhash dedup` writes what run_dedup returns and reports its counts (both with the recheck
+    and the rule the command runs)."""
+    from es_simhash import Fingerprinter
+
+    engine = DedupEngine.for_run(MemoryIndex(), Fingerprinter(), DefaultRule.rechecked(), batch_size=1000)
+    with open(tmp_path / "lib.jsonl", "w", encoding="utf-8") as report:
+        s = run_dedup([str(crawl)], engine, report=report, dead_letters=tmp_path / "lib-dead.jsonl", recheck=True)
     res = cli("dedup", crawl, "--report", "r.jsonl", "--dead-letters", "dead.jsonl", "--no-progress", cwd=tmp_path)
     assert res.returncode == 0, res.stderr.decode()
-    assert (tmp_path / "r.jsonl").read_text(encoding="utf-8") == report.getvalue()
+    assert (tmp_path / "r.jsonl").read_text(encoding="utf-8") == (tmp_path / "lib.jsonl").read_text(encoding="utf-8")
     assert (tmp_path / "dead.jsonl").read_text() == (tmp_path / "lib-dead.jsonl").read_text()
     assert f"read {s.read:,}  kept {s.kept:,}  duplicates {s.duplicates:,}  dead letters {s.dead_letters:,}" \
         in res.stderr.decode()

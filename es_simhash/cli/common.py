@@ -87,8 +87,9 @@ Recheck = Annotated[bool, typer.Option(
     "--recheck/--no-recheck",
     help="Once every record is decided, take the decisions again with what the whole run showed of templates (a "
          "site's header and footer, a share line), and correct the counts, the report and the output; the sentence "
-         "match reaches further (DefaultRule.rechecked). --no-recheck: the decisions made on arrival, which a run "
-         "with the recheck makes alike: its summary line 'recheck:' counts the records whose report line differs "
+         "match reaches further (DefaultRule.rechecked). --no-recheck: the decisions without it (dedup: made as a "
+         "set once every record is read; index: made on arrival), which a run with the recheck makes alike before "
+         "it: its summary line 'recheck:' counts the records whose report line differs "
          "from the same run's with --no-recheck (duplicates no more, became duplicates, moved to another cluster "
          "or original).")]
 AsJson = Annotated[bool, typer.Option("--json", help="JSON lines instead of a table.")]

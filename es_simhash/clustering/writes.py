@@ -25,7 +25,9 @@ class Change:
     why: str
     """``merged`` (a canonical that duplicates an older document), ``re-pointed`` (its cluster's canonical had
     joined another cluster, or was missing), ``re-decided`` (a document of its cluster left), ``deleted``,
-    ``split`` / ``moved`` (a near duplicate that no longer matches its cluster, see :func:`recheck`)."""
+    ``split`` / ``moved`` (a near duplicate that no longer matches its cluster, see :func:`recheck`), ``decided
+    again`` (an ``index`` run into a new index: its documents decided as a set,
+    ``es_simhash.pipeline.precedence.set_run``)."""
     before: tuple[str | None, str | None]
     """``(cluster, duplicate_of)`` before."""
     after: tuple[str | None, str | None]
@@ -89,8 +91,8 @@ class Writer:
             out = []
             for doc in todo.values():
                 new = change(doc)
-                if new is not None and (state_of(new), new.distance, new.reason) != (state_of(doc), doc.distance,
-                                                                                   doc.reason):
+                if new is not None and (state_of(new), new.distance, new.reason, new.arrival) != (
+                        state_of(doc), doc.distance, doc.reason, doc.arrival):
                     out.append((doc, new))
             if not out:
                 return written

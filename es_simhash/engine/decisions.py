@@ -223,6 +223,34 @@ class BatchDecider:
         """Unmark the ids ``decided`` marked as seen (a batch decided again, or not decided after all)."""
         decided.forget(self.seen)
 
+    def hold_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint]
+                   ) -> tuple[list[Result | DuplicateIdError | IndexingError], list[StoredDoc]]:
+        """Take in one batch without deciding it (no lookup, no decision, nothing written): for a run whose
+        documents are decided at its end as a set (:func:`~es_simhash.pipeline.precedence.decide_run`). Each
+        document whose id was seen is a :class:`DuplicateIdError`; one the index holds with the same fingerprint
+        is found already indexed (its stored state); each other one is held, as its own canonical until it is
+        decided, with its arrival. Returns the results (provisional) and the documents held (no payload)."""
+        results: list[Result | DuplicateIdError | IndexingError] = []
+        held: list[StoredDoc] = []
+        index = self.index
+        if not isinstance(index, MemoryIndex):
+            raise TypeError(f"hold_batch: the index is a {type(index).__name__}, not a MemoryIndex")
+        for doc, fp in zip(docs, fps):
+            if doc.id in self.seen:
+                results.append(DuplicateIdError(f"duplicate id {doc.id!r}: already seen earlier in this input"))
+                continue
+            self.seen[doc.id] = None
+            existing = index.get(doc.id)
+            if existing is not None and same_fingerprint(existing.fingerprint, fp):
+                results.append(Result.from_stored(existing, already_indexed=True))
+                continue
+            now = max(time.time_ns() // 1000, self.last_arrival + 1)
+            self.last_arrival = now
+            stored = StoredDoc(doc.id, fp, doc.id, reason=NO_FEATURES if fp.empty else CANONICAL, arrival=now)
+            held.append(stored)
+            results.append(Result.from_stored(stored))
+        return results, held
+
     def decide_batch(self, docs: Sequence[Document], fps: Sequence[Fingerprint],
                      writing: MemoryIndex | None = None, in_order: bool = False, mark: Any = None) -> DecidedBatch:
         """Look up and decide one batch (nothing is written). ``writing``: the documents of the batch still being

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator, Sequence, TypeVar
 from es_simhash.decide.default import DefaultRule
 from es_simhash.defaults import BATCH_SIZE, SHARED_BATCH_SIZE
 from es_simhash.decide.rule import NO_FEATURES, DecisionRule, has_sketch
-from es_simhash.records import Decision, Document, Result
+from es_simhash.records import Decision, Document, Result, StoredDoc
 from es_simhash.engine.decisions import BatchDecider, DecidedBatch, FarMarks, as_maintained
 from es_simhash.engine.pipelining import InWriting, fingerprint_pool, read_ahead
 from es_simhash.engine.writes import BatchWriter
@@ -79,6 +79,9 @@ class DedupEngine:
         """Documents per batch (default :data:`SHARED_BATCH_SIZE` with an index that shares writers, else
         :data:`BATCH_SIZE`)."""
         self.workers = workers
+        self.held: list[StoredDoc] = []
+        """The documents :meth:`process_batches` took in without deciding them (``decide=False``), in input order:
+        fingerprints, each its own canonical until the run decides them as a set."""
         self.next_mark: dict[str, Any] | None = None
         """When :meth:`process_batches` yields a batch's results: what the next batch was decided with, if it is
         decided already (None otherwise; JSON): the index's visible mark, and the written state of each document
@@ -138,9 +141,16 @@ class DedupEngine:
             yield from self._raise_errors(results)
 
     def process_batches(
-        self, batches: Iterable[tuple[Sequence[Document], T]], resumed: bool = False, mark: Any = None
+        self, batches: Iterable[tuple[Sequence[Document], T]], resumed: bool = False, mark: Any = None,
+        decide: bool = True,
     ) -> Iterator[tuple[T, list[Result | DuplicateIdError | IndexingError]]]:
         """:meth:`process_batch` over ``(documents, context)`` pairs, yielding ``(context, results)`` in order.
+
+        ``decide=False`` (a run that decides its documents at its end as a set,
+        :func:`~es_simhash.pipeline.precedence.decide_run`; the index a :class:`MemoryIndex`): each batch is only
+        fingerprinted and taken in (:meth:`BatchDecider.hold_batch`: no lookup, no decision, nothing written),
+        its documents appended to :attr:`held`, and each result is provisional (its own canonical; a
+        :class:`DuplicateIdError`, or found already indexed, as when deciding).
 
         ``resumed``: the first batch is the one an interrupted run of the same input was writing when it stopped
         (:func:`~es_simhash.pipeline.run_dedup` resuming from a checkpoint cuts it so): the documents of it found
@@ -171,7 +181,14 @@ class DedupEngine:
         try:
             fingerprinted = read_ahead(batches, pool, fingerprint, depth)
             self.next_mark = None
-            if write_thread is None:
+            if not decide:
+                self.held = []
+                self.index.require_settings(self.fingerprinter.config)
+                for docs, context, fps in fingerprinted:
+                    results, held = self.decider.hold_batch(docs, fps) if docs else ([], [])
+                    self.held.extend(held)
+                    yield context, results
+            elif write_thread is None:
                 in_order = resumed
                 for docs, context, fps in fingerprinted:
                     yield context, (self._process(docs, fps, in_order, mark) if docs else [])

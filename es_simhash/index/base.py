@@ -31,7 +31,8 @@ from es_simhash.lookup.candidates import (
 )
 from es_simhash.lookup.keys import LookupKeys
 
-__all__ = ["Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "MIN_SHARED_SKETCH", "arrival_key", "with_version",
+__all__ = ["Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "MIN_SHARED_SKETCH", "arrival_key", "precedence_key",
+           "with_version",
            "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch", "found_by_lookup"]
 
 def without_payload(doc: StoredDoc) -> StoredDoc:
@@ -63,6 +64,15 @@ def arrival_key(doc: StoredDoc) -> tuple[int, str]:
     """The order of documents for the cluster rules: by arrival, then by id (so every process sorts alike). A
     duplicate always comes after the document it duplicates, and a cluster's canonical before its members."""
     return doc.arrival, doc.id
+
+
+def precedence_key(doc: StoredDoc) -> tuple[int, str]:
+    """The order in which an embedded run with the recheck (``es-simhash dedup``, ``evaluate``) and the end of an
+    ``index`` run into a new index take their decisions, a function of the document alone: by content hash, then by
+    id. The content hash is a hash of the text, so the order is as good as random with respect to what the texts
+    are (no kind of text, long or short, original or copy, is always decided first), and exact copies (one content
+    hash) come together. Whatever order the records came in, they are decided in this one."""
+    return doc.fingerprint.content_hash, doc.id
 
 
 @dataclass(slots=True)

@@ -49,7 +49,7 @@ def dedup_files(
         if display is not None:
             stack.enter_context(display)
         summary = run_dedup(inputs, engine, reader, report=rep, output=out, dead_letters=dead_letters,
-                            on_progress=on_progress, recheck=recheck, on_recheck=on_recheck)
+                            on_progress=on_progress, recheck=recheck, on_recheck=on_recheck, as_set=True)
         if summary.undecided is not None:
             raise NothingDecided(summary)
         if save_index is not None:
@@ -83,5 +83,5 @@ def dedup_documents(docs: Sequence[Document], engine: DedupEngine, *, recheck: b
     index = engine.index
     if not isinstance(index, MemoryIndex):
         raise TypeError(f"dedup_documents: the engine's index is a {type(index).__name__}, not a MemoryIndex")
-    run_dedup(["documents"], engine, _Held(docs), dead_letters=os.devnull, recheck=recheck)
+    run_dedup(["documents"], engine, _Held(docs), dead_letters=os.devnull, recheck=recheck, as_set=True)
     return {i: d.cluster for i, d in index.fetch([d.id for d in docs]).items()}

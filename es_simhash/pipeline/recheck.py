@@ -95,11 +95,11 @@ def recheck_run(engine: DedupEngine, summary: Summary, since: int, *, scope: int
             earlier += 1
             continue
         outcome.before[i], outcome.after[i] = before[i], doc
-    _correct_summary(summary, outcome, earlier)
+    correct_summary(summary, outcome, earlier)
     return outcome
 
 
-def _correct_summary(summary: Summary, outcome: RecheckOutcome, earlier: int) -> None:
+def correct_summary(summary: Summary, outcome: RecheckOutcome, earlier: int) -> None:
     taken_back, became = outcome.taken_back(), outcome.became()
     for i, doc in outcome.after.items():
         was_reason = outcome.before[i][2]

@@ -16,11 +16,14 @@ from typing import IO, Callable, Iterable, Iterator, Sequence
 from es_simhash.defaults import DEAD_LETTERS, MIN_DF
 from es_simhash.engine.dedup_engine import DedupEngine, DuplicateIdError, IndexingError
 from es_simhash.engine.decisions import FarMarks
-from es_simhash.records import Document
+from es_simhash.records import Document, Result, StoredDoc
 from es_simhash.files.sources import DeadLetter, DeadLetterWriter, excerpt, RecordReader
 from es_simhash.fingerprint.idf import IDFTable
+from es_simhash.index.memory import MemoryIndex
 from es_simhash.pipeline.checkpoint import Checkpoint
-from es_simhash.pipeline.recheck import correct_outputs, is_rewritable, recheck_run, rereadable
+from es_simhash.pipeline.precedence import decide_run, precedence_run, run_documents, set_run
+from es_simhash.pipeline.recheck import (RecheckOutcome, Where, correct_outputs, is_rewritable, recheck_run,
+                                         rereadable, write_final_output)
 from es_simhash.pipeline.source import RecordSource
 from es_simhash.pipeline.summary import Summary, count_result, reason_kind, report_line
 
@@ -41,6 +44,7 @@ def run_dedup(
     start: Callable[[], None] | None = None,
     stop: Callable[[], bool] | None = None,
     on_recheck: Callable[[int, int], None] | None = None,
+    as_set: bool | None = None,
 ) -> Summary:
     """Deduplicate the JSON Lines ``inputs`` through ``engine``; the summary counts read = kept + duplicates + dead
     letters.
@@ -61,9 +65,24 @@ def run_dedup(
     ``recheck`` (what ``dedup`` and ``index`` do by default): once every record is decided, the index takes its
     decisions again with what it knows by then (:func:`~es_simhash.clustering.recheck`), and the summary, report
     and output are corrected (:mod:`es_simhash.pipeline.recheck`); ``on_recheck(checked, total)`` is its progress.
-    An index shared with other writers rechecks what this run decided and what that leads to; the embedded index
-    rechecks all its documents. See docs/how-it-works.md, "The recheck".
+    The embedded index decides all its documents again as a set
+    (:func:`~es_simhash.pipeline.precedence.precedence_run`: the same clusters, with the same canonicals, in any
+    input order); an index that holds nothing but this run's documents decides them so in an embedded mirror and
+    writes back what changes (:func:`~es_simhash.pipeline.precedence.set_run`); an index that held others before
+    rechecks what this run decided and what that leads to. See docs/how-it-works.md, "The same records give the
+    same clusters".
+
+    ``as_set`` (default: with ``recheck``, an embedded index and no ``checkpoint``; ``dedup`` and ``evaluate``
+    always): no record is decided on arrival; each is fingerprinted and taken in
+    (:meth:`DedupEngine.process_batches` with ``decide=False``), and once every record is read the documents are
+    decided once, as a set (:func:`~es_simhash.pipeline.precedence.decide_run`), with the recheck or not; the
+    report and the output are written then, in input order. ``on_recheck(done, total)`` is the progress of those
+    decisions.
     """
+    if as_set is None:
+        as_set = recheck and isinstance(engine.index, MemoryIndex) and checkpoint is None
+    if as_set and checkpoint is not None:
+        raise ValueError("run_dedup: a run decided as a set at its end keeps no checkpoint")
     reader = reader or RecordReader()
     summary = checkpoint.summary if checkpoint is not None else Summary()
     resuming = checkpoint is not None and bool(checkpoint.done)
@@ -72,20 +91,16 @@ def run_dedup(
         checkpoint.since = since
     engine.far_marks = _far_marks(since, checkpoint if resuming else None)
     held_back = recheck and output is not None and not is_rewritable(output)  # (a stream: written at the end)
+    at_end = as_set  # (the report and the output: written once the set is decided)
     with ExitStack() as stack:
         if checkpoint is not None:
             stack.enter_context(checkpoint.lock())
             checkpoint.output("dead_letters", "--dead-letters", dead_letters)
         dlw = stack.enter_context(DeadLetterWriter(dead_letters, resumable=checkpoint is not None,
                                                    keep_lines=summary.dead_letters if resuming else 0))
-        run = _Run(summary, reader, dlw, report, None if held_back else output, checkpoint, on_progress)
-        if recheck:
-            from_memory = output is not None and not rereadable(inputs)  # (the output is corrected from raw lines)
-            if from_memory or (report is not None and not is_rewritable(report)):
-                run.where = {}
-                run.keep_raw = from_memory
-            if held_back:
-                run.duplicate_ids = set()
+        run = _Run(summary, reader, dlw, None if at_end else report, None if held_back or at_end else output,
+                   checkpoint, on_progress)
+        run.keep_where(inputs, report, output, at_end, recheck, held_back)
 
         def documents() -> Iterator[tuple[list[Document], _Batch]]:
             waiting = start
@@ -96,7 +111,7 @@ def run_dedup(
                 yield batch.records, batch
 
         mark = checkpoint.mark if checkpoint is not None and resuming else None
-        for batch, results in engine.process_batches(documents(), resumed=resuming, mark=mark):
+        for batch, results in engine.process_batches(documents(), resumed=resuming, mark=mark, decide=not as_set):
             if checkpoint is not None:
                 checkpoint.mark = engine.next_mark
                 checkpoint.far = engine.far_marks.saved()
@@ -104,9 +119,11 @@ def run_dedup(
             if stop is not None and stop():
                 raise KeyboardInterrupt
         read_to = reader.bytes_read  # (a recheck reads the inputs again: progress stays where the run got to)
-        if recheck and (summary.kept or summary.duplicates):
-            outcome = recheck_run(engine, summary, since, scope=since if engine.index.shared_writers else None,
-                                  checkpoint=checkpoint, on_page=on_recheck)
+        if at_end and (summary.kept or summary.duplicates):
+            final = decide_run(engine, summary, recheck, on_page=on_recheck)
+            _write_at_end(final, inputs, reader, report, output, run.where or {})
+        elif recheck and (summary.kept or summary.duplicates):
+            outcome = _final_decisions(engine, summary, since, checkpoint, on_recheck)
             correct_outputs(outcome, inputs, reader, report, output, run.where or {},
                             run.duplicate_ids if held_back else None)
         _keep_earlier_dead_letters(dlw, summary)
@@ -117,6 +134,33 @@ def run_dedup(
     if on_progress is not None:
         on_progress(read_to, summary)
     return summary
+
+
+def _write_at_end(final: dict[str, StoredDoc], inputs: Sequence[str], reader: RecordSource, report: IO[str] | None,
+                  output: IO[bytes] | None, where: Where) -> None:
+    """The report (a line per record of ``where``, in input order) and the output (every record that is not a
+    duplicate in ``final``, in input order) of a run decided as a set."""
+    if report is not None:
+        write = report.write
+        for doc_id, (source, line, _) in where.items():
+            write(report_line(Result.from_stored(final[doc_id]), source, line))
+    if output is not None:
+        write_final_output(output, inputs, reader, lambda i: final[i].is_canonical, where)
+
+
+def _final_decisions(engine: DedupEngine, summary: Summary, since: int, checkpoint: Checkpoint | None,
+                     on_page: Callable[[int, int], None] | None) -> RecheckOutcome:
+    """The decisions of a run taken again at its end: as a set (the same clusters in any input order) for an
+    embedded index (:func:`~es_simhash.pipeline.precedence.precedence_run`) and for an index that holds nothing but
+    the run's documents (:func:`~es_simhash.pipeline.precedence.set_run`); any other index rechecks what this run
+    decided (:func:`~es_simhash.pipeline.recheck.recheck_run`)."""
+    if isinstance(engine.index, MemoryIndex):
+        return precedence_run(engine, summary, since, on_page=on_page)
+    docs = run_documents(engine, since)
+    if docs is not None:
+        return set_run(engine, summary, since, docs, checkpoint, on_page=on_page)
+    return recheck_run(engine, summary, since, scope=since if engine.index.shared_writers else None,
+                       checkpoint=checkpoint, on_page=on_page)
 
 
 def _far_marks(since: int, resumed: Checkpoint | None) -> FarMarks:
@@ -170,6 +214,18 @@ class _Run:
         self.duplicate_ids: set[str] | None = None
         """The records decided as duplicates, for an output written after the recheck."""
         self.kinds = {reason_kind(r): r for r in summary.dead_reasons}  # kind -> its first reason
+
+    def keep_where(self, inputs: Sequence[str], report: IO[str] | None, output: IO[bytes] | None, at_end: bool,
+                   recheck: bool, held_back: bool) -> None:
+        """Keep what the end of the run needs of each record: where it was read for a report and an output written
+        at the end (``at_end``) or corrected by the recheck where a file cannot be rewritten, with its raw bytes
+        when the inputs cannot be read again; the records decided as duplicates when the output is ``held_back``."""
+        from_memory = output is not None and not rereadable(inputs)  # (the output is written from raw lines)
+        if at_end or (recheck and (from_memory or (report is not None and not is_rewritable(report)))):
+            self.where = {}
+            self.keep_raw = from_memory
+        if recheck and held_back and not at_end:
+            self.duplicate_ids = set()
 
     def elapsed(self) -> float:
         return self.elapsed_before + time.perf_counter() - self.started

@@ -92,6 +92,12 @@ class MemoryIndex:
         """The fingerprint versions of the stored documents."""
         return {d.fingerprint.version for d in self.store.live_docs()}
 
+    def clear(self) -> None:
+        """Remove every document (the settings, :attr:`fingerprint_config` and :attr:`path` stay)."""
+        self.store = MemoryStore(self.store.max_sentence_df, self.store.lookup_keys)
+        self._lookups = MemoryLookups(self.store)
+        self._maintenance = MemoryMaintenance(self.store)
+
     # -- writes and lookups ---------------------------------------------------------------------------------
     def require_settings(self, config: Mapping[str, Any]) -> None:
         """Fingerprints made with ``config`` (:attr:`Fingerprinter.config

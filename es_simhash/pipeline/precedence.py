@@ -1,0 +1,258 @@
+"""Clusters that are a function of the set of records: every document decided in one order that depends on the
+documents alone (:func:`decide_set`), each cluster headed by its first member in that order.
+
+Decisions on arrival are taken against the documents that arrived before, so the order of the input shapes the
+clusters: an original that arrives after two of its copies that do not match each other joins one copy's cluster and
+leaves the other alone; a short excerpt that arrives first heads the cluster of its article's reprints. Here the
+documents are decided in **precedence order** (:func:`~es_simhash.index.base.precedence_key`: by content hash, then
+by id), by the engine's own decisions (:class:`~es_simhash.engine.dedup_engine.DedupEngine`, the rule on arrival),
+then rechecked (:func:`~es_simhash.clustering.recheck`) with what the whole set shows of templates. Each cluster's
+canonical is its first member in that order and every ``duplicate_of`` a match the rule made in that direction (a
+document against one decided before it), as on arrival. Exact copies (one content hash) that differ in their
+fingerprints (other punctuation, other spacing) are decided as one: the first of them, in id order, that matches a
+document before them is decided first, so the copies join the cluster any of them matches, whichever id each has.
+So the same records give the same clusters, with the same canonicals, whatever their order, batch size or number of
+workers.
+
+:func:`precedence_run` is the end of an embedded run with the recheck (``es-simhash dedup``, ``evaluate``);
+:func:`set_run` the end of an ``es-simhash index`` run (with its recheck) into an index that held nothing before
+the run: the run's documents decided so in an embedded mirror of their fingerprints, and what that changes written
+back, so ``index`` gives ``dedup``'s clusters."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import groupby
+from typing import Callable, Iterable, Iterator, Sequence
+
+from es_simhash.clustering.writes import Settled, Writer
+from es_simhash.defaults import BATCH_SIZE
+from es_simhash.engine.decisions import same_fingerprint
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.index.base import arrival_key, precedence_key, without_payload
+from es_simhash.index.memory import MemoryIndex
+from es_simhash.pipeline.checkpoint import Checkpoint
+from es_simhash.pipeline.recheck import RecheckOutcome, correct_summary
+from es_simhash.pipeline.summary import Summary
+from es_simhash.records import Document, Result, StoredDoc
+
+__all__ = ["decide_run", "decide_set", "decision_arrivals", "precedence_run", "in_precedence_order", "run_documents",
+           "set_run"]
+
+
+def in_precedence_order(engine: DedupEngine, docs: Sequence[StoredDoc]) -> Iterator[list[StoredDoc]]:
+    """``docs`` cut into the batches :func:`decide_set` decides (in precedence order, at most
+    :data:`~es_simhash.defaults.BATCH_SIZE` each). A group of exact copies whose fingerprints differ starts a batch
+    of its own, its first member the first of them (in id order) that ``engine`` finds a duplicate of the documents
+    decided before the group (its index holds those): the copies are decided as one, whichever id each has.
+    ``engine``'s index must hold every batch yielded before the next one is asked for."""
+    pending: list[StoredDoc] = []
+    for _, group_iter in groupby(sorted(docs, key=precedence_key), key=lambda d: d.fingerprint.content_hash):
+        group = list(group_iter)
+        if len(group) > 1 and any(not same_fingerprint(group[0].fingerprint, d.fingerprint) for d in group[1:]):
+            if pending:
+                yield pending
+                pending = []
+            group = _first_that_matches(engine, group)
+        pending.extend(group)
+        while len(pending) >= BATCH_SIZE:
+            yield pending[:BATCH_SIZE]
+            pending = pending[BATCH_SIZE:]
+    if pending:
+        yield pending
+
+
+def _first_that_matches(engine: DedupEngine, group: list[StoredDoc]) -> list[StoredDoc]:
+    """``group`` (exact copies, in id order) with the first of them that ``engine`` finds a duplicate of what its
+    index holds first (nothing is written)."""
+    for n, d in enumerate(group):
+        decided = engine.decider.decide_batch([Document(d.id, "")], [d.fingerprint])
+        engine.decider.forget(decided)
+        first = decided.results[0]
+        if isinstance(first, Result) and first.duplicate:
+            return [d, *group[:n], *group[n + 1:]]
+    return group
+
+
+def decide_set(engine: DedupEngine, docs: Sequence[StoredDoc],
+               on_page: Callable[[int, int], None] | None = None,
+               settles: Callable[[StoredDoc], bool] | None = None, *, recheck: bool = True,
+               unrechecked: dict[str, StoredDoc] | None = None) -> None:
+    """Decide ``docs`` (their fingerprints) into ``engine``'s index, which holds nothing yet, as the partition of
+    the set (see the module's text): the engine's decisions in precedence order, the recheck with the engine's
+    :attr:`~DedupEngine.recheck_rule` (unless ``recheck`` is false); each cluster is headed by its first member in the
+    order decided (``engine``'s index gives the documents their arrivals in that order).
+    ``on_page(done, total)``: the documents decided so far. ``settles``: the canonicals the recheck settles
+    (default: those the engine's decisions call into question, :attr:`DedupEngine.far_marks`; see
+    :func:`~es_simhash.clustering.recheck`). ``unrechecked``: filled with every document as the same decisions
+    without the recheck leave it: what ``recheck=False`` gives, by id."""
+    from es_simhash.clustering.recheck import recheck as recheck_index
+
+    index = engine.index
+    if not isinstance(index, MemoryIndex):
+        raise TypeError(f"decide_set: the engine's index is a {type(index).__name__}, not a MemoryIndex")
+    done, total = 0, len(docs)
+    for part in in_precedence_order(engine, docs):
+        engine.process_batch([Document(d.id, "") for d in part], [d.fingerprint for d in part])
+        done += len(part)
+        if on_page is not None:
+            on_page(done, total)
+    if recheck:
+        if unrechecked is not None:
+            unrechecked.update((d.id, d) for d in index.docs())
+        recheck_index(index, engine.recheck_rule, settles=settles or engine.far_marks.settles)
+
+
+def decide_run(engine: DedupEngine, summary: Summary, recheck: bool,
+               on_page: Callable[[int, int], None] | None = None) -> dict[str, StoredDoc]:
+    """The end of an embedded run whose documents were taken in without being decided
+    (:meth:`DedupEngine.process_batches` with ``decide=False``: ``engine``'s :attr:`~DedupEngine.held`; the ids
+    the run decides are its decider's :attr:`~es_simhash.engine.decisions.BatchDecider.seen`): every document of
+    ``engine``'s index (a :class:`MemoryIndex`: those it held before the run too) and every held one decided as
+    the partition of the set (:func:`decide_set`, with ``engine``'s fingerprinter and rules), with the recheck or
+    not. Sets ``summary``'s counts of the run's documents: kept, duplicates and reasons as they are in the end,
+    and with ``recheck`` what it changed against the same decisions without it (:attr:`Summary.rechecked`, as a
+    run with ``--no-recheck`` reports them), and the documents indexed before the run whose cluster changed
+    (:attr:`Summary.rechecked_earlier`). Returns every document of the index as decided, by id."""
+    index = engine.index
+    if not isinstance(index, MemoryIndex):
+        raise TypeError(f"decide_run: the engine's index is a {type(index).__name__}, not a MemoryIndex")
+    held = {d.id: d for d in engine.held}
+    earlier = {d.id: d for d in index.docs() if d.id not in held}
+    index.clear()
+    again = DedupEngine(index, engine.fingerprinter, engine.rule, batch_size=BATCH_SIZE,
+                        recheck_rule=engine.recheck_rule)
+    unrechecked: dict[str, StoredDoc] = {}
+    decide_set(again, [*earlier.values(), *held.values()], on_page, recheck=recheck, unrechecked=unrechecked)
+    final = {d.id: d for d in index.docs()}
+    without = unrechecked if recheck else final  # (what the same run with --no-recheck decides)
+    ran = engine.decider.seen
+    kept = duplicates = 0
+    reasons: dict[str, int] = {}
+    for i in ran:
+        d = without[i]
+        if d.is_canonical:
+            kept += 1
+        else:
+            duplicates += 1
+        reasons[d.reason] = reasons.get(d.reason, 0) + 1
+    summary.kept, summary.duplicates, summary.reasons = kept, duplicates, reasons
+    outcome = RecheckOutcome()
+    if recheck:
+        for i in ran:
+            was, now = without[i], final[i]
+            if (now.cluster, now.duplicate_of, now.reason) != (was.cluster, was.duplicate_of, was.reason):
+                outcome.before[i], outcome.after[i] = (was.cluster, was.duplicate_of, was.reason), now
+    changed = sum((final[i].cluster, final[i].duplicate_of, final[i].reason) != (d.cluster, d.duplicate_of, d.reason)
+                  for i, d in earlier.items() if i not in ran)
+    correct_summary(summary, outcome, changed)
+    return final
+
+
+def precedence_run(engine: DedupEngine, summary: Summary, since: int,
+                   on_page: Callable[[int, int], None] | None = None) -> RecheckOutcome:
+    """Decide every document of ``engine``'s index (a :class:`MemoryIndex`) again as the partition of the set
+    (:func:`decide_set`, with ``engine``'s fingerprinter and rules). ``since``: when the run began (its documents
+    are those that arrived then or later; the others that changed are counted in
+    :attr:`Summary.rechecked_earlier`). Corrects ``summary``; returns what changed in the run's documents (for the
+    report and the output). ``on_page(done, total)``: progress."""
+    index = engine.index
+    if not isinstance(index, MemoryIndex):
+        raise TypeError(f"precedence_run: the engine's index is a {type(index).__name__}, not a MemoryIndex")
+    before = {d.id: d for d in index.docs()}
+    index.clear()
+    again = DedupEngine(index, engine.fingerprinter, engine.rule, batch_size=BATCH_SIZE,
+                        recheck_rule=engine.recheck_rule)
+    decide_set(again, list(before.values()), on_page)
+    outcome = RecheckOutcome()
+    earlier = 0
+    for doc in index.docs():
+        was = before[doc.id]
+        if (doc.cluster, doc.duplicate_of, doc.reason) == (was.cluster, was.duplicate_of, was.reason):
+            continue
+        if was.arrival < since:
+            earlier += 1
+            continue
+        outcome.before[doc.id], outcome.after[doc.id] = (was.cluster, was.duplicate_of, was.reason), doc
+    correct_summary(summary, outcome, earlier)
+    return outcome
+
+
+def run_documents(engine: DedupEngine, since: int) -> list[StoredDoc] | None:
+    """The documents of ``engine``'s index (fingerprints, no payloads) when it holds nothing but the documents of the
+    run that began at ``since``: those that arrived then or later, and those the run found already indexed (the
+    same input again); else None."""
+    index = engine.maintained()
+    docs = [without_payload(d) for page in index.scan(1000, None, since) for d in page]
+    total = len(index)
+    if len(docs) == total:
+        return docs
+    seen = engine.decider.seen
+    if total > len(docs) + len(seen):
+        return None
+    docs = [without_payload(d) for page in index.scan(1000) for d in page]
+    return docs if all(d.arrival >= since or d.id in seen for d in docs) else None
+
+
+def decision_arrivals(decided: Iterable[StoredDoc], arrivals: Iterable[int]) -> dict[str, int]:
+    """Arrivals for the documents ``decided`` (as a set, in an embedded index that gave them their arrivals in the
+    order it decided them) taken from ``arrivals`` (theirs in the index they are written to), by id: the smallest
+    to the first decided, and so on, each at least one more than the one before (so no two are equal and the
+    arrival order, :func:`~es_simhash.index.base.arrival_key`, is the decision order)."""
+    out: dict[str, int] = {}
+    last: int | None = None
+    for d, a in zip(sorted(decided, key=arrival_key), sorted(arrivals)):
+        last = a if last is None or a > last else last + 1
+        out[d.id] = last
+    return out
+
+
+def set_run(engine: DedupEngine, summary: Summary, since: int, docs: Sequence[StoredDoc],
+            checkpoint: Checkpoint | None = None, on_page: Callable[[int, int], None] | None = None
+            ) -> RecheckOutcome:
+    """Decide ``docs`` (:func:`run_documents`: the documents of ``engine``'s index, which holds nothing but those of
+    the run that began at ``since``) as a set (:func:`decide_set`) in an embedded mirror of their fingerprints, with
+    ``engine``'s fingerprinter and rules, and write back to ``engine``'s index the documents whose cluster fields
+    change (:class:`~es_simhash.clustering.writes.Writer`: ``decided again``; a document rewritten meanwhile by
+    another writer is left as it is). The run's documents are given their arrivals again in the order the set was
+    decided in (:func:`decision_arrivals`), so the rules that decide by arrival (``repair``, ``delete``, settling)
+    take them in the very order the set run took them and find each cluster as its decisions left it. Corrects
+    ``summary``; returns what changed in the run's documents (for the report and the output). With a
+    ``checkpoint``, the state of every document to be written is saved before the writes
+    (:attr:`Checkpoint.rechecked`): a run resumed after an interruption decides the set again (the same decisions)
+    and corrects with what the documents were before the first writes."""
+    index = engine.maintained()
+    mirror_index = MemoryIndex(index.max_sentence_df, index.lookup_keys)
+    mirror = DedupEngine(mirror_index, engine.fingerprinter, engine.rule, batch_size=BATCH_SIZE,
+                         recheck_rule=engine.recheck_rule)
+    if checkpoint is not None and checkpoint.rechecked is None:
+        checkpoint.rechecked = {}
+        checkpoint.save(summary)
+    decide_set(mirror, docs, on_page)
+    was = {d.id: d for d in docs}
+    final = {d.id: d for d in mirror_index.docs()}
+    arrival = decision_arrivals(final.values(), [d.arrival for d in docs])
+    wanted = [i for i, d in final.items() if (d.cluster, d.duplicate_of, d.distance, d.reason, arrival[i]) != (
+        was[i].cluster, was[i].duplicate_of, was[i].distance, was[i].reason, was[i].arrival)]
+    before = {i: (was[i].cluster, was[i].duplicate_of, was[i].reason) for i in wanted}
+    if checkpoint is not None:
+        saved = checkpoint.rechecked or {}
+        before.update((i, (c, d, r)) for i, (c, d, r) in saved.items())
+        checkpoint.rechecked = {i: list(v) for i, v in before.items()}
+        checkpoint.save(summary)
+
+    def change(doc: StoredDoc) -> StoredDoc | None:
+        old, new = was[doc.id], final[doc.id]
+        if (doc.arrival, doc.cluster, doc.duplicate_of) != (old.arrival, old.cluster, old.duplicate_of):
+            return None  # (rewritten meanwhile)
+        return replace(doc, cluster=new.cluster, duplicate_of=new.duplicate_of, distance=new.distance,
+                       reason=new.reason, arrival=arrival[doc.id])
+
+    Writer(index, Settled()).rewrite(wanted, change, "decided again")
+    outcome = RecheckOutcome()
+    for i, state in before.items():
+        doc = final.get(i)
+        if doc is not None and (doc.cluster, doc.duplicate_of, doc.reason) != state:
+            outcome.before[i], outcome.after[i] = state, replace(doc, arrival=arrival[i])
+    correct_summary(summary, outcome, 0)
+    return outcome
