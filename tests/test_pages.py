@@ -287,7 +287,8 @@ def test_a_version_6_index_is_refused_and_migrate_finds_the_rewritten_copies(fin
         assert res.returncode == 0, res.stderr.decode()
         client.indices.refresh(index=new)
         moved = {h["_id"]: h["_source"] for h in client.search(index=new, size=10)["hits"]["hits"]}
-        assert moved["a-rewritten"]["dup_of"] == "a" and moved["a"]["is_canonical"]
+        assert moved["a-rewritten"]["dup_cluster"] == moved["a"]["dup_cluster"], moved  # (one cluster: a migrated
+        # index decides its documents as a set; either may head it)
         assert {s["fingerprint_version"] for s in moved.values()} == {FINGERPRINT_VERSION}
         assert all(s.get("fuzzy_digests") for s in moved.values())
     finally:
