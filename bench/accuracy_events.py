@@ -40,7 +40,6 @@ replaced by another of its kind (a county by a county) wherever it appears.
 
 from __future__ import annotations
 
-import itertools
 import re
 import sys
 from functools import lru_cache
@@ -634,17 +633,8 @@ def negatives_merged(docs: list[Doc], clusters: list[str]) -> tuple[int, int]:
     """Of the pairs of documents of one group (``Doc.site``: one template's reports, the pages under one comment
     section) that are different documents, how many a system put in one cluster: ``(merged, pairs)``. In the
     shared-comments stream only the pages carrying the section are counted."""
-    by_group: dict[str, list[tuple[Doc, str]]] = {}
-    for d, c in zip(docs, clusters):
-        if d.site:
-            by_group.setdefault(d.site, []).append((d, c))
-    merged = pairs = 0
-    for group in by_group.values():
-        for (a, ca), (b, cb) in itertools.combinations(group, 2):
-            if a.cluster != b.cluster:
-                pairs += 1
-                merged += ca == cb
-    return merged, pairs
+    kept = [(d, c) for d, c in zip(docs, clusters) if d.site]  # (the pages of one group share its site)
+    return pages.template_news_merged([d for d, _ in kept], [c for _, c in kept])
 
 
 if __name__ == "__main__":  # a look at the streams
