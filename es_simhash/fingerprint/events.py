@@ -190,13 +190,26 @@ def places() -> tuple[dict[str, int], dict[str, int]]:
     from importlib.resources import files
     lines = files("es_simhash").joinpath("data").joinpath("places.txt").read_text(encoding="utf-8").splitlines()
     pairs = [line.split("\t") for line in lines if line]
-    folded = _text._normalize_many([n for n, _ in pairs] + [c for _, c in pairs])
+    folded = _normalized([n for n, _ in pairs] + [c for _, c in pairs])
     names, canon = folded[:len(pairs)], folded[len(pairs):]
     bits = {n: place_key(c) for n, c in zip(names, canon) if len(n) >= 2}
     longest: dict[str, int] = {}
     for n in bits:
         longest[n[:2]] = max(longest.get(n[:2], 0), len(n))
     return bits, longest
+
+
+def _normalized(names: list[str]) -> list[str]:
+    """``names`` normalised as texts are, a few thousand characters at a time (so without numpy: a command
+    fingerprints its first texts before it imports numpy)."""
+    out: list[str] = []
+    start = size = 0
+    for i, name in enumerate(names):
+        if size + len(name) >= 4000:
+            out += _text._normalize_many(names[start:i])
+            start, size = i, 0
+        size += len(name)
+    return out + _text._normalize_many(names[start:])
 
 
 def place_names() -> list[tuple[str, int]]:
