@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from es_simhash.fingerprint import text as _text
-from es_simhash.fingerprint.events import date_bag, place_bag
+from es_simhash.fingerprint.events import event_bags
 from es_simhash.fingerprint.hashes import bottom_k, content_hashes, least_and_sum, number_bag, sentence_hashes
 from es_simhash.fingerprint.model import FINGERPRINT_VERSION, FUZZY_MARK, WEIGHT_SCALE, Fingerprint
 
@@ -181,8 +181,7 @@ class ReferenceEngine:
                 number_bag(n),
                 fz[0],  # the fuzzy hashes of a longer text
                 fz[1],  # and the digests of their sentences
-                date_bag(n),
-                place_bag(n),
+                *event_bags(n),  # date_bag, place_bag
             )
             for n, (key, _), content_hash, sim, nf, signature, sketch, word_bag, fz in zip(
                 normalized, keys, content_hashes([k for k, _ in keys]), simhashes.tolist(), n_features.tolist(),
