@@ -105,6 +105,21 @@ def replace_rule(rule: DefaultRule, **changes) -> DefaultRule:
     return replace(rule, **changes)
 
 
+NATIONAL = SNOW + "\n据中央气象台介绍,北京、天津等地本周也将迎来降温,请各地做好准备。"
+"""A city's report that names other cities further on."""
+
+
+def test_a_report_from_another_city_is_kept_apart_though_it_names_the_same_cities_further_on(fingerprinter, rule):
+    """The dateline's city swapped, the cities named further on kept (most of the places shared): another event,
+    told by the first place each names. A later place swapped with the first kept is the same event."""
+    other_city = _other_event(NATIONAL, [("沈阳", "长春"), ("全省", "吉林全省")])
+    told = _explain(fingerprinter, rule, NATIONAL, other_city)
+    assert not told["duplicate"], told["why"]
+    assert "first place" in told["why"][-1], told["why"]
+    later = _explain(fingerprinter, rule, NATIONAL, _other_event(NATIONAL, [("天津", "石家庄")]))
+    assert later["duplicate"] and later["why"][-1].startswith("the same event"), later["why"]
+
+
 def test_an_update_with_figures_revised_on_the_same_date_is_one_event(fingerprinter, rule):
     """Most figures revised (the number guard alone would call it another event), same dates and places: one."""
     update = _other_event(SNOW, [("3.5", "5.2"), ("12度", "15度"), ("2000", "3100"), ("150", "260"),

@@ -96,8 +96,8 @@ class MatchTests:
         """Whether the two texts report other events. Dates and places name an event, figures describe it: where
         both texts give dates of one kind (days of the month, months, weekdays, years:
         :data:`~es_simhash.fingerprint.events.DATE_FIELDS`) and share none of them, or both name places (the first
-        four each names) and share none, or fewer than half and neither's first place (a report's dateline, its
-        lead) is the other's, they are other events (two years' first snow, two
+        four each names) and share none, or neither's first place (a report's dateline, its lead) is among the
+        other's, they are other events (two years' first snow, two
         days' earthquake bulletins, two cities' accidents, written from one template); where they give the same
         dates and places, they are one event, whatever figures were revised (an update). Where neither dates nor
         places are given by both, the figures decide (:meth:`_other_numbers`). A page's own dates (a header, a
@@ -117,7 +117,7 @@ class MatchTests:
                 mine, theirs = place_keys(a), place_keys(b)
                 shared = len(mine & theirs)
                 firsts = a & 0xFFFF not in theirs and b & 0xFFFF not in mine  # (each one's first place: its dateline)
-                if not shared or (firsts and 2 * shared < min(len(mine), len(theirs))):
+                if not shared or firsts:
                     note("event", False, {"other": "places"})
                     return True
                 named["places"] = shared
