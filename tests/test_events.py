@@ -187,6 +187,29 @@ def test_date_bits():
     assert date_bag(_norm("2023年大雪。")) == 1 << (50 + 2023 % 14)
 
 
+@pytest.mark.parametrize("line", [
+    "12月3日下午,车队才驶过那段便道。(重庆市长寿县望江路石油采气五队况世明)",  # a reader's letter, signed
+    "新华社北京1月25日电 司法机关已经依法对其立案侦查。(长篇通讯《“烟草大王”的人生悲剧》全文见第三版)",  # a note after the lead
+    "12月3日,大雪。(孔繁文)",
+])
+def test_a_paragraph_ending_in_a_note_in_brackets_gives_its_dates(line):
+    assert date_bag(_norm(line)) != 0
+
+
+def test_a_report_whose_days_moved_on_is_another_event_though_one_day_coincides(fingerprinter, rule):
+    """Days 22, 23, 26 and 3 moved on by four: 26, 27, 30 and 7 (26 in both): one day of four shared."""
+    days = ["22日", "23日", "26日", "3日"]
+    text = ("经过官兵们的昼夜奋战,{0}下午,灾区的道路全部抢通,受灾群众得到初步安置。\n"
+            "{1},天气转晴,部队继续帮助群众修复房屋,清理淤泥,抢收庄稼,运送救灾物资。\n"
+            "{2},兴建临时学校的工作全面展开,战士们把温暖留给了群众,把寒冷和危险留给了自己。\n"
+            "{3},投入抢险救灾的兵力已达5680多人,各类车辆300多台,舟艇40多艘。")
+    moved = ["26日", "27日", "30日", "7日"]
+    told = _explain(fingerprinter, rule, text.format(*days), text.format(*moved))
+    assert not told["duplicate"] and told["why"][-1].startswith("another event"), told["why"]
+    cut = _explain(fingerprinter, rule, text.format(*days), "\n".join(text.format(*days).split("\n")[:3]))
+    assert cut["duplicate"], cut["why"]  # (a copy cut short gives some of the days: the same event)
+
+
 @pytest.mark.parametrize("text", [
     "发布时间:2024-03-02 10:21",  # a page's header: no sentence end
     "3号楼、5号线今天开通。",  # numbers that are not dates

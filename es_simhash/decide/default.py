@@ -98,8 +98,8 @@ class DefaultRule:
     """The share of the smaller signature that ``far_sentence_k`` asks for."""
     event_guard: bool = True
     """A match between two texts that report other events is none (:meth:`MatchTests._other_event
-    <es_simhash.decide.match.MatchTests._other_event>`): both give dates of one kind and share none (another day,
-    month, weekday or year), or both name places and share none of the first four each names, or neither's first
+    <es_simhash.decide.match.MatchTests._other_event>`): both give dates of one kind and share fewer than half of the
+    fewer's (another day, month, weekday or year), or both name places and share none of the first four each names, or neither's first
     place (its dateline, its lead) is among the other's
     (:mod:`~es_simhash.fingerprint.events`). Texts whose dates and places agree are one event: the number guard
     is not asked (an update revises figures). (False: the number guard alone.)"""

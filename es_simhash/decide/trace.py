@@ -77,7 +77,7 @@ def _event(v: Mapping[str, Any]) -> str:
     if v["other"] == "places":
         return ("another event: the texts name other places (of the first four each names, none shared, or "
                 "neither's first place among the other's; places name the event)")
-    return f"another event: both texts give {v['other']} and share none of them (dates name the event)"
+    return f"another event: both texts give {v['other']} and share fewer than half of them (dates name the event)"
 
 
 def _fuzzy(v: Mapping[str, Any]) -> str:

@@ -157,12 +157,13 @@ _TERMINAL = tuple("。！？!?….．｡")
 _CLOSING = "”’\"'」』)）》]］〕＂＇"
 
 
-_BYLINE = re.compile(r"[(（][^()（）]{1,16}[)）]$")
+_BYLINE = re.compile(r"[(（][^()（）]{1,60}[)）]$")
 
 
 def ends_sentence(line: str) -> bool:
-    """Whether a line ends with a sentence's end (closing quotes and brackets after it left aside, and a short part
-    in brackets after it: a reporter's name, ``。(孔繁文)``); full-width marks count as their ASCII forms."""
+    """Whether a line ends with a sentence's end (closing quotes and brackets after it left aside, and a part of at
+    most 60 characters in brackets after it: a reporter's name, ``。(孔繁文)``, a reader's address, a note,
+    ``。(长篇通讯全文见第三版)``); full-width marks count as their ASCII forms."""
     return _BYLINE.sub("", line).rstrip(_CLOSING).endswith(_TERMINAL)
 
 

@@ -1186,8 +1186,8 @@ const MIN_NUMBERS: usize = 3;
 const TERMINAL: &[char] = &['。', '！', '？', '!', '?', '…', '.', '．', '｡'];
 const CLOSING: &[char] = &['”', '’', '"', '\'', '」', '』', ')', '）', '》', ']', '］', '〕', '＂', '＇'];
 
-/// `text.ends_sentence`: the line ends with a sentence's end, closing marks after it and a final part of 1 to 16
-/// characters in brackets (a reporter's name) left aside.
+/// `text.ends_sentence`: the line ends with a sentence's end, closing marks after it and a final part of 1 to 60
+/// characters in brackets (a reporter's name, a reader's address, a note) left aside.
 fn ends_sentence(line: &str) -> bool {
     let mut line = line;
     if line.ends_with(')') || line.ends_with('）') {
@@ -1196,7 +1196,7 @@ fn ends_sentence(line: &str) -> bool {
         if let Some((open, _)) = inner.char_indices().rev().find(|&(_, c)| matches!(c, '(' | ')' | '（' | '）')) {
             let c = inner[open..].chars().next().unwrap();
             let n = inner[open + c.len_utf8()..].chars().count();
-            if matches!(c, '(' | '（') && (1..=16).contains(&n) {
+            if matches!(c, '(' | '（') && (1..=60).contains(&n) {
                 line = &line[..open];
             }
         }
