@@ -23,10 +23,12 @@ __all__ = ["without_comments", "MIN_MARKS", "MIN_ARTICLE_CHARS"]
 MIN_MARKS = 2
 """Lines after a heading that must carry a comment's marks (:data:`_MARK`) for the rest to be a comment section."""
 MIN_ARTICLE_CHARS = 100
-"""Characters the text before a comment section must hold (spaces left aside) for the section to be dropped."""
+"""Characters the text before a comment section must hold (ASCII spaces left aside) for the section to be dropped."""
 
-_WORDS = re.compile(r"[评評]\s*[论論]|跟\s*帖|留\s*言|[说說]\s*[两兩]\s*句")
-"""What every heading (:data:`_HEADING`) holds, spaces inside allowed: a text without it has no section (a fast test)."""
+_KEYS = ("论", "論", "帖", "言", "句")
+"""A character every heading (:data:`_HEADING`) holds: a text, or a line, without any of them is none (a fast test)."""
+_LONGEST = 48
+"""The longest line (spaces included: a PDF's spaced heading) that can be a heading."""
 
 _HEADING = re.compile(
     r"(?:热门|熱門|网友|網友|最新|全部|精彩|最热|最熱|热点|熱點|读者|讀者|用户|用戶|相关|相關|已有|共有|共)?"
@@ -60,18 +62,19 @@ def _is_heading(bare: str) -> bool:
 def without_comments(text: str) -> str:
     """``text`` without the comment section under its article (see the module's text), or ``text`` as it is when it
     has none."""
-    if not _WORDS.search(text):
+    if not any(k in text for k in _KEYS):
         return text
     lines = text.split("\n")
     before = 0
     for i, line in enumerate(lines):
-        bare = _bare(line)
-        if i and before >= MIN_ARTICLE_CHARS and len(bare) <= 16 and _is_heading(bare):
-            marks = 0
-            for after in lines[i + 1:]:
-                if _MARK.search(_bare(after)):
-                    marks += 1
-                    if marks >= MIN_MARKS:
-                        return "\n".join(lines[:i]).rstrip()
-        before += len(bare)
+        if i and before >= MIN_ARTICLE_CHARS and len(line) <= _LONGEST and any(k in line for k in _KEYS):
+            bare = _bare(line)
+            if len(bare) <= 16 and _is_heading(bare):
+                marks = 0
+                for after in lines[i + 1:]:
+                    if _MARK.search(_bare(after)):
+                        marks += 1
+                        if marks >= MIN_MARKS:
+                            return "\n".join(lines[:i]).rstrip()
+        before += len(line) - line.count(" ")
     return text
