@@ -213,7 +213,8 @@ def test_an_interrupted_dry_run_says_it_changed_nothing_and_goes_on_as_a_dry_run
                                     stderr=subprocess.PIPE)
             deadline = time.monotonic() + 120
             while not (tmp_path / "dry.jsonl").stat().st_size:  # (printed once the page of the first change is checked)
-                assert proc.poll() is None and time.monotonic() < deadline, "the dry run ended before it printed a change"
+                assert proc.poll() is None and time.monotonic() < deadline, \
+                    "the dry run ended before it printed a change"
                 time.sleep(0.01)
             proc.send_signal(signal.SIGINT)
             err = proc.communicate(timeout=120)[1].decode()

@@ -19,8 +19,8 @@ from typing import Iterable, Iterator
 
 from es_simhash.fingerprint import text as _text
 
-__all__ = ["date_bag", "place_bag", "event_bags", "place_keys", "places", "DAYS", "MONTHS", "WEEKDAYS", "YEARS", "DATE_FIELDS",
-           "PLACES_KEPT"]
+__all__ = ["date_bag", "place_bag", "event_bags", "place_keys", "places", "DAYS", "MONTHS", "WEEKDAYS", "YEARS",
+           "DATE_FIELDS", "PLACES_KEPT"]
 
 DAYS = (1 << 31) - 1
 """Bits 0-30 of a date bag: the days of the month (day ``d`` is bit ``d - 1``)."""

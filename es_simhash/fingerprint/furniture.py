@@ -35,7 +35,7 @@ _HEADING = re.compile(
     r"(?:\d+条|\d+條)?"
     r"(?:评论|評論|跟帖|留言)(?:区|區|列表)?"
     r"|(?:我要|发表|發表|查看|查看全部)(?:评论|評論)|我来说两句|我來說兩句")
-"""A comment section's heading, spaces removed, with a count in brackets or after it left aside (:func:`_is_heading`)."""
+"""A comment section's heading, spaces removed; a count in brackets or after it is left aside (:func:`_is_heading`)."""
 
 _COUNT = re.compile(r"[(（\[【]?(?:共)?\d*(?:条|條|人参与|人參與)?[)）\]】]?")
 

@@ -135,8 +135,8 @@ def _nibble_bits() -> np.ndarray:
 class ReferenceEngine:
     """The pure-Python (numpy) fingerprint computation for ``owner``, the
     :class:`~es_simhash.fingerprint.fingerprinter.Fingerprinter` whose settings (:class:`EngineSettings`: ``idf``,
-    ``stopwords``, ``segmenter``, ``min_token_len``, ``n_sentences``, ...) it reads as they are at each batch. It caches token
-    hashes and weights (a :class:`Vocabulary`): one thread at a time (the owner holds a lock around it)."""
+    ``stopwords``, ``segmenter``, ``min_token_len``, ``n_sentences``, ...) it reads as they are at each batch. It
+    caches token hashes and weights (a :class:`Vocabulary`): one thread at a time (the owner holds a lock around it)."""
 
     MAX_VOCABULARY = 4_000_000
     _TOKENS_PER_CHUNK = 1 << 16
