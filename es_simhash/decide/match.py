@@ -95,9 +95,10 @@ class MatchTests:
     def _other_event(self, fp: Fingerprint, other: Fingerprint, note: Note) -> bool:
         """Whether the two texts report other events. Dates and places name an event, figures describe it: where
         both texts give dates of one kind (days of the month, months, weekdays, years:
-        :data:`~es_simhash.fingerprint.events.DATE_FIELDS`) and share none of them, or both name places (the first
-        four each names) and share none, or fewer than half and neither's first place (a report's dateline, its
-        lead) is the other's, they are other events (two years' first snow, two
+        :data:`~es_simhash.fingerprint.events.DATE_FIELDS`) and share fewer than half of the fewer's (none of one
+        date each, one of four days: a report's days moved on), or both name places (the first
+        four each names) and share none, or neither's first place (a report's dateline, its lead) is among the
+        other's, they are other events (two years' first snow, two
         days' earthquake bulletins, two cities' accidents, written from one template); where they give the same
         dates and places, they are one event, whatever figures were revised (an update). Where neither dates nor
         places are given by both, the figures decide (:meth:`_other_numbers`). A page's own dates (a header, a
@@ -108,16 +109,17 @@ class MatchTests:
             if a and b:
                 for kind, bits in DATE_FIELDS:
                     if a & bits and b & bits:
-                        if not a & b & bits:
+                        shared = (a & b & bits).bit_count()
+                        if 2 * shared < min((a & bits).bit_count(), (b & bits).bit_count()):
                             note("event", False, {"other": kind})
                             return True
-                        named[kind] = (a & b & bits).bit_count()
+                        named[kind] = shared
             a, b = fp.place_bag, other.place_bag
             if a and b:
                 mine, theirs = place_keys(a), place_keys(b)
                 shared = len(mine & theirs)
                 firsts = a & 0xFFFF not in theirs and b & 0xFFFF not in mine  # (each one's first place: its dateline)
-                if not shared or (firsts and 2 * shared < min(len(mine), len(theirs))):
+                if not shared or firsts:
                     note("event", False, {"other": "places"})
                     return True
                 named["places"] = shared

@@ -75,9 +75,9 @@ def _event(v: Mapping[str, Any]) -> str:
         return (f"the same event: the dates and places both texts give agree ({named} shared); figures revised "
                 f"do not make another event")
     if v["other"] == "places":
-        return ("another event: the texts name other places (of the first four each names, none shared, or fewer "
-                "than half and the first places apart; places name the event)")
-    return f"another event: both texts give {v['other']} and share none of them (dates name the event)"
+        return ("another event: the texts name other places (of the first four each names, none shared, or "
+                "neither's first place among the other's; places name the event)")
+    return f"another event: both texts give {v['other']} and share fewer than half of them (dates name the event)"
 
 
 def _fuzzy(v: Mapping[str, Any]) -> str:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from es_simhash.fingerprint import text as _text
 
-__all__ = ["date_bag", "place_bag", "place_keys", "places", "DAYS", "MONTHS", "WEEKDAYS", "YEARS", "DATE_FIELDS",
-           "PLACES_KEPT"]
+__all__ = ["date_bag", "place_bag", "event_bags", "place_keys", "places", "DAYS", "MONTHS", "WEEKDAYS", "YEARS",
+           "DATE_FIELDS", "PLACES_KEPT"]
 
 DAYS = (1 << 31) - 1
 """Bits 0-30 of a date bag: the days of the month (day ``d`` is bit ``d - 1``)."""
@@ -103,9 +103,17 @@ def _dates(text: str) -> int:
 _DIGITS = "0123456789"
 
 
-def _years(text: str) -> int:
-    bag, k = 0, text.find("年")
+def _at(text: str, sub: str) -> Iterator[int]:
+    """Each index at which ``sub`` occurs in ``text``."""
+    k = text.find(sub)
     while k != -1:
+        yield k
+        k = text.find(sub, k + 1)
+
+
+def _years(text: str) -> int:
+    bag = 0
+    for k in _at(text, "年"):
         run = _run_before(text, k, _DIGITS)
         if len(run) == 4:
             bag |= _year(int(run))
@@ -113,14 +121,13 @@ def _years(text: str) -> int:
             run = _run_before(text, k, _CN_DIGITS)
             if len(run) == 4:
                 bag |= _year(int("".join(str(_CN_VALUE[c]) for c in run)))
-        k = text.find("年", k + 1)
     return bag
 
 
 def _months(text: str) -> int:
     """The months before ``月``, and the days in Chinese numerals after it."""
-    bag, k = 0, text.find("月")
-    while k != -1:
+    bag = 0
+    for k in _at(text, "月"):
         run = _run_before(text, k, _DIGITS)
         if 1 <= len(run) <= 2:
             bag |= _month(int(run))
@@ -132,29 +139,25 @@ def _months(text: str) -> int:
             j += 1
         if j > k + 1 and j < len(text) and text[j] == "日":
             bag |= _day(_cn_number(text[k + 1:j]))
-        k = text.find("月", k + 1)
     return bag
 
 
 def _days(text: str) -> int:
-    bag, k = 0, text.find("日")
-    while k != -1:
+    bag = 0
+    for k in _at(text, "日"):
         run = _run_before(text, k, _DIGITS)
         if 1 <= len(run) <= 2:
             bag |= _day(int(run))
-        k = text.find("日", k + 1)
     return bag
 
 
 def _weekdays(text: str) -> int:
     bag = 0
     for lead in ("星期", "礼拜", "周"):
-        k = text.find(lead)
-        while k != -1:
+        for k in _at(text, lead):
             w = _CN_WEEKDAY.get(text[k + len(lead):k + len(lead) + 1], 0)
             if w and not (lead == "周" and w == 7 and text[k + 1] == "天"):
                 bag |= 1 << (42 + w)
-            k = text.find(lead, k + 1)
     return bag
 
 
@@ -177,7 +180,18 @@ def _sentence_lines(normalized: str) -> Iterable[str]:
 def date_bag(normalized: str) -> int:
     """:attr:`Fingerprint.date_bag` of a normalised text: the dates its sentence lines give, a 64-bit bitmap of
     days, months, weekdays and years (:data:`DATE_FIELDS`); 0 for a text that gives none."""
-    return _dates("\n".join(_sentence_lines(normalized)))
+    return _dates(_sentences_of(normalized))
+
+
+def event_bags(normalized: str) -> tuple[int, int]:
+    """:func:`date_bag` and :func:`place_bag` of a normalised text, its sentence lines read once."""
+    text = _sentences_of(normalized)
+    return _dates(text), _places_in(text)
+
+
+def _sentences_of(normalized: str) -> str:
+    """The lines of ``normalized`` that end a sentence (:func:`_sentence_lines`), joined by line breaks."""
+    return "\n".join(_sentence_lines(normalized))
 
 
 @lru_cache(maxsize=None)
@@ -190,13 +204,26 @@ def places() -> tuple[dict[str, int], dict[str, int]]:
     from importlib.resources import files
     lines = files("es_simhash").joinpath("data").joinpath("places.txt").read_text(encoding="utf-8").splitlines()
     pairs = [line.split("\t") for line in lines if line]
-    folded = _text._normalize_many([n for n, _ in pairs] + [c for _, c in pairs])
+    folded = _normalized([n for n, _ in pairs] + [c for _, c in pairs])
     names, canon = folded[:len(pairs)], folded[len(pairs):]
     bits = {n: place_key(c) for n, c in zip(names, canon) if len(n) >= 2}
     longest: dict[str, int] = {}
     for n in bits:
         longest[n[:2]] = max(longest.get(n[:2], 0), len(n))
     return bits, longest
+
+
+def _normalized(names: list[str]) -> list[str]:
+    """``names`` normalised as texts are, a few thousand characters at a time (so without numpy: a command
+    fingerprints its first texts before it imports numpy)."""
+    out: list[str] = []
+    start = size = 0
+    for i, name in enumerate(names):
+        if size + len(name) >= 4000:
+            out += _text._normalize_many(names[start:i])
+            start, size = i, 0
+        size += len(name)
+    return out + _text._normalize_many(names[start:])
 
 
 def place_names() -> list[tuple[str, int]]:
@@ -209,8 +236,12 @@ def place_bag(normalized: str) -> int:
     name (read left to right, the longest name at each point: :func:`places`), each once, as 16-bit keys
     (:func:`place_key`) in the bag's 16-bit slots from the lowest, in the order they are first named; 0 for a text
     that names none. A report names the place of its event first (a dateline, its lead)."""
+    return _places_in(_sentences_of(normalized))
+
+
+def _places_in(text: str) -> int:
+    """:func:`place_bag` of sentence lines joined by line breaks."""
     keys, prefixes = places()
-    text = "\n".join(_sentence_lines(normalized))
     n, at, kept = len(text), 0, []
     for i in [i for i in range(n - 1) if text[i:i + 2] in prefixes]:  # (where a name can begin)
         if i < at:

@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, compress
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 import numpy as np
 
 from es_simhash.fingerprint import text as _text
-from es_simhash.fingerprint.events import date_bag, place_bag
+from es_simhash.fingerprint.events import event_bags
 from es_simhash.fingerprint.hashes import bottom_k, content_hashes, least_and_sum, number_bag, sentence_hashes
 from es_simhash.fingerprint.model import FINGERPRINT_VERSION, FUZZY_MARK, WEIGHT_SCALE, Fingerprint
 
@@ -29,7 +29,27 @@ MIN_FUZZY_SENTENCES = 3
 """A text gets fuzzy hashes when it has at least this many distinct long sentences."""
 
 if TYPE_CHECKING:
-    from es_simhash.fingerprint.fingerprinter import Fingerprinter
+    from es_simhash.fingerprint.idf import IDFTable
+
+
+class EngineSettings(Protocol):
+    """What a :class:`ReferenceEngine` reads of the object that makes it (a
+    :class:`~es_simhash.fingerprint.fingerprinter.Fingerprinter`), as they are at each batch: this module knows no
+    fingerprinter (the fingerprinter imports it, not the other way)."""
+
+    idf: IDFTable
+    stopwords: frozenset[str]
+    segmenter: str
+    min_token_len: int
+    n_sentences: int
+    min_sentence_chars: int
+    short_chars: int
+    sketch: int
+    sketch_chars: int
+    sketch_shingle: tuple[int, int]
+    line_sketch: int
+    tf: str
+    n_fuzzy: int
 
 
 def _hash64_many(tokens: Sequence[str]) -> np.ndarray:
@@ -114,15 +134,15 @@ def _nibble_bits() -> np.ndarray:
 
 class ReferenceEngine:
     """The pure-Python (numpy) fingerprint computation for ``owner``, the
-    :class:`~es_simhash.fingerprint.fingerprinter.Fingerprinter` whose settings (``idf``, ``stopwords``,
-    ``segmenter``, ``min_token_len``, ``n_sentences``, ...) it reads as they are at each batch. It caches token
-    hashes and weights (a :class:`Vocabulary`): one thread at a time (the owner holds a lock around it)."""
+    :class:`~es_simhash.fingerprint.fingerprinter.Fingerprinter` whose settings (:class:`EngineSettings`: ``idf``,
+    ``stopwords``, ``segmenter``, ``min_token_len``, ``n_sentences``, ...) it reads as they are at each batch. It
+    caches token hashes and weights (a :class:`Vocabulary`): one thread at a time (the owner holds a lock around it)."""
 
     MAX_VOCABULARY = 4_000_000
     _TOKENS_PER_CHUNK = 1 << 16
     _DOCS_PER_CHUNK = 4096
 
-    def __init__(self, owner: Fingerprinter) -> None:
+    def __init__(self, owner: EngineSettings) -> None:
         self.owner = owner
         self._vocab = Vocabulary()
 
@@ -181,8 +201,7 @@ class ReferenceEngine:
                 number_bag(n),
                 fz[0],  # the fuzzy hashes of a longer text
                 fz[1],  # and the digests of their sentences
-                date_bag(n),
-                place_bag(n),
+                *event_bags(n),  # date_bag, place_bag
             )
             for n, (key, _), content_hash, sim, nf, signature, sketch, word_bag, fz in zip(
                 normalized, keys, content_hashes([k for k, _ in keys]), simhashes.tolist(), n_features.tolist(),

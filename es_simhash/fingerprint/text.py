@@ -19,6 +19,8 @@ from importlib import resources
 from itertools import compress, count
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
+from es_simhash.fingerprint.furniture import without_comments
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -104,10 +106,12 @@ MIN_WRAPPED_LINES = 5
 
 def prepare(text: str) -> str:
     """The text a reader sees, before normalisation (both fingerprint engines start from it): HTML
-    character references read (:func:`decode_entities`) and the line breaks of a hard wrap joined
-    (:func:`join_hard_wraps`)."""
+    character references read (:func:`decode_entities`), a comment section under the article left out
+    (:func:`~es_simhash.fingerprint.furniture.without_comments`: page furniture) and the line breaks of a hard
+    wrap joined (:func:`join_hard_wraps`)."""
     if "&" in text:
         text = decode_entities(text)
+    text = without_comments(text)
     if len(text) >= MIN_WRAPPED_LINES * MIN_WRAP_WIDTH:
         text = join_hard_wraps(text)
     return text
@@ -153,12 +157,13 @@ _TERMINAL = tuple("。！？!?….．｡")
 _CLOSING = "”’\"'」』)）》]］〕＂＇"
 
 
-_BYLINE = re.compile(r"[(（][^()（）]{1,16}[)）]$")
+_BYLINE = re.compile(r"[(（][^()（）]{1,60}[)）]$")
 
 
 def ends_sentence(line: str) -> bool:
-    """Whether a line ends with a sentence's end (closing quotes and brackets after it left aside, and a short part
-    in brackets after it: a reporter's name, ``。(孔繁文)``); full-width marks count as their ASCII forms."""
+    """Whether a line ends with a sentence's end (closing quotes and brackets after it left aside, and a part of at
+    most 60 characters in brackets after it: a reporter's name, ``。(孔繁文)``, a reader's address, a note,
+    ``。(长篇通讯全文见第三版)``); full-width marks count as their ASCII forms."""
     return _BYLINE.sub("", line).rstrip(_CLOSING).endswith(_TERMINAL)
 
 

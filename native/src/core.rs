@@ -25,7 +25,7 @@ use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
 /// The fingerprint version this core computes (`es_simhash.fingerprint.FINGERPRINT_VERSION` must equal it).
-pub const FINGERPRINT_VERSION: u32 = 8;
+pub const FINGERPRINT_VERSION: u32 = 9;
 const SKETCH_BIT: u64 = 1 << 63;
 const CJK_SENTENCE_BIT: u64 = 1 << 62;
 const GOLDEN: u64 = 0x9E3779B97F4A7C15;
@@ -1186,8 +1186,8 @@ const MIN_NUMBERS: usize = 3;
 const TERMINAL: &[char] = &['。', '！', '？', '!', '?', '…', '.', '．', '｡'];
 const CLOSING: &[char] = &['”', '’', '"', '\'', '」', '』', ')', '）', '》', ']', '］', '〕', '＂', '＇'];
 
-/// `text.ends_sentence`: the line ends with a sentence's end, closing marks after it and a final part of 1 to 16
-/// characters in brackets (a reporter's name) left aside.
+/// `text.ends_sentence`: the line ends with a sentence's end, closing marks after it and a final part of 1 to 60
+/// characters in brackets (a reporter's name, a reader's address, a note) left aside.
 fn ends_sentence(line: &str) -> bool {
     let mut line = line;
     if line.ends_with(')') || line.ends_with('）') {
@@ -1196,7 +1196,7 @@ fn ends_sentence(line: &str) -> bool {
         if let Some((open, _)) = inner.char_indices().rev().find(|&(_, c)| matches!(c, '(' | ')' | '（' | '）')) {
             let c = inner[open..].chars().next().unwrap();
             let n = inner[open + c.len_utf8()..].chars().count();
-            if matches!(c, '(' | '（') && (1..=16).contains(&n) {
+            if matches!(c, '(' | '（') && (1..=60).contains(&n) {
                 line = &line[..open];
             }
         }
