@@ -155,43 +155,49 @@ class CachingFingerprinter:
 def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: int = 500, lookup_keys=None,
                recheck: bool | str = True) -> Run:
     """es-simhash through its real engine and embedded backend, as ``es-simhash dedup`` runs it: every document
-    decided on arrival, then every one decided again as a set once the stream is indexed (in precedence order, the
-    recheck, each cluster headed by its first member: ``es_simhash.pipeline.precedence.precedence_run``;
-    ``recheck=False``: ``dedup --no-recheck``, as ``index`` decides; ``recheck="repair"``: ``es_simhash.clustering.repair``
-    instead, what ``es-simhash repair`` does to an index after ``index``). ``lookup_keys``: the index's SimHash
-    lookup keys (``es_simhash.lookup.keys``; None: the default)."""
+    fingerprinted and held, then the records decided once as a set, in content order, and rechecked
+    (``es_simhash.pipeline.precedence.decide_run``; ``recheck=False``: ``dedup --no-recheck``, the same decisions
+    without the recheck; ``recheck="repair"``: every document decided on arrival, as ``index`` decides into an
+    index shared with other writers, then ``es_simhash.clustering.repair``, what ``es-simhash repair`` does to that
+    index). ``lookup_keys``: the index's SimHash lookup keys (``es_simhash.lookup.keys``; None: the default)."""
     from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.records import Document
     from es_simhash.index.memory import MemoryIndex
-    from es_simhash.clustering import recheck as recheck_index
     from es_simhash.clustering import repair as repair_index
-    from es_simhash.pipeline.precedence import precedence_run
+    from es_simhash.pipeline.precedence import decide_run
     from es_simhash.pipeline.summary import Summary
 
     index = MemoryIndex() if lookup_keys is None else MemoryIndex(lookup_keys=lookup_keys)
-    # (as dedup: a rule that is rechecked decides on arrival without its far sentence bound, DefaultRule.on_arrival)
-    arrival = rule.on_arrival() if recheck is True and getattr(rule, "recheck", False) else rule
+    # (as dedup: a rule that is rechecked decides without its far sentence bound first, DefaultRule.on_arrival)
+    arrival = rule.on_arrival() if recheck is not False and getattr(rule, "recheck", False) else rule
     engine = DedupEngine(index, fingerprinter, arrival, batch_size=batch_size, recheck_rule=rule)
     t0 = time.perf_counter()
-    results = {r.id: r for r in engine.process(Document(d.id, text) for d, text in zip(docs, _read(docs)) if text)}
-    final = {}
-    if recheck is True:  # (as dedup: every document decided again as a set)
-        precedence_run(engine, Summary(), since=0)
+    batch: list = []
+    batches: list = []
+    for d, text in zip(docs, _read(docs)):
+        if text:
+            batch.append(Document(d.id, text))
+            if len(batch) >= batch_size:
+                batches.append((batch, None))
+                batch = []
+    if batch:
+        batches.append((batch, None))
+    if recheck == "repair":
+        for _ in engine.process_batches(batches):
+            pass
+        repair_index(index, engine.recheck_rule)
         final = {d.id: d for d in index.docs()}
-    elif recheck:
-        if recheck == "repair":
-            done = repair_index(index, engine.recheck_rule)
-        else:  # (settling the canonicals the decisions on arrival call into question, as dedup does)
-            done = recheck_index(index, engine.recheck_rule, settles=engine.far_marks.settles)
-        for change in done.changes:
-            final[change.id] = change.doc
+    else:
+        for _ in engine.process_batches(batches, decide=False):
+            pass
+        final = decide_run(engine, Summary(), bool(recheck))
     secs = time.perf_counter() - t0
 
     def cluster(d):  # a record the reader refused (a dead letter) is not indexed: it stands alone
-        return final[d.id].cluster if d.id in final else results[d.id].cluster if d.id in results else d.id
+        return final[d.id].cluster if d.id in final else d.id
 
     def reason(d):
-        return final[d.id].reason if d.id in final else results[d.id].reason if d.id in results else "dead-letter"
+        return final[d.id].reason if d.id in final else "dead-letter"
 
     return Run([cluster(d) for d in docs], secs, [reason(d) for d in docs])
 

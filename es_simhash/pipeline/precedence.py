@@ -178,18 +178,17 @@ def precedence_run(engine: DedupEngine, summary: Summary, since: int,
     return outcome
 
 
-def run_documents(engine: DedupEngine, since: int) -> list[StoredDoc] | None:
+def run_documents(engine: DedupEngine, since: int, decided: int) -> list[StoredDoc] | None:
     """The documents of ``engine``'s index (fingerprints, no payloads) when it holds nothing but the documents of the
-    run that began at ``since``: those that arrived then or later, and those the run found already indexed (the
-    same input again); else None."""
+    run that began at ``since`` and decided ``decided`` records (over the runs it resumed too: kept and duplicates);
+    else None. The run's documents: those that arrived then or later, and those it found already indexed (the same
+    input again, :attr:`~es_simhash.engine.decisions.BatchDecider.seen`). An index holding more documents than the
+    run decided holds another writer's (one that ran, or runs now, at the same time) or earlier ones: the run's
+    documents are no set of their own."""
     index = engine.maintained()
-    docs = [without_payload(d) for page in index.scan(1000, None, since) for d in page]
-    total = len(index)
-    if len(docs) == total:
-        return docs
-    seen = engine.decider.seen
-    if total > len(docs) + len(seen):
+    if len(index) > decided:
         return None
+    seen = engine.decider.seen
     docs = [without_payload(d) for page in index.scan(1000) for d in page]
     return docs if all(d.arrival >= since or d.id in seen for d in docs) else None
 

@@ -156,7 +156,7 @@ def _final_decisions(engine: DedupEngine, summary: Summary, since: int, checkpoi
     decided (:func:`~es_simhash.pipeline.recheck.recheck_run`)."""
     if isinstance(engine.index, MemoryIndex):
         return precedence_run(engine, summary, since, on_page=on_page)
-    docs = run_documents(engine, since)
+    docs = run_documents(engine, since, summary.kept + summary.duplicates)
     if docs is not None:
         return set_run(engine, summary, since, docs, checkpoint, on_page=on_page)
     return recheck_run(engine, summary, since, scope=since if engine.index.shared_writers else None,
