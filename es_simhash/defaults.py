@@ -30,3 +30,8 @@ MIN_DF = 2
 MAX_WRITE_ATTEMPTS = 20
 """Times a conditional write (the engine's, or a cluster rewrite's) is tried again when it keeps meeting a newer
 version another writer wrote, before the run stops with an error."""
+
+MAX_SET_DOCUMENTS = 2_000_000
+"""Documents an Elasticsearch index may hold for ``index`` (into a new index) and ``repair`` to decide them as a set
+(the same clusters in any order): their fingerprints are held in memory meanwhile, about 2.5 KB each (5 GB at this
+bound). A larger index is decided on arrival and rechecked, page by page."""

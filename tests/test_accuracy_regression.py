@@ -21,21 +21,23 @@ SEED = 1998
 SCALE = 0.15
 MARGIN = 0.03
 
-# es-simhash as `dedup` runs it (fingerprint version 7), on the test split at scale 0.15: the figures of
-# `python bench/accuracy.py --quick --systems es-simhash`. The crawl-phenomena streams are read as the CLI reads a
-# crawl (--encoding auto --html auto); "zh template" is lower at this scale than on the whole split: with ~2 posts
-# per template, the second post of a template cannot be told from a repost (see docs/accuracy.md).
+# es-simhash as `dedup` runs it (fingerprint version 9, the records decided as a set in content order), on the test
+# split at scale 0.15: the figures of `python bench/accuracy.py --quick --systems es-simhash`. The crawl-phenomena
+# streams are read as the CLI reads a crawl (--encoding auto --html auto). At this scale a site template has two or
+# three posts, and the second post of a template cannot be told from a repost (see docs/accuracy.md): "en medium"
+# merges two posts of one news site's template (four of five long sentences its header and footer), which joins
+# two clusters of three.
 COMMITTED_F1 = {
     ("zh", "long"): 1.000,
-    ("zh", "medium"): 0.970,
+    ("zh", "medium"): 1.000,
     ("zh", "short"): 0.977,
     ("en", "long"): 1.000,
-    ("en", "medium"): 0.977,
+    ("en", "medium"): 0.915,
     ("en", "short"): 0.975,
-    "all": 0.983,
+    "all": 0.980,
     ("zh", "spaced"): 1.000,
     ("zh", "repeated"): 1.000,
-    ("zh", "template"): 0.963,
+    ("zh", "template"): 0.982,
     ("zh", "markup"): 1.000,
     ("en", "markup"): 0.982,
     ("zh", "gbk"): 1.000,

@@ -186,3 +186,36 @@ def test_index_into_a_new_index_gives_dedups_clusters_and_canonicals_in_any_orde
         assert dry.returncode == 0 and dry.stdout == b"", dry.stdout.decode()[:500]
     finally:
         client.options(ignore_status=404).indices.delete(index=second)
+
+
+def test_a_living_index_fed_in_other_orders_and_runs_gives_dedups_clusters_after_repair(mix, cli, es_url, client,
+                                                                                        es_index_name, tmp_path):
+    """Two living indexes fed the same records in other orders and in other runs (two days, three days: each run
+    after the first decides on arrival into an index that holds others, as crawls arrive) hold `dedup`'s clusters,
+    with `dedup`'s canonicals, once `repair` has run; a second repair changes nothing."""
+    from es_simhash.index.elastic import ElasticIndex
+
+    records = [r for r in mix if not r["id"].startswith("t-")]
+    want = _report(cli, records, tmp_path, "dedup")
+    second = f"{es_index_name}-b"
+    try:
+        for n, (name, days) in enumerate(((es_index_name, 2), (second, 3))):
+            shuffled = list(records)
+            random.Random(200 + n).shuffle(shuffled)
+            for day in range(days):
+                path = _write(tmp_path / f"living-{n}-{day}.jsonl", shuffled[day::days])
+                res = cli("index", path, "--index", name, "--dead-letters", f"living-{n}-{day}-dead.jsonl",
+                          "--no-progress", cwd=tmp_path, es_url=es_url)
+                assert res.returncode == 0, res.stderr.decode()
+            client.indices.refresh(index=name)
+            before = {d.id: d.cluster for page in ElasticIndex(client, name).scan() for d in page}
+            assert before != want  # (decided on arrival, run by run: the test has something to repair)
+            res = cli("repair", "--index", name, "--no-progress", cwd=tmp_path, es_url=es_url)
+            assert res.returncode == 0, res.stderr.decode()
+            client.indices.refresh(index=name)
+            held = {d.id: d.cluster for page in ElasticIndex(client, name).scan() for d in page}
+            assert held == want, (n, sorted(i for i in held if held[i] != want[i])[:5])
+            again = cli("repair", "--index", name, "--no-progress", cwd=tmp_path, es_url=es_url)
+            assert again.returncode == 0 and again.stdout == b"", again.stdout.decode()[:500]
+    finally:
+        client.options(ignore_status=404).indices.delete(index=second)

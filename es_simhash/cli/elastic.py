@@ -215,8 +215,8 @@ def repair(
 
         try:
             with bar:
-                report = lib.clustering.repair(backend, decision_rule(k), dry_run=dry_run, after=after,
-                                               on_page=on_page)
+                report = lib.pipeline.repair_index(backend, decision_rule(k), dry_run=dry_run, after=after,
+                                                   on_page=on_page)
         except lib.clustering.RepairInterrupted as exc:
             print_changes(exc.report.changes[printed:])
             raise UserError(_repair_interrupted(exc, index, k, after), code=130) from None

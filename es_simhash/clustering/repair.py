@@ -59,7 +59,8 @@ def _malformed(d: StoredDoc) -> bool:
 
 
 def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, after: str | None = None, page: int = 500,
-           on_page: Callable[[RepairReport], None] | None = None) -> RepairReport:
+           on_page: Callable[[RepairReport], None] | None = None,
+           then: Callable[[MaintainedIndex, Writer], object] | None = None) -> RepairReport:
     """Find and fix what killed runs or other tools left, page by page in id order (from the first id after
     ``after``): documents pointing at missing documents (their clusters decided again without them), contradictory
     flags, clusters whose canonical joined another cluster; then every document of the page decided again as the
@@ -68,8 +69,10 @@ def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, af
     until nothing changes. An index that ``es-simhash index`` or ``dedup`` built with their defaults, left alone
     since, has nothing to repair. ``dry_run``: the same run, its writes kept in memory
     (:class:`~es_simhash.clustering.dry_run.DryRun`): what it would change, the index left as it is. ``on_page`` is
-    called after each page (progress, checkpoints). An interrupt (Ctrl-C) raises :class:`RepairInterrupted`, with
-    what was checked and changed until then."""
+    called after each page (progress, checkpoints). ``then(index, writer)``: a last step over the whole index, once
+    every page is checked and settled, its writes through ``writer`` counted as the repair's (``es-simhash repair``
+    decides the whole index again as a set there: :func:`~es_simhash.pipeline.precedence.decide_index`). An
+    interrupt (Ctrl-C) raises :class:`RepairInterrupted`, with what was checked and changed until then."""
     if dry_run:
         index = DryRun(index)
     report = RepairReport(last_id=after)
@@ -89,6 +92,8 @@ def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, af
                 on_page(report)
         settling = True
         until_settled(index, rule, writer, changed)
+        if then is not None:
+            then(index, writer)
     except KeyboardInterrupt:
         # a repair reports every change it wrote; a dry run, those of the pages it checked whole: a page it was
         # checking is checked again by the run that goes on after ``last_id``, and its changes so far may not be

@@ -9,10 +9,11 @@ from es_simhash.pipeline.checkpoint import Checkpoint
 from es_simhash.pipeline.checkpointed import (NothingDecided, RunGaveUp, RunInterrupted, open_checkpoint,
                                               run_checkpointed)
 from es_simhash.pipeline.embedded import dedup_documents, dedup_files
+from es_simhash.pipeline.precedence import repair_index
 from es_simhash.pipeline.run import fit_idf, iter_texts, run_dedup
 from es_simhash.pipeline.source import RecordSource
 from es_simhash.pipeline.summary import Summary
 
 __all__ = ["Summary", "Checkpoint", "CheckpointInUse", "NoCheckpoint", "RecordSource", "run_dedup", "iter_texts", "fit_idf",
            "open_checkpoint", "run_checkpointed", "NothingDecided", "RunInterrupted", "RunGaveUp",
-           "dedup_files", "dedup_documents"]
+           "dedup_files", "dedup_documents", "repair_index"]

@@ -23,20 +23,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import groupby
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from es_simhash.clustering.writes import Settled, Writer
-from es_simhash.defaults import BATCH_SIZE
+from es_simhash.clustering.repair import repair
+from es_simhash.clustering.writes import RepairReport, Settled, Writer
+from es_simhash.defaults import BATCH_SIZE, MAX_SET_DOCUMENTS
+from es_simhash.decide.default import DefaultRule
+from es_simhash.fingerprint.fingerprinter import Fingerprinter
 from es_simhash.engine.decisions import same_fingerprint
 from es_simhash.engine.dedup_engine import DedupEngine
-from es_simhash.index.base import arrival_key, precedence_key, without_payload
+from es_simhash.index.base import MaintainedIndex, arrival_key, precedence_key, without_payload
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.pipeline.checkpoint import Checkpoint
 from es_simhash.pipeline.recheck import RecheckOutcome, correct_summary
 from es_simhash.pipeline.summary import Summary
 from es_simhash.records import Document, Result, StoredDoc
 
-__all__ = ["decide_run", "decide_set", "decision_arrivals", "precedence_run", "in_precedence_order", "run_documents",
+__all__ = ["decide_index", "repair_index", "decide_run", "decide_set", "decision_arrivals", "precedence_run", "in_precedence_order", "run_documents",
            "set_run"]
 
 
@@ -184,9 +187,9 @@ def run_documents(engine: DedupEngine, since: int, decided: int) -> list[StoredD
     else None. The run's documents: those that arrived then or later, and those it found already indexed (the same
     input again, :attr:`~es_simhash.engine.decisions.BatchDecider.seen`). An index holding more documents than the
     run decided holds another writer's (one that ran, or runs now, at the same time) or earlier ones: the run's
-    documents are no set of their own."""
+    documents are no set of their own. None too over :data:`~es_simhash.defaults.MAX_SET_DOCUMENTS` documents."""
     index = engine.maintained()
-    if len(index) > decided:
+    if len(index) > min(decided, MAX_SET_DOCUMENTS):
         return None
     seen = engine.decider.seen
     docs = [without_payload(d) for page in index.scan(1000) for d in page]
@@ -230,22 +233,13 @@ def set_run(engine: DedupEngine, summary: Summary, since: int, docs: Sequence[St
     decide_set(mirror, docs, on_page)
     was = {d.id: d for d in docs}
     final = {d.id: d for d in mirror_index.docs()}
-    arrival = decision_arrivals(final.values(), [d.arrival for d in docs])
-    wanted = [i for i, d in final.items() if (d.cluster, d.duplicate_of, d.distance, d.reason, arrival[i]) != (
-        was[i].cluster, was[i].duplicate_of, was[i].distance, was[i].reason, was[i].arrival)]
+    wanted, change, arrival = _rewrites(was, final)
     before = {i: (was[i].cluster, was[i].duplicate_of, was[i].reason) for i in wanted}
     if checkpoint is not None:
         saved = checkpoint.rechecked or {}
         before.update((i, (c, d, r)) for i, (c, d, r) in saved.items())
         checkpoint.rechecked = {i: list(v) for i, v in before.items()}
         checkpoint.save(summary)
-
-    def change(doc: StoredDoc) -> StoredDoc | None:
-        old, new = was[doc.id], final[doc.id]
-        if (doc.arrival, doc.cluster, doc.duplicate_of) != (old.arrival, old.cluster, old.duplicate_of):
-            return None  # (rewritten meanwhile)
-        return replace(doc, cluster=new.cluster, duplicate_of=new.duplicate_of, distance=new.distance,
-                       reason=new.reason, arrival=arrival[doc.id])
 
     Writer(index, Settled()).rewrite(wanted, change, "decided again")
     outcome = RecheckOutcome()
@@ -255,3 +249,57 @@ def set_run(engine: DedupEngine, summary: Summary, since: int, docs: Sequence[St
             outcome.before[i], outcome.after[i] = state, replace(doc, arrival=arrival[i])
     correct_summary(summary, outcome, 0)
     return outcome
+
+
+def _rewrites(was: Mapping[str, StoredDoc], final: Mapping[str, StoredDoc]
+              ) -> tuple[list[str], Callable[[StoredDoc], StoredDoc | None], dict[str, int]]:
+    """What writing back the documents ``final`` (decided as a set in an embedded mirror) over ``was`` (as they
+    were read from the index) takes: the ids whose cluster fields or arrival change, the change to apply to each as
+    fetched (None for a document rewritten meanwhile by another writer: it is left as it is), and the arrivals in
+    decision order (:func:`decision_arrivals`)."""
+    arrival = decision_arrivals(final.values(), [d.arrival for d in was.values()])
+    wanted = [i for i, d in final.items() if (d.cluster, d.duplicate_of, d.distance, d.reason, arrival[i]) != (
+        was[i].cluster, was[i].duplicate_of, was[i].distance, was[i].reason, was[i].arrival)]
+
+    def change(doc: StoredDoc) -> StoredDoc | None:
+        old, new = was[doc.id], final[doc.id]
+        if (doc.arrival, doc.cluster, doc.duplicate_of) != (old.arrival, old.cluster, old.duplicate_of):
+            return None  # (rewritten meanwhile)
+        return replace(doc, cluster=new.cluster, duplicate_of=new.duplicate_of, distance=new.distance,
+                       reason=new.reason, arrival=arrival[doc.id])
+
+    return wanted, change, arrival
+
+
+def decide_index(index: MaintainedIndex, rule: DefaultRule, writer: Writer,
+                 on_page: Callable[[int, int], None] | None = None) -> bool:
+    """Decide every document of ``index`` again as a set (:func:`decide_set`, with ``rule``: the decisions
+    without its far sentence bound, then the recheck with it) in an embedded mirror of their fingerprints, and write
+    back through ``writer`` the documents whose cluster changes (``decided again``; their arrivals rewritten into
+    the order decided, unreported). The last step of ``es-simhash repair``: an index fed the same documents in any
+    order, by any number of writers, ends with the clusters ``dedup`` gives them. Does nothing and returns False
+    when ``index`` holds more than :data:`~es_simhash.defaults.MAX_SET_DOCUMENTS` documents (too many to hold)."""
+    if len(index) > MAX_SET_DOCUMENTS:
+        return False
+    docs = [without_payload(d) for page in index.scan(1000) for d in page]
+    mirror_index = MemoryIndex(index.max_sentence_df, index.lookup_keys)
+    mirror = DedupEngine(mirror_index, Fingerprinter(), rule.on_arrival(), batch_size=BATCH_SIZE, recheck_rule=rule)
+    decide_set(mirror, docs, on_page)
+    was = {d.id: d for d in docs}
+    final = {d.id: d for d in mirror_index.docs()}
+    wanted, change, _ = _rewrites(was, final)
+    moved = [i for i in wanted if (final[i].cluster, final[i].duplicate_of) != (was[i].cluster, was[i].duplicate_of)]
+    writer.rewrite(moved, change, "decided again")
+    Writer(writer.index, Settled()).rewrite(sorted(set(wanted) - set(moved)), change, "decided again")
+    return True
+
+
+def repair_index(index: MaintainedIndex, rule: DefaultRule, dry_run: bool = False, after: str | None = None,
+                 on_page: Callable[[RepairReport], None] | None = None) -> RepairReport:
+    """``es-simhash repair``: :func:`~es_simhash.clustering.repair` (what killed runs or other tools left, and the
+    decisions taken before a template was known, page by page), then the whole index decided again as a set
+    (:func:`decide_index`, up to :data:`~es_simhash.defaults.MAX_SET_DOCUMENTS` documents): the same documents,
+    whatever order and writers brought them, end with the same clusters, ``dedup``'s. ``dry_run``: what it would
+    change, nothing written. Raises :class:`~es_simhash.clustering.RepairInterrupted` on an interrupt."""
+    return repair(index, rule, dry_run=dry_run, after=after, on_page=on_page,
+                  then=lambda where, writer: decide_index(where, rule, writer))
