@@ -96,15 +96,24 @@ def test_dedup_gives_the_same_clusters_and_canonicals_in_any_order_and_batch_siz
         assert partition(got) == partition(first), key
         assert got == first, (key, sorted(i for i in got if got[i] != first[i])[:5])
     # the canonical is the first of its cluster in the content order (exact copies, one content hash, decided as
-    # one): a rule of the records alone
+    # one), leaving out the members that joined at the end through a member after them (a duplicate_of later in
+    # that order): a rule of the records alone
     from es_simhash import Fingerprinter
 
     fingerprinter = Fingerprinter()
     content_hash = {r["id"]: fingerprinter.fingerprint(r["content"]).content_hash for r in mix}
-    hashes: dict[str, list[int]] = {}
+    rows = {}
+    for line in (tmp_path / "o0-b1000-report.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        rows[row["id"]] = row
+    key = {i: (content_hash[i], i) for i in rows}
+    joined_later = {i for i, r in rows.items() if r["duplicate_of"] is not None and key[r["duplicate_of"]] > key[i]}
+    assert joined_later  # (the mix holds originals after two copies that do not match each other)
+    firsts: dict[str, tuple[int, str]] = {}
     for i, c in first.items():
-        hashes.setdefault(c, []).append(content_hash[i])
-    assert all(content_hash[c] == min(h) for c, h in hashes.items())
+        if i not in joined_later:
+            firsts[c] = min(firsts.get(c, key[i]), key[i])
+    assert all(key[c] == firsts[c] for c in firsts)
 
 
 def _triples(original: str) -> list[tuple[dict, dict, dict]]:
@@ -137,14 +146,14 @@ def test_an_original_and_two_copies_that_do_not_match_each_other_get_one_partiti
         assert got == first, order
 
 
-@pytest.mark.xfail(strict=True, reason="a set decided in content order is a star around each cluster's first member: "
-                   "when both copies come before their original in that order, they head two clusters and the "
-                   "original joins one (the same in every order)")
-def test_an_original_after_two_copies_that_do_not_match_each_other_joins_them(cli, tmp_path):
-    triples = _triples("art{n}")
-    got = _report(cli, [r for triple in triples for r in triple], tmp_path, "joined")
-    for original, comments, cut_copy in triples:
-        assert got[original["id"]] == got[comments["id"]] == got[cut_copy["id"]], original["id"]
+@pytest.mark.parametrize("original", ["art{n}", "zz{n}"])
+def test_an_original_after_two_copies_that_do_not_match_each_other_joins_them(original, cli, tmp_path):
+    """In every order of the three (the original first, between its copies or last), one cluster."""
+    triples = _triples(original)
+    for n, order in enumerate(itertools.permutations(range(3))):
+        got = _report(cli, [triple[i] for triple in triples for i in order], tmp_path, f"j{n}")
+        for triple in triples:
+            assert got[triple[0]["id"]] == got[triple[1]["id"]] == got[triple[2]["id"]], (order, triple[0]["id"])
 
 
 def test_index_into_a_new_index_gives_dedups_clusters_and_canonicals_in_any_order(mix, cli, es_url, client,

@@ -39,10 +39,17 @@ def held_twice(doc: StoredDoc, others: Sequence[StoredDoc]) -> frozenset[int]:
 def stays(rule: DecisionRule, doc: StoredDoc, candidates: Sequence[StoredDoc]) -> bool:
     """Whether ``doc``, as a member of the cluster ``doc.cluster``, matches one of that cluster's members that
     arrived before it alone (as on arrival), with what the other clusters among ``candidates`` show of templates
-    set aside: first every hash two other texts hold (a superset of what they crowd, found by counting), then, if
-    that was too much, what they crowd. The test a recheck keeps a decision by."""
+    set aside (:func:`matches_one_of`). The test a recheck keeps a decision by."""
     key = arrival_key(doc)
     own = [c for c in candidates if c.cluster == doc.cluster and arrival_key(c) < key]
+    return matches_one_of(rule, doc, own, candidates)
+
+
+def matches_one_of(rule: DecisionRule, doc: StoredDoc, own: Sequence[StoredDoc], candidates: Sequence[StoredDoc]
+                   ) -> bool:
+    """Whether ``doc`` (a member of ``doc.cluster``) matches one of ``own`` alone, with what the clusters other
+    than its own among ``candidates`` show of templates set aside: first every hash two other texts hold (a
+    superset of what they crowd, found by counting), then, if that was too much, what they crowd."""
     if not own:
         return False
     fp = doc.fingerprint

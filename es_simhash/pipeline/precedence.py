@@ -26,13 +26,16 @@ from itertools import groupby
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from es_simhash.clustering.repair import repair
-from es_simhash.clustering.writes import RepairReport, Settled, Writer
+from es_simhash.clustering.templates import matches_one_of
+from es_simhash.clustering.writes import RepairReport, Settled, Writer, as_member_of
+from es_simhash.decide.rule import DecisionRule
+from es_simhash.lookup.candidates import boilerplate_of
 from es_simhash.defaults import BATCH_SIZE, MAX_SET_DOCUMENTS
 from es_simhash.decide.default import DefaultRule
 from es_simhash.fingerprint.fingerprinter import Fingerprinter
 from es_simhash.engine.decisions import same_fingerprint
 from es_simhash.engine.dedup_engine import DedupEngine
-from es_simhash.index.base import MaintainedIndex, arrival_key, precedence_key, without_payload
+from es_simhash.index.base import Lookup, MaintainedIndex, arrival_key, precedence_key, without_payload
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.pipeline.checkpoint import Checkpoint
 from es_simhash.pipeline.recheck import RecheckOutcome, correct_summary
@@ -104,6 +107,44 @@ def decide_set(engine: DedupEngine, docs: Sequence[StoredDoc],
         if unrechecked is not None:
             unrechecked.update((d.id, d) for d in index.docs())
         recheck_index(index, engine.recheck_rule, settles=settles or engine.far_marks.settles)
+    join_the_alone(index, engine.recheck_rule if recheck else engine.rule)
+
+
+def join_the_alone(index: MemoryIndex, rule: DecisionRule) -> list[str]:
+    """The last step of a set decision: each document left alone (a canonical without members) that matches a
+    document decided after it joins that document's cluster, with what the other clusters show of templates set
+    aside (:func:`~es_simhash.clustering.templates.matches_one_of`, the recheck's test), in precedence order. Each
+    document was decided against those before it: two copies of an article that do not match each other, both
+    before their original, head a cluster each, and the original joins one; here the other joins it too, through
+    the original. Only a document alone joins (never a cluster into another: no chain of clusters), and only
+    through a direct match. Returns the ids that joined."""
+    docs = index.docs()
+    members = {d.cluster for d in docs if d.cluster != d.id}
+    alone = sorted((d for d in docs if d.cluster == d.id and d.id not in members), key=precedence_key)
+    if not alone:
+        return []
+    cap = index.max_sentence_df
+    cluster_now: dict[str, str] = {}  # (the clusters the alone joined, as this step goes)
+    joined: list[StoredDoc] = []
+    for d, res in zip(alone, index.lookup([Lookup(d.id, d.fingerprint) for d in alone], rule.candidate_distance)):
+        candidates = [replace(c, cluster=cluster_now.get(c.id, c.cluster)) for c in res.candidates]
+        others = [c for c in candidates if c.cluster != d.id]
+        if not others:
+            continue
+        boilerplate = boilerplate_of(d.fingerprint, res.sentence_df, cap)
+        for decision in rule.matches(d.fingerprint, others, boilerplate):
+            cluster = decision.of.cluster
+            view = [replace(c, cluster=cluster) if c.id == d.id else c for c in candidates]
+            if matches_one_of(rule, replace(d, cluster=cluster), [decision.of], view):
+                cluster_now[d.id] = cluster
+                joined.append(as_member_of(d, decision, cluster))
+                break
+    if joined:
+        into = {d.id: d for d in joined}
+        Writer(index, Settled()).rewrite(into, lambda doc: replace(
+            doc, cluster=into[doc.id].cluster, duplicate_of=into[doc.id].duplicate_of,
+            distance=into[doc.id].distance, reason=into[doc.id].reason), "joined")
+    return [d.id for d in joined]
 
 
 def decide_run(engine: DedupEngine, summary: Summary, recheck: bool,
@@ -196,14 +237,35 @@ def run_documents(engine: DedupEngine, since: int, decided: int) -> list[StoredD
     return docs if all(d.arrival >= since or d.id in seen for d in docs) else None
 
 
+def _duplicates_after(docs: Sequence[StoredDoc]) -> list[StoredDoc]:
+    """``docs`` (in the order decided) with each document that comes before the one it duplicates (one that joined
+    a later document's cluster, :func:`join_the_alone`) moved to just after it."""
+    out: list[StoredDoc] = []
+    placed: set[str] = set()
+    waiting: dict[str, list[StoredDoc]] = {}
+    for doc in docs:
+        if doc.duplicate_of is not None and doc.duplicate_of not in placed:
+            waiting.setdefault(doc.duplicate_of, []).append(doc)
+            continue
+        stack = [doc]
+        while stack:
+            d = stack.pop()
+            out.append(d)
+            placed.add(d.id)
+            stack.extend(reversed(waiting.pop(d.id, [])))
+    out.extend(d for ds in waiting.values() for d in ds)  # (pointing at no document here: as they came)
+    return out
+
+
 def decision_arrivals(decided: Iterable[StoredDoc], arrivals: Iterable[int]) -> dict[str, int]:
     """Arrivals for the documents ``decided`` (as a set, in an embedded index that gave them their arrivals in the
     order it decided them) taken from ``arrivals`` (theirs in the index they are written to), by id: the smallest
     to the first decided, and so on, each at least one more than the one before (so no two are equal and the
-    arrival order, :func:`~es_simhash.index.base.arrival_key`, is the decision order)."""
+    arrival order, :func:`~es_simhash.index.base.arrival_key`, is the decision order), every document after the one
+    it duplicates."""
     out: dict[str, int] = {}
     last: int | None = None
-    for d, a in zip(sorted(decided, key=arrival_key), sorted(arrivals)):
+    for d, a in zip(_duplicates_after(sorted(decided, key=arrival_key)), sorted(arrivals)):
         last = a if last is None or a > last else last + 1
         out[d.id] = last
     return out
