@@ -274,7 +274,7 @@ class CountBar:
     def __init__(self, label: str, total: int, enabled: bool) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.bar = Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             console=err_console(), disable=not enabled or not stderr_is_terminal())
         self.task = self.bar.add_task(label, total=total)
 
@@ -287,3 +287,9 @@ class CountBar:
 
     def update(self, completed: int) -> None:
         self.bar.update(self.task, completed=completed)
+
+    def stage(self, label: str, total: int) -> None:
+        """A second stage of the work, on a line of its own under the first (once; later calls keep it)."""
+        if getattr(self, "_stage", None) != label:
+            self._stage = label
+            self.task = self.bar.add_task(label, total=total)

@@ -199,8 +199,10 @@ def repair(
     in an earlier run or by another writer) are taken again as `index` takes its own run's decisions at its end,
     with the same rule; run it after a crawl, or on a schedule. It also fixes canonicals that duplicate an older
     document (two writers, a kill), clusters whose canonical joined another cluster or is missing, documents
-    pointing at missing documents, and contradictory flags. Prints one JSON line per change and a summary; a
-    second repair changes nothing. Safe to interrupt: it prints how to go on.
+    pointing at missing documents, and contradictory flags. Then it decides the whole index again as a set, as
+    `dedup` decides its records (up to 2,000,000 documents, held in memory): the same documents give the same
+    clusters whatever order, runs and writers brought them. Prints one JSON line per change and a summary; a second
+    repair changes nothing. Safe to interrupt: it prints how to go on.
     """
     with Elastic(connection, index) as es:
         backend = maintained_index(es, index)
@@ -213,10 +215,14 @@ def repair(
             printed = len(report.changes)
             bar.update(report.checked)
 
+        def on_set(done: int, total: int) -> None:
+            bar.stage("deciding as a set", total)
+            bar.update(done)
+
         try:
             with bar:
                 report = lib.pipeline.repair_index(backend, decision_rule(k), dry_run=dry_run, after=after,
-                                                   on_page=on_page)
+                                                   on_page=on_page, on_set=on_set)
         except lib.clustering.RepairInterrupted as exc:
             print_changes(exc.report.changes[printed:])
             raise UserError(_repair_interrupted(exc, index, k, after), code=130) from None

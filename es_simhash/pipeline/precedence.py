@@ -357,11 +357,13 @@ def decide_index(index: MaintainedIndex, rule: DefaultRule, writer: Writer,
 
 
 def repair_index(index: MaintainedIndex, rule: DefaultRule, dry_run: bool = False, after: str | None = None,
-                 on_page: Callable[[RepairReport], None] | None = None) -> RepairReport:
+                 on_page: Callable[[RepairReport], None] | None = None,
+                 on_set: Callable[[int, int], None] | None = None) -> RepairReport:
     """``es-simhash repair``: :func:`~es_simhash.clustering.repair` (what killed runs or other tools left, and the
     decisions taken before a template was known, page by page), then the whole index decided again as a set
     (:func:`decide_index`, up to :data:`~es_simhash.defaults.MAX_SET_DOCUMENTS` documents): the same documents,
     whatever order and writers brought them, end with the same clusters, ``dedup``'s. ``dry_run``: what it would
-    change, nothing written. Raises :class:`~es_simhash.clustering.RepairInterrupted` on an interrupt."""
+    change, nothing written. ``on_page``: after each page of the scan; ``on_set(done, total)``: the documents
+    decided as a set so far. Raises :class:`~es_simhash.clustering.RepairInterrupted` on an interrupt."""
     return repair(index, rule, dry_run=dry_run, after=after, on_page=on_page,
-                  then=lambda where, writer: decide_index(where, rule, writer))
+                  then=lambda where, writer: decide_index(where, rule, writer, on_set))
