@@ -158,7 +158,7 @@ def test_an_original_after_two_copies_that_do_not_match_each_other_joins_them(or
 
 def test_index_into_a_new_index_gives_dedups_clusters_and_canonicals_in_any_order(mix, cli, es_url, client,
                                                                                   es_index_name, tmp_path):
-    """`index` (Elasticsearch, with its defaults) into a new index, fed the same records in two orders, gives
+    """`index` (Elasticsearch, with its defaults) into a new index, fed the same records in five orders, gives
     `dedup`'s clusters with `dedup`'s canonicals: in its report and in what the index holds; and the same input
     again changes nothing."""
     from es_simhash.index.elastic import ElasticIndex
@@ -166,9 +166,10 @@ def test_index_into_a_new_index_gives_dedups_clusters_and_canonicals_in_any_orde
     records = [r for r in mix if not r["id"].startswith("t-")]  # (the accuracy split and the triples)
     want = _report(cli, records, tmp_path, "dedup")
     assert sum(c != i for i, c in want.items()) > len(records) // 5
-    second = f"{es_index_name}-b"
+    others = [f"{es_index_name}-{n}" for n in range(1, ORDERS)]
+    second = others[-1]
     try:
-        for n, name in enumerate((es_index_name, second)):
+        for n, name in enumerate((es_index_name, *others)):
             shuffled = list(records)
             random.Random(100 + n).shuffle(shuffled)
             path = _write(tmp_path / f"input-{n}.jsonl", shuffled)
@@ -194,7 +195,8 @@ def test_index_into_a_new_index_gives_dedups_clusters_and_canonicals_in_any_orde
         dry = cli("repair", "--index", second, "--dry-run", "--no-progress", cwd=tmp_path, es_url=es_url)
         assert dry.returncode == 0 and dry.stdout == b"", dry.stdout.decode()[:500]
     finally:
-        client.options(ignore_status=404).indices.delete(index=second)
+        for name in others:
+            client.options(ignore_status=404).indices.delete(index=name)
 
 
 def test_a_living_index_fed_in_other_orders_and_runs_gives_dedups_clusters_after_repair(mix, cli, es_url, client,
