@@ -85,9 +85,10 @@ def decide_set(engine: DedupEngine, docs: Sequence[StoredDoc],
                settles: Callable[[StoredDoc], bool] | None = None, *, recheck: bool = True,
                unrechecked: dict[str, StoredDoc] | None = None) -> None:
     """Decide ``docs`` (their fingerprints) into ``engine``'s index, which holds nothing yet, as the partition of
-    the set (see the module's text): the engine's decisions in precedence order, the recheck with the engine's
-    :attr:`~DedupEngine.recheck_rule` (unless ``recheck`` is false); each cluster is headed by its first member in the
-    order decided (``engine``'s index gives the documents their arrivals in that order).
+    the set (see the module's text): the engine's decisions in precedence order, then (unless ``recheck`` is false)
+    the recheck with the engine's :attr:`~DedupEngine.recheck_rule` and :func:`join_the_alone`; each cluster is
+    headed by its first member in the order decided (``engine``'s index gives the documents their arrivals in that
+    order).
     ``on_page(done, total)``: the documents decided so far. ``settles``: the canonicals the recheck settles
     (default: those the engine's decisions call into question, :attr:`DedupEngine.far_marks`; see
     :func:`~es_simhash.clustering.recheck`). ``unrechecked``: filled with every document as the same decisions
@@ -107,7 +108,7 @@ def decide_set(engine: DedupEngine, docs: Sequence[StoredDoc],
         if unrechecked is not None:
             unrechecked.update((d.id, d) for d in index.docs())
         recheck_index(index, engine.recheck_rule, settles=settles or engine.far_marks.settles)
-    join_the_alone(index, engine.recheck_rule if recheck else engine.rule)
+        join_the_alone(index, engine.recheck_rule)
 
 
 def join_the_alone(index: MemoryIndex, rule: DecisionRule) -> list[str]:
