@@ -32,6 +32,15 @@ class RecheckOutcome:
     before: dict[str, tuple[str, str | None, str]] = field(default_factory=dict)
     after: dict[str, StoredDoc] = field(default_factory=dict)
 
+    def then(self, later: "RecheckOutcome") -> "RecheckOutcome":
+        """This outcome followed by ``later`` (taken from the state this one left): each document's state before
+        the first, and after the last, that changed it."""
+        out = RecheckOutcome(dict(self.before), dict(self.after))
+        for i, doc in later.after.items():
+            out.before.setdefault(i, later.before[i])
+            out.after[i] = doc
+        return out
+
     def became(self) -> set[str]:
         """Documents that were not duplicates and are now."""
         return {i for i, d in self.after.items() if self.before[i][1] is None and not d.is_canonical}

@@ -158,7 +158,12 @@ def _final_decisions(engine: DedupEngine, summary: Summary, since: int, checkpoi
         return precedence_run(engine, summary, since, on_page=on_page)
     docs = run_documents(engine, since, summary.kept + summary.duplicates)
     if docs is not None:
-        return set_run(engine, summary, since, docs, checkpoint, on_page=on_page)
+        outcome = set_run(engine, summary, since, docs, checkpoint, on_page=on_page)
+        if len(engine.maintained()) == len(docs):
+            return outcome
+        # another writer wrote while the set was decided, against the run's documents as they stood then: the run's
+        # decisions are rechecked as those of a run into a shared index are
+        return outcome.then(recheck_run(engine, summary, since, scope=since, on_page=on_page))
     return recheck_run(engine, summary, since, scope=since if engine.index.shared_writers else None,
                        checkpoint=checkpoint, on_page=on_page)
 
