@@ -14,6 +14,8 @@ the records that go in and come out are :mod:`es_simhash.records`' :class:`Docum
 
 from __future__ import annotations
 
+import os
+
 import logging
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Sequence, TypeVar
@@ -175,7 +177,11 @@ class DedupEngine:
         yielded once its write has finished, so a checkpoint saved after a yield only ever covers written
         documents.
         """
-        pool, fingerprint, depth = fingerprint_pool(self.fingerprinter, self.workers, self.worker_threads)
+        workers = self.workers
+        if not decide and not workers and getattr(self.fingerprinter, "engine", "python") == "native":
+            # (nothing is decided meanwhile: the cores this thread leaves idle fingerprint too)
+            workers = min(os.cpu_count() or 1, 4)
+        pool, fingerprint, depth = fingerprint_pool(self.fingerprinter, workers, self.worker_threads)
         write_thread = (ThreadPoolExecutor(max_workers=1, thread_name_prefix="write")
                         if self.index.overlapping_writes else None)
         try:

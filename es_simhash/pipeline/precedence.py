@@ -128,10 +128,13 @@ def join_the_alone(index: MemoryIndex, rule: DecisionRule) -> list[str]:
     cluster_now: dict[str, str] = {}  # (the clusters the alone joined, as this step goes)
     joined: list[StoredDoc] = []
     for d, res in zip(alone, index.lookup([Lookup(d.id, d.fingerprint) for d in alone], rule.candidate_distance)):
-        candidates = [replace(c, cluster=cluster_now.get(c.id, c.cluster)) for c in res.candidates]
-        others = [c for c in candidates if c.cluster != d.id]
-        if not others:
-            continue
+        key = precedence_key(d)
+        if not any(precedence_key(c) > key for c in res.candidates):
+            continue  # (d was decided against every candidate before it)
+        candidates = res.candidates
+        if cluster_now:
+            candidates = [replace(c, cluster=cluster_now[c.id]) if c.id in cluster_now else c for c in candidates]
+        others = [c for c in candidates if c.cluster != d.id and precedence_key(c) > key]
         boilerplate = boilerplate_of(d.fingerprint, res.sentence_df, cap)
         for decision in rule.matches(d.fingerprint, others, boilerplate):
             cluster = decision.of.cluster
