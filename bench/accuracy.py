@@ -170,7 +170,9 @@ def run_engine(docs: Sequence[data.Doc], fingerprinter, rule=None, batch_size: i
     index = MemoryIndex() if lookup_keys is None else MemoryIndex(lookup_keys=lookup_keys)
     # (as dedup: a rule that is rechecked decides without its far sentence bound first, DefaultRule.on_arrival)
     arrival = rule.on_arrival() if recheck is not False and getattr(rule, "recheck", False) else rule
-    engine = DedupEngine(index, fingerprinter, arrival, batch_size=batch_size, recheck_rule=rule)
+    # (workers=1: one fingerprinting thread, so the comparison with the single-core peers stays single-core; dedup
+    # fingerprints held records on every core)
+    engine = DedupEngine(index, fingerprinter, arrival, batch_size=batch_size, recheck_rule=rule, workers=1)
     t0 = time.perf_counter()
     batch: list = []
     batches: list = []
