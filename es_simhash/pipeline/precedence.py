@@ -134,9 +134,11 @@ def join_the_alone(index: MemoryIndex, rule: DecisionRule) -> list[str]:
         candidates = res.candidates
         if cluster_now:
             candidates = [replace(c, cluster=cluster_now[c.id]) if c.id in cluster_now else c for c in candidates]
-        others = [c for c in candidates if c.cluster != d.id and precedence_key(c) > key]
+        others = [c for c in candidates if c.cluster != d.id]  # (all of them: the rule's veto of a whole cluster)
         boilerplate = boilerplate_of(d.fingerprint, res.sentence_df, cap)
         for decision in rule.matches(d.fingerprint, others, boilerplate):
+            if precedence_key(decision.of) < key:
+                continue  # (d was decided against it)
             cluster = decision.of.cluster
             view = [replace(c, cluster=cluster) if c.id == d.id else c for c in candidates]
             if matches_one_of(rule, replace(d, cluster=cluster), [decision.of], view):
