@@ -6,18 +6,19 @@ clusters: an original that arrives after two of its copies that do not match eac
 leaves the other alone; a short excerpt that arrives first heads the cluster of its article's reprints. Here the
 documents are decided in **precedence order** (:func:`~es_simhash.index.base.precedence_key`: by content hash, then
 by id), by the engine's own decisions (:class:`~es_simhash.engine.dedup_engine.DedupEngine`, the rule on arrival),
-then rechecked (:func:`~es_simhash.clustering.recheck`) with what the whole set shows of templates. Each cluster's
-canonical is its first member in that order and every ``duplicate_of`` a match the rule made in that direction (a
-document against one decided before it), as on arrival. Exact copies (one content hash) that differ in their
-fingerprints (other punctuation, other spacing) are decided as one: the first of them, in id order, that matches a
-document before them is decided first, so the copies join the cluster any of them matches, whichever id each has.
-So the same records give the same clusters, with the same canonicals, whatever their order, batch size or number of
-workers.
+then rechecked (:func:`~es_simhash.clustering.recheck`) with what the whole set shows of templates, and then each
+document left alone joins the cluster of a later document it matches (:func:`join_the_alone`). Each cluster's
+canonical is its first member in that order (leaving out the members that joined through a later one) and every
+``duplicate_of`` a match the rule made. Exact copies (one content hash) that differ in their fingerprints (other
+punctuation, other spacing) are decided as one: the first of them, in id order, that matches a document before them
+is decided first, so the copies join the cluster any of them matches, whichever id each has. So the same records
+give the same clusters, with the same canonicals, whatever their order, batch size or number of workers.
 
-:func:`precedence_run` is the end of an embedded run with the recheck (``es-simhash dedup``, ``evaluate``);
-:func:`set_run` the end of an ``es-simhash index`` run (with its recheck) into an index that held nothing before
-the run: the run's documents decided so in an embedded mirror of their fingerprints, and what that changes written
-back, so ``index`` gives ``dedup``'s clusters."""
+:func:`decide_run` is the end of an embedded run (``es-simhash dedup``, ``evaluate``), whose records were only
+fingerprinted and held; :func:`set_run` the end of an ``es-simhash index`` run (with its recheck) into an index that
+holds nothing but its documents: they are decided so in an embedded mirror of their fingerprints, and what that
+changes is written back, so ``index`` gives ``dedup``'s clusters; :func:`repair_index` ends ``es-simhash repair``
+with the whole index decided so (:func:`decide_index`), up to :data:`~es_simhash.defaults.MAX_SET_DOCUMENTS`."""
 
 from __future__ import annotations
 
