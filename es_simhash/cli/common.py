@@ -274,9 +274,11 @@ class CountBar:
     def __init__(self, label: str, total: int, enabled: bool) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(),
                             console=err_console(), disable=not enabled or not stderr_is_terminal())
         self.task = self.bar.add_task(label, total=total)
+        self.stage_label: str | None = None  # (the second stage's, once begun: :meth:`stage`)
 
     def __enter__(self) -> "CountBar":
         self.bar.__enter__()
@@ -290,6 +292,6 @@ class CountBar:
 
     def stage(self, label: str, total: int) -> None:
         """A second stage of the work, on a line of its own under the first (once; later calls keep it)."""
-        if getattr(self, "_stage", None) != label:
-            self._stage = label
+        if self.stage_label != label:
+            self.stage_label = label
             self.task = self.bar.add_task(label, total=total)

@@ -100,8 +100,9 @@ class DefaultRule:
     """A match between two texts that report other events is none (:meth:`MatchTests._other_event
     <es_simhash.decide.match.MatchTests._other_event>`): both give dates of one kind and share fewer than half of the
     fewer's (another day, month, weekday or year), or both name places and share none of the first four each names,
-    or neither's first place (its dateline, its lead) is among the other's (:mod:`~es_simhash.fingerprint.events`). Texts whose dates and places agree are one event: the number guard
-    is not asked (an update revises figures). (False: the number guard alone.)"""
+    or neither's first place (its dateline, its lead) is among the other's (:mod:`~es_simhash.fingerprint.events`).
+    Texts whose dates and places agree are one event: the number guard is not asked (an update revises figures).
+    (False: the number guard alone.)"""
     number_guard: float = 0.6
     """Two texts that do not both name their event by dates or places (:attr:`event_guard`) and both give at
     least three numbers (dates, figures:

@@ -14,9 +14,8 @@ the records that go in and come out are :mod:`es_simhash.records`' :class:`Docum
 
 from __future__ import annotations
 
-import os
-
 import logging
+import os
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, Iterable, Iterator, Sequence, TypeVar
 

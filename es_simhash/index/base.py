@@ -31,9 +31,9 @@ from es_simhash.lookup.candidates import (
 )
 from es_simhash.lookup.keys import LookupKeys
 
-__all__ = ["Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "MIN_SHARED_SKETCH", "arrival_key", "precedence_key",
-           "with_version",
-           "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch", "found_by_lookup"]
+__all__ = ["Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "MIN_SHARED_SKETCH", "arrival_key",
+           "precedence_key", "with_version", "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch",
+           "found_by_lookup"]
 
 def without_payload(doc: StoredDoc) -> StoredDoc:
     """``doc`` without its record and text (the fingerprint and the cluster are all a lookup needs): what the

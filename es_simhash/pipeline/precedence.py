@@ -43,8 +43,8 @@ from es_simhash.pipeline.recheck import RecheckOutcome, correct_summary
 from es_simhash.pipeline.summary import Summary
 from es_simhash.records import Document, Result, StoredDoc
 
-__all__ = ["decide_index", "repair_index", "decide_run", "decide_set", "decision_arrivals", "precedence_run", "in_precedence_order", "run_documents",
-           "set_run"]
+__all__ = ["decide_index", "repair_index", "decide_run", "decide_set", "decision_arrivals", "precedence_run",
+           "in_precedence_order", "join_the_alone", "run_documents", "set_run"]
 
 
 def in_precedence_order(engine: DedupEngine, docs: Sequence[StoredDoc]) -> Iterator[list[StoredDoc]]:
@@ -293,15 +293,10 @@ def set_run(engine: DedupEngine, summary: Summary, since: int, docs: Sequence[St
     (:attr:`Checkpoint.rechecked`): a run resumed after an interruption decides the set again (the same decisions)
     and corrects with what the documents were before the first writes."""
     index = engine.maintained()
-    mirror_index = MemoryIndex(index.max_sentence_df, index.lookup_keys)
-    mirror = DedupEngine(mirror_index, engine.fingerprinter, engine.rule, batch_size=BATCH_SIZE,
-                         recheck_rule=engine.recheck_rule)
     if checkpoint is not None and checkpoint.rechecked is None:
         checkpoint.rechecked = {}
         checkpoint.save(summary)
-    decide_set(mirror, docs, on_page)
-    was = {d.id: d for d in docs}
-    final = {d.id: d for d in mirror_index.docs()}
+    was, final = _decided_in_mirror(index, docs, engine.fingerprinter, engine.rule, engine.recheck_rule, on_page)
     wanted, change, arrival = _rewrites(was, final)
     before = {i: (was[i].cluster, was[i].duplicate_of, was[i].reason) for i in wanted}
     if checkpoint is not None:
@@ -318,6 +313,17 @@ def set_run(engine: DedupEngine, summary: Summary, since: int, docs: Sequence[St
             outcome.before[i], outcome.after[i] = state, replace(doc, arrival=arrival[i])
     correct_summary(summary, outcome, 0)
     return outcome
+
+
+def _decided_in_mirror(index: MaintainedIndex, docs: Sequence[StoredDoc], fingerprinter: Fingerprinter,
+                       rule: DecisionRule, recheck_rule: DecisionRule,
+                       on_page: Callable[[int, int], None] | None) -> tuple[dict[str, StoredDoc], dict[str, StoredDoc]]:
+    """``docs`` (read from ``index``) decided as a set (:func:`decide_set`) in an embedded mirror with ``index``'s
+    sentence bound and lookup keys: ``(was, final)``, each by id, as read and as decided."""
+    mirror_index = MemoryIndex(index.max_sentence_df, index.lookup_keys)
+    mirror = DedupEngine(mirror_index, fingerprinter, rule, batch_size=BATCH_SIZE, recheck_rule=recheck_rule)
+    decide_set(mirror, docs, on_page)
+    return {d.id: d for d in docs}, {d.id: d for d in mirror_index.docs()}
 
 
 def _rewrites(was: Mapping[str, StoredDoc], final: Mapping[str, StoredDoc]
@@ -351,11 +357,7 @@ def decide_index(index: MaintainedIndex, rule: DefaultRule, writer: Writer,
     if len(index) > MAX_SET_DOCUMENTS:
         return False
     docs = [without_payload(d) for page in index.scan(1000) for d in page]
-    mirror_index = MemoryIndex(index.max_sentence_df, index.lookup_keys)
-    mirror = DedupEngine(mirror_index, Fingerprinter(), rule.on_arrival(), batch_size=BATCH_SIZE, recheck_rule=rule)
-    decide_set(mirror, docs, on_page)
-    was = {d.id: d for d in docs}
-    final = {d.id: d for d in mirror_index.docs()}
+    was, final = _decided_in_mirror(index, docs, Fingerprinter(), rule.on_arrival(), rule, on_page)
     wanted, change, _ = _rewrites(was, final)
     moved = [i for i in wanted if (final[i].cluster, final[i].duplicate_of) != (was[i].cluster, was[i].duplicate_of)]
     writer.rewrite(moved, change, "decided again")

@@ -91,16 +91,15 @@ def run_dedup(
         checkpoint.since = since
     engine.far_marks = _far_marks(since, checkpoint if resuming else None)
     held_back = recheck and output is not None and not is_rewritable(output)  # (a stream: written at the end)
-    at_end = as_set  # (the report and the output: written once the set is decided)
     with ExitStack() as stack:
         if checkpoint is not None:
             stack.enter_context(checkpoint.lock())
             checkpoint.output("dead_letters", "--dead-letters", dead_letters)
         dlw = stack.enter_context(DeadLetterWriter(dead_letters, resumable=checkpoint is not None,
                                                    keep_lines=summary.dead_letters if resuming else 0))
-        run = _Run(summary, reader, dlw, None if at_end else report, None if held_back or at_end else output,
+        run = _Run(summary, reader, dlw, None if as_set else report, None if held_back or as_set else output,
                    checkpoint, on_progress)
-        run.keep_where(inputs, report, output, at_end, recheck, held_back)
+        run.keep_where(inputs, report, output, as_set, recheck, held_back)
 
         def documents() -> Iterator[tuple[list[Document], _Batch]]:
             waiting = start
@@ -119,7 +118,7 @@ def run_dedup(
             if stop is not None and stop():
                 raise KeyboardInterrupt
         read_to = reader.bytes_read  # (a recheck reads the inputs again: progress stays where the run got to)
-        if at_end and (summary.kept or summary.duplicates):
+        if as_set and (summary.kept or summary.duplicates):  # (report and output written once it is decided)
             final = decide_run(engine, summary, recheck, on_page=on_recheck)
             _write_at_end(final, inputs, reader, report, output, run.where or {})
         elif recheck and (summary.kept or summary.duplicates):
