@@ -38,7 +38,7 @@ def short_form(name: str, peoples: list[str]) -> str:
                     changed = False
                     for p in peoples:
                         for form in (p, p[:-1] if p.endswith("族") else p):
-                            if form and base.endswith(form) and len(base) > len(form):
+                            if form and base.endswith(form) and len(base) - len(form) >= 2:
                                 base, changed = base[: -len(form)], True
                                 break
                         if changed:

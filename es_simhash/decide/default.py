@@ -99,10 +99,14 @@ class DefaultRule:
     event_guard: bool = True
     """A match between two texts that report other events is none (:meth:`MatchTests._other_event
     <es_simhash.decide.match.MatchTests._other_event>`): both give dates of one kind and share fewer than half of the
-    fewer's (another day, month, weekday or year), or both name places and share none of the first four each names,
-    or neither's first place (its dateline, its lead) is among the other's (:mod:`~es_simhash.fingerprint.events`).
-    Texts whose dates and places agree are one event: the number guard is not asked (an update revises figures).
-    (False: the number guard alone.)"""
+    fewer's (another day, month, weekday or year), or each names a place the other never names
+    (``place_guard``; :mod:`~es_simhash.fingerprint.events`). Texts whose dates and places agree are one event: the
+    number guard is not asked (an update revises figures). (False: the number guard alone.)"""
+    place_guard: float = 0.25
+    """Two texts name other places (another event) when each names a place the other never names and the fewer of
+    those places are at least this share of the places both name: a report of another place replaces the event's
+    place; a copy cut short names a part of its original's places, and an edit that drops one place and brings in
+    another (a word replaced by a synonym that is a place's name) among many the two share is still the copy."""
     number_guard: float = 0.6
     """Two texts that do not both name their event by dates or places (:attr:`event_guard`) and both give at
     least three numbers (dates, figures:
@@ -148,7 +152,8 @@ class DefaultRule:
             min_shared_sentences=self.min_shared_sentences, min_contained_sentences=self.min_contained_sentences,
             sentence_sketch_support=self.sentence_sketch_support, simhash_sketch_support=self.simhash_sketch_support,
             far_sentence_k=self.far_sentence_k, far_shared_sentences=self.far_shared_sentences,
-            number_guard=self.number_guard, event_guard=self.event_guard, fuzzy_k=self.fuzzy_k, fuzzy_shared=self.fuzzy_shared,
+            number_guard=self.number_guard, event_guard=self.event_guard, place_guard=self.place_guard,
+            fuzzy_k=self.fuzzy_k, fuzzy_shared=self.fuzzy_shared,
             fuzzy_rewritten=self.fuzzy_rewritten, fuzzy_min_shared=self.fuzzy_min_shared,
             fuzzy_chance=self.fuzzy_chance, fuzzy_verbatim=self.fuzzy_verbatim, fuzzy_far=self.fuzzy_far))
         object.__setattr__(self, "crowding", TemplateCrowding(

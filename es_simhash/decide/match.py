@@ -42,6 +42,7 @@ class MatchTests:
     far_shared_sentences: float
     number_guard: float
     event_guard: bool
+    place_guard: float
     fuzzy_k: int
     fuzzy_shared: float
     fuzzy_rewritten: int
@@ -96,13 +97,12 @@ class MatchTests:
         """Whether the two texts report other events. Dates and places name an event, figures describe it: where
         both texts give dates of one kind (days of the month, months, weekdays, years:
         :data:`~es_simhash.fingerprint.events.DATE_FIELDS`) and share fewer than half of the fewer's (none of one
-        date each, one of four days: a report's days moved on), or both name places (the first
-        four each names) and share none, or neither's first place (a report's dateline, its lead) is among the
-        other's, they are other events (two years' first snow, two
-        days' earthquake bulletins, two cities' accidents, written from one template); where they give the same
-        dates and places, they are one event, whatever figures were revised (an update). Where neither dates nor
-        places are given by both, the figures decide (:meth:`_other_numbers`). A page's own dates (a header, a
-        byline time) are not read: only lines that end a sentence are (``event_guard`` off: figures only)."""
+        date each, one of four days: a report's days moved on), or name other places (:meth:`_other_places`), they
+        are other events (two years' first snow, two days' earthquake bulletins, two cities' accidents, written from
+        one template); where they give the same dates and places, they are one event, whatever figures were revised
+        (an update). Where neither dates nor places are given by both, the figures decide (:meth:`_other_numbers`).
+        A page's own dates (a header, a byline time) are not read: only lines that end a sentence are
+        (``event_guard`` off: figures only)."""
         if self.event_guard:
             named: dict[str, Any] = {}
             a, b = fp.date_bag, other.date_bag
@@ -116,17 +116,25 @@ class MatchTests:
                         named[kind] = shared
             a, b = fp.place_bag, other.place_bag
             if a and b:
-                mine, theirs = place_keys(a), place_keys(b)
-                shared = len(mine & theirs)
-                firsts = a & 0xFFFF not in theirs and b & 0xFFFF not in mine  # (each one's first place: its dateline)
-                if not shared or firsts:
-                    note("event", False, {"other": "places"})
+                mine, theirs = place_keys(a, b)
+                if self._other_places(mine, theirs):
+                    note("event", False, {"other": "places", "only": min(len(mine - theirs), len(theirs - mine)),
+                                          "shared": len(mine & theirs), "place_guard": self.place_guard})
                     return True
-                named["places"] = shared
+                named["places"] = len(mine & theirs)
             if named:
                 note("event", True, {"same": named})
                 return False
         return self._other_numbers(fp, other, note)
+
+    def _other_places(self, mine: frozenset[int], theirs: frozenset[int]) -> bool:
+        """Whether two texts name other places, on the places of their bags that compare
+        (:func:`~es_simhash.fingerprint.events.place_keys`): each names a place the other never names, and the fewer
+        of those are at least ``place_guard`` of the places both name (none shared: always). A copy cut short names
+        a part of its original's places (the other names none the copy lacks); a report of another place replaces
+        its event's place."""
+        only = min(len(mine - theirs), len(theirs - mine))
+        return only > 0 and only >= self.place_guard * len(mine & theirs)
 
     @staticmethod
     def _shared(fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int], note: Note

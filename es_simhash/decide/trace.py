@@ -75,8 +75,9 @@ def _event(v: Mapping[str, Any]) -> str:
         return (f"the same event: the dates and places both texts give agree ({named} shared); figures revised "
                 f"do not make another event")
     if v["other"] == "places":
-        return ("another event: the texts name other places (of the first four each names, none shared, or "
-                "neither's first place among the other's; places name the event)")
+        return (f"another event: each text names places the other never names ({v['only']} at least, "
+                f"{v['shared']} shared, place_guard = {v['place_guard']:.0%} of the shared needed; places name the "
+                f"event)")
     return f"another event: both texts give {v['other']} and share fewer than half of them (dates name the event)"
 
 

@@ -8,8 +8,9 @@ and the same dates and places with figures revised as one event (:mod:`es_simhas
 
 Only the lines that end a sentence count (:func:`~es_simhash.fingerprint.text.ends_sentence`): a page's own dates
 (a site header, a byline time, "发布时间") and its navigation are lines without a sentence's end, so a reprint with its
-own page date names the same event as its original. Both bags are 64-bit integers (a bitmap of dates; the keys of
-the first four places); the native core computes the same values (``native/src/core.rs``)."""
+own page date names the same event as its original. Both bags are 64-bit integers (a bitmap of dates; the
+10-bit keys of the six places with the least keys, a consistent sample of every place the sentences name); the
+native core computes the same values (``native/src/core.rs``)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,13 @@ from typing import Iterable, Iterator
 
 from es_simhash.fingerprint import text as _text
 
-__all__ = ["date_bag", "place_bag", "event_bags", "place_keys", "places", "DAYS", "MONTHS", "WEEKDAYS", "YEARS",
+__all__ = ["date_bag", "place_bag", "event_bags", "place_key", "place_keys", "places", "DAYS", "MONTHS", "WEEKDAYS", "YEARS",
            "DATE_FIELDS", "PLACES_KEPT"]
+
+PLACES_KEPT = 6
+"""The places a place bag keeps: the six with the least keys (:func:`place_key`)."""
+PLACE_KEY_BITS = 10
+"""The bits of a place's key in a place bag: six keys fill 60 of its 64 bits."""
 
 DAYS = (1 << 31) - 1
 """Bits 0-30 of a date bag: the days of the month (day ``d`` is bit ``d - 1``)."""
@@ -30,8 +36,6 @@ WEEKDAYS = ((1 << 7) - 1) << 43
 """Bits 43-49: the days of the week (Monday is bit 43, Sunday bit 49)."""
 YEARS = ((1 << 14) - 1) << 50
 """Bits 50-63: the years (year ``y`` is bit ``50 + y % 14``: two years less than 14 apart never share a bit)."""
-PLACES_KEPT = 4
-"""The places a place bag keeps: the first four a text names."""
 DATE_FIELDS = (("days", DAYS), ("months", MONTHS), ("weekdays", WEEKDAYS), ("years", YEARS))
 """The fields of a date bag, each compared on its own (:mod:`es_simhash.decide.match`)."""
 
@@ -198,8 +202,8 @@ def _sentences_of(normalized: str) -> str:
 def places() -> tuple[dict[str, int], dict[str, int]]:
     """The place names the fingerprint reads (``es_simhash/data/places.txt``: China's administrative divisions with
     their short forms, and the world's countries and largest cities), normalised as texts are (so folded as a text
-    is), each with the key of the place it names (:func:`place_key`; a name and its short form name one place: ``沈阳市``,
-    ``沈阳``);
+    is), each with the key of the place it names (:func:`place_key`; a name and its short form name one place:
+    ``沈阳市``, ``沈阳``);
     and the names' first two characters, each with the length of the longest name they begin."""
     from importlib.resources import files
     lines = files("es_simhash").joinpath("data").joinpath("places.txt").read_text(encoding="utf-8").splitlines()
@@ -232,44 +236,45 @@ def place_names() -> list[tuple[str, int]]:
 
 
 def place_bag(normalized: str) -> int:
-    """:attr:`Fingerprint.place_bag` of a normalised text: the first :data:`PLACES_KEPT` places its sentence lines
-    name (read left to right, the longest name at each point: :func:`places`), each once, as 16-bit keys
-    (:func:`place_key`) in the bag's 16-bit slots from the lowest, in the order they are first named; 0 for a text
-    that names none. A report names the place of its event first (a dateline, its lead)."""
+    """:attr:`Fingerprint.place_bag` of a normalised text: of every place its sentence lines name (read left to
+    right, the longest name at each point: :func:`places`), the :data:`PLACES_KEPT` with the least keys
+    (:func:`place_key`), ascending in the bag's 10-bit slots from the lowest; 0 for a text that names none. The
+    least keys are a consistent sample (bottom-k): below the larger of two full bags' last keys, each bag holds every
+    place its text names, so two bags compare as the two texts' places would there (:func:`place_keys`,
+    :meth:`MatchTests._other_places <es_simhash.decide.match.MatchTests._other_places>`)."""
     return _places_in(_sentences_of(normalized))
 
 
 def _places_in(text: str) -> int:
     """:func:`place_bag` of sentence lines joined by line breaks."""
     keys, prefixes = places()
-    n, at, kept = len(text), 0, []
+    n, at, found = len(text), 0, set()
     for i in [i for i in range(n - 1) if text[i:i + 2] in prefixes]:  # (where a name can begin)
         if i < at:
             continue
         for j in range(min(n, i + prefixes[text[i:i + 2]]), i + 1, -1):
             key = keys.get(text[i:j])
             if key:
-                if key not in kept:
-                    kept.append(key)
-                    if len(kept) == PLACES_KEPT:
-                        return _packed(kept)
+                found.add(key)
                 at = j
                 break
-    return _packed(kept)
-
-
-def _packed(keys: list[int]) -> int:
-    return sum(k << (16 * i) for i, k in enumerate(keys))
+    return sum(k << (PLACE_KEY_BITS * i) for i, k in enumerate(sorted(found)[:PLACES_KEPT]))
 
 
 def place_key(name: str) -> int:
-    """The 16-bit key of the place ``name`` in a place bag (the top 16 bits of its hash; never 0, an empty slot)."""
-    return (_utf8_hash(name) >> 48) or 1
+    """The key of the place ``name`` in a place bag: the top 10 bits of its hash (never 0, an empty slot)."""
+    return (_utf8_hash(name) >> (64 - PLACE_KEY_BITS)) or 1
 
 
-def place_keys(bag: int) -> frozenset[int]:
-    """The places of a place bag (:func:`place_bag`): up to four 16-bit keys."""
-    return frozenset(k for k in ((bag >> (16 * i)) & 0xFFFF for i in range(PLACES_KEPT)) if k)
+def place_keys(a: int, b: int) -> tuple[frozenset[int], frozenset[int]]:
+    """The places two place bags (:func:`place_bag`) can be compared on: each bag's keys up to the least last key
+    of a full bag (a bag of :data:`PLACES_KEPT` keys may leave out places with greater keys; below its last key it
+    leaves out none)."""
+    mask = (1 << PLACE_KEY_BITS) - 1
+    mine = [k for k in ((a >> (PLACE_KEY_BITS * i)) & mask for i in range(PLACES_KEPT)) if k]
+    theirs = [k for k in ((b >> (PLACE_KEY_BITS * i)) & mask for i in range(PLACES_KEPT)) if k]
+    upto = min(max(keys) if len(keys) == PLACES_KEPT else mask for keys in (mine, theirs))
+    return frozenset(k for k in mine if k <= upto), frozenset(k for k in theirs if k <= upto)
 
 
 def _utf8_hash(s: str) -> int:

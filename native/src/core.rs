@@ -25,7 +25,7 @@ use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
 /// The fingerprint version this core computes (`es_simhash.fingerprint.FINGERPRINT_VERSION` must equal it).
-pub const FINGERPRINT_VERSION: u32 = 9;
+pub const FINGERPRINT_VERSION: u32 = 10;
 const SKETCH_BIT: u64 = 1 << 63;
 const CJK_SENTENCE_BIT: u64 = 1 << 62;
 const GOLDEN: u64 = 0x9E3779B97F4A7C15;
@@ -1458,15 +1458,16 @@ fn date_bag(t: &[char]) -> u64 {
     bag
 }
 
-/// `events.place_bag` of the sentence lines `t`: the keys of the first four places named, each once, in the bag's
-/// 16-bit slots from the lowest.
+/// `events.place_bag` of the sentence lines `t`: of every place named (the longest name at each point), the
+/// `PLACES_KEPT` least keys, ascending in the bag's 10-bit slots from the lowest.
 fn place_bag(t: &[char], places: &Places) -> u64 {
-    const KEPT: usize = 4;
+    const KEPT: usize = 6;
+    const KEY_BITS: usize = 10;
     let n = t.len();
     if places.bits.is_empty() || n < 2 {
         return 0;
     }
-    let mut kept: Vec<u64> = Vec::with_capacity(KEPT);
+    let mut found: Vec<u64> = Vec::new();
     let mut key = String::new();
     let mut i = 0;
     while i + 1 < n {
@@ -1479,11 +1480,8 @@ fn place_bag(t: &[char], places: &Places) -> u64 {
                 key.clear();
                 key.extend(&t[i..j]);
                 if let Some(&k) = places.bits.get(key.as_str()) {
-                    if !kept.contains(&k) {
-                        kept.push(k);
-                        if kept.len() == KEPT {
-                            return pack_places(&kept);
-                        }
+                    if !found.contains(&k) {
+                        found.push(k);
                     }
                     next = j;
                     break;
@@ -1492,11 +1490,8 @@ fn place_bag(t: &[char], places: &Places) -> u64 {
         }
         i = next;
     }
-    pack_places(&kept)
-}
-
-fn pack_places(keys: &[u64]) -> u64 {
-    keys.iter().enumerate().fold(0u64, |bag, (i, &k)| bag | (k << (16 * i)))
+    found.sort_unstable();
+    found.iter().take(KEPT).enumerate().fold(0u64, |bag, (i, &k)| bag | (k << (KEY_BITS * i)))
 }
 
 // -- the fingerprinter ---------------------------------------------------------------------------------------
@@ -1526,7 +1521,7 @@ pub struct Config {
     pub places: Places,
 }
 
-/// The place names of `events.places`: each name with its 16-bit key, and each name's first two characters with
+/// The place names of `events.places`: each name with its 10-bit key, and each name's first two characters with
 /// the length (in characters) of the longest name they begin.
 #[derive(Clone, Debug, Default)]
 pub struct Places {
