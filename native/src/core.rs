@@ -1458,6 +1458,11 @@ fn date_bag(t: &[char]) -> u64 {
     bag
 }
 
+/// Two characters as one hash-map key (where a place name can begin).
+fn pair(a: char, b: char) -> u64 {
+    (a as u64) << 32 | b as u64
+}
+
 /// `events.place_bag` of the sentence lines `t`: of every place named (the longest name at each point), the
 /// `PLACES_KEPT` least keys, ascending in the bag's 10-bit slots from the lowest.
 fn place_bag(t: &[char], places: &Places) -> u64 {
@@ -1471,11 +1476,8 @@ fn place_bag(t: &[char], places: &Places) -> u64 {
     let mut key = String::new();
     let mut i = 0;
     while i + 1 < n {
-        key.clear();
-        key.push(t[i]);
-        key.push(t[i + 1]);
         let mut next = i + 1;
-        if let Some(&longest) = places.longest.get(key.as_str()) {
+        if let Some(&longest) = places.longest.get(&pair(t[i], t[i + 1])) {
             for j in (i + 2..=n.min(i + longest)).rev() {
                 key.clear();
                 key.extend(&t[i..j]);
@@ -1526,7 +1528,7 @@ pub struct Config {
 #[derive(Clone, Debug, Default)]
 pub struct Places {
     bits: FxHashMap<Box<str>, u64>,
-    longest: FxHashMap<Box<str>, usize>,
+    longest: FxHashMap<u64, usize>,
 }
 
 impl Places {
@@ -1537,8 +1539,9 @@ impl Places {
             if n < 2 {
                 continue;
             }
-            let end = name.char_indices().nth(2).map_or(name.len(), |(i, _)| i);
-            let longest = places.longest.entry(name[..end].into()).or_insert(0);
+            let mut chars = name.chars();
+            let (a, b) = (chars.next().unwrap_or_default(), chars.next().unwrap_or_default());
+            let longest = places.longest.entry(pair(a, b)).or_insert(0);
             *longest = (*longest).max(n);
             places.bits.insert(name.into(), bit);
         }
