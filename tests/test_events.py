@@ -300,3 +300,25 @@ def test_a_place_bag_samples_every_place_its_sentences_name():
     assert swapped >= 3, swapped  # (a sample: about half of such swaps fall in the part two bags compare)
     assert place_bag(_norm("内蒙古迎来初雪。")) == place_bag(_norm("内蒙古自治区迎来初雪。")) != 0
     assert place_bag(_norm("西藏迎来初雪。")) == place_bag(_norm("西藏自治区迎来初雪。")) != 0
+
+
+def test_every_place_name_is_read_as_a_text_normalises_it():
+    """The place list is normalised as texts are, with a shortcut for names whose characters normalisation keeps:
+    every name of the list comes out as normalising it whole does (so a name in a text is found as listed)."""
+    from importlib.resources import files
+
+    from es_simhash.fingerprint.events import _normalized, _normalized_whole
+    lines = files("es_simhash").joinpath("data").joinpath("places.txt").read_text(encoding="utf-8").splitlines()
+    names = [n for line in lines if line for n in line.split("\t")]
+    assert len(names) > 40_000
+    assert _normalized(names) == _normalized_whole(names)
+
+
+def test_a_report_from_another_township_is_another_event(fingerprinter, rule):
+    """Towns and townships (镇, 乡) name an event as cities do: the same report from another township is another
+    event."""
+    report = ("本报讯 12月5日,大河乡迎来今冬第一场降雪,全乡平均降雪量达到3.5毫米。大河乡政府组织干部群众清扫积雪,确保道路畅通。"
+              "乡卫生院提醒老人和儿童注意防寒保暖,学校按时上课。\n据了解,今年的初雪比往年晚了8天,农户要及时加固大棚,防止积雪压塌设施。")
+    told = _explain(fingerprinter, rule, report, report.replace("大河乡", "沙河镇"))
+    assert not told["duplicate"], told["why"]
+    assert told["why"][-1].startswith("another event"), told["why"]

@@ -201,7 +201,7 @@ def _sentences_of(normalized: str) -> str:
 @lru_cache(maxsize=None)
 def places() -> tuple[dict[str, int], dict[str, int]]:
     """The place names the fingerprint reads (``es_simhash/data/places.txt``: China's administrative divisions with
-    their short forms, and the world's countries and largest cities), normalised as texts are (so folded as a text
+    their short forms, its towns and townships, and the world's countries and largest cities), normalised as texts are (so folded as a text
     is), each with the key of the place it names (:func:`place_key`; a name and its short form name one place:
     ``沈阳市``, ``沈阳``);
     and the names' first two characters, each with the length of the longest name they begin."""
@@ -218,6 +218,18 @@ def places() -> tuple[dict[str, int], dict[str, int]]:
 
 
 def _normalized(names: list[str]) -> list[str]:
+    """``names`` normalised as texts are. A name whose every character a text's normalisation keeps as it is (most
+    Chinese place names) is kept as it is; the others are normalised whole (``tests/test_events.py`` holds every name
+    of the list to the whole normalisation)."""
+    unique = sorted(set(names))
+    chars = sorted(set("".join(unique)))
+    plain = {c for c, f in zip(chars, _normalized_whole(chars)) if f == c}
+    hard = [n for n in unique if not plain.issuperset(n)]
+    done = dict(zip(hard, _normalized_whole(hard)))
+    return [done.get(n, n) for n in names]
+
+
+def _normalized_whole(names: list[str]) -> list[str]:
     """``names`` normalised as texts are, a few thousand characters at a time (so without numpy: a command
     fingerprints its first texts before it imports numpy)."""
     out: list[str] = []
