@@ -4,7 +4,8 @@ every administrative division of China in cpca's ``adcodes.csv`` (MIT; ``pip dow
 prefecture's with its short form too (the suffix 省/市/自治州... and an autonomous area's people left out; a county's
 short form is too often a word, or a part of one: 江山, 高要求), but the names of :data:`EXCLUDE`; the towns and
 townships of china-division's ``streets.csv`` (:func:`towns`, fingerprint version 10); and the countries and world
-cities of :data:`WORLD`. One line a name: ``name<TAB>canonical`` (the short form both names map to). Run:
+cities of :data:`WORLD`. One line a name: ``name<TAB>canonical<TAB>key`` (the short form both names map to, and
+its key in a place bag: ``es_simhash.fingerprint.events.place_key``). Run:
 ``python scripts/make_places.py PATH/TO/cpca PATH/TO/china-division`` (the unpacked wheel; the unpacked npm package,
 ``npm pack china-division@2.7.0``)."""
 
@@ -13,6 +14,9 @@ from __future__ import annotations
 import csv
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from es_simhash.fingerprint.events import place_key  # noqa: E402
 
 SUFFIXES = ["特别行政区", "维吾尔自治区", "壮族自治区", "回族自治区", "自治区", "自治州", "自治县", "自治旗", "地区", "林区",
             "新区", "矿区", "省", "市", "县", "区", "盟", "旗"]
@@ -80,7 +84,7 @@ def main(cpca: str, china_division: str | None = None) -> None:
     canonical = {n: c for n, c in canonical.items() if len(n) >= 2 and n not in EXCLUDE and c not in EXCLUDE}
     out = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "es_simhash", "data", "places.txt")
     with open(out, "w", encoding="utf-8") as f:
-        f.write("".join(f"{n}\t{c}\n" for n, c in sorted(canonical.items())))
+        f.write("".join(f"{n}\t{c}\t{place_key(c)}\n" for n, c in sorted(canonical.items())))
     print(f"{len(canonical)} names -> {out}")
 
 

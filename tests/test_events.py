@@ -309,7 +309,7 @@ def test_every_place_name_is_read_as_a_text_normalises_it():
 
     from es_simhash.fingerprint.events import _normalized, _normalized_whole
     lines = files("es_simhash").joinpath("data").joinpath("places.txt").read_text(encoding="utf-8").splitlines()
-    names = [n for line in lines if line for n in line.split("\t")]
+    names = [n for line in lines if line for n in line.split("\t")[:2]]
     assert len(names) > 40_000
     assert _normalized(names) == _normalized_whole(names)
 

@@ -202,15 +202,13 @@ def _sentences_of(normalized: str) -> str:
 def places() -> tuple[dict[str, int], dict[str, int]]:
     """The place names the fingerprint reads (``es_simhash/data/places.txt``: China's administrative divisions with
     their short forms, its towns and townships, and the world's countries and largest cities), normalised as texts are (so folded as a text
-    is), each with the key of the place it names (:func:`place_key`; a name and its short form name one place:
-    ``沈阳市``, ``沈阳``);
+    is), each with the key of the place it names (:func:`place_key` of the name the list gives as canonical, kept in
+    the list's third column; a name and its short form name one place: ``沈阳市``, ``沈阳``);
     and the names' first two characters, each with the length of the longest name they begin."""
     from importlib.resources import files
     lines = files("es_simhash").joinpath("data").joinpath("places.txt").read_text(encoding="utf-8").splitlines()
-    pairs = [line.split("\t") for line in lines if line]
-    folded = _normalized([n for n, _ in pairs] + [c for _, c in pairs])
-    names, canon = folded[:len(pairs)], folded[len(pairs):]
-    bits = {n: place_key(c) for n, c in zip(names, canon) if len(n) >= 2}
+    rows = [line.split("\t") for line in lines if line]
+    bits = {n: int(key) for n, (_, _, key) in zip(_normalized([row[0] for row in rows]), rows) if len(n) >= 2}
     longest: dict[str, int] = {}
     for n in bits:
         longest[n[:2]] = max(longest.get(n[:2], 0), len(n))
