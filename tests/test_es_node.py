@@ -204,3 +204,43 @@ def test_cli_start_with_tls_prints_what_points_es_simhash_at_a_secured_node(tmp_
         assert settings["ES_PASSWORD"] not in status.stdout + status.stderr
     finally:
         _cli("stop", "--all", env=env)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["2.19.6", "3.3.2"])
+def test_cli_starts_an_opensearch_node_as_it_starts_elasticsearch(tmp_path, version):
+    """`--engine opensearch --version V start` starts OpenSearch V (2.19 on Java 17, 3.x on Java 21+) and prints the
+    same export line; the node answers `GET /` as OpenSearch, indexes and finds a document, `status` names it and
+    `stop` stops it. Security is an Elasticsearch node's: asked of OpenSearch, a one-line error."""
+    import os
+    import re
+
+    esn.ensure_distribution(version, "opensearch")  # (downloaded and unpacked once, in the shared cache)
+    env = {k: v for k, v in os.environ.items() if k not in ("ES_SIMHASH_ES_VERSION", "ES_SIMHASH_NODE_ENGINE")}
+    own = {**env, "ES_SIMHASH_CACHE": str(tmp_path / "cache"),  # (this test's nodes only)
+           "ES_SIMHASH_DIST_DIR": str(esn.dist_root())}
+    try:
+        refused = _cli("--engine", "opensearch", "--version", version, "start", "--security", env=own)
+        assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+        assert "no security plugin" in refused.stderr
+        started = _cli("--engine", "opensearch", "--version", version, "start", env=own)
+        assert started.returncode == 0, started.stderr
+        assert re.fullmatch(r"export ES_URL=http://127\.0\.0\.1:\d+\n", started.stdout), started.stdout
+        url = started.stdout.strip().split("=", 1)[1]
+        status, body = esn.http_request("GET", f"{url}/")
+        assert status == 200 and body["version"]["distribution"] == "opensearch", body
+        assert body["version"]["number"] == version, body
+        status, body = esn.http_request("PUT", f"{url}/kept/_doc/d1?refresh=true", {"fp": "abc123"})
+        assert status == 201, body
+        status, body = esn.http_request("POST", f"{url}/kept/_search", {"query": {"term": {"fp": "abc123"}}})
+        assert status == 200 and body["hits"]["total"]["value"] == 1, body
+        listed = _cli("status", env=own)
+        assert listed.returncode == 0, listed.stdout + listed.stderr
+        assert re.search(rf"{re.escape(url)}  (green|yellow)  OpenSearch {re.escape(version)}  ", listed.stdout), \
+            listed.stdout
+        stopped = _cli("stop", env=own)
+        assert stopped.returncode == 0 and f"stopped {url}" in stopped.stdout, stopped.stderr
+        with pytest.raises(OSError):
+            esn.http_request("GET", f"{url}/", timeout=5)
+    finally:
+        _cli("stop", "--all", env=own)
