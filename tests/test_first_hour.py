@@ -119,6 +119,22 @@ def test_the_url_of_a_server_that_is_not_elasticsearch_is_one_line(web_server):
         assert "<" not in line  # none of the HTML page
 
 
+@pytest.mark.slow
+def test_an_opensearch_node_is_named_in_one_line(tmp_path):
+    """A real OpenSearch node (scripts/es_node.py --engine opensearch) at ES_URL: every command that needs a node
+    stops with exit 3 and one line that says the node is OpenSearch, not Elasticsearch, and which setting to change."""
+    import es_node as esn
+
+    node = esn.start_node(engine="opensearch", version=esn.OPENSEARCH_VERSION)
+    try:
+        for args in (["init", "--index", "crawl"], ["search", "x"], ["check", "some text"]):
+            line = one_line_error(run(*args, env={"ES_URL": node.url}), 3)
+            assert f"the node at {node.url} is not Elasticsearch" in line, line
+            assert "ES_URL" in line and "The client noticed" not in line, line
+    finally:
+        node.close()
+
+
 def test_https_to_a_plain_http_server_says_to_use_http(web_server):
     https = web_server.replace("http://", "https://")
     line = one_line_error(run("search", "x", "--es-url", https), 3)

@@ -60,6 +60,7 @@ class elastic_errors:
             ConnectionTimeout,
             SSLError,
             TransportError,
+            UnsupportedProductError,
         )
 
         if isinstance(exc, ElasticError):
@@ -79,6 +80,8 @@ class elastic_errors:
             msg = f"Elasticsearch at {self.url} rejected the credentials (401): {advice}"
         elif isinstance(exc, AuthorizationException):
             msg = f"Elasticsearch at {self.url} refused the request (403): the user or API key lacks privileges"
+        elif isinstance(exc, UnsupportedProductError):
+            msg, setting = _other_product_message(self.url, exc, self.where("url")), "url"
         elif isinstance(exc, ApiError) and not _from_elasticsearch(exc):
             msg = _not_elasticsearch_message(self.url, exc)
         elif isinstance(exc, ApiError):
@@ -157,6 +160,18 @@ def _from_elasticsearch(exc: Any) -> bool:
         return True
     body = getattr(exc, "body", None)
     return isinstance(body, dict) and ("error" in body or "status" in body)
+
+
+def _other_product_message(url: str, exc: Any, where: str = "ES_URL") -> str:
+    """A search engine that answers as Elasticsearch does but is not it (the client's product check: OpenSearch, or
+    a proxy that drops Elasticsearch's product header): which, when its answer says so."""
+    version = exc.body.get("version") if isinstance(getattr(exc, "body", None), dict) else None
+    if isinstance(version, dict) and version.get("distribution"):
+        what = f"it is {_one_line(str(version['distribution']), 40)} {_one_line(str(version.get('number', '')), 20)}"
+    else:
+        what = "it answers without Elasticsearch's product header: OpenSearch, or a proxy that drops the header"
+    return (f"the node at {url} is not Elasticsearch ({what.strip()}): es-simhash speaks to Elasticsearch 8 and 9; "
+            f"set an Elasticsearch node's URL with {where}")
 
 
 def _not_elasticsearch_message(url: str, exc: Any) -> str:
