@@ -20,8 +20,8 @@ from typing import Iterable, Iterator
 
 from es_simhash.fingerprint import text as _text
 
-__all__ = ["date_bag", "place_bag", "event_bags", "place_key", "place_keys", "places", "DAYS", "MONTHS", "WEEKDAYS", "YEARS",
-           "DATE_FIELDS", "PLACES_KEPT"]
+__all__ = ["date_bag", "place_bag", "event_bags", "place_key", "place_keys", "places", "DAYS", "MONTHS", "WEEKDAYS",
+           "YEARS", "DATE_FIELDS", "PLACES_KEPT"]
 
 PLACES_KEPT = 6
 """The places a place bag keeps: the six with the least keys (:func:`place_key`)."""
@@ -201,8 +201,8 @@ def _sentences_of(normalized: str) -> str:
 @lru_cache(maxsize=None)
 def places() -> tuple[dict[str, int], dict[str, int]]:
     """The place names the fingerprint reads (``es_simhash/data/places.txt``: China's administrative divisions with
-    their short forms, its towns and townships, and the world's countries and largest cities), normalised as texts are (so folded as a text
-    is), each with the key of the place it names (:func:`place_key` of the name the list gives as canonical, kept in
+    their short forms, its towns and townships, and the world's countries and largest cities), normalised as texts
+    are (so folded as a text is), each with the key of the place it names (:func:`place_key` of the name the list gives as canonical, kept in
     the list's third column; a name and its short form name one place: ``沈阳市``, ``沈阳``);
     and the names' first two characters, each with the length of the longest name they begin."""
     from importlib.resources import files
@@ -281,8 +281,8 @@ def place_keys(a: int, b: int) -> tuple[frozenset[int], frozenset[int]]:
     of a full bag (a bag of :data:`PLACES_KEPT` keys may leave out places with greater keys; below its last key it
     leaves out none)."""
     mask = (1 << PLACE_KEY_BITS) - 1
-    mine = [k for k in ((a >> (PLACE_KEY_BITS * i)) & mask for i in range(PLACES_KEPT)) if k]
-    theirs = [k for k in ((b >> (PLACE_KEY_BITS * i)) & mask for i in range(PLACES_KEPT)) if k]
+    mine, theirs = ([k for k in ((bag >> (PLACE_KEY_BITS * i)) & mask for i in range(PLACES_KEPT)) if k]
+                    for bag in (a, b))
     upto = min(max(keys) if len(keys) == PLACES_KEPT else mask for keys in (mine, theirs))
     return frozenset(k for k in mine if k <= upto), frozenset(k for k in theirs if k <= upto)
 
