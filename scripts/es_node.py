@@ -106,7 +106,6 @@ __all__ = [
 ES_VERSION = "9.5.2"
 #: The pinned OpenSearch version (``--engine opensearch``); env ES_SIMHASH_ES_VERSION overrides it.
 OPENSEARCH_VERSION = "2.19.6"
-MAVEN_ARTIFACT = "org.elasticsearch.distribution.integ-test-zip:elasticsearch:{version}:zip"
 ENGINES = ("elasticsearch", "opensearch")
 MIN_JAVA = 21
 MIN_JAVA_8X = 17  # Elasticsearch 8.x runs on Java 17+
@@ -150,21 +149,26 @@ def maven_artifact(engine: str, version: str) -> str:
     return f"{group}.distribution.integ-test-zip:{engine}:{version}:zip"
 
 
+def _engine_major(version: str | None, engine: str | None) -> tuple[str, int | None]:
+    """(the engine, the major of ``version`` of it, None when it is no number)."""
+    engine = engine or node_engine()
+    major = (version or es_version(engine)).split(".")[0]
+    return engine, int(major) if major.isdigit() else None
+
+
 def min_java(version: str | None = None, engine: str | None = None) -> int:
     """The oldest Java major that ``version`` of the engine runs on (17 for Elasticsearch 8.x and OpenSearch 2.x,
     else MIN_JAVA)."""
-    engine = engine or node_engine()
-    major = (version or es_version(engine)).split(".")[0]
+    engine, major = _engine_major(version, engine)
     old = 3 if engine == "opensearch" else 9
-    return MIN_JAVA_8X if major.isdigit() and int(major) < old else MIN_JAVA
+    return MIN_JAVA_8X if major is not None and major < old else MIN_JAVA
 
 
 def max_java(version: str | None = None, engine: str | None = None) -> int | None:
     """The newest Java major that ``version`` of the engine runs on, when there is one: OpenSearch 2.x needs the
     security manager, which Java 24 removed (23)."""
-    engine = engine or node_engine()
-    major = (version or es_version(engine)).split(".")[0]
-    return 23 if engine == "opensearch" and major.isdigit() and int(major) < 3 else None
+    engine, major = _engine_major(version, engine)
+    return 23 if engine == "opensearch" and major is not None and major < 3 else None
 
 
 def is_root() -> bool:
@@ -1305,7 +1309,7 @@ def _remember_in_folder(node: Node) -> None:
         (node.node_dir / FOLDER_RECORD).write_text(json.dumps({
             "http_port": node.http_port, "transport_port": node.transport_port,
             "cluster_name": node.cluster_name, "node_name": node.node_name,
-            "security": node.security, "tls": node.tls}, indent=2) + "\n")
+            "security": node.security, "tls": node.tls, "engine": node.engine}, indent=2) + "\n")
 
 
 def _announce(node: Node, password: str | None = None) -> None:

@@ -215,7 +215,11 @@ def test_cli_starts_an_opensearch_node_as_it_starts_elasticsearch(tmp_path, vers
     import os
     import re
 
+    import shutil
+    import tempfile
+
     esn.ensure_distribution(version, "opensearch")  # (downloaded and unpacked once, in the shared cache)
+    data = tempfile.mkdtemp(prefix="es-simhash-test-data-", dir="/tmp")  # the node's user must reach it
     env = {k: v for k, v in os.environ.items() if k not in ("ES_SIMHASH_ES_VERSION", "ES_SIMHASH_NODE_ENGINE")}
     own = {**env, "ES_SIMHASH_CACHE": str(tmp_path / "cache"),  # (this test's nodes only)
            "ES_SIMHASH_DIST_DIR": str(esn.dist_root())}
@@ -242,5 +246,21 @@ def test_cli_starts_an_opensearch_node_as_it_starts_elasticsearch(tmp_path, vers
         assert stopped.returncode == 0 and f"stopped {url}" in stopped.stdout, stopped.stderr
         with pytest.raises(OSError):
             esn.http_request("GET", f"{url}/", timeout=5)
+        # a kept folder: the same OpenSearch node comes back with its data; as Elasticsearch, one line says how
+        again = _cli("--engine", "opensearch", "--version", version, "start", "--data", data, env=own)
+        assert again.returncode == 0, again.stderr
+        url = again.stdout.strip().split("=", 1)[1]
+        status, body = esn.http_request("PUT", f"{url}/kept/_doc/d1?refresh=true", {"fp": "survivor"})
+        assert status == 201, body
+        status, body = esn.http_request("POST", f"{url}/kept/_flush")
+        assert status == 200, body
+        assert _cli("stop", env=own).returncode == 0
+        refused = _cli("start", "--data", data, env=own)
+        assert refused.returncode == 1 and "--engine opensearch" in refused.stderr, refused.stderr
+        back = _cli("--engine", "opensearch", "--version", version, "start", "--data", data, env=own)
+        assert back.returncode == 0 and back.stdout == again.stdout, back.stderr
+        status, body = esn.http_request("GET", f"{url}/kept/_doc/d1")
+        assert status == 200 and body["_source"] == {"fp": "survivor"}, body
     finally:
         _cli("stop", "--all", env=own)
+        shutil.rmtree(data, ignore_errors=True)
