@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the whole test suite on a fresh machine: installs the package with its test dependencies, then runs
-# pytest. The Elasticsearch tests start a real node themselves (scripts/es_node.py: Elasticsearch 9.5.2 from
+# pytest, then the node-backed tests again on Elasticsearch 8.19 and OpenSearch 2.19 and 3.x (scripts/test_es8.sh,
+# scripts/test_opensearch.sh). The Elasticsearch tests start a real node themselves (scripts/es_node.py: Elasticsearch 9.5.2 from
 # Maven Central, cached under ~/.cache/es-simhash; needs Maven and a JDK 21+), unless ES_URL points at one.
 # Extra arguments go to pytest, e.g. `bash scripts/test.sh -m "not es"` or `-k dedup`.
 set -euo pipefail
@@ -34,5 +35,10 @@ python3 -m pytest "$@" || status=$?
 # (scripts/test_es8.sh), on a full run only (no pytest arguments); ES_SIMHASH_ES8=0 leaves it out.
 if [ $# -eq 0 ] && [ "${ES_SIMHASH_ES8:-1}" != 0 ]; then
     bash scripts/test_es8.sh || status=$?
+fi
+# OpenSearch 2.19 and 3.x: the Elasticsearch-backed tests again, one pass per version (scripts/test_opensearch.sh),
+# on a full run only; ES_SIMHASH_OPENSEARCH=0 leaves them out.
+if [ $# -eq 0 ] && [ "${ES_SIMHASH_OPENSEARCH:-1}" != 0 ]; then
+    bash scripts/test_opensearch.sh || status=$?
 fi
 exit $status

@@ -35,6 +35,8 @@ def cli():
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "es: needs a real Elasticsearch node")
     config.addinivalue_line("markers", "slow: slow test (seconds to minutes)")
+    config.addinivalue_line("markers", "elasticsearch_only: tries a feature of Elasticsearch's own, not es-simhash's "
+                            "(the OpenSearch passes leave it out)")
 
 
 ES_FIXTURES = {"es_url", "es_node", "es_index_name", "client"}

@@ -15,6 +15,7 @@ from support import flip_bits, popcount_reference
 BITS = 64
 
 
+@pytest.mark.elasticsearch_only  # (OpenSearch's vectors are a plugin its minimal distribution leaves out)
 @pytest.mark.parametrize("index_type", ["flat", "hnsw"])
 def test_similarity_bounds_the_hamming_distance_ties_and_all(client, es_index_name, index_type):
     rng = random.Random(20261126)

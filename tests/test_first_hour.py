@@ -120,17 +120,26 @@ def test_the_url_of_a_server_that_is_not_elasticsearch_is_one_line(web_server):
 
 
 @pytest.mark.slow
-def test_an_opensearch_node_is_named_in_one_line(tmp_path):
-    """A real OpenSearch node (scripts/es_node.py --engine opensearch) at ES_URL: every command that needs a node
-    stops with exit 3 and one line that says the node is OpenSearch, not Elasticsearch, and which setting to change."""
+def test_an_opensearch_node_is_told_from_its_answer_and_without_its_client_named_in_one_line(tmp_path):
+    """A real OpenSearch node (scripts/es_node.py --engine opensearch) at ES_URL, no flag given: the commands speak
+    OpenSearch to it; where opensearch-py is missing (a stand-in package that fails to import, first on the path),
+    every command stops with exit 3 and one line that names the node and says how to install the client."""
     import es_node as esn
 
     node = esn.start_node(engine="opensearch", version=esn.OPENSEARCH_VERSION)
     try:
+        res = run("init", "--index", "crawl", env={"ES_URL": node.url})
+        assert res.returncode == 0, res.stderr.decode()
+        res = run("check", "--index", "crawl", "some text", env={"ES_URL": node.url})
+        assert res.returncode == 0 and b"0 near duplicates in 'crawl'" in res.stderr, res
+        missing = tmp_path / "no-client" / "opensearchpy"
+        missing.mkdir(parents=True)
+        (missing / "__init__.py").write_text("raise ImportError('opensearch-py is not installed')\n")
+        path = os.pathsep.join([str(missing.parent), str(CODE)])
         for args in (["init", "--index", "crawl"], ["search", "x"], ["check", "some text"]):
-            line = one_line_error(run(*args, env={"ES_URL": node.url}), 3)
+            line = one_line_error(run(*args, env={"ES_URL": node.url, "PYTHONPATH": path}), 3)
             assert f"the node at {node.url} is not Elasticsearch" in line, line
-            assert "ES_URL" in line and "The client noticed" not in line, line
+            assert "pip install 'es-simhash[opensearch]'" in line and "ES_URL" in line, line
     finally:
         node.close()
 
@@ -166,9 +175,10 @@ def test_a_kibana_url_that_is_not_kibana_is_one_line(web_server):
     assert f"the server at {web_server} is not Kibana" in line and "<" not in line
 
 
-def test_a_kibana_url_pointed_at_elasticsearch_says_so(es_url):
+def test_a_kibana_url_pointed_at_elasticsearch_says_so(es_url, client):
     line = one_line_error(run("kibana", "import", "--kibana-url", es_url), 3)
-    assert f"{es_url} is Elasticsearch, not Kibana" in line
+    engine = {"elasticsearch": "Elasticsearch", "opensearch": "OpenSearch"}[client.engine]
+    assert f"{es_url} is {engine}, not Kibana" in line
     assert "None" not in line
 
 

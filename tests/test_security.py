@@ -18,7 +18,8 @@ import pytest
 import es_node as esn  # (scripts/ is on pytest's pythonpath)
 from support import chinese_articles
 
-pytestmark = [pytest.mark.slow, pytest.mark.es]
+# (elasticsearch_only: OpenSearch's security is a plugin its minimal distribution, the one the tests start, leaves out)
+pytestmark = [pytest.mark.slow, pytest.mark.es, pytest.mark.elasticsearch_only]
 
 # Characters users put in generated passwords that a URL gives a meaning to, and non-ASCII ones.
 SPECIALS = ["/", "?", "#", "@", ":", "%", "[", "]", " ", "密码"]

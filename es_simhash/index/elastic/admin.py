@@ -8,7 +8,7 @@ from typing import Any
 
 from es_simhash.errors import ElasticError, IndexNotManaged, InvalidValue
 from es_simhash.fingerprint.config import settings_difference
-from es_simhash.index.elastic.errors import elastic_errors
+from es_simhash.index.elastic.errors import api_status, elastic_errors
 from es_simhash.index.elastic.schema import ADDED_FIELDS, index_template
 from es_simhash.lookup.keys import DEFAULT as DEFAULT_KEYS
 from es_simhash.lookup.keys import LookupKeys
@@ -57,12 +57,10 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
         props = template["template"]["mappings"]["properties"]
         client.indices.put_mapping(index=index, properties={k: props[k] for k in ADDED_FIELDS})
         return False
-    from elasticsearch import BadRequestError
-
     try:
         client.indices.create(index=index)
-    except BadRequestError as exc:
-        if "resource_already_exists_exception" not in str(exc):
+    except Exception as exc:
+        if api_status(exc) != 400 or "resource_already_exists_exception" not in str(exc):
             raise
         return False
     client.cluster.health(index=index, wait_for_status="yellow", timeout="60s")
@@ -79,14 +77,14 @@ def require_index(client, index: str, url: str = "") -> dict[str, Any]:
     """The mapping ``_meta`` of an index es-simhash made; :class:`IndexNotManaged` (one line, what to do) when the
     index does not exist or was not made by es-simhash (its documents have none of the fields es-simhash reads, so
     searches, clusters and near-duplicate checks on it would be meaningless)."""
-    from elasticsearch import NotFoundError
-
     validate_index_name(index)
     where = f" at {url}" if url else ""
     with elastic_errors(url):
         try:
             mapping = client.indices.get_mapping(index=index)
-        except NotFoundError:
+        except Exception as exc:
+            if api_status(exc) != 404:
+                raise
             raise IndexNotManaged(f"index {index!r} does not exist{where}: check the index name") from None
     meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
     if meta.get("managed_by") != "es-simhash":
@@ -98,15 +96,15 @@ def require_index(client, index: str, url: str = "") -> dict[str, Any]:
 def switch_alias(client, alias: str, index: str, url: str = "") -> list[str]:
     """Point ``alias`` at ``index`` alone, in one atomic request (readers never see it missing); returns the
     indexes it pointed at before."""
-    from elasticsearch import NotFoundError
-
     validate_index_name(alias)
     with elastic_errors(url):
         if client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias):
             raise ElasticError(f"{alias!r} is an index, not an alias: pick another alias name")
         try:
             before = sorted(client.indices.get_alias(name=alias))
-        except NotFoundError:
+        except Exception as exc:
+            if api_status(exc) != 404:
+                raise
             before = []
         actions: list[dict[str, Any]] = [{"remove": {"index": i, "alias": alias}} for i in before if i != index]
         actions.append({"add": {"index": index, "alias": alias}})
@@ -134,12 +132,12 @@ def check_index_config(client, index: str, fingerprint_config: dict[str, Any]) -
 def read_lookup_keys(client, index: str, url: str = "") -> LookupKeys:
     """The lookup keys recorded in an index's mapping (``_meta.lookup``): the four segments when none are recorded,
     the default keys when the index does not exist yet."""
-    from elasticsearch import NotFoundError
-
     with elastic_errors(url):
         try:
             mapping = client.indices.get_mapping(index=index)
-        except NotFoundError:
+        except Exception as exc:
+            if api_status(exc) != 404:
+                raise
             return DEFAULT_KEYS
     meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
     return LookupKeys.from_meta(meta.get("lookup"))

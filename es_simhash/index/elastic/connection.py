@@ -1,5 +1,5 @@
-"""Reaching Elasticsearch: the connection settings (config file, environment, arguments), the client, the server
-version."""
+"""Reaching the cluster: the connection settings (config file, environment, arguments), the client of the engine
+that answers (Elasticsearch or OpenSearch, told from the node's own answer), the server version."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 from es_simhash import settings as conf
 from es_simhash import urls
 from es_simhash.errors import InvalidSetting, InvalidURL
-from es_simhash.index.elastic.errors import RETRY_STATUSES, elastic_errors
+from es_simhash.errors import ElasticError
+from es_simhash.index.elastic.errors import RETRY_STATUSES, elastic_errors, failure_kind, other_product_message
 from es_simhash.redact import mask_url, remember, url_password
 
 
@@ -164,7 +165,9 @@ class ConnectionSettings:
         return self.parsed.shown
 
     def client(self) -> Any:
-        from elasticsearch import Elasticsearch
+        """An Elasticsearch client (:class:`~es_simhash.index.elastic.client.ElasticsearchClient`) for these
+        settings; :func:`connect` finds out which engine answers."""
+        from es_simhash.index.elastic.client import ElasticsearchClient
 
         kwargs: dict[str, Any] = {
             "request_timeout": self.request_timeout,
@@ -175,14 +178,45 @@ class ConnectionSettings:
         if self.api_key:
             kwargs["api_key"] = self.api_key
         elif self.basic_auth is not None:  # (encoded here, in UTF-8: the client encodes a (user, password) as ASCII)
-            kwargs["basic_auth"] = base64.b64encode(":".join(self.basic_auth).encode("utf-8")).decode("ascii")
+            kwargs["basic_auth"] = self._basic_token()
         if self.ca_certs and self.parsed.scheme == "https":  # plain HTTP has no certificate to verify
             kwargs["ca_certs"] = self.ca_certs
         serializer = _fast_json_serializer()
         if serializer is not None:
             kwargs["serializer"] = serializer
         # (credentials go as basic_auth above, never in the URL the client keeps)
-        return Elasticsearch(self.parsed.base, **kwargs)
+        return ElasticsearchClient(self.parsed.base, **kwargs)
+
+    def opensearch_client(self) -> Any:
+        """An OpenSearch client (:class:`~es_simhash.index.elastic.opensearch.OpenSearchClient`) for these settings:
+        basic auth (OpenSearch has no API keys: one given is refused in one line), the CA, the timeouts and retries
+        of :meth:`client`. ``ImportError`` when opensearch-py is not installed."""
+        from opensearchpy import OpenSearch  # (ImportError: opensearch-py is not installed; connect says what to do)
+
+        from es_simhash.index.elastic.opensearch import OpenSearchClient
+
+        if self.api_key:
+            raise ElasticError(f"the node at {self.safe_url} is OpenSearch, which takes no API key: give a user and "
+                               f"password (ES_USERNAME and ES_PASSWORD) instead of {self.where('api_key')}",
+                               "api_key")
+        kwargs: dict[str, Any] = {"timeout": self.request_timeout, "max_retries": self.max_retries,
+                                  "retry_on_timeout": True, "retry_on_status": RETRY_STATUSES,
+                                  "pool_maxsize": 10}  # (as Elasticsearch's client: lookups run in threads)
+        if self.basic_auth is not None:  # (in UTF-8, as for Elasticsearch; never in the URL the client keeps)
+            kwargs["headers"] = {"authorization": f"Basic {self._basic_token()}"}
+        if self.parsed.scheme == "https":
+            kwargs["use_ssl"] = True
+            kwargs["verify_certs"] = True
+            if self.ca_certs:
+                kwargs["ca_certs"] = self.ca_certs
+        # (every request names its timeout: opensearch-py takes a request's `timeout` URL parameter, e.g. a health
+        # check's wait, for the socket's timeout when it has none)
+        return OpenSearchClient(OpenSearch(hosts=[self.parsed.base], **kwargs),
+                                {"request_timeout": self.request_timeout})
+
+    def _basic_token(self) -> str:
+        assert self.basic_auth is not None
+        return base64.b64encode(":".join(self.basic_auth).encode("utf-8")).decode("ascii")
 
 
 def _fast_json_serializer():
@@ -203,18 +237,51 @@ def _fast_json_serializer():
 
 
 def connect(settings: ConnectionSettings | None = None, check: bool = True):
-    """An ``elasticsearch.Elasticsearch`` client; with ``check`` it pings the cluster first and raises
-    :class:`ElasticError` with a one-line, secret-free reason when that fails."""
+    """A :class:`~es_simhash.index.elastic.client.SearchClient` for the engine that answers: Elasticsearch's client,
+    or OpenSearch's when the node answers without Elasticsearch's product header and its ``GET /`` says
+    ``"distribution": "opensearch"``. With ``check`` (the default) it asks the cluster's health first and raises
+    :class:`ElasticError` with a one-line, secret-free reason when that fails; without, it asks nothing and returns
+    Elasticsearch's client."""
     settings = settings or ConnectionSettings.from_env()
     client = settings.client()
     if check:
         with elastic_errors(settings.safe_url, settings.credentials, settings.where):
-            # not GET /: minimal distributions (the integ-test zip) leave out the rest-root module serving it
-            client.cluster.health()
+            try:
+                # not GET /: minimal distributions (Elasticsearch's integ-test zip) leave out the module serving it
+                client.cluster.health()
+            except Exception as exc:
+                if failure_kind(exc) != "product":
+                    raise
+                client = _other_engine(settings, exc)
     return client
 
 
+def _other_engine(settings: ConnectionSettings, refused: Exception):
+    """The client of a node that is not Elasticsearch (``refused``: Elasticsearch's client's product check): an
+    OpenSearch client when the node's ``GET /`` says ``"distribution": "opensearch"``; else one line naming the node
+    (and, without opensearch-py, how to install it)."""
+    where = settings.where("url")
+    try:
+        os_client = settings.opensearch_client()
+    except ImportError:
+        raise ElasticError(other_product_message(settings.safe_url, refused, where, client_missing=True),
+                           "url") from None
+    distribution = None
+    with elastic_errors(settings.safe_url, settings.credentials, settings.where):
+        try:
+            distribution = (os_client.info().get("version") or {}).get("distribution")
+        except Exception as exc:
+            if failure_kind(exc) in ("auth", "forbidden", "tls", "timeout"):
+                raise
+    if distribution != "opensearch":
+        raise ElasticError(other_product_message(settings.safe_url, refused, where), "url")
+    with elastic_errors(settings.safe_url, settings.credentials, settings.where):
+        os_client.cluster.health()
+    return os_client
+
+
 def server_version(client) -> str:
-    """The Elasticsearch version of the node answering (e.g. ``"9.5.2"``)."""
+    """The version of the node answering (e.g. ``"9.5.2"``, or OpenSearch's ``"2.19.6"``: :attr:`engine` says
+    which)."""
     nodes = client.nodes.info(node_id="_local", metric="_none", filter_path="nodes.*.version")
     return next(iter(nodes["nodes"].values()))["version"]

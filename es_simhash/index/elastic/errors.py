@@ -3,7 +3,6 @@ policy for transient failures (node restarting, shards unassigned, queue full)."
 
 from __future__ import annotations
 
-import inspect
 import logging
 import re
 import time
@@ -50,56 +49,104 @@ class elastic_errors:
         return None
 
     def __exit__(self, exc_type, exc, tb) -> Literal[False]:
-        if exc is None:
+        if exc is None or isinstance(exc, ElasticError):
             return False
-        from elasticsearch import (
-            ApiError,
-            AuthenticationException,
-            AuthorizationException,
-            ConnectionError,
-            ConnectionTimeout,
-            SSLError,
-            TransportError,
-            UnsupportedProductError,
-        )
-
-        if isinstance(exc, ElasticError):
-            return False
+        kind = failure_kind(exc)
+        engine = engine_name(exc)
         setting = None
-        if isinstance(exc, SSLError):
+        if kind == "tls":
             msg = _tls_message(self.url, str(exc), self.where("ca_certs"))
             setting = "ca_certs" if "TLS verification failed" in msg else None
-        elif isinstance(exc, ConnectionTimeout):
-            msg = (f"Elasticsearch at {self.url} did not answer in time; check it is healthy, or raise "
+        elif kind == "timeout":
+            msg = (f"{engine} at {self.url} did not answer in time; check it is healthy, or raise "
                    "request_timeout (the config file's [elasticsearch] table)")
-        elif isinstance(exc, ConnectionError):
-            msg = _connection_message(self.url, str(exc), self.where("url"))
+        elif kind == "connection":
+            msg = _connection_message(self.url, str(exc), self.where("url"), engine)
             setting = "url" if msg.startswith("cannot reach") else None
-        elif isinstance(exc, AuthenticationException):
+        elif kind == "auth":
             advice, setting = self.credentials or ("check ES_API_KEY, or ES_USERNAME and ES_PASSWORD", None)
-            msg = f"Elasticsearch at {self.url} rejected the credentials (401): {advice}"
-        elif isinstance(exc, AuthorizationException):
-            msg = f"Elasticsearch at {self.url} refused the request (403): the user or API key lacks privileges"
-        elif isinstance(exc, UnsupportedProductError):
-            msg, setting = _other_product_message(self.url, exc, self.where("url")), "url"
-        elif isinstance(exc, ApiError) and not _from_elasticsearch(exc):
+            msg = f"{engine} at {self.url} rejected the credentials (401): {advice}"
+        elif kind == "forbidden":
+            msg = f"{engine} at {self.url} refused the request (403): the user or API key lacks privileges"
+        elif kind == "product":
+            msg, setting = other_product_message(self.url, exc, self.where("url")), "url"
+        elif kind == "api" and not _from_the_engine(exc):
             msg = _not_elasticsearch_message(self.url, exc)
-        elif isinstance(exc, ApiError):
-            msg = f"Elasticsearch refused the request ({exc.meta.status}): {api_reason(exc)}"
-        elif isinstance(exc, TransportError):
-            msg = f"Elasticsearch transport error at {self.url}: {type(exc).__name__}"
+        elif kind == "api":
+            msg = f"{engine} refused the request ({api_status(exc)}): {api_reason(exc)}"
+        elif kind == "transport":
+            msg = f"{engine} transport error at {self.url}: {type(exc).__name__}"
         else:
             return False
         raise ElasticError(msg, setting) from None
 
 
+def _opensearch_exceptions() -> Any:
+    """``opensearchpy.exceptions``, or ``None`` where opensearch-py is not installed (no OpenSearch client can have
+    raised then)."""
+    try:
+        from opensearchpy import exceptions
+    except ImportError:
+        return None
+    return exceptions
+
+
+def failure_kind(exc: BaseException) -> str | None:
+    """What a client exception of either library says: ``"tls"``, ``"timeout"``, ``"connection"`` (no HTTP answer),
+    ``"auth"`` (401), ``"forbidden"`` (403), ``"product"`` (an answer from a node that is not Elasticsearch, to
+    Elasticsearch's client), ``"api"`` (any other HTTP error answer), ``"transport"``; ``None``: not a client
+    exception."""
+    from elasticsearch import (
+        ApiError,
+        AuthenticationException,
+        AuthorizationException,
+        ConnectionError,
+        ConnectionTimeout,
+        SSLError,
+        TransportError,
+        UnsupportedProductError,
+    )
+
+    kinds: list[tuple[Any, str]] = [
+        (SSLError, "tls"), (ConnectionTimeout, "timeout"), (ConnectionError, "connection"),
+        (AuthenticationException, "auth"), (AuthorizationException, "forbidden"), (UnsupportedProductError, "product"),
+        (ApiError, "api"), (TransportError, "transport")]
+    found = _opensearch_exceptions()
+    if found is not None:
+        kinds += [(found.SSLError, "tls"), (found.ConnectionTimeout, "timeout"), (found.ConnectionError, "connection"),
+                  (found.AuthenticationException, "auth"), (found.AuthorizationException, "forbidden")]
+    for cls, kind in kinds:
+        if isinstance(exc, cls):
+            return kind
+    if found is not None and isinstance(exc, found.TransportError):
+        return "api" if isinstance(exc.status_code, int) else "transport"
+    return None
+
+
+def api_status(exc: BaseException) -> int | None:
+    """The HTTP status of an error answer (either library's exception); ``None`` for other failures."""
+    meta = getattr(exc, "meta", None)
+    status = getattr(meta, "status", None) if meta is not None else getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def engine_name(exc: BaseException) -> str:
+    """The engine a client exception came from, for messages: ``"OpenSearch"`` for ``opensearch-py``'s."""
+    return "OpenSearch" if type(exc).__module__.startswith("opensearchpy") else "Elasticsearch"
+
+
+def _body(exc: BaseException) -> Any:
+    """An error answer's JSON (``opensearch-py`` keeps it as ``info``)."""
+    return getattr(exc, "info" if type(exc).__module__.startswith("opensearchpy") else "body", None)
+
+
 def api_reason(exc: Any) -> str:
     try:
-        err = exc.body["error"]
+        err = _body(exc)["error"]
         root = (err.get("root_cause") or [err])[0]
         return _one_line(f"{root.get('type')}: {root.get('reason')}")
     except Exception:  # noqa: BLE001
-        return _one_line(str(exc.message))
+        return _one_line(str(getattr(exc, "message", None) or getattr(exc, "error", None) or exc))
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -131,27 +178,29 @@ _UNRESOLVED = ("name or service not known", "nodename nor servname", "temporary 
                "no address associated with hostname", "getaddrinfo failed", "name resolution")
 
 
-def _connection_message(url: str, reason: str, where: str = "ES_URL") -> str:
+def _connection_message(url: str, reason: str, where: str = "ES_URL", engine: str = "Elasticsearch") -> str:
     """The host name does not resolve (check the URL), nothing listens (is it running?), or something took the
     connection and dropped it without an HTTP answer: over http:// that is what an HTTPS node does."""
     low = reason.lower()
     if any(k in low for k in _UNRESOLVED):
         host = urlsplit(url).hostname or url
-        return (f"cannot reach Elasticsearch at {url}: the host name {host!r} does not resolve (DNS): check the "
+        return (f"cannot reach {engine} at {url}: the host name {host!r} does not resolve (DNS): check the "
                 f"host in the URL; set its URL with {where}")
     if any(k in low for k in _REFUSED) or not any(k in low for k in ("reset", "aborted", "remotedisconnected",
                                                                       "closed", "badstatusline")):
-        return (f"cannot reach Elasticsearch at {url}: is it running? (see README: docker compose, or "
+        return (f"cannot reach {engine} at {url}: is it running? (see README: docker compose, or "
                 f"scripts/es_node.py start); set its URL with {where}")
     if urlsplit(url).scheme == "http":
         return (f"{url} closed the connection without an HTTP answer: an HTTPS node does that to plain HTTP; "
                 f"use {_other_scheme(url)}")
-    return f"{url} closed the connection without an answer: is it Elasticsearch?"
+    return f"{url} closed the connection without an answer: is it {engine}?"
 
 
-def _from_elasticsearch(exc: Any) -> bool:
-    """Whether an HTTP error response came from Elasticsearch (its ``X-Elastic-Product`` header, or an
-    Elasticsearch error body) rather than from another server at that address."""
+def _from_the_engine(exc: Any) -> bool:
+    """Whether an HTTP error response came from the search engine (Elasticsearch's ``X-Elastic-Product`` header, or
+    an error body of theirs) rather than from another server at that address."""
+    if type(exc).__module__.startswith("opensearchpy"):
+        return isinstance(exc.info, dict) and ("error" in exc.info or "status" in exc.info)
     try:
         headers = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}
     except Exception:  # noqa: BLE001
@@ -162,16 +211,22 @@ def _from_elasticsearch(exc: Any) -> bool:
     return isinstance(body, dict) and ("error" in body or "status" in body)
 
 
-def _other_product_message(url: str, exc: Any, where: str = "ES_URL") -> str:
-    """A search engine that answers as Elasticsearch does but is not it (the client's product check: OpenSearch, or
-    a proxy that drops Elasticsearch's product header): which, when its answer says so."""
+def other_product_message(url: str, exc: Any, where: str = "ES_URL", client_missing: bool = False) -> str:
+    """A node that answers Elasticsearch's client without Elasticsearch's product header and is not OpenSearch
+    either (a proxy that drops the header, another product), or, with ``client_missing``, may be OpenSearch but
+    opensearch-py is not installed: which, when its answer says so."""
     version = exc.body.get("version") if isinstance(getattr(exc, "body", None), dict) else None
     if isinstance(version, dict) and version.get("distribution"):
         what = f"it is {_one_line(str(version['distribution']), 40)} {_one_line(str(version.get('number', '')), 20)}"
     else:
-        what = "it answers without Elasticsearch's product header: OpenSearch, or a proxy that drops the header"
-    return (f"the node at {url} is not Elasticsearch ({what.strip()}): es-simhash speaks to Elasticsearch 8 and 9; "
-            f"set an Elasticsearch node's URL with {where}")
+        what = "it answers without Elasticsearch's product header"
+    if client_missing:
+        return (f"the node at {url} is not Elasticsearch ({what.strip()}): if it is OpenSearch, install its client "
+                f"with pip install 'es-simhash[opensearch]'; else set an Elasticsearch or OpenSearch node's URL "
+                f"with {where}")
+    return (f"the node at {url} is neither Elasticsearch nor OpenSearch ({what.strip()}: a proxy that drops "
+            f"the header?): es-simhash speaks to Elasticsearch 8 and 9 and OpenSearch 2 and 3; set such a "
+            f"node's URL with {where}")
 
 
 def _not_elasticsearch_message(url: str, exc: Any) -> str:
@@ -185,22 +240,10 @@ def _not_elasticsearch_message(url: str, exc: Any) -> str:
     return f"the server at {url} is not Elasticsearch ({_one_line(what, 120)}): check the Elasticsearch URL"
 
 
-def bulk_retry_statuses() -> dict[str, Any]:
-    """``streaming_bulk``'s ``retry_on_status`` (retried items, with backoff, inside one bulk call): the same
-    statuses as everywhere else; clients before 8.16 take no such argument (they retry 429 only)."""
-    from elasticsearch import helpers
-
-    if "retry_on_status" in inspect.signature(helpers.streaming_bulk).parameters:
-        return {"retry_on_status": RETRY_STATUSES}
-    return {}
-
-
 def retrying(fn: Callable[[], T], what: str, url: str, retry_for: float) -> T:
     """Call ``fn`` until it succeeds, backing off (0.5 s doubling to 30 s) on transient failures — node down,
     timeouts, 429/502/503/504 — for at most ``retry_for`` seconds (``url``: for messages), then raise
     :class:`ElasticError`."""
-    from elasticsearch import ApiError, ConnectionError, ConnectionTimeout
-
     deadline = time.monotonic() + retry_for
     delay = 0.5
     while True:
@@ -208,13 +251,15 @@ def retrying(fn: Callable[[], T], what: str, url: str, retry_for: float) -> T:
             with elastic_errors(url):
                 try:
                     return fn()
-                except ApiError as exc:
-                    if exc.meta.status in RETRY_STATUSES:
-                        raise Transient(f"HTTP {exc.meta.status}: {api_reason(exc)}") from None
+                except Exception as exc:
+                    status = api_status(exc) if failure_kind(exc) == "api" else None
+                    if status in RETRY_STATUSES:
+                        raise Transient(f"HTTP {status}: {api_reason(exc)}") from None
                     raise
         except (Transient, ElasticError) as exc:
             cause = exc.__context__ if isinstance(exc, ElasticError) else None
-            transient = isinstance(exc, Transient) or isinstance(cause, (ConnectionError, ConnectionTimeout))
+            transient = isinstance(exc, Transient) or (
+                cause is not None and failure_kind(cause) in ("connection", "timeout", "tls"))
             if not transient:
                 raise
             if time.monotonic() + delay > deadline:

@@ -51,6 +51,16 @@ class IndexHandle:
         operation up to it is visible to any search sent since."""
         self._visible_at = 0.0
         """When (``time.monotonic``) a refresh last raised :attr:`_visible`."""
+        self._clause_bound: tuple[int | None] | None = None
+
+    @property
+    def max_clause_count(self) -> int | None:
+        """The engine's fixed bound on the clauses of one search, read once (OpenSearch's
+        ``indices.query.bool.max_clause_count``); ``None`` where it scales with the heap (Elasticsearch)."""
+        if self._clause_bound is None:
+            with elastic_errors(self.url):
+                self._clause_bound = (self.client.max_clause_count(),)
+        return self._clause_bound[0]
 
     @property
     def lookup_keys(self) -> LookupKeys:

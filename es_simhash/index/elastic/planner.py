@@ -432,16 +432,33 @@ class LookupPlanner:
     """Lookups over the index of ``handle``: batched with permutation-table keys (``batched``, in groups of at most
     :attr:`max_sketch_clauses` sketch terms), one search per document with segments (``per_document``)."""
 
-    max_sketch_clauses = 4_000
-    """Most sketch-hash clauses in one batched search (the batch is looked up in several searches beyond that):
-    Elasticsearch allows at least 1,024 clauses per search, more with a bigger heap (8,192 with 512 MB)."""
+    default_sketch_clauses = 4_000
+    """Most sketch-hash clauses in one batched search where the engine scales its bound with the heap
+    (Elasticsearch: at least 1,024 clauses per search, 8,192 with 512 MB)."""
 
     def __init__(self, handle: IndexHandle, boilerplate: Boilerplate, *, page_size: int = 500,
                  batch_page: int = 10_000, max_candidates: int = 20_000) -> None:
         self.handle = handle
+        self._max_sketch_clauses: int | None = None
         self.per_document = PerDocumentLookups(handle, boilerplate, page_size=page_size,
                                                max_candidates=max_candidates)
         self.batched = BatchedLookups(handle, boilerplate, self.per_document, batch_page=batch_page)
+
+    @property
+    def max_sketch_clauses(self) -> int:
+        """Most clauses the short texts' sketches add to one batched search (the batch is looked up in several
+        searches beyond that): :attr:`default_sketch_clauses`, or below the engine's fixed bound on a search's
+        clauses where it has one (OpenSearch: ``indices.query.bool.max_clause_count``, 1,024 by default), less
+        the few clauses of ids, content hashes, keys and sentences."""
+        if self._max_sketch_clauses is None:
+            bound = self.handle.max_clause_count
+            self._max_sketch_clauses = (self.default_sketch_clauses if bound is None
+                                        else max(64, min(self.default_sketch_clauses, bound - 16)))
+        return self._max_sketch_clauses
+
+    @max_sketch_clauses.setter
+    def max_sketch_clauses(self, value: int) -> None:
+        self._max_sketch_clauses = value
 
     def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
         """Candidates for a batch of queries (:meth:`ElasticIndex.lookup`): one search per document with segments;
@@ -460,12 +477,14 @@ class LookupPlanner:
         return [r for part in parts for r in part]
 
     def _clause_groups(self, queries: Sequence[Lookup]) -> Iterator[Sequence[Lookup]]:
-        """``queries`` in consecutive groups whose sketch clauses hold at most ``max_sketch_clauses`` terms
-        (Elasticsearch limits the clauses of one search: 1,024 or more, by heap size)."""
+        """``queries`` in consecutive groups whose sketch clauses (each short text's terms and the clause holding
+        them) number at most ``max_sketch_clauses``: the engine limits the clauses of one search."""
         start, used = 0, 0
+        limit = self.max_sketch_clauses
         for i, q in enumerate(queries):
             n = len(q.fingerprint.sketch)
-            if used + n > self.max_sketch_clauses and i > start:
+            n += 1 if n else 0
+            if used + n > limit and i > start:
                 yield queries[start:i]
                 start, used = i, 0
             used += n

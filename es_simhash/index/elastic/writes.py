@@ -1,4 +1,4 @@
-"""Writes: bulk ``index`` and ``delete`` actions through ``helpers.streaming_bulk``, conditional on the version read
+"""Writes: bulk ``index`` and ``delete`` actions through the client's ``streaming_bulk``, conditional on the version read
 when maintenance asks, refreshed before the next lookup."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from es_simhash.errors import ElasticError
 from es_simhash.records import StoredDoc
 from es_simhash.index.elastic.codec import to_source
-from es_simhash.index.elastic.errors import RETRY_STATUSES, RETRY_TYPES, Transient, bulk_retry_statuses
+from es_simhash.index.elastic.errors import RETRY_STATUSES, RETRY_TYPES, Transient
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.lookup import hamming
 
@@ -87,8 +87,6 @@ class BulkWriter:
         """Send bulk ``actions`` and refresh: ``(refused, conflicts)``, the ids refused for good with their reason
         and the ids whose conditional write met another version (409). Transient failures are retried until
         ``retry_for``."""
-        from elasticsearch import helpers  # (the client library is imported when first used)
-
         handle = self.handle
         pending = {a["_id"]: a for a in actions}
         refused: dict[str, str] = {}
@@ -96,8 +94,7 @@ class BulkWriter:
 
         def attempt() -> None:
             transient: dict[str, str] = {}
-            for ok, item in helpers.streaming_bulk(
-                handle.client,
+            for ok, item in handle.client.streaming_bulk(
                 list(pending.values()),
                 chunk_size=self.chunk_size,
                 max_retries=self.max_retries,
@@ -105,7 +102,7 @@ class BulkWriter:
                 max_backoff=30,
                 raise_on_error=False,
                 yield_ok=True,
-                **bulk_retry_statuses(),
+                retry_on_status=RETRY_STATUSES,
             ):
                 op_type, op = next(iter(item.items()))
                 doc_id = str(op.get("_id"))

@@ -107,7 +107,7 @@ def _post(endpoint: str, body: bytes, headers: dict[str, str], safe: str, https:
 def _request(req: urlrequest.Request, safe: str, ctx: ssl.SSLContext | None, timeout: float
              ) -> tuple[int, bytes, str]:
     """``(status, body, content type)`` of any HTTP answer from Kibana; :class:`KibanaError` without one, or from
-    Elasticsearch."""
+    Elasticsearch or OpenSearch."""
     try:
         with urlrequest.urlopen(req, timeout=timeout, context=ctx) as resp:
             if resp.headers.get("X-Elastic-Product") == "Elasticsearch":
@@ -116,7 +116,10 @@ def _request(req: urlrequest.Request, safe: str, ctx: ssl.SSLContext | None, tim
     except urlerror.HTTPError as exc:
         if exc.headers.get("X-Elastic-Product") == "Elasticsearch":
             raise _not_kibana(safe) from None
-        return exc.code, exc.read(), exc.headers.get("Content-Type", "")
+        body = exc.read()
+        if exc.code == 400 and body.startswith(b'{"error":"no handler found for uri'):  # (a search node's answer)
+            raise _not_kibana(safe, "OpenSearch") from None
+        return exc.code, body, exc.headers.get("Content-Type", "")
     except urlerror.URLError as exc:
         if isinstance(exc.reason, ssl.SSLCertVerificationError):
             raise KibanaError(f"TLS verification failed for {safe}: pass Kibana's CA certificate (ca_certs, "
@@ -130,8 +133,10 @@ def _request(req: urlrequest.Request, safe: str, ctx: ssl.SSLContext | None, tim
         raise KibanaError(f"Kibana at {safe} did not answer: {exc}") from None
 
 
-def _not_kibana(safe: str) -> KibanaError:
-    return KibanaError(f"{safe} is Elasticsearch, not Kibana: give Kibana's URL (its port is 5601 by default)")
+def _not_kibana(safe: str, engine: str = "Elasticsearch") -> KibanaError:
+    """The URL given for Kibana is a search node's (Elasticsearch's, which says so in a header; or OpenSearch's,
+    whose answer to an unknown path is its own)."""
+    return KibanaError(f"{safe} is {engine}, not Kibana: give Kibana's URL (its port is 5601 by default)")
 
 
 def _answer(status: int, raw: bytes, ctype: str, safe: str, n_objects: int, check: str) -> dict[str, Any]:
