@@ -5,14 +5,14 @@ an exit code. Commands live by concern: :mod:`~es_simhash.cli.embedded` (no serv
 :mod:`~es_simhash.cli.elastic` (writing an index, looking into it by document), :mod:`~es_simhash.cli.results`
 (search, clusters, report, Kibana); the options several commands share are declared once
 (:mod:`~es_simhash.cli.common`, :mod:`~es_simhash.cli.connection`: the connection options as one decorator).
-The library is imported when a command first calls it (:mod:`~es_simhash.cli.lib`), so `--help` imports none of
-it. Help is plain text (Typer's, without rich markup: rich is imported only to draw a progress bar or a table).
+Each command imports the library's modules it calls inside its own body (plain imports, read top-down), so
+`--help` imports none of them. Help is plain text (Typer's, without rich markup: rich is imported only to draw a progress bar or a table).
 
 Exit codes: 0 success (duplicates and dead letters are results, not failures); 1 an error about the world the
 user can fix (a missing or unreadable file, IDF table or CA file, a URL that does not parse, an output that is an
 input); 2 a usage error: an unknown option or command, a missing argument, a value an option does not take (an
 unknown choice or codec, a number out of range or not a number, a malformed --lookup spec or index name), `check`,
-`fingerprint` or `search` without a text; 3 Elasticsearch (or Kibana) could not be reached, refused the request, is
+`fingerprint` or `search` without a text; 3 Elasticsearch or OpenSearch (or Kibana) could not be reached, refused the request, is
 not what the URL should point at, or the index was not made by es-simhash; 4 an ingest gave up after retrying and
 can be resumed (--resume); 5 nothing could be decided (an empty input, or every record a dead letter: the line says
 why; no index is created, earlier outputs are kept); 130 interrupted (`index`/`migrate`: with what was saved and how
@@ -33,7 +33,7 @@ from typer._click.exceptions import (BadParameter, ClickException, MissingParame
 from typer.core import TyperCommand, TyperGroup
 
 from es_simhash import __version__
-from es_simhash.cli import elastic, embedded, lib, results
+from es_simhash.cli import elastic, embedded, results
 from es_simhash.cli.common import UserError, err
 from es_simhash.cli.guard import guard
 from es_simhash.errors import InputError
@@ -89,7 +89,8 @@ _SETTINGS: dict[str, Any] = dict(add_completion=False, rich_markup_mode=None, pr
 app = typer.Typer(
     name="es-simhash",
     help="Find near-duplicate documents in crawled Chinese and English text with SimHash fingerprints.\n\n"
-         "Runs embedded (no server) with `dedup`; the same engine indexes into Elasticsearch with `index`.",
+         "Runs embedded (no server) with `dedup`; the same engine indexes into Elasticsearch or OpenSearch with "
+         "`index` (the node's own answer tells which).",
     **_SETTINGS,
 )
 kibana_app = typer.Typer(name="kibana", help="Kibana saved objects: a data view, saved searches and a dashboard.",
@@ -167,6 +168,8 @@ def usage_error(exc: UsageError) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Runs the app, turning known errors into one line and an exit code (the ``es-simhash`` command is
     :func:`es_simhash.__main__.main`, which starts the native segmenter first for the commands that segment)."""
+    from es_simhash.settings import debug
+
     # The objects of the imports (modules, classes, functions) live as long as the process: out of the garbage
     # collector's scans (a full collection walks every object), and young collections every 10,000 allocations
     # rather than 700: a run allocates a few objects per document, and almost none of them form cycles.
@@ -209,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         err(f"es-simhash: error: {exc.strerror or exc}{where}")
         return 1
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
-        if lib.settings.debug():
+        if debug():
             raise
         err(f"es-simhash: unexpected error: {type(exc).__name__}: {exc} (set ES_SIMHASH_DEBUG=1 for a traceback)")
         return 1

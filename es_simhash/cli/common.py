@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Iterable, List, Optional, Sequ
 
 import typer
 
-from es_simhash.cli import lib
 from es_simhash.errors import InputError, InvalidValue, OutputError
 
 if TYPE_CHECKING:
@@ -35,7 +34,9 @@ def err(message: str) -> None:
 
 def stderr_is_terminal() -> bool:
     """Whether stderr takes a progress bar (:func:`es_simhash.settings.stderr_is_terminal`)."""
-    return lib.settings.stderr_is_terminal(sys.stderr)
+    from es_simhash import settings
+
+    return settings.stderr_is_terminal(sys.stderr)
 
 def err_console():
     """The rich console on stderr that progress bars draw on (rich is imported only when a bar is drawn)."""
@@ -102,23 +103,30 @@ def decision_rule(k: int, recheck: bool = True) -> DefaultRule:
     """The rule every command decides with: :meth:`DefaultRule.rechecked` (what a run's recheck decides with, and
     what ``repair``, ``delete``, ``check`` and ``explain`` decide with), or, for a run without the recheck,
     ``DefaultRule`` (the decisions as made on arrival)."""
-    return lib.rules.DefaultRule.rechecked(k=k) if recheck else lib.rules.DefaultRule(k=k)
+    from es_simhash.decide.default import DefaultRule
+
+    return DefaultRule.rechecked(k=k) if recheck else DefaultRule(k=k)
 
 
 def run_engine(index, fingerprinter: Fingerprinter, k: int, recheck: bool, batch_size: int | None,
                workers: int) -> DedupEngine:
     """The engine of an ingest run (``dedup``, ``index``, ``migrate``): :meth:`DedupEngine.for_run` with the rule
     of :func:`decision_rule`."""
-    return lib.engine.DedupEngine.for_run(index, fingerprinter, decision_rule(k, recheck), recheck=recheck,
+    from es_simhash.engine.dedup_engine import DedupEngine
+
+    return DedupEngine.for_run(index, fingerprinter, decision_rule(k, recheck), recheck=recheck,
                                           batch_size=batch_size, workers=workers)
 
 
 def make_fingerprinter(idf: Optional[Path]) -> Fingerprinter:
     """The fingerprinter of a run: with jieba's IDF table, or the one ``--idf`` names (one line when unreadable)."""
+    from es_simhash.fingerprint.fingerprinter import Fingerprinter
+    from es_simhash.fingerprint.idf import IDFTable
+
     if idf is None:
-        return lib.fingerprinter.Fingerprinter()
+        return Fingerprinter()
     try:
-        return lib.fingerprinter.Fingerprinter(lib.idf.IDFTable.load(idf))
+        return Fingerprinter(IDFTable.load(idf))
     except FileNotFoundError:
         raise UserError(f"IDF table not found: {idf}") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -141,22 +149,28 @@ def read_text_arg(text: Optional[str], file: Optional[Path], what: str = "text")
 
 def make_reader(text_field: Optional[str], id_field: Optional[str], encoding: str, html: str = "keep") -> RecordReader:
     """The input reader of a run (an invalid ``--encoding`` or ``--html``: one line, exit 2)."""
+    from es_simhash.files.sources import RecordReader
+
     try:
-        return lib.sources.RecordReader(text_field, id_field, encoding=encoding, html=html)
+        return RecordReader(text_field, id_field, encoding=encoding, html=html)
     except InvalidValue as exc:
         raise invalid_value(exc) from None
 
 def require_inputs(inputs: List[str]) -> None:
+    from es_simhash.files.sources import check_inputs
+
     try:
-        lib.sources.check_inputs(inputs)
+        check_inputs(inputs)
     except InputError as exc:
         raise UserError(str(exc)) from None
 
 def refuse_unsafe_outputs(inputs: List[str], *outputs: tuple[str, Optional[Path]], input_name: str = "input") -> None:
     """Refuse (one line naming the option, exit 1) an output that is an input or another output, or that cannot
     be written, before anything is read or written (:func:`es_simhash.files.outputs.check_outputs`)."""
+    from es_simhash.files.outputs import Output, check_outputs
+
     try:
-        lib.outputs.check_outputs(inputs, [lib.outputs.Output(option, path) for option, path in outputs], input_name)
+        check_outputs(inputs, [Output(option, path) for option, path in outputs], input_name)
     except OutputError as exc:
         raise UserError(str(exc)) from None
 
@@ -168,8 +182,10 @@ def undecided_error(summary: Summary) -> UserError:
 
 def parse_lookup_keys(spec: str):
     """The lookup keys --lookup names (a spec it does not take: one line, exit 2)."""
+    from es_simhash.lookup.keys import LookupKeys
+
     try:
-        return lib.keys.LookupKeys.parse(spec)
+        return LookupKeys.parse(spec)
     except InvalidValue as exc:
         raise invalid_value(exc) from None
 

@@ -1,4 +1,4 @@
-"""What the Elasticsearch commands share: the connection options, declared once (:func:`connection_options` gives a
+"""What the commands that use a cluster (Elasticsearch or OpenSearch) share: the connection options, declared once (:func:`connection_options` gives a
 command --es-url, --api-key, --username, --password and --ca-certs as one :class:`Connection`), the other options
 they share, the connection that turns the library's ``ElasticError`` into one line and exit code 3, the index
 checks, and the lines a checkpointed run ends with."""
@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, N
 
 import typer
 
-from es_simhash.cli import lib
 from es_simhash.cli.common import UserError, err, undecided_error, warn_beyond_keys
 from es_simhash.errors import CheckpointInUse, ElasticError, InvalidValue, OutputError
 
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 
 # -- options -------------------------------------------------------------------------------------------------
 EsUrl = Annotated[Optional[str], typer.Option(
-    "--es-url", envvar="ES_URL", show_envvar=True, help="Elasticsearch URL (default: http://localhost:9200).",
+    "--es-url", envvar="ES_URL", show_envvar=True, help="Elasticsearch or OpenSearch URL (default: http://localhost:9200; the node's answer tells which it is).",
     show_default=False)]
 ApiKey = Annotated[Optional[str], typer.Option(
     "--api-key", envvar="ES_API_KEY", show_envvar=True, help="API key (base64 'id:key').", show_default=False)]
@@ -107,9 +106,11 @@ class Elastic:
     """Connection settings from flags/environment, and ElasticError -> one line, exit code 3."""
 
     def __init__(self, connection: Connection, index: str | None = None) -> None:
+        from es_simhash.index.elastic import ConnectionSettings
+
         c = connection
         try:
-            self.settings = lib.elastic.ConnectionSettings.from_env(
+            self.settings = ConnectionSettings.from_env(
                 url=c.url, api_key=c.api_key, username=c.username, password=c.password, ca_certs=c.ca_certs)
         except ValueError as exc:  # (an InvalidSetting names its setting; an unreadable config file)
             raise UserError(elastic_message(exc)) from None
@@ -120,8 +121,10 @@ class Elastic:
 
     @property
     def client(self):
+        from es_simhash.index.elastic import connect
+
         if self._client is None:
-            self._client = lib.elastic.connect(self.settings)
+            self._client = connect(self.settings)
         return self._client
 
     def __enter__(self) -> "Elastic":
@@ -145,20 +148,26 @@ def elastic_message(exc: Exception) -> str:
 def require_valid_index(name: str, option: str = "--index") -> None:
     """Refuse an index name Elasticsearch would refuse (a usage error: one line naming ``option``, exit 2), before
     anything else."""
+    from es_simhash.index.elastic import validate_index_name
+
     try:
-        lib.elastic.validate_index_name(name)
+        validate_index_name(name)
     except InvalidValue as exc:
         raise UserError(f"invalid value for {option}: {exc}", code=2) from None
 
 def require_managed_index(es: "Elastic", index: str) -> None:
     """Refuse (one line) an index that does not exist or that es-simhash did not make: its documents have none of
     the fields the commands read."""
-    lib.elastic.require_index(es.client, index, es.settings.safe_url)
+    from es_simhash.index.elastic import require_index
+
+    require_index(es.client, index, es.settings.safe_url)
 
 def maintained_index(es: "Elastic", index: str):
     """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
+    from es_simhash.index.elastic import ElasticIndex
+
     require_managed_index(es, index)
-    return lib.elastic.ElasticIndex(es.client, index, url=es.settings.safe_url)
+    return ElasticIndex(es.client, index, url=es.settings.safe_url)
 
 def describe_keys(keys) -> str:
     if keys.is_segments:
@@ -170,14 +179,16 @@ def ready_index(es: "Elastic", index: str, fingerprinter: Fingerprinter, keys, k
     """Make the index ready for ``backend``: an existing one is checked now (its fingerprint settings must be this
     run's: one line otherwise, before any input is read); a new one is created by the function returned, which
     the run calls before its first record (a run whose every record is a dead letter creates none)."""
+    from es_simhash.index.elastic import elastic_errors, ensure_index, index_exists
+
     url = es.settings.safe_url
 
     def create() -> None:
-        with lib.elastic.elastic_errors(url):
-            lib.elastic.ensure_index(es.client, index, fingerprinter.config, lookup_keys=keys)
+        with elastic_errors(url):
+            ensure_index(es.client, index, fingerprinter.config, lookup_keys=keys)
         warn_beyond_keys(k, backend.lookup_keys)
 
-    if not lib.elastic.index_exists(es.client, index, url):
+    if not index_exists(es.client, index, url):
         return create
     create()
     return None
@@ -186,8 +197,10 @@ def ready_index(es: "Elastic", index: str, fingerprinter: Fingerprinter, keys, k
 def open_run_checkpoint(path: Optional[Path], index: str, inputs: list[str], resume: bool):
     """The run's checkpoint (:func:`es_simhash.pipeline.open_checkpoint`); with --resume and none saved, a note:
     the run starts from the top."""
+    from es_simhash.pipeline import open_checkpoint
+
     try:
-        checkpoint = lib.pipeline.open_checkpoint(index, inputs, path, resume)
+        checkpoint = open_checkpoint(index, inputs, path, resume)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     if checkpoint.started_over:
@@ -200,17 +213,19 @@ def run_errors(gave_up: Callable[[RunGaveUp], str]) -> Iterator[None]:
     """The named ways a checkpointed run stops (:func:`es_simhash.pipeline.run_checkpointed`), each one line:
     another run holds the checkpoint (exit 1), a report it cannot resume (1), Elasticsearch gave up (4: the line
     ``gave_up`` makes), nothing decided (5), Ctrl-C (130: what was saved and how to go on)."""
+    from es_simhash.pipeline import NothingDecided, RunGaveUp, RunInterrupted
+
     try:
         yield
     except CheckpointInUse as exc:
         raise UserError(f"{exc} (option --checkpoint FILE)") from None
     except OutputError as exc:
         raise UserError(str(exc)) from None
-    except lib.pipeline.RunGaveUp as exc:
+    except RunGaveUp as exc:
         raise UserError(gave_up(exc), code=4) from None
-    except lib.pipeline.NothingDecided as exc:
+    except NothingDecided as exc:
         raise undecided_error(exc.summary) from None
-    except lib.pipeline.RunInterrupted as exc:
+    except RunInterrupted as exc:
         raise UserError(interrupted_message(exc), code=130) from None
 
 def interrupted_message(exc: RunInterrupted) -> str:

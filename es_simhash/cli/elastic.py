@@ -1,4 +1,4 @@
-"""The commands that write an Elasticsearch index or look into it by document: ``init``, ``index``, ``check``,
+"""The commands that write an index on a cluster (Elasticsearch or OpenSearch) or look into it by document: ``init``, ``index``, ``check``,
 ``delete``, ``repair`` and ``migrate``."""
 
 
@@ -12,7 +12,6 @@ import typer
 from es_simhash.defaults import DEAD_LETTERS, MAX_DISTANCE, RETRY_FOR, SHARED_BATCH_SIZE
 from es_simhash.errors import MaintenanceError
 
-from es_simhash.cli import lib
 from es_simhash.cli.common import (CountBar, DeadLetters, Limit, Encoding, Html, IdField, Idf, Inputs, MaxDistance,
                                    Progress, Recheck, Report, RunProgress, TextField, TextFile, UserError, Workers,
                                    decision_rule, require_inputs, refuse_unsafe_outputs, make_fingerprinter,
@@ -53,11 +52,13 @@ def init(
     *, connection: Connection,
 ) -> None:
     """Install the index template and create the index (safe to run again)."""
+    from es_simhash.index.elastic import ensure_index, read_lookup_keys
+
     keys, fingerprinter = parse_lookup_keys(lookup), make_fingerprinter(idf)
     with Elastic(connection, index) as es:
-        created = lib.elastic.ensure_index(es.client, index, fingerprinter.config, replicas=replicas,
+        created = ensure_index(es.client, index, fingerprinter.config, replicas=replicas,
                                            lookup_keys=keys)
-        recorded = lib.elastic.read_lookup_keys(es.client, index, es.settings.safe_url)
+        recorded = read_lookup_keys(es.client, index, es.settings.safe_url)
     kept = "" if created or recorded == keys else f"; it keeps them: --lookup {lookup} applies to new indexes"
     err(f"index {index!r} {'created' if created else 'already exists'} at {es.settings.safe_url} "
         f"(lookup keys: {describe_keys(recorded)}{kept})")
@@ -84,7 +85,7 @@ def index_cmd(
     resume: Resume = False,
     *, connection: Connection,
 ) -> None:
-    """Index crawl output into Elasticsearch, detecting duplicates on ingest.
+    """Index crawl output into Elasticsearch or OpenSearch, detecting duplicates on ingest.
 
     Every document is indexed with its fingerprint and duplicate cluster; once every record is decided, the run's
     decisions are taken again with what it saw of site templates (as `dedup` does: the same input gives the same
@@ -92,6 +93,10 @@ def index_cmd(
     the cluster stays unavailable longer than --retry-for, or on Ctrl-C, the command saves a checkpoint and the
     same command with --resume finishes the job. Prints: read, kept, duplicates, dead letters, elapsed.
     """
+    from es_simhash.files.sources import RecordReader
+    from es_simhash.index.elastic import ElasticIndex
+    from es_simhash.pipeline import run_checkpointed
+
     require_inputs(inputs)
     require_valid_index(index)
     keys = parse_lookup_keys(lookup)
@@ -101,11 +106,11 @@ def index_cmd(
                           ("--checkpoint", Path(checkpoint.path)))
     fingerprinter = make_fingerprinter(idf)
     with Elastic(connection, index) as es:
-        backend = lib.elastic.ElasticIndex(es.client, index, url=es.settings.safe_url, retry_for=retry_for)
+        backend = ElasticIndex(es.client, index, url=es.settings.safe_url, retry_for=retry_for)
         engine, start = _engine_into(es, backend, fingerprinter, keys, k, recheck, batch_size, workers)
-        bar = RunProgress(lib.sources.RecordReader.total_bytes(inputs), progress, "index")
+        bar = RunProgress(RecordReader.total_bytes(inputs), progress, "index")
         with run_errors(gave_up_message):
-            summary = lib.pipeline.run_checkpointed(
+            summary = run_checkpointed(
                 inputs, engine, reader, checkpoint, report=report, dead_letters=dead_letters, start=start,
                 recheck=recheck, on_progress=bar.decided, on_recheck=bar.rechecked, display=bar, on_stopping=stopping)
     print_summary(summary, indexed_line(summary, index))
@@ -131,10 +136,12 @@ def check(
     *, connection: Connection,
 ) -> None:
     """List indexed near duplicates of a text (JSON lines: id, cluster, distance, reason). Exit 0 either way."""
+    from es_simhash.engine.dedup_engine import DedupEngine
+
     text = read_text_arg(text, file, "text to check")
     with Elastic(connection, index) as es:
         backend = maintained_index(es, index)
-        engine = lib.engine.DedupEngine(backend, make_fingerprinter(idf), decision_rule(k))
+        engine = DedupEngine(backend, make_fingerprinter(idf), decision_rule(k))
         found = engine.check(text, limit=limit)
     for d in found:
         typer.echo(json.dumps(d.to_dict(), ensure_ascii=False))
@@ -161,13 +168,15 @@ def delete(
     JSON line per change (deleted, re-decided, re-pointed, merged, split, moved); ids not found are reported and
     are not an error (exit 0).
     """
+    from es_simhash.clustering import delete as delete_documents
+
     wanted = list(ids or []) + (_read_ids(ids_file) if ids_file is not None else [])
     if not wanted:
         raise UserError("no ids given: pass ids as arguments or --ids FILE", code=2)
     with Elastic(connection, index) as es:
         backend = maintained_index(es, index)
         try:
-            deleted, missing, settled = lib.clustering.delete(backend, decision_rule(k), wanted)
+            deleted, missing, settled = delete_documents(backend, decision_rule(k), wanted)
         except MaintenanceError as exc:
             raise UserError(str(exc)) from None
     print_changes(settled.changes)
@@ -177,12 +186,14 @@ def delete(
 
 def _read_ids(ids_file: Path) -> list[str]:
     """The ids of an --ids file (``-``: stdin)."""
+    from es_simhash.clustering import iter_ids
+
     try:
         fh = sys.stdin if str(ids_file) == "-" else open(ids_file, encoding="utf-8")  # noqa: SIM115
     except FileNotFoundError:
         raise UserError(f"ids file not found: {ids_file}") from None
     with fh:
-        return list(lib.clustering.iter_ids(fh))
+        return list(iter_ids(fh))
 
 @connection_options
 def repair(
@@ -204,6 +215,9 @@ def repair(
     clusters whatever order, runs and writers brought them. Prints one JSON line per change and a summary; a second
     repair changes nothing. Safe to interrupt: it prints how to go on.
     """
+    from es_simhash.clustering import RepairInterrupted
+    from es_simhash.pipeline import repair_index
+
     with Elastic(connection, index) as es:
         backend = maintained_index(es, index)
         bar = CountBar("repair", len(backend), progress)
@@ -221,9 +235,9 @@ def repair(
 
         try:
             with bar:
-                report = lib.pipeline.repair_index(backend, decision_rule(k), dry_run=dry_run, after=after,
+                report = repair_index(backend, decision_rule(k), dry_run=dry_run, after=after,
                                                    on_page=on_page, on_set=on_set)
-        except lib.clustering.RepairInterrupted as exc:
+        except RepairInterrupted as exc:
             print_changes(exc.report.changes[printed:])
             raise UserError(_repair_interrupted(exc, index, k, after), code=130) from None
         except MaintenanceError as exc:
@@ -266,24 +280,28 @@ def migrate(
     machine (no reindex module needed); one without stored text is a dead letter. Interrupted? The same
     command with --resume goes on. The old index is not changed; --alias switches readers over at the end.
     """
+    from es_simhash.index.elastic import ElasticIndex
+    from es_simhash.pipeline import run_checkpointed
+    from es_simhash.pipeline.migrate import migration_input, migration_reader
+
     if source == target:
         raise UserError("--from and --to are the same index: migrate into a new one", code=2)
     require_valid_index(source, "--from")
     require_valid_index(target, "--to")
     keys = parse_lookup_keys(lookup)
-    inputs = [lib.migrate.migration_input(source)]
+    inputs = [migration_input(source)]
     checkpoint = open_run_checkpoint(checkpoint_file, target, inputs, resume)
     refuse_unsafe_outputs([], ("--report", report), ("--dead-letters", dead_letters),
                           ("--checkpoint", Path(checkpoint.path)))
     fingerprinter = make_fingerprinter(idf)
     with Elastic(connection, target) as es:
         old = maintained_index(es, source)
-        backend = lib.elastic.ElasticIndex(es.client, target, url=es.settings.safe_url)
+        backend = ElasticIndex(es.client, target, url=es.settings.safe_url)
         engine, start = _engine_into(es, backend, fingerprinter, keys, k, recheck, batch_size, workers)
         bar = RunProgress(len(old), progress, "migrate", unit="docs")
         with run_errors(lambda exc: f"{elastic_message(exc.error)}; the same command with --resume goes on"):
-            summary = lib.pipeline.run_checkpointed(
-                inputs, engine, lib.migrate.migration_reader(old), checkpoint, report=report,
+            summary = run_checkpointed(
+                inputs, engine, migration_reader(old), checkpoint, report=report,
                 dead_letters=str(dead_letters), start=start, recheck=recheck, on_progress=bar.decided,
                 on_recheck=bar.rechecked, display=bar, on_stopping=stopping)
         switched = _switch_alias(es, alias, target) if alias else ""
@@ -291,5 +309,7 @@ def migrate(
 
 def _switch_alias(es: Elastic, alias: str, target: str) -> str:
     """Point ``alias`` at ``target`` alone; what the summary line says of it."""
-    before = lib.elastic.switch_alias(es.client, alias, target, es.settings.safe_url)
+    from es_simhash.index.elastic import switch_alias
+
+    before = switch_alias(es.client, alias, target, es.settings.safe_url)
     return f"; alias {alias!r} now points at {target!r}" + (f" (was {', '.join(before)})" if before else "")

@@ -15,7 +15,6 @@ from es_simhash.defaults import BATCH_SIZE, DEAD_LETTERS, MAX_DISTANCE, MIN_DF
 from es_simhash.errors import (IndexFileNotFound, LabelError, NoFingerprintSettings, NotAnIndexFile, OldFingerprints,
                                OtherFingerprintSettings, SavedIndexError)
 
-from es_simhash.cli import lib
 from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress, Recheck,
                                    Report, RunProgress, TextField, TextFile, UserError, Workers, decision_rule,
                                    require_inputs, refuse_unsafe_outputs, make_fingerprinter, parse_lookup_keys,
@@ -99,6 +98,9 @@ def dedup(
 
     Prints a summary to stderr: read = kept + duplicates + dead letters.
     """
+    from es_simhash.files.sources import RecordReader
+    from es_simhash.pipeline import NothingDecided, dedup_files
+
     require_inputs(inputs)
     loaded = [str(load_index)] if load_index is not None else []
     outputs = (("--report", report), ("--output", output), ("--dead-letters", dead_letters))
@@ -109,12 +111,12 @@ def dedup(
     engine = run_engine(index, fingerprinter, k, recheck, batch_size, workers)
     warn_beyond_keys(k, index.lookup_keys)
     reader = make_reader(text_field, id_field, encoding, html)
-    bar = RunProgress(lib.sources.RecordReader.total_bytes(inputs), progress, "dedup")
+    bar = RunProgress(RecordReader.total_bytes(inputs), progress, "dedup")
     try:
-        summary = lib.pipeline.dedup_files(inputs, engine, reader, report=report, output=output,
+        summary = dedup_files(inputs, engine, reader, report=report, output=output,
                                            dead_letters=dead_letters, save_index=save_index, recheck=recheck,
                                            on_progress=bar.decided, on_recheck=bar.rechecked, display=bar)
-    except lib.pipeline.NothingDecided as exc:
+    except NothingDecided as exc:
         raise undecided_error(exc.summary) from None
     except KeyboardInterrupt:
         raise UserError("interrupted: no output was written (earlier files are as they were): run the command "
@@ -124,8 +126,10 @@ def dedup(
 def _memory_index(load_index: Optional[Path], keys, config: dict) -> "MemoryIndex":
     """A new in-memory index with ``keys``, or the one --load-index names, for fingerprints made with ``config``
     (one line when it cannot be used)."""
+    from es_simhash.index.memory import MemoryIndex
+
     try:
-        return lib.memory.MemoryIndex.open(load_index, keys, config)
+        return MemoryIndex.open(load_index, keys, config)
     except IndexFileNotFound as exc:
         raise UserError(f"--load-index: {exc}") from None
     except NotAnIndexFile as exc:
@@ -148,11 +152,13 @@ def fit_idf(
     encoding: Encoding = "utf-8",
 ) -> None:
     """Learn an IDF table from your own crawl (use it with --idf)."""
+    from es_simhash.pipeline import fit_idf
+
     require_inputs(inputs)
     refuse_unsafe_outputs(inputs, ("--output", output))
     reader = make_reader(text_field, None, encoding)
     try:
-        table = lib.pipeline.fit_idf(inputs, reader, min_df=min_df)
+        table = fit_idf(inputs, reader, min_df=min_df)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     table.save(output)
@@ -171,10 +177,13 @@ def explain(
 ) -> None:
     """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
     meaning guard's veto. Exit 0 either way."""
+    from es_simhash.engine.dedup_engine import DedupEngine
+    from es_simhash.index.memory import MemoryIndex
+
     if a == "-" and b == "-":
         raise UserError("A and B are both - (stdin): read one of them from a file", code=2)
     fingerprinter = make_fingerprinter(idf)
-    engine = lib.engine.DedupEngine(lib.memory.MemoryIndex(), fingerprinter, decision_rule(k))
+    engine = DedupEngine(MemoryIndex(), fingerprinter, decision_rule(k))
     given = [_explained(x, name, as_text, index is not None) for x, name in ((a, "A"), (b, "B"))]
     ids = [x for x, t in zip((a, b), given) if t is None]
     found = {}
@@ -230,7 +239,8 @@ def evaluate(
     (labelled pairs: each pair a run of its own, B then A, predicted when the two end in one cluster). A k beyond
     what the lookup keys guarantee is swept with --lookup tables:K:3, as `dedup` advises for it.
     """
-    ev = lib.evaluate
+    from es_simhash.results import evaluate as ev
+
     keys = parse_lookup_keys(lookup)
     try:
         with open(labels_file, encoding="utf-8") as fh:

@@ -11,7 +11,6 @@ import typer
 from es_simhash.defaults import MAX_DISTANCE
 from es_simhash.errors import InvalidKibanaCA, InvalidKibanaURL, KibanaError, ReportError
 
-from es_simhash.cli import lib
 from es_simhash.cli.common import AsJson, IdField, Limit, UserError, refuse_unsafe_outputs, print_table, err
 from es_simhash.cli.connection import (DEFAULT_INDEX, Connection, Elastic, IndexName, connection_options,
                                        require_managed_index)
@@ -47,14 +46,16 @@ def search_cmd(
     *, connection: Connection,
 ) -> None:
     """Full-text search with one hit per duplicate cluster (and each cluster's size)."""
+    from es_simhash.results.search import MAX_QUERY_CHARS, search as search_index
+
     if not query.strip():
         raise UserError("no query: give the words to search for in titles and contents", code=2)
-    longest = lib.search.MAX_QUERY_CHARS
+    longest = MAX_QUERY_CHARS
     if len(query) > longest:
         err(f"note: the query is {len(query):,} characters long; searching with its first {longest:,}")
     with Elastic(connection, index) as es:
         require_managed_index(es, index)
-        hits = lib.search.search(es.client, index, query, size=limit, collapse=not show_all,
+        hits = search_index(es.client, index, query, size=limit, collapse=not show_all,
                                  url=es.settings.safe_url)
     if as_json:
         for h in hits:
@@ -72,9 +73,11 @@ def clusters(
     *, connection: Connection,
 ) -> None:
     """The largest duplicate clusters, with their canonical document's title and url."""
+    from es_simhash.results.search import top_clusters
+
     with Elastic(connection, index) as es:
         require_managed_index(es, index)
-        rows = lib.search.top_clusters(es.client, index, top=limit, url=es.settings.safe_url)
+        rows = top_clusters(es.client, index, top=limit, url=es.settings.safe_url)
     if as_json:
         for r in rows:
             typer.echo(json.dumps(r.to_dict(), ensure_ascii=False))
@@ -94,7 +97,10 @@ def report_cmd(
     *, connection: Connection,
 ) -> None:
     """Write a self-contained HTML report: cluster sizes, top clusters, duplicate rate over time, distances."""
-    report = lib.report
+    from es_simhash.decide.default import DefaultRule
+
+    from es_simhash.results import report
+
     inputs = list(inputs or [])
     read = [*([str(from_dedup)] if from_dedup is not None else []), *inputs]
     refuse_unsafe_outputs(read, ("--output", output))
@@ -105,7 +111,7 @@ def report_cmd(
             with Elastic(connection, index) as es:
                 require_managed_index(es, index)
                 data = report.from_index(es.client, index, top=limit, url=es.settings.safe_url)
-        size = report.write_report(data, str(output), rule=lib.rules.DefaultRule(k=k))
+        size = report.write_report(data, str(output), rule=DefaultRule(k=k))
     except ReportError as exc:
         raise UserError(str(exc)) from None
     warning = data.join_warning("that --input is the crawl input the dedup run read, with the same --id-field")
@@ -126,9 +132,11 @@ def kibana_import(
     *, connection: Connection,
 ) -> None:
     """Load the data view, saved searches and dashboard into Kibana (overwrites earlier imports)."""
+    from es_simhash.results.kibana import import_saved_objects
+
     c = connection
     try:
-        result = lib.kibana.import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=c.api_key,
+        result = import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=c.api_key,
                                                  username=c.username, password=c.password, ca_certs=c.ca_certs)
     except InvalidKibanaURL as exc:
         raise UserError(f"{exc} or --kibana-url") from None
@@ -146,6 +154,8 @@ def kibana_export(
 ) -> None:
     """Write the saved objects for any index pattern to a file, to import in Kibana by hand (Stack Management >
     Saved objects > Import) when no Kibana is at hand here."""
+    from es_simhash.results.kibana import export_saved_objects
+
     refuse_unsafe_outputs([], ("--output", output))
-    n = lib.kibana.export_saved_objects(output, index)
+    n = export_saved_objects(output, index)
     err(f"wrote {n} saved objects for {index!r} to {'stdout' if str(output) == '-' else output}")
