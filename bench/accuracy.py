@@ -272,7 +272,7 @@ def systems(idf, include_slow: bool = True, crawl_idf=None,
     does; adds the system ``es-simhash fit-idf``. ``opt_in``: names of systems run only when asked for by name
     (``es-simhash segments``)."""
     from es_simhash import Fingerprinter
-    from es_simhash.engine.dedup_engine import DefaultRule
+    from es_simhash.decide.default import DefaultRule
     from psimhash import PSimhashFingerprinter  # bench/psimhash.py
 
     out = {
@@ -447,7 +447,7 @@ def reach_diagnostics(split: data.Split, res: dict, groups: Sequence[tuple[str, 
     the nearest member of their true cluster: SimHash within the lookup's reach (``candidate_distance`` bits), or
     else long sentences (two or more, one), or else shingle-sketch hashes, or nothing. A miss with nothing shared
     cannot be found by any rule over these fingerprints."""
-    from es_simhash.engine.dedup_engine import DefaultRule
+    from es_simhash.decide.default import DefaultRule
     from es_simhash.fingerprint import Fingerprinter
 
     reach = DefaultRule().candidate_distance
@@ -527,7 +527,7 @@ def crawl_diagnostics(split, res: dict, names: Sequence[str], phenomena) -> str:
 def k_sweep(split: data.Split, idf, log=print) -> dict:
     """Precision and recall against k for long and short texts (es-simhash defaults and SimHash alone)."""
     from es_simhash import Fingerprinter
-    from es_simhash.engine.dedup_engine import DefaultRule
+    from es_simhash.decide.default import DefaultRule
 
     curves: dict = {}
     for label, fp in [("es-simhash", Fingerprinter(idf)),
@@ -554,7 +554,7 @@ def k_sweep(split: data.Split, idf, log=print) -> dict:
 def tune(seed: int, scale: float, idf, log=print) -> None:
     """The grid the defaults were chosen from: always on the dev split (never on test)."""
     from es_simhash import Fingerprinter
-    from es_simhash.engine.dedup_engine import DefaultRule
+    from es_simhash.decide.default import DefaultRule
 
     split = data.build("dev", seed, scale)
     split.groups.update(crawl.build("dev", seed, scale))

@@ -168,7 +168,7 @@ def canonicals_with_an_older_match(backend) -> list[str]:
     fingerprints at once, in memory (``MemoryIndex``, the default rule, the index's ``max_sentence_df``); a
     sequential run can have a few too (a sentence's document frequency when a document was decided was smaller
     than at the end), which the one-writer runs show."""
-    from es_simhash.engine.dedup_engine import DefaultRule
+    from es_simhash.decide.default import DefaultRule
     from es_simhash.index.base import Lookup, arrival_key
     from es_simhash.lookup.candidates import boilerplate_of
     from es_simhash.index.memory import MemoryIndex

@@ -62,7 +62,7 @@ def scores():
             pytest.fail(f"benchmark corpora unavailable (CI=true, so this fails): {missing}", pytrace=False)
         pytest.skip(f"benchmark corpora unavailable: {missing}")
     from es_simhash import Fingerprinter
-    from es_simhash.engine.dedup_engine import DefaultRule
+    from es_simhash.decide.default import DefaultRule
     from es_simhash.fingerprint.idf import IDFTable
 
     split = data.build("test", SEED, SCALE)

@@ -5,7 +5,9 @@ import pytest
 from es_simhash import Fingerprinter
 from es_simhash.fingerprint import is_sketch
 from es_simhash.decide.rule import RuleBase
-from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule, DuplicateIdError
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.decide.default import DefaultRule
+from es_simhash.errors import DuplicateIdError
 from es_simhash.records import Decision, Document, StoredDoc
 from es_simhash.index.base import Lookup
 from es_simhash.index.memory import MemoryIndex

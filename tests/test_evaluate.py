@@ -10,7 +10,8 @@ from itertools import combinations
 
 import pytest
 
-from es_simhash.results.evaluate import LabelError, Labels, load_labels, score, sweep
+from es_simhash.results.evaluate import Labels, load_labels, score, sweep
+from es_simhash.errors import LabelError
 from support import chinese_articles, templated_crawl
 
 

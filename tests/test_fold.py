@@ -15,7 +15,8 @@ from support import chinese_articles
 
 from es_simhash import Fingerprinter
 from es_simhash.fingerprint import fold
-from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.decide.default import DefaultRule
 from es_simhash.records import Document
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.files.sources import RecordReader

@@ -4,7 +4,8 @@ sequential run: duplicates across consecutive batches, boilerplate counted over 
 from functools import partial
 
 from es_simhash import Fingerprint, Fingerprinter
-from es_simhash.engine.dedup_engine import DedupEngine, IndexingError
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.errors import IndexingError
 from es_simhash.records import Document
 from es_simhash.fingerprint.reference import ReferenceEngine
 from es_simhash.index.elastic import ElasticIndex, ensure_index

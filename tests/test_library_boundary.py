@@ -58,17 +58,13 @@ def test_no_module_imports_private_names_of_another():
 
 
 def test_retry_statuses_are_one_tuple_passed_everywhere():
-    from elasticsearch import helpers
-
+    """Both engines' clients retry the statuses the backend's own retries take (one tuple)."""
     from es_simhash.index.elastic import ConnectionSettings
-    from es_simhash.index.elastic.errors import RETRY_STATUSES, bulk_retry_statuses
+    from es_simhash.index.elastic.errors import RETRY_STATUSES
 
-    client = ConnectionSettings(url="http://127.0.0.1:9").client()
-    assert tuple(client.transport.retry_on_status) == RETRY_STATUSES
-    if "retry_on_status" in __import__("inspect").signature(helpers.streaming_bulk).parameters:
-        assert bulk_retry_statuses() == {"retry_on_status": RETRY_STATUSES}
-    else:  # clients before 8.16 retry 429 only, and take no argument
-        assert bulk_retry_statuses() == {}
+    settings = ConnectionSettings(url="http://127.0.0.1:9")
+    assert tuple(settings.client().transport.retry_on_status) == RETRY_STATUSES
+    assert tuple(settings.opensearch_client().raw.transport.retry_on_status) == RETRY_STATUSES
 
 
 def test_a_connection_error_names_the_setting_and_the_cli_names_the_option():

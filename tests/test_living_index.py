@@ -16,7 +16,8 @@ import pytest
 
 from es_simhash import Fingerprinter
 from es_simhash import clustering as maintenance
-from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.decide.default import DefaultRule
 from es_simhash.records import Document
 from es_simhash.fingerprint import Fingerprint
 from es_simhash.index.base import Lookup
@@ -401,7 +402,7 @@ def test_a_re_crawled_page_the_index_refuses_leaves_its_cluster_as_it_was():
     """Page p (with its copy m in its cluster) is re-indexed with other content by another writer, and the index
     refuses that write for good (a read-only block, a mapping error): p keeps its content and m stays its
     duplicate; nothing is decided again around a version that did not leave."""
-    from es_simhash.engine.dedup_engine import IndexingError
+    from es_simhash.errors import IndexingError
 
     old, new = chinese_articles()[3], chinese_articles()[30]
     copy = old[:200] + "。" + old[200:]

@@ -7,10 +7,13 @@ import json
 
 import pytest
 
-from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.decide.default import DefaultRule
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.pipeline import Checkpoint, NoCheckpoint, Summary, run_dedup
-from es_simhash.files.sources import InputError, check_inputs, record_meta
+from es_simhash.files.sources import check_inputs
+from es_simhash.errors import InputError
+from es_simhash.records import record_meta
 from support import english_articles
 
 
@@ -213,7 +216,7 @@ def test_progress_ends_at_the_input_size_with_a_recheck(tmp_path):
     at 100%, not 200%)."""
     from test_cli import FORUM_BODIES, FORUM_NOTICE
 
-    from es_simhash.engine.dedup_engine import DefaultRule
+    from es_simhash.decide.default import DefaultRule
     from es_simhash.files.sources import RecordReader
 
     lines = [{"id": f"p{i}", "content": f"【城市生活】网友原创\n{body}\n{FORUM_NOTICE}"} for i, body in enumerate(FORUM_BODIES)]
@@ -235,7 +238,7 @@ def test_progress_follows_the_records_decided_and_the_recheck_has_its_own(tmp_pa
     the documents it has decided again, up to its total."""
     from test_cli import FORUM_BODIES, FORUM_NOTICE
 
-    from es_simhash.engine.dedup_engine import DefaultRule
+    from es_simhash.decide.default import DefaultRule
     from es_simhash.files.sources import RecordReader
 
     lines = [{"id": f"p{i}", "content": f"【城市生活】网友原创\n{FORUM_BODIES[i % 4]}{i}\n{FORUM_NOTICE}"}

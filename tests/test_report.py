@@ -186,7 +186,7 @@ def test_hostile_titles_and_urls_are_escaped(tmp_path):
 
 def test_the_page_states_the_limits_of_the_rule_it_was_given(tmp_path):
     """The footer and the distance section say the rule's own limits, not the defaults whatever -k was."""
-    from es_simhash.engine.dedup_engine import DefaultRule
+    from es_simhash.decide.default import DefaultRule
 
     _, rep = _hostile(tmp_path)
     data = report.from_dedup_report(str(rep))

@@ -7,7 +7,8 @@ import random
 import pytest
 
 from es_simhash import Fingerprint
-from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.decide.default import DefaultRule
 from es_simhash.records import Document, StoredDoc
 from es_simhash.fingerprint import SKETCH_BIT
 from es_simhash.index.base import Lookup

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Iterator, Sequence, TypeVar
 
 from es_simhash.decide.default import DefaultRule
 from es_simhash.defaults import BATCH_SIZE, SHARED_BATCH_SIZE
-from es_simhash.decide.rule import NO_FEATURES, DecisionRule, has_sketch
+from es_simhash.decide.rule import DecisionRule
 from es_simhash.records import Decision, Document, Result, StoredDoc
 from es_simhash.engine.decisions import BatchDecider, DecidedBatch, FarMarks, as_maintained
 from es_simhash.engine.pipelining import InWriting, fingerprint_pool, read_ahead
@@ -33,8 +33,7 @@ from es_simhash.index.base import Lookup, FingerprintIndex, MaintainedIndex
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.candidates import boilerplate_of
 
-__all__ = ["DecisionRule", "DefaultRule", "DedupEngine", "NO_FEATURES", "has_sketch", "DuplicateIdError",
-           "IndexingError"]
+__all__ = ["DedupEngine"]
 
 log = logging.getLogger(__name__)
 

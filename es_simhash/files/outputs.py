@@ -25,7 +25,7 @@ from typing import IO, Any, Iterator, Sequence
 
 from es_simhash.errors import OutputError
 
-__all__ = ["OutputError", "Output", "check_outputs", "AtomicFile", "atomic_write", "PARTIAL_SUFFIX", "is_stream"]
+__all__ = ["Output", "check_outputs", "AtomicFile", "atomic_write", "PARTIAL_SUFFIX", "is_stream"]
 
 PARTIAL_SUFFIX = ".es-simhash-partial"
 """What a resumable output is written as until its run finishes (beside it, in the same folder)."""

@@ -27,16 +27,9 @@ from es_simhash.records import (
     DEFAULT_ID_FIELDS,
     DEFAULT_TEXT_FIELDS,
     MAX_ID_BYTES,
-    TIME_FIELDS,
-    TITLE_FIELDS,
-    URL_FIELDS,
-    first_field,
-    record_meta,
 )
 
-__all__ = ["DeadLetter", "RecordReader", "DEFAULT_TEXT_FIELDS", "DEFAULT_ID_FIELDS", "DeadLetterWriter",
-           "MAX_ID_BYTES", "TITLE_FIELDS", "URL_FIELDS", "TIME_FIELDS", "InputError", "check_inputs", "first_field",
-           "record_meta", "excerpt"]
+__all__ = ["DeadLetter", "RecordReader", "DeadLetterWriter", "check_inputs", "excerpt"]
 
 _EXCERPT = 200
 _FALLBACK = "gb18030"  # what --encoding auto tries after UTF-8

@@ -11,18 +11,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from es_simhash.fingerprint.fingerprinter import (
+    from es_simhash.fingerprint.fingerprinter import Fingerprinter
+    from es_simhash.fingerprint.model import (
         FINGERPRINT_VERSION,
-        NEGATIONS,
         SKETCH_BIT,
         WEIGHT_SCALE,
         Fingerprint,
-        Fingerprinter,
+        hash64,
+        is_sketch,
+    )
+    from es_simhash.fingerprint.hashes import (
+        NEGATIONS,
         content_hashes,
         contradicting_pair,
         contradicts,
-        hash64,
-        is_sketch,
         sentence_hashes,
         text_contradicts,
     )
@@ -31,9 +33,15 @@ __all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_
            "sentence_hashes", "content_hashes", "contradicts", "contradicting_pair", "text_contradicts", "NEGATIONS"]
 
 
+_HOME = {"Fingerprinter": "fingerprinter", "NEGATIONS": "hashes", "content_hashes": "hashes",
+         "contradicting_pair": "hashes", "contradicts": "hashes", "sentence_hashes": "hashes",
+         "text_contradicts": "hashes"}
+"""Where each name lives (the rest: :mod:`~es_simhash.fingerprint.model`)."""
+
+
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from es_simhash.fingerprint import fingerprinter
+        from importlib import import_module
 
-        return getattr(fingerprinter, name)
+        return getattr(import_module(f"{__name__}.{_HOME.get(name, 'model')}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -33,11 +33,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from es_simhash.fingerprint import early_start, native_core
 from es_simhash.fingerprint import text as _text
 from es_simhash.fingerprint.config import DEFAULTS, FingerprintSettings
-from es_simhash.fingerprint.hashes import (NEGATIONS, content_hashes, contradicting_pair, contradicts, sentence_hashes,
-                                           text_contradicts)
 from es_simhash.fingerprint.idf import IDFTable
-from es_simhash.fingerprint.model import (FINGERPRINT_VERSION, SKETCH_BIT, WEIGHT_SCALE, Fingerprint, hash64, hex64,
-                                          is_sketch)
+from es_simhash.fingerprint.model import (FINGERPRINT_VERSION, Fingerprint)
 from es_simhash.fingerprint.native_core import start_native_segmenter
 
 if TYPE_CHECKING:
@@ -45,9 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["FINGERPRINT_VERSION", "Fingerprint", "Fingerprinter", "hash64", "is_sketch", "WEIGHT_SCALE", "SKETCH_BIT",
-           "sentence_hashes", "content_hashes", "contradicts", "contradicting_pair", "text_contradicts", "NEGATIONS",
-           "hex64", "start_native_segmenter"]
+__all__ = ["Fingerprinter"]
 
 ENGINES = ("auto", "native", "python")
 

@@ -22,18 +22,12 @@ from typing import Any, Collection, Iterator, Mapping, Protocol, Sequence, runti
 
 from es_simhash.records import StoredDoc
 from es_simhash.fingerprint.model import Fingerprint
-from es_simhash.lookup.candidates import (
-    MIN_SHARED_SKETCH,
-    boilerplate_of,
-    found_by_lookup,
-    sentence_candidate,
-    sharing_sketch,
-)
 from es_simhash.lookup.keys import LookupKeys
 
-__all__ = ["Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "MIN_SHARED_SKETCH", "arrival_key",
-           "precedence_key", "with_version", "written_state", "boilerplate_of", "sentence_candidate", "sharing_sketch",
-           "found_by_lookup"]
+__all__ = [
+    "Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "arrival_key", "precedence_key",
+    "with_version", "written_state"
+]
 
 def without_payload(doc: StoredDoc) -> StoredDoc:
     """``doc`` without its record and text (the fingerprint and the cluster are all a lookup needs): what the

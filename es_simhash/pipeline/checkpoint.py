@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 from es_simhash.errors import CheckpointInUse, NoCheckpoint
-from es_simhash.files.outputs import AtomicFile, OutputError
+from es_simhash.files.outputs import AtomicFile
+from es_simhash.errors import OutputError
 from es_simhash.pipeline.summary import Summary
 
 
@@ -164,7 +165,7 @@ class Checkpoint:
 
     def output(self, name: str, option: str, path: str | os.PathLike[str] | None) -> None:
         """Record the run's output ``name`` (``report``, ``dead_letters``) at ``path``; a resumed run must name the
-        same file the interrupted run wrote (:class:`~es_simhash.files.outputs.OutputError` otherwise: its partial file
+        same file the interrupted run wrote (:class:`~es_simhash.errors.OutputError` otherwise: its partial file
         is beside that one)."""
         real = None if path is None else os.path.realpath(path)
         if self.done:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import IO, Callable, Iterable, Iterator, Sequence
 
 from es_simhash.defaults import DEAD_LETTERS, MIN_DF
-from es_simhash.engine.dedup_engine import DedupEngine, DuplicateIdError, IndexingError
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.errors import DuplicateIdError, IndexingError
 from es_simhash.engine.decisions import FarMarks
 from es_simhash.records import Document, Result, StoredDoc
 from es_simhash.files.sources import DeadLetter, DeadLetterWriter, excerpt, RecordReader

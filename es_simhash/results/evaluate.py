@@ -25,17 +25,18 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, Iterable, Sequence
 
-from es_simhash.engine.dedup_engine import DedupEngine, DefaultRule
+from es_simhash.engine.dedup_engine import DedupEngine
+from es_simhash.decide.default import DefaultRule
 from es_simhash.errors import LabelError
 from es_simhash.files.markup import HTML_MODES, text_of
-from es_simhash.files.sources import DEFAULT_TEXT_FIELDS
+from es_simhash.records import DEFAULT_TEXT_FIELDS
 from es_simhash.fingerprint.fingerprinter import Fingerprinter
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.keys import DEFAULT as DEFAULT_KEYS, LookupKeys
 from es_simhash.pipeline import dedup_documents
 from es_simhash.records import Document
 
-__all__ = ["Labels", "LabelError", "Score", "SweepResult", "load_labels", "score", "sweep", "SWEEP"]
+__all__ = ["Labels", "Score", "SweepResult", "load_labels", "score", "sweep", "SWEEP"]
 
 SWEEP: dict[str, Sequence[Any]] = {
     "k": range(0, 9),

@@ -26,8 +26,6 @@ parameters."""
 RENAMED = {"from_": "from", "source": "_source", "source_excludes": "_source_excludes",
            "source_includes": "_source_includes"}
 """``elasticsearch-py``'s names for what the REST API calls otherwise."""
-OPTIONS = ("request_timeout", "ignore")
-"""What :meth:`OpenSearchClient.options` sets for every request made through the view it returns."""
 
 
 def _split(kw: dict[str, Any], body_fields: Iterable[str], body: dict[str, Any] | None = None
@@ -155,12 +153,15 @@ class OpenSearchClient:
         self.raw = raw
         """The ``opensearchpy.OpenSearch`` client underneath."""
         self._options = dict(options or {})
+        """What every request through this client (or view, :meth:`options`) is sent with: ``request_timeout``,
+        ``ignore``."""
         self.indices = Indices(self, raw.indices)
         self.cluster = Cluster(self, raw.cluster)
         self.nodes = Nodes(self, raw.nodes)
 
     def _with_options(self, kw: dict[str, Any]) -> dict[str, Any]:
-        return {**{k: v for k, v in self._options.items()}, **{k: v for k, v in kw.items() if v is not None}}
+        """A request's keywords (those given as ``None`` left out) over the view's options."""
+        return {**self._options, **{k: v for k, v in kw.items() if v is not None}}
 
     def options(self, *, request_timeout: float | None = None, ignore_status: int | tuple[int, ...] | None = None,
                 max_retries: int | None = None, retry_on_status: Any = None) -> "OpenSearchClient":

@@ -308,7 +308,9 @@ def from_dedup_report(path: str, inputs: Sequence[str] = (), *, top: int = 20, t
 def _input_fields(inputs: Sequence[str], wanted: set[str], text_field: str | None,
                   id_field: str | None) -> dict[str, tuple[Any, Any, Any]]:
     """id -> (title, url, crawl time) from the crawl input, read with the same rules as ``dedup``/``index``."""
-    from es_simhash.files.sources import check_inputs, InputError, record_meta, RecordReader
+    from es_simhash.files.sources import check_inputs, RecordReader
+    from es_simhash.errors import InputError
+    from es_simhash.records import record_meta
     from es_simhash.records import Document
 
     try:
