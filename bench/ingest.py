@@ -38,7 +38,8 @@ record.
 preloaded with ``--base`` (default 1,000,000) synthetic documents: random SimHash, random content hash, 4 random
 sentence hashes, a short random ``content`` of pseudo-words, a url and crawl time, written in
 ``ElasticIndex._source``'s layout with their ``lookup_keys`` terms (``LookupKeys.terms`` in vectorised chunks)
-by ``helpers.parallel_bulk`` with ``refresh_interval: -1``; then a refresh, a force-merge to
+by ``_es.parallel_bulk`` (a pool of ``--load-threads`` threads sending chunks with ``client.streaming_bulk``) with
+``refresh_interval: -1``; then a refresh, a force-merge to
 ``--merge-segments`` segments and ``refresh_interval`` back to ``1s``. Random fingerprints are (almost) never
 candidates of the real documents: they make the index big (terms dictionaries, doc values), not the lookups
 crowded.
@@ -47,11 +48,11 @@ crowded.
 
 * ``dedup ingest``: ``DedupEngine(ElasticIndex(client, base), fingerprinter, batch_size=B).process(docs)``:
   fingerprints, one lookup search per batch (permutation-table keys), decisions, ``ElasticIndex.add``
-  (``helpers.streaming_bulk`` in chunks of C + a refresh per batch). With Elasticsearch the engine overlaps:
+  (``client.streaming_bulk`` in chunks of C + a refresh per batch). With Elasticsearch the engine overlaps:
   batch N+1 is fingerprinted in a thread while batch N is looked up/decided, and batch N is written in another
   thread while batch N+1 is looked up and decided. The Fingerprinter is shared and warm (its token cache has seen
   the texts in the warm-up round), as in a long-running ingest.
-* ``raw bulk``: ``helpers.streaming_bulk`` of the SAME documents, ALREADY FINGERPRINTED: the ``_source`` of each
+* ``raw bulk``: ``client.streaming_bulk`` of the SAME documents, ALREADY FINGERPRINTED: the ``_source`` of each
   is built beforehand, untimed, with ``ElasticIndex._source`` from the very StoredDocs the warm-up dedup run wrote
   (cluster, dup_of, ...: read back from the index after it, ``stored_docs``), including the ``lookup_keys`` terms, so
   both systems write the same documents; same chunk size C and retry settings as ``ElasticIndex.add``; one
@@ -99,6 +100,11 @@ refresh per batch``), the sketch channel free and the other channels in one sear
 give with the least an exact sketch channel can make the node read (``sketch_read_floor``: every sketch hash's
 postings once, or the term statistics of every hash and the postings of the held ones): what no way of asking
 Elasticsearch for the documents sharing two non-boilerplate sketch hashes with a text can go below.
+
+**OpenSearch** (2 and 3): ``--es-url`` / ``ES_URL`` may name an OpenSearch node: every request goes through the
+client of ``es_simhash.index.elastic.connect`` in ``elasticsearch-py``'s form (bulk loads and deletes through
+``client.streaming_bulk``), so the same runs, checks and RESULT line come out ("Elasticsearch" in the texts
+below then means the OpenSearch node).
 
 Run ``python bench/ingest.py --help`` for options.
 """
@@ -363,12 +369,10 @@ def preload(client, index, n: int, seed: int, threads: int, chunk: int, merge_se
 
 def delete_docs(client, name: str, ids: Sequence[str], chunk: int, expect: int) -> float:
     """Delete ``ids`` (bulk of delete actions), refresh and flush; checks the index is back to ``expect`` docs."""
-    from elasticsearch import helpers
-
     t0 = time.perf_counter()
     failed = 0
-    for ok, _ in helpers.streaming_bulk(client, ({"_op_type": "delete", "_index": name, "_id": i} for i in ids),
-                                        chunk_size=chunk, max_retries=8, raise_on_error=False, yield_ok=False):
+    for ok, _ in client.streaming_bulk(({"_op_type": "delete", "_index": name, "_id": i} for i in ids),
+                                       chunk_size=chunk, max_retries=8, raise_on_error=False, yield_ok=False):
         failed += not ok
     client.indices.refresh(index=name)
     client.indices.flush(index=name)
@@ -506,14 +510,12 @@ def run_without_lookups(client, url: str, base: str, fp, docs, batch_size: int, 
 def run_raw(client, base: str, actions: list[dict[str, Any]], chunk_size: int, refresh_every: int = 0) -> Usage:
     """One timed raw ``streaming_bulk`` of ready actions into ``base`` + one refresh; with ``refresh_every``, a
     ``streaming_bulk`` and a refresh per that many actions (the refreshes of the engine's batches, nothing else)."""
-    from elasticsearch import helpers
-
     failed = 0
     step = refresh_every or len(actions) or 1
     with Usage(client) as usage:
         for start in range(0, len(actions), step):
-            for ok, _item in helpers.streaming_bulk(
-                client, actions[start:start + step], chunk_size=chunk_size, max_retries=8, initial_backoff=1,
+            for ok, _item in client.streaming_bulk(
+                actions[start:start + step], chunk_size=chunk_size, max_retries=8, initial_backoff=1,
                 max_backoff=30, raise_on_error=False, yield_ok=False,
             ):
                 failed += not ok
@@ -706,7 +708,7 @@ def count_step_cost(client, index: str, bodies: list[dict[str, Any]], min_s: flo
                    "fields": ["sentences"], "term_statistics": True, "field_statistics": False,
                    "positions": False, "offsets": False, "payloads": False} for b in counts]
     return (node_cpu_per_pass(client, _replay(client, index, counts), min_s),
-            node_cpu_per_pass(client, lambda: client.mtermvectors(docs=statistics), min_s))
+            node_cpu_per_pass(client, lambda: client.mtermvectors(index=index, docs=statistics), min_s))
 
 
 def sketch_read_floor(client, index: str, bodies: list[dict[str, Any]], cap: int, min_s: float = 10.0
@@ -894,8 +896,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="timed rounds after one warm-up (default 3; 7 for news, whose runs last seconds and whose "
                     "node CPU figures move by a second between rounds)")
     ap.add_argument("--merge-segments", type=int, default=4, help="force-merge the base to this many segments (4)")
-    ap.add_argument("--load-threads", type=int, default=2, help="parallel_bulk threads of the preload (2)")
-    ap.add_argument("--load-chunk", type=int, default=2000, help="parallel_bulk chunk size of the preload (2,000)")
+    ap.add_argument("--load-threads", type=int, default=2, help="bulk threads of the preload (2)")
+    ap.add_argument("--load-chunk", type=int, default=2000, help="bulk chunk size of the preload (2,000)")
     ap.add_argument("--seed", type=int, default=1998, help="seed of the sample, shuffle, plants and base (1998)")
     _es.add_node_options(ap, heap="1g")
     ap.add_argument("--segments-probe", action="store_true",
@@ -964,7 +966,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ld = preload(client, index, args.base, args.seed, args.load_threads, args.load_chunk, args.merge_segments)
             size, segments, _ = _es.store_stats(client, base)
             print(f"base index {base}: {args.base:,} synthetic documents loaded in {ld['total_s']:.1f} s (bulk "
-                  f"{ld['bulk_s']:.1f} s = {args.base / ld['bulk_s']:,.0f} docs/s with parallel_bulk "
+                  f"{ld['bulk_s']:.1f} s = {args.base / ld['bulk_s']:,.0f} docs/s with bulk "
                   f"{args.load_threads} threads x {args.load_chunk}; refresh {ld['refresh_s']:.1f} s; force-merge "
                   f"to {args.merge_segments} segments {ld['merge_s']:.1f} s); {size / 1e6:,.0f} MB, {segments} "
                   f"segments; lookup keys {index.lookup_keys.to_meta()}")

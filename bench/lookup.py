@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""ElasticIndex lookups at scale on a real Elasticsearch: permutation-table keys against the legacy segments.
+"""ElasticIndex lookups at scale on a real Elasticsearch (or OpenSearch): permutation-table keys against the legacy
+segments.
 
 For each size in ``--sizes`` (default 100,000 and 1,000,000 indexed fingerprints; ``--sizes 10000000`` works too)
 the same synthetic documents are loaded into **two** indexes made by ``ensure_index`` (the shipped template,
@@ -15,8 +16,9 @@ Documents: uniform random 64-bit SimHashes, plus, for each of ``--queries`` (1,0
 (not stored themselves), one planted neighbour at each Hamming distance 0..5 (K = 3, and 2 beyond). Every
 document has a random content hash and no sentence hashes or text. They are written in the exact layout of
 ``ElasticIndex.add``: ``es_simhash.index.elastic.codec.to_source(doc, now, lookup_keys_terms)``, the terms precomputed with
-``LookupKeys.terms`` in vectorised chunks of 20,000, sent with ``helpers.parallel_bulk`` (2 threads x 5,000 docs)
-with ``refresh_interval: -1``; then a refresh, a force-merge to ``--merge-segments`` (default 1) segment(s), and
+``LookupKeys.terms`` in vectorised chunks of 20,000, sent by a pool of 2 threads, each sending chunks of 5,000 docs
+with ``client.streaming_bulk`` (``_es.parallel_bulk``; ``--load-threads``, ``--load-chunk``) with
+``refresh_interval: -1``; then a refresh, a force-merge to ``--merge-segments`` (default 1) segment(s), and
 ``refresh_interval`` back to the template's. The node query cache is switched off on these indexes
 (``index.queries.cache.enabled: false``, set while they are still empty), because the benchmark replays the
 same queries pass after pass, which real deduplication never does; ``--query-cache`` keeps it on.
@@ -69,6 +71,11 @@ run, ``4acd081``) with ``--sizes 10000000 --segments-max 1000000 --knn-types hns
 --sweeps 1``: 2,984 s in all; its bulk load 1,894 s (5,281 docs/s) alone on the machine, no force-merge (57
 segments; a force-merge of it to one segment, in an earlier run sharing the machine, had not ended after 10
 minutes); 65 lookups/s, p50 20.6 ms, recall 1.0.
+
+OpenSearch (2 and 3): ``--es-url`` / ``ES_URL`` may name an OpenSearch node (the client of ``connect`` speaks to
+both). Everything above runs the same there, except the kNN peer (Elasticsearch's ``dense_vector`` bit vectors),
+which is left out (``--no-knn`` implied, one INFO line says so; RESULT's kNN fields are ``nan``).
+``bench/engines.py`` compares the two engines' batched lookups in one run.
 """
 
 from __future__ import annotations
@@ -242,6 +249,15 @@ def recall_of(results, truth, k: int, offset: int = 0) -> tuple[int, int, int]:
         found += len(want & got)
         extra += len(got - want)
     return expected, found, extra
+
+
+def batched_recall(index, queries, truth, k: int, b: int = 500) -> tuple[int, int, int]:
+    """:func:`recall_of` every query looked up in batches of ``b`` at ``k``: (true neighbours within k, found,
+    returned beyond k)."""
+    res = []
+    for i in range(0, len(queries), b):
+        res += index.lookup(queries[i:i + b], k)
+    return recall_of(res, truth, k)
 
 
 class Capture:
@@ -521,7 +537,7 @@ def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, A
             r["load"] = load(client, ix, sims, contents, args.load_chunk, args.load_threads, args.merge_segments)
             ld = r["load"]
             print(f"load {design:8s} ({names[design]}): {ld['total_s']:.0f} s = bulk {ld['bulk_s']:.0f} s "
-                  f"({n / ld['bulk_s']:,.0f} docs/s, parallel_bulk {args.load_threads} threads x {args.load_chunk}, "
+                  f"({n / ld['bulk_s']:,.0f} docs/s, bulk {args.load_threads} threads x {args.load_chunk}, "
                   f"terms {ld['terms_s']:.1f} s of it) + refresh {ld['refresh_s']:.1f} s + force-merge to "
                   f"{args.merge_segments} segment(s) {ld['merge_s']:.1f} s")
 
@@ -578,12 +594,7 @@ def bench_size(client, url: str, config: dict, n: int, args, rng) -> dict[str, A
         # recall vs brute force, k = 0..K, batched path (500/call)
         for design in designs:
             ix, r = idx[design], out["designs"][design]
-            rows = []
-            for k in range(K + 1):
-                res = []
-                for i in range(0, len(queries), 500):
-                    res += ix.lookup(queries[i:i + 500], k)
-                rows.append((k, *recall_of(res, truth, k)))
+            rows = [(k, *batched_recall(ix, queries, truth, k)) for k in range(K + 1)]
             r["recall"] = rows
             r["min_recall"] = min(f / e if e else 1.0 for _, e, f, _ in rows)
             r["beyond"] = sum(x for *_, x in rows)
@@ -772,10 +783,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--query-cache", action="store_true", help="keep the node query cache on for the bench "
                     "indexes (off by default: the passes replay identical queries)")
     ap.add_argument("--load-chunk", type=int, default=5000, help="docs per bulk request while loading (5,000)")
-    ap.add_argument("--load-threads", type=int, default=2, help="parallel_bulk threads while loading (2)")
+    ap.add_argument("--load-threads", type=int, default=2, help="bulk threads while loading (2)")
     ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
     _es.add_node_options(ap, heap="2g")
-    ap.add_argument("--no-knn", action="store_true", help="leave out the peer, Elasticsearch's bit-vector kNN")
+    ap.add_argument("--no-knn", action="store_true", help="leave out the peer, Elasticsearch's bit-vector kNN "
+                    "(implied on OpenSearch)")
     ap.add_argument("--knn-types", default="flat,hnsw", help="kNN peer: which bit-vector indexes to load and "
                     "measure, comma-separated (default flat,hnsw; at 10M the hnsw index took 1,894 s to bulk-load "
                     "on this 2-vCPU machine, and a force-merge of it to one segment had not ended after 10 minutes: "
@@ -801,6 +813,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     with _es.es_node(args.es_url, args.heap) as (url, where):
         client = _es.client_for(url)
         print("es-simhash ElasticIndex lookup benchmark: permutation-table keys vs legacy segments")
+        if _es.is_opensearch(client) and not args.no_knn:
+            args.no_knn = True
+            print(f"INFO {_es.server_info(client)}: the kNN peer (Elasticsearch's dense_vector bit vectors) is left "
+                  f"out (--no-knn implied)")
         print(f"python {platform.python_version()}, numpy {np.__version__}, cpus {os.cpu_count()} (shared with "
               f"Elasticsearch and other work: load average {os.getloadavg()[0]:.1f} at start); "
               f"{_es.server_info(client)}, {where}")
