@@ -194,13 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=2, help="untimed interleaved passes before the timed ones "
                     "(default 2)")
     ap.add_argument("--batch", type=int, default=500, help="lookups per ElasticIndex.lookup call (default 500)")
-    ap.add_argument("--merge-segments", type=int, default=1, help="force-merge to this many segments after the "
-                    "load (default 1)")
-    ap.add_argument("--query-cache", action="store_true", help="keep the node query cache on for the bench "
-                    "indexes (off by default: the passes replay identical queries)")
-    ap.add_argument("--load-chunk", type=int, default=5000, help="docs per bulk request while loading (5,000)")
-    ap.add_argument("--load-threads", type=int, default=2, help="bulk threads while loading (2)")
-    ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
+    lookup.add_load_options(ap)
     ap.add_argument("--es-url", default=None, help="a running Elasticsearch node (default: start a private one)")
     ap.add_argument("--os-url", default=None, help="a running OpenSearch node (default: start a private one)")
     ap.add_argument("--es-version", default=None, help="version of the private Elasticsearch node (default: "

@@ -755,6 +755,17 @@ def _knn_options(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         ap.error("--knn-merge-segments must be >= 0 (0: no force-merge)")
 
 
+def add_load_options(ap: argparse.ArgumentParser) -> None:
+    """The options of the documents' load, shared with bench/engines.py."""
+    ap.add_argument("--merge-segments", type=int, default=1, help="force-merge to this many segments after the "
+                    "load (default 1)")
+    ap.add_argument("--query-cache", action="store_true", help="keep the node query cache on for the bench "
+                    "indexes (off by default: the passes replay identical queries)")
+    ap.add_argument("--load-chunk", type=int, default=5000, help="docs per bulk request while loading (5,000)")
+    ap.add_argument("--load-threads", type=int, default=2, help="bulk threads while loading (2)")
+    ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description="ElasticIndex lookups on a real Elasticsearch, permutation-table keys (tables) vs the legacy "
@@ -778,13 +789,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=1000, help="query fingerprints with planted neighbours (1,000)")
     ap.add_argument("--passes", type=int, default=3, help="interleaved timed passes per design (median; default 3)")
     ap.add_argument("--sweeps", type=int, default=3, help="sweeps over the queries per batched figure (default 3)")
-    ap.add_argument("--merge-segments", type=int, default=1, help="force-merge to this many segments after the "
-                    "load (default 1)")
-    ap.add_argument("--query-cache", action="store_true", help="keep the node query cache on for the bench "
-                    "indexes (off by default: the passes replay identical queries)")
-    ap.add_argument("--load-chunk", type=int, default=5000, help="docs per bulk request while loading (5,000)")
-    ap.add_argument("--load-threads", type=int, default=2, help="bulk threads while loading (2)")
-    ap.add_argument("--seed", type=int, default=20240601, help="random seed (default 20240601)")
+    add_load_options(ap)
     _es.add_node_options(ap, heap="2g")
     ap.add_argument("--no-knn", action="store_true", help="leave out the peer, Elasticsearch's bit-vector kNN "
                     "(implied on OpenSearch)")
