@@ -359,7 +359,8 @@ def test_index_and_migrate_batch_as_the_engine_does_with_elasticsearch():
     import inspect
 
     from es_simhash.cli.elastic import index_cmd, migrate
-    from es_simhash.engine.dedup_engine import BATCH_SIZE, SHARED_BATCH_SIZE, DedupEngine
+    from es_simhash.defaults import BATCH_SIZE, SHARED_BATCH_SIZE
+    from es_simhash.engine.dedup_engine import DedupEngine
 
     assert SHARED_BATCH_SIZE > BATCH_SIZE
     for command in (index_cmd, migrate):

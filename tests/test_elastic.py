@@ -73,6 +73,43 @@ def test_duplicates_inside_one_batch_and_across_runs(client, index, fingerprinte
     assert run2[0].duplicate and run2[0].cluster == "y"
 
 
+def test_a_client_a_script_made_itself_serves_the_index(client, es_url, es_index_name, fingerprinter):
+    """``ElasticIndex`` over the client library's own client (``elasticsearch.Elasticsearch`` or
+    ``opensearchpy.OpenSearch``, as a script makes it, not es-simhash's ``connect``): writes, finds and rechecks as
+    with es-simhash's."""
+    if client.engine == "opensearch":
+        from opensearchpy import OpenSearch as Raw
+    else:
+        from elasticsearch import Elasticsearch as Raw
+    raw = Raw(es_url)
+    ensure_index(client, es_index_name, fingerprinter.config, replicas=0)
+    arts = articles(3)
+    index = ElasticIndex(raw, es_index_name)
+    results = list(DedupEngine(index, fingerprinter).process(
+        [Document("a", arts[0]), Document("b", arts[1]), Document("a-reprint", reprint(arts[0]))]))
+    assert [(r.duplicate, r.cluster) for r in results] == [(False, "a"), (False, "b"), (True, "a")]
+    assert index.client.engine == client.engine
+    raw.close()
+
+
+def test_the_clause_bound_is_the_clusters(client):
+    """Where the engine has a fixed bound on a search's clauses (OpenSearch), lookups and search read the cluster's
+    own setting, raised or not; Elasticsearch sizes it by heap and has none to read."""
+    from es_simhash.results.search import MAX_QUERY_CHARS, query_chars
+
+    if client.engine == "elasticsearch":
+        assert client.max_clause_count() is None and query_chars(client) == MAX_QUERY_CHARS
+        return
+    setting = "indices.query.bool.max_clause_count"
+    assert client.max_clause_count() == 1024 and query_chars(client) == 504
+    try:
+        client.cluster.put_settings(persistent={setting: 4096})
+        assert client.max_clause_count() == 4096 and query_chars(client) == MAX_QUERY_CHARS
+    finally:
+        client.cluster.put_settings(persistent={setting: None})
+    assert client.max_clause_count() == 1024
+
+
 def test_documents_without_features_never_match_through_segments(index, fingerprinter):
     res = list(DedupEngine(index, fingerprinter).process(
         [Document(f"e{i}", t) for i, t in enumerate(["", "。。。", "!!!", "的了是", "？？"])]))

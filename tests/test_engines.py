@@ -6,7 +6,7 @@ the embedded index, is the reference each is held to.
   input holding site templates (reprints wrapped in a site's header and footer) and short texts;
 - `repair --dry-run` prints what `repair` then does, line for line, on an index fed in two runs;
 - `search` with duplicates filtered out returns one hit per cluster: the clusters of the documents the query
-  matches, each once, whichever member the engine ranks first."""
+  matches, each once, whichever member the engine ranks first; a query longer than the engine takes is cut to it."""
 
 from __future__ import annotations
 
@@ -110,3 +110,10 @@ def test_search_returns_each_cluster_of_the_matching_documents_once(records, cli
         assert set(got) == want, (client.engine, word)
         every = cli("search", word, "--index", es_index_name, "--limit", "500", "--json", "--all", es_url=es_url)
         assert {json.loads(x)["id"] for x in every.stdout.decode().splitlines()} == matching, (client.engine, word)
+    # a query of 1,200 Chinese characters (a clause per character in each field searched): cut to what the engine
+    # takes, said in a note, and answered
+    text = "".join(r["content"] for r in records if r["id"].startswith("t-o"))[:1200]
+    res = cli("search", text, "--index", es_index_name, "--json", es_url=es_url)
+    assert res.returncode == 0, (client.engine, res.stderr.decode())
+    assert re.search(r"note: the query is 1,200 characters long; searching with its first [\d,]+", res.stderr.decode())
+    assert res.stdout.strip(), client.engine

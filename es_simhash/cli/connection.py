@@ -25,7 +25,8 @@ EsUrl = Annotated[Optional[str], typer.Option(
     "--es-url", envvar="ES_URL", show_envvar=True, help="Elasticsearch or OpenSearch URL (default: http://localhost:9200; the node's answer tells which it is).",
     show_default=False)]
 ApiKey = Annotated[Optional[str], typer.Option(
-    "--api-key", envvar="ES_API_KEY", show_envvar=True, help="API key (base64 'id:key').", show_default=False)]
+    "--api-key", envvar="ES_API_KEY", show_envvar=True, help="API key (base64 'id:key'; Elasticsearch only).",
+    show_default=False)]
 Username = Annotated[Optional[str], typer.Option(
     "--username", envvar="ES_USERNAME", show_envvar=True, help="Basic-auth user.", show_default=False)]
 Password = Annotated[Optional[str], typer.Option(

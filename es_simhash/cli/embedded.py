@@ -52,8 +52,9 @@ ExplainedText = Annotated[str, typer.Argument(
          "instead of a text.", show_default=False)]
 ComparedText = Annotated[str, typer.Argument(help="The same, for what A is compared with.", show_default=False)]
 ExplainIndex = Annotated[Optional[str], typer.Option(
-    "--index", "-i", help="Read A and B that are not files (or -) as ids of documents stored in this "
-    "Elasticsearch index: `explain article.txt rmrb-0000 --index NAME` says why `check` matched it.",
+    "--index", "-i", help="Read A and B that are not files (or -) as ids of documents stored in this index on the "
+    "cluster (Elasticsearch or OpenSearch): `explain article.txt rmrb-0000 --index NAME` says why `check` matched "
+    "it.",
     show_default=False)]
 AsText = Annotated[bool, typer.Option(
     "--text", help="Take A and B as texts, never as files (without it, an argument that looks like a path but "

@@ -46,15 +46,15 @@ def search_cmd(
     *, connection: Connection,
 ) -> None:
     """Full-text search with one hit per duplicate cluster (and each cluster's size)."""
-    from es_simhash.results.search import MAX_QUERY_CHARS, search as search_index
+    from es_simhash.results.search import query_chars, search as search_index
 
     if not query.strip():
         raise UserError("no query: give the words to search for in titles and contents", code=2)
-    longest = MAX_QUERY_CHARS
-    if len(query) > longest:
-        err(f"note: the query is {len(query):,} characters long; searching with its first {longest:,}")
     with Elastic(connection, index) as es:
         require_managed_index(es, index)
+        longest = query_chars(es.client)
+        if len(query) > longest:
+            err(f"note: the query is {len(query):,} characters long; searching with its first {longest:,}")
         hits = search_index(es.client, index, query, size=limit, collapse=not show_all,
                                  url=es.settings.safe_url)
     if as_json:

@@ -6,7 +6,8 @@
   hit (same cluster, or SimHash within ``k``);
 * :func:`top_clusters` — the largest duplicate clusters with a sample title and url.
 
-User text only ever reaches Elasticsearch inside a ``multi_match`` clause (never ``query_string``).
+User text only ever reaches the engine (Elasticsearch or OpenSearch) inside a ``multi_match`` clause (never
+``query_string``).
 """
 
 from __future__ import annotations
@@ -20,11 +21,19 @@ from es_simhash.lookup import hamming
 from es_simhash.fingerprint.fold import fold_text
 from es_simhash.index.elastic import elastic_errors, validate_index_name
 
-__all__ = ["Hit", "ClusterSummary", "search", "filter_duplicates", "top_clusters", "MAX_QUERY_CHARS"]
+__all__ = ["Hit", "ClusterSummary", "search", "filter_duplicates", "top_clusters", "MAX_QUERY_CHARS", "query_chars"]
 
 MAX_QUERY_CHARS = 1000
-"""Longer queries are cut: every word (every CJK character) becomes a clause, and Elasticsearch refuses more than
-``indices.query.bool.max_clause_count`` of them."""
+"""Longer queries are cut: every word (every CJK character) becomes a clause in each of the two fields searched, and
+the engine refuses more than ``indices.query.bool.max_clause_count`` of them (:func:`query_chars`)."""
+
+
+def query_chars(client) -> int:
+    """The most characters of a query :func:`search` sends: :data:`MAX_QUERY_CHARS`, or fewer where the engine has a
+    fixed bound on a search's clauses (OpenSearch: 1,024 by default, so 504 characters of Chinese, two clauses
+    each)."""
+    bound = client.max_clause_count()
+    return MAX_QUERY_CHARS if bound is None else min(MAX_QUERY_CHARS, max(16, (bound - 16) // 2))
 
 _HIT_FIELDS = ["doc_id", "title", "url", "dup_cluster", "dup_of", "dup_distance", "dup_reason", "simhash", "is_canonical"]
 
@@ -84,7 +93,8 @@ def search(client, index: str, query: str, size: int = 10, collapse: bool = True
     document, and ``cluster_size`` says how many indexed documents the cluster holds.
     """
     validate_index_name(index)
-    query = fold_text(query[:MAX_QUERY_CHARS])
+    with elastic_errors(url):
+        query = fold_text(query[:query_chars(client)])
     body: dict[str, Any] = {
         "size": size,
         "_source": _HIT_FIELDS,

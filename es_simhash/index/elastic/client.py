@@ -24,7 +24,9 @@ class SearchClient(Protocol):
     - :meth:`options`: a view whose requests wait ``request_timeout`` and answer ``ignore_status`` as results;
     - :meth:`max_clause_count`: the engine's fixed bound on one search's clauses, if it has one.
 
-    Errors are the client library's own exceptions: :mod:`~es_simhash.index.elastic.errors` reads both."""
+    Errors are the client library's own exceptions: :mod:`~es_simhash.index.elastic.errors` reads both. (The
+    protocol names what is sent; ``elasticsearch-py``'s keyword-only signatures are narrower than its stubs, so
+    the clients are not checked against it statically: :func:`as_search_client` is the door.)"""
 
     engine: str
     """``"elasticsearch"`` or ``"opensearch"``."""
@@ -41,6 +43,32 @@ class SearchClient(Protocol):
     def close_point_in_time(self, id: str) -> Any: ...  # noqa: A002
     def options(self, **kw: Any) -> "SearchClient": ...
     def max_clause_count(self) -> int | None: ...
+    def info(self) -> Any: ...
+    def close(self) -> None: ...
+    # (and what tests and benchmarks send besides: get, index, delete, bulk, mtermvectors)
+    def get(self, index: str, id: str, **kw: Any) -> Any: ...  # noqa: A002
+    def index(self, index: str, document: dict[str, Any], id: str | None = None, **kw: Any) -> Any: ...  # noqa: A002
+    def delete(self, index: str, id: str, **kw: Any) -> Any: ...  # noqa: A002
+    def bulk(self, operations: list[dict[str, Any]], **kw: Any) -> Any: ...
+
+
+def as_search_client(client: Any) -> Any:
+    """``client`` as a :class:`SearchClient`: as it is when it is one (what :func:`connect` returns), else a plain
+    ``elasticsearch.Elasticsearch`` or ``opensearchpy.OpenSearch`` a script made itself, wrapped (the same transport:
+    its hosts, credentials and retries). :class:`TypeError` for anything else."""
+    if isinstance(getattr(client, "engine", None), str):
+        return client
+    if isinstance(client, Elasticsearch):
+        return ElasticsearchClient(_transport=client.transport)
+    if type(client).__module__.startswith("opensearchpy"):  # (opensearch-py is imported only where it is used)
+        from opensearchpy import OpenSearch
+
+        from es_simhash.index.elastic.opensearch import OpenSearchClient
+
+        if isinstance(client, OpenSearch):
+            return OpenSearchClient(client, {"request_timeout": 60.0})
+    raise TypeError(f"not a client of Elasticsearch or OpenSearch: {type(client).__name__} (use "
+                    "es_simhash.index.elastic.connect)")
 
 
 class ElasticsearchClient(Elasticsearch):

@@ -6,14 +6,23 @@ from __future__ import annotations
 import base64
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from es_simhash import settings as conf
 from es_simhash import urls
 from es_simhash.errors import InvalidSetting, InvalidURL
 from es_simhash.errors import ElasticError
-from es_simhash.index.elastic.errors import RETRY_STATUSES, elastic_errors, failure_kind, other_product_message
+from es_simhash.index.elastic.errors import (
+    RETRY_STATUSES,
+    elastic_errors,
+    failure_kind,
+    other_product_message,
+    says_elasticsearch,
+)
 from es_simhash.redact import mask_url, remember, url_password
+
+if TYPE_CHECKING:
+    from es_simhash.index.elastic.client import SearchClient
 
 
 def _url_credentials(url: Any) -> dict[str, str]:
@@ -236,10 +245,10 @@ def _fast_json_serializer():
     return _OrjsonLoads()
 
 
-def connect(settings: ConnectionSettings | None = None, check: bool = True):
+def connect(settings: ConnectionSettings | None = None, check: bool = True) -> SearchClient:
     """A :class:`~es_simhash.index.elastic.client.SearchClient` for the engine that answers: Elasticsearch's client,
-    or OpenSearch's when the node answers without Elasticsearch's product header and its ``GET /`` says
-    ``"distribution": "opensearch"``. With ``check`` (the default) it asks the cluster's health first and raises
+    or OpenSearch's when the node answers without Elasticsearch's product header (a health answer, or a refusal of
+    the credentials: a secured OpenSearch) and its ``GET /`` says ``"distribution": "opensearch"``. With ``check`` (the default) it asks the cluster's health first and raises
     :class:`ElasticError` with a one-line, secret-free reason when that fails; without, it asks nothing and returns
     Elasticsearch's client."""
     settings = settings or ConnectionSettings.from_env()
@@ -250,8 +259,10 @@ def connect(settings: ConnectionSettings | None = None, check: bool = True):
                 # not GET /: minimal distributions (Elasticsearch's integ-test zip) leave out the module serving it
                 client.cluster.health()
             except Exception as exc:
-                if failure_kind(exc) != "product":
+                kind = failure_kind(exc)
+                if kind != "product" and (kind not in ("auth", "forbidden") or says_elasticsearch(exc)):
                     raise
+                client.close()
                 client = _other_engine(settings, exc)
     return client
 
@@ -271,8 +282,10 @@ def _other_engine(settings: ConnectionSettings, refused: Exception):
         try:
             distribution = (os_client.info().get("version") or {}).get("distribution")
         except Exception as exc:
-            if failure_kind(exc) in ("auth", "forbidden", "tls", "timeout"):
+            if failure_kind(exc) in (None, "auth", "forbidden", "tls", "timeout"):
                 raise
+        if distribution != "opensearch" and failure_kind(refused) in ("auth", "forbidden"):
+            raise refused  # (a server that refuses the credentials and is not OpenSearch: its refusal as it is)
     if distribution != "opensearch":
         raise ElasticError(other_product_message(settings.safe_url, refused, where), "url")
     with elastic_errors(settings.safe_url, settings.credentials, settings.where):

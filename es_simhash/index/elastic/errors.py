@@ -24,6 +24,7 @@ RETRY_STATUSES = (429, 502, 503, 504)
 """HTTP statuses worth retrying: the client's transport, bulk items (``streaming_bulk``) and our own retries."""
 RETRY_TYPES = (
     "es_rejected_execution_exception",
+    "rejected_execution_exception",  # (OpenSearch's name for it)
     "unavailable_shards_exception",
     "no_shard_available_action_exception",
     "cluster_block_exception",
@@ -120,6 +121,8 @@ def failure_kind(exc: BaseException) -> str | None:
             return kind
     if found is not None and isinstance(exc, found.TransportError):
         return "api" if isinstance(exc.status_code, int) else "transport"
+    if found is not None and isinstance(exc, (found.OpenSearchException, found.ImproperlyConfigured)):
+        return "transport"  # (a response that does not parse, a client set up wrong)
     return None
 
 
@@ -196,6 +199,16 @@ def _connection_message(url: str, reason: str, where: str = "ES_URL", engine: st
     return f"{url} closed the connection without an answer: is it {engine}?"
 
 
+def says_elasticsearch(exc: Any) -> bool:
+    """Whether an answer of Elasticsearch's client carries Elasticsearch's product header (every answer of
+    Elasticsearch 8 and 9 does, a refusal of the credentials too; OpenSearch's never)."""
+    try:
+        headers = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}
+    except Exception:  # noqa: BLE001
+        return False
+    return headers.get("x-elastic-product") == "Elasticsearch"
+
+
 def _from_the_engine(exc: Any) -> bool:
     """Whether an HTTP error response came from the search engine (Elasticsearch's ``X-Elastic-Product`` header, or
     an error body of theirs) rather than from another server at that address."""
@@ -230,14 +243,16 @@ def other_product_message(url: str, exc: Any, where: str = "ES_URL", client_miss
 
 
 def _not_elasticsearch_message(url: str, exc: Any) -> str:
+    """An error answer that came from another server than the engine (a web server, a proxy's error page)."""
+    status = api_status(exc) or "?"
     try:
-        status = exc.meta.status
-        ctype = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}.get("content-type", "")
-        server = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}.get("server", "")
-    except Exception:  # noqa: BLE001
-        status, ctype, server = "?", "", ""
+        headers = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}
+    except Exception:  # noqa: BLE001 (opensearch-py keeps no headers)
+        headers = {}
+    ctype, server = headers.get("content-type", ""), headers.get("server", "")
     what = ", ".join(x for x in (f"HTTP {status}", ctype.split(";")[0], server and f"server {server}") if x)
-    return f"the server at {url} is not Elasticsearch ({_one_line(what, 120)}): check the Elasticsearch URL"
+    engine = engine_name(exc)
+    return f"the server at {url} is not {engine} ({_one_line(what, 120)}): check the {engine} URL"
 
 
 def retrying(fn: Callable[[], T], what: str, url: str, retry_for: float) -> T:

@@ -8,14 +8,18 @@ import logging
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from es_simhash.defaults import RETRY_FOR
 from es_simhash.index.elastic.admin import read_lookup_keys, validate_index_name
+from es_simhash.index.elastic.client import as_search_client
 from es_simhash.index.elastic.codec import from_docvalues
 from es_simhash.index.elastic.errors import elastic_errors, raise_item_error, retrying
 from es_simhash.index.elastic.schema import MSEARCH_FILTER
 from es_simhash.lookup.keys import LookupKeys
+
+if TYPE_CHECKING:
+    from es_simhash.index.elastic.client import SearchClient
 
 log = logging.getLogger("es_simhash.index.elastic")
 
@@ -32,9 +36,9 @@ class IndexHandle:
     """Seconds for which :meth:`visible_mark` reuses the checkpoint of this handle's latest refresh; an older one
     would make settling read every document written since (other writers may write many), so it refreshes again."""
 
-    def __init__(self, client, index: str, *, url: str = "", retry_for: float = RETRY_FOR,
+    def __init__(self, client: SearchClient, index: str, *, url: str = "", retry_for: float = RETRY_FOR,
                  lookup_keys: LookupKeys | None = None) -> None:
-        self.client = client
+        self.client = as_search_client(client)
         self.index = validate_index_name(index)
         self.url = url
         """The cluster's URL as messages show it (no credentials)."""
@@ -58,8 +62,7 @@ class IndexHandle:
         """The engine's fixed bound on the clauses of one search, read once (OpenSearch's
         ``indices.query.bool.max_clause_count``); ``None`` where it scales with the heap (Elasticsearch)."""
         if self._clause_bound is None:
-            with elastic_errors(self.url):
-                self._clause_bound = (self.client.max_clause_count(),)
+            self._clause_bound = (self.retrying(self.client.max_clause_count, "reading the clause bound"),)
         return self._clause_bound[0]
 
     @property

@@ -130,6 +130,11 @@ class Cluster(_Namespace):
     def get_settings(self, **kw: Any) -> Any:
         return self._call("get_settings", **kw)
 
+    def put_settings(self, persistent: dict[str, Any] | None = None, transient: dict[str, Any] | None = None,
+                     **kw: Any) -> Any:
+        body = {k: v for k, v in (("persistent", persistent), ("transient", transient)) if v is not None}
+        return self._call("put_settings", body=body, **kw)
+
 
 class Nodes(_Namespace):
     """``client.nodes``."""
@@ -234,10 +239,12 @@ class OpenSearchClient:
     def max_clause_count(self) -> int:
         """``indices.query.bool.max_clause_count`` as the cluster sets it (1,024 by default): OpenSearch refuses a
         search holding more clauses (``too_many_nested_clauses``)."""
-        setting = "indices.query.bool.max_clause_count"
-        resp = self.cluster.get_settings(include_defaults=True, flat_settings=True, filter_path=f"*.{setting}")
+        path = ("indices", "query", "bool", "max_clause_count")
+        resp = self.cluster.get_settings(include_defaults=True, filter_path="*." + ".".join(path))
         for scope in ("transient", "persistent", "defaults"):
-            value = (resp.get(scope) or {}).get(setting)
+            value: Any = resp.get(scope) or {}
+            for key in path:
+                value = value.get(key) if isinstance(value, dict) else None
             if value is not None:
                 return int(value)
         return 1024
