@@ -12,13 +12,7 @@ from es_simhash import settings as conf
 from es_simhash import urls
 from es_simhash.errors import InvalidSetting, InvalidURL
 from es_simhash.errors import ElasticError
-from es_simhash.index.elastic.errors import (
-    RETRY_STATUSES,
-    elastic_errors,
-    failure_kind,
-    other_product_message,
-    says_elasticsearch,
-)
+from es_simhash.index.elastic.errors import RETRY_STATUSES, elastic_errors, failure_kind, other_product_message
 from es_simhash.redact import mask_url, remember, url_password
 
 if TYPE_CHECKING:
@@ -247,8 +241,8 @@ def _fast_json_serializer():
 
 def connect(settings: ConnectionSettings | None = None, check: bool = True) -> SearchClient:
     """A :class:`~es_simhash.index.elastic.client.SearchClient` for the engine that answers: Elasticsearch's client,
-    or OpenSearch's when the node answers without Elasticsearch's product header (a health answer, or a refusal of
-    the credentials: a secured OpenSearch) and its ``GET /`` says ``"distribution": "opensearch"``. With ``check`` (the default) it asks the cluster's health first and raises
+    or OpenSearch's when the node answers without Elasticsearch's product header and its ``GET /`` says
+    ``"distribution": "opensearch"``. With ``check`` (the default) it asks the cluster's health first and raises
     :class:`ElasticError` with a one-line, secret-free reason when that fails; without, it asks nothing and returns
     Elasticsearch's client."""
     settings = settings or ConnectionSettings.from_env()
@@ -259,8 +253,9 @@ def connect(settings: ConnectionSettings | None = None, check: bool = True) -> S
                 # not GET /: minimal distributions (Elasticsearch's integ-test zip) leave out the module serving it
                 client.cluster.health()
             except Exception as exc:
-                kind = failure_kind(exc)
-                if kind != "product" and (kind not in ("auth", "forbidden") or says_elasticsearch(exc)):
+                # (only an answer that lacks the product header tells another engine: Elasticsearch's refusals of
+                # credentials lack it too, so a 401 is Elasticsearch's message whichever engine sent it)
+                if failure_kind(exc) != "product":
                     raise
                 client.close()
                 client = _other_engine(settings, exc)
@@ -284,8 +279,6 @@ def _other_engine(settings: ConnectionSettings, refused: Exception):
         except Exception as exc:
             if failure_kind(exc) in (None, "auth", "forbidden", "tls", "timeout"):
                 raise
-        if distribution != "opensearch" and failure_kind(refused) in ("auth", "forbidden"):
-            raise refused  # (a server that refuses the credentials and is not OpenSearch: its refusal as it is)
     if distribution != "opensearch":
         raise ElasticError(other_product_message(settings.safe_url, refused, where), "url")
     with elastic_errors(settings.safe_url, settings.credentials, settings.where):

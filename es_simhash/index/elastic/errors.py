@@ -199,16 +199,6 @@ def _connection_message(url: str, reason: str, where: str = "ES_URL", engine: st
     return f"{url} closed the connection without an answer: is it {engine}?"
 
 
-def says_elasticsearch(exc: Any) -> bool:
-    """Whether an answer of Elasticsearch's client carries Elasticsearch's product header (every answer of
-    Elasticsearch 8 and 9 does, a refusal of the credentials too; OpenSearch's never)."""
-    try:
-        headers = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}
-    except Exception:  # noqa: BLE001
-        return False
-    return headers.get("x-elastic-product") == "Elasticsearch"
-
-
 def _from_the_engine(exc: Any) -> bool:
     """Whether an HTTP error response came from the search engine (Elasticsearch's ``X-Elastic-Product`` header, or
     an error body of theirs) rather than from another server at that address."""
