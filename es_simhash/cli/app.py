@@ -6,18 +6,20 @@ an exit code. Commands live by concern: :mod:`~es_simhash.cli.embedded` (no serv
 (search, clusters, report, Kibana); the options several commands share are declared once
 (:mod:`~es_simhash.cli.common`, :mod:`~es_simhash.cli.connection`: the connection options as one decorator).
 Each command imports the library's modules it calls inside its own body (plain imports, read top-down), so
-`--help` imports none of them. Help is plain text (Typer's, without rich markup: rich is imported only to draw a progress bar or a table).
+`--help` imports none of them. Help is plain text (Typer's, without rich markup: rich is imported only to draw a
+progress bar or a table).
 
 Exit codes: 0 success (duplicates and dead letters are results, not failures); 1 an error about the world the
 user can fix (a missing or unreadable file, IDF table or CA file, a URL that does not parse, an output that is an
 input); 2 a usage error: an unknown option or command, a missing argument, a value an option does not take (an
 unknown choice or codec, a number out of range or not a number, a malformed --lookup spec or index name), `check`,
-`fingerprint` or `search` without a text; 3 Elasticsearch or OpenSearch (or Kibana) could not be reached, refused the request, is
-not what the URL should point at, or the index was not made by es-simhash; 4 an ingest gave up after retrying and
-can be resumed (--resume); 5 nothing could be decided (an empty input, or every record a dead letter: the line says
-why; no index is created, earlier outputs are kept); 130 interrupted (`index`/`migrate`: with what was saved and how
-to resume). Every error is one line on stderr, ``es-simhash: error: ...``; the parser's own usage errors are made
-one line too (:func:`main` runs the app outside click's standalone mode), ending with the help to read.
+`fingerprint` or `search` without a text; 3 Elasticsearch or OpenSearch (or Kibana) could not be reached, refused
+the request, is not what the URL should point at, or the index was not made by es-simhash; 4 an ingest gave up
+after retrying and can be resumed (--resume); 5 nothing could be decided (an empty input, or every record a dead
+letter: the line says why; no index is created, earlier outputs are kept); 130 interrupted (`index`/`migrate`:
+with what was saved and how to resume). Every error is one line on stderr, ``es-simhash: error: ...``; the
+parser's own usage errors are made one line too (:func:`main` runs the app outside click's standalone mode),
+ending with the help to read.
 """
 
 

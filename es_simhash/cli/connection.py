@@ -1,7 +1,7 @@
-"""What the commands that use a cluster (Elasticsearch or OpenSearch) share: the connection options, declared once (:func:`connection_options` gives a
-command --es-url, --api-key, --username, --password and --ca-certs as one :class:`Connection`), the other options
-they share, the connection that turns the library's ``ElasticError`` into one line and exit code 3, the index
-checks, and the lines a checkpointed run ends with."""
+"""What the commands that use a cluster (Elasticsearch or OpenSearch) share: the connection options, declared once
+(:func:`connection_options` gives a command --es-url, --api-key, --username, --password and --ca-certs as one
+:class:`Connection`), the other options they share, the connection that turns the library's ``ElasticError`` into
+one line and exit code 3, the index checks, and the lines a checkpointed run ends with."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 # -- options -------------------------------------------------------------------------------------------------
 EsUrl = Annotated[Optional[str], typer.Option(
-    "--es-url", envvar="ES_URL", show_envvar=True, help="Elasticsearch or OpenSearch URL (default: http://localhost:9200; the node's answer tells which it is).",
+    "--es-url", envvar="ES_URL", show_envvar=True,
+    help="Elasticsearch or OpenSearch URL (default: http://localhost:9200; the node's answer tells which it is).",
     show_default=False)]
 ApiKey = Annotated[Optional[str], typer.Option(
     "--api-key", envvar="ES_API_KEY", show_envvar=True, help="API key (base64 'id:key'; Elasticsearch only).",

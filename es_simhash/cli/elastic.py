@@ -1,5 +1,5 @@
-"""The commands that write an index on a cluster (Elasticsearch or OpenSearch) or look into it by document: ``init``, ``index``, ``check``,
-``delete``, ``repair`` and ``migrate``."""
+"""The commands that write an index on a cluster (Elasticsearch or OpenSearch) or look into it by document:
+``init``, ``index``, ``check``, ``delete``, ``repair`` and ``migrate``."""
 
 
 import json
@@ -57,7 +57,7 @@ def init(
     keys, fingerprinter = parse_lookup_keys(lookup), make_fingerprinter(idf)
     with Elastic(connection, index) as es:
         created = ensure_index(es.client, index, fingerprinter.config, replicas=replicas,
-                                           lookup_keys=keys)
+                               lookup_keys=keys)
         recorded = read_lookup_keys(es.client, index, es.settings.safe_url)
     kept = "" if created or recorded == keys else f"; it keeps them: --lookup {lookup} applies to new indexes"
     err(f"index {index!r} {'created' if created else 'already exists'} at {es.settings.safe_url} "
@@ -236,7 +236,7 @@ def repair(
         try:
             with bar:
                 report = repair_index(backend, decision_rule(k), dry_run=dry_run, after=after,
-                                                   on_page=on_page, on_set=on_set)
+                                      on_page=on_page, on_set=on_set)
         except RepairInterrupted as exc:
             print_changes(exc.report.changes[printed:])
             raise UserError(_repair_interrupted(exc, index, k, after), code=130) from None

@@ -115,8 +115,8 @@ def dedup(
     bar = RunProgress(RecordReader.total_bytes(inputs), progress, "dedup")
     try:
         summary = dedup_files(inputs, engine, reader, report=report, output=output,
-                                           dead_letters=dead_letters, save_index=save_index, recheck=recheck,
-                                           on_progress=bar.decided, on_recheck=bar.rechecked, display=bar)
+                              dead_letters=dead_letters, save_index=save_index, recheck=recheck,
+                              on_progress=bar.decided, on_recheck=bar.rechecked, display=bar)
     except NothingDecided as exc:
         raise undecided_error(exc.summary) from None
     except KeyboardInterrupt:

@@ -56,7 +56,7 @@ def search_cmd(
         if len(query) > longest:
             err(f"note: the query is {len(query):,} characters long; searching with its first {longest:,}")
         hits = search_index(es.client, index, query, size=limit, collapse=not show_all,
-                                 url=es.settings.safe_url)
+                            url=es.settings.safe_url)
     if as_json:
         for h in hits:
             typer.echo(json.dumps(h.to_dict(), ensure_ascii=False))
@@ -137,7 +137,7 @@ def kibana_import(
     c = connection
     try:
         result = import_saved_objects(kibana_url, index_pattern=index, space=space, api_key=c.api_key,
-                                                 username=c.username, password=c.password, ca_certs=c.ca_certs)
+                                      username=c.username, password=c.password, ca_certs=c.ca_certs)
     except InvalidKibanaURL as exc:
         raise UserError(f"{exc} or --kibana-url") from None
     except InvalidKibanaCA as exc:

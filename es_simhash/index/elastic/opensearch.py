@@ -1,4 +1,5 @@
-"""OpenSearch 2 and 3 through ``opensearch-py``, speaking the requests of :class:`~es_simhash.index.elastic.client.SearchClient`.
+"""OpenSearch 2 and 3 through ``opensearch-py``, speaking the requests of
+:class:`~es_simhash.index.elastic.client.SearchClient`.
 
 OpenSearch answers the REST API this backend sends (mappings, ``_bulk`` with ``if_seq_no``, ``_msearch``,
 ``terms``/``filters`` aggregations, ``search_after``) as Elasticsearch does; what differs is the client library:
