@@ -52,11 +52,11 @@ def search_cmd(
         raise UserError("no query: give the words to search for in titles and contents", code=2)
     with Elastic(connection, index) as es:
         require_managed_index(es, index)
-        longest = query_chars(es.client)
+        longest = query_chars(es.client, es.settings.safe_url)
         if len(query) > longest:
             err(f"note: the query is {len(query):,} characters long; searching with its first {longest:,}")
         hits = search_index(es.client, index, query, size=limit, collapse=not show_all,
-                            url=es.settings.safe_url)
+                            url=es.settings.safe_url, max_chars=longest)
     if as_json:
         for h in hits:
             typer.echo(json.dumps(h.to_dict(), ensure_ascii=False))

@@ -28,12 +28,14 @@ MAX_QUERY_CHARS = 1000
 the engine refuses more than ``indices.query.bool.max_clause_count`` of them (:func:`query_chars`)."""
 
 
-def query_chars(client) -> int:
+def query_chars(client, url: str = "") -> int:
     """The most characters of a query :func:`search` sends: :data:`MAX_QUERY_CHARS`, or fewer where the engine has a
     fixed bound on a search's clauses (OpenSearch: 1,024 by default, so 504 characters of Chinese, two clauses
-    each)."""
-    bound = client.max_clause_count()
+    each; ``url``: the cluster as messages name it)."""
+    with elastic_errors(url):
+        bound = client.max_clause_count()
     return MAX_QUERY_CHARS if bound is None else min(MAX_QUERY_CHARS, max(16, (bound - 16) // 2))
+
 
 _HIT_FIELDS = ["doc_id", "title", "url", "dup_cluster", "dup_of", "dup_distance", "dup_reason", "simhash", "is_canonical"]
 
@@ -84,17 +86,20 @@ def _hit(h: dict[str, Any]) -> Hit:
     )
 
 
-def search(client, index: str, query: str, size: int = 10, collapse: bool = True, url: str = "") -> list[Hit]:
+def search(client, index: str, query: str, size: int = 10, collapse: bool = True, url: str = "",
+           max_chars: int | None = None) -> list[Hit]:
     """Full-text search over ``title`` and ``content``, in either script: the query and the indexed text are both
     folded to one script (:func:`es_simhash.fingerprint.fold.fold_text`; the fields ``title_folded`` and
     ``content_folded``), so a query in Traditional characters finds Simplified copies and the other way round.
 
     With ``collapse`` (the default) each duplicate cluster appears once, represented by its best-scoring
-    document, and ``cluster_size`` says how many indexed documents the cluster holds.
+    document, and ``cluster_size`` says how many indexed documents the cluster holds. The query is cut to
+    ``max_chars`` characters (default: :func:`query_chars`, which asks the engine).
     """
     validate_index_name(index)
-    with elastic_errors(url):
-        query = fold_text(query[:query_chars(client)])
+    if max_chars is None:
+        max_chars = query_chars(client, url)
+    query = fold_text(query[:max_chars])
     body: dict[str, Any] = {
         "size": size,
         "_source": _HIT_FIELDS,

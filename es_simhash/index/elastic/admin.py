@@ -80,13 +80,9 @@ def require_index(client, index: str, url: str = "") -> dict[str, Any]:
     validate_index_name(index)
     where = f" at {url}" if url else ""
     with elastic_errors(url):
-        try:
-            mapping = client.indices.get_mapping(index=index)
-        except Exception as exc:
-            if api_status(exc) != 404:
-                raise
-            raise IndexNotManaged(f"index {index!r} does not exist{where}: check the index name") from None
-    meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
+        meta = _mapping_meta(client, index)
+    if meta is None:
+        raise IndexNotManaged(f"index {index!r} does not exist{where}: check the index name")
     if meta.get("managed_by") != "es-simhash":
         raise IndexNotManaged(f"index {index!r}{where} was not made by es-simhash: pick an index "
                               "`es-simhash index` wrote")
@@ -133,11 +129,16 @@ def read_lookup_keys(client, index: str, url: str = "") -> LookupKeys:
     """The lookup keys recorded in an index's mapping (``_meta.lookup``): the four segments when none are recorded,
     the default keys when the index does not exist yet."""
     with elastic_errors(url):
-        try:
-            mapping = client.indices.get_mapping(index=index)
-        except Exception as exc:
-            if api_status(exc) != 404:
-                raise
-            return DEFAULT_KEYS
-    meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
-    return LookupKeys.from_meta(meta.get("lookup"))
+        meta = _mapping_meta(client, index)
+    return DEFAULT_KEYS if meta is None else LookupKeys.from_meta(meta.get("lookup"))
+
+
+def _mapping_meta(client, index: str) -> dict[str, Any] | None:
+    """The ``_meta`` of ``index``'s mapping (``{}`` when it has none); ``None`` when the index does not exist."""
+    try:
+        mapping = client.indices.get_mapping(index=index)
+    except Exception as exc:
+        if api_status(exc) != 404:
+            raise
+        return None
+    return next(iter(mapping.values()))["mappings"].get("_meta", {})

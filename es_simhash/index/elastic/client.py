@@ -8,6 +8,7 @@ report and the tests send their requests through a :class:`SearchClient`; which 
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterator, Protocol
 
 from elasticsearch import Elasticsearch
@@ -83,10 +84,18 @@ class ElasticsearchClient(Elasticsearch):
     def streaming_bulk(self, actions: list[dict[str, Any]], **kw: Any) -> Iterator[tuple[bool, dict[str, Any]]]:
         """``elasticsearch.helpers.streaming_bulk`` over this client (``retry_on_status``: left out on clients
         before 8.16, which retry 429 only)."""
-        import inspect
-
         from elasticsearch import helpers
 
-        if "retry_on_status" not in inspect.signature(helpers.streaming_bulk).parameters:
+        if not _bulk_takes_retry_statuses():
             kw.pop("retry_on_status", None)
         yield from helpers.streaming_bulk(self, actions, **kw)
+
+
+@functools.cache
+def _bulk_takes_retry_statuses() -> bool:
+    """Whether this elasticsearch-py's ``streaming_bulk`` takes ``retry_on_status`` (8.16 and later), read once."""
+    import inspect
+
+    from elasticsearch import helpers
+
+    return "retry_on_status" in inspect.signature(helpers.streaming_bulk).parameters

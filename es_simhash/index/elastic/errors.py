@@ -133,14 +133,27 @@ def api_status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
+def _from_opensearch_py(exc: BaseException) -> bool:
+    """Whether ``opensearch-py`` raised ``exc`` (else ``elasticsearch-py``, or neither)."""
+    return type(exc).__module__.startswith("opensearchpy")
+
+
 def engine_name(exc: BaseException) -> str:
     """The engine a client exception came from, for messages: ``"OpenSearch"`` for ``opensearch-py``'s."""
-    return "OpenSearch" if type(exc).__module__.startswith("opensearchpy") else "Elasticsearch"
+    return "OpenSearch" if _from_opensearch_py(exc) else "Elasticsearch"
 
 
 def _body(exc: BaseException) -> Any:
     """An error answer's JSON (``opensearch-py`` keeps it as ``info``)."""
-    return getattr(exc, "info" if type(exc).__module__.startswith("opensearchpy") else "body", None)
+    return getattr(exc, "info" if _from_opensearch_py(exc) else "body", None)
+
+
+def _headers(exc: BaseException) -> dict[str, str]:
+    """An error answer's HTTP headers, names in lower case (none from ``opensearch-py``, which keeps none)."""
+    try:
+        return {k.lower(): v for k, v in (exc.meta.headers or {}).items()}  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001
+        return {}
 
 
 def api_reason(exc: Any) -> str:
@@ -202,15 +215,9 @@ def _connection_message(url: str, reason: str, where: str = "ES_URL", engine: st
 def _from_the_engine(exc: Any) -> bool:
     """Whether an HTTP error response came from the search engine (Elasticsearch's ``X-Elastic-Product`` header, or
     an error body of theirs) rather than from another server at that address."""
-    if type(exc).__module__.startswith("opensearchpy"):
-        return isinstance(exc.info, dict) and ("error" in exc.info or "status" in exc.info)
-    try:
-        headers = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}
-    except Exception:  # noqa: BLE001
-        headers = {}
-    if headers.get("x-elastic-product") == "Elasticsearch":
+    if _headers(exc).get("x-elastic-product") == "Elasticsearch":
         return True
-    body = getattr(exc, "body", None)
+    body = _body(exc)
     return isinstance(body, dict) and ("error" in body or "status" in body)
 
 
@@ -235,10 +242,7 @@ def other_product_message(url: str, exc: Any, where: str = "ES_URL", client_miss
 def _not_elasticsearch_message(url: str, exc: Any) -> str:
     """An error answer that came from another server than the engine (a web server, a proxy's error page)."""
     status = api_status(exc) or "?"
-    try:
-        headers = {k.lower(): v for k, v in (exc.meta.headers or {}).items()}
-    except Exception:  # noqa: BLE001 (opensearch-py keeps no headers)
-        headers = {}
+    headers = _headers(exc)
     ctype, server = headers.get("content-type", ""), headers.get("server", "")
     what = ", ".join(x for x in (f"HTTP {status}", ctype.split(";")[0], server and f"server {server}") if x)
     engine = engine_name(exc)

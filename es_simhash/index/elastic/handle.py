@@ -8,6 +8,7 @@ import logging
 import threading
 import time
 from contextlib import contextmanager
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from es_simhash.defaults import RETRY_FOR
@@ -55,15 +56,12 @@ class IndexHandle:
         operation up to it is visible to any search sent since."""
         self._visible_at = 0.0
         """When (``time.monotonic``) a refresh last raised :attr:`_visible`."""
-        self._clause_bound: tuple[int | None] | None = None
 
-    @property
+    @cached_property
     def max_clause_count(self) -> int | None:
         """The engine's fixed bound on the clauses of one search, read once (OpenSearch's
         ``indices.query.bool.max_clause_count``); ``None`` where it scales with the heap (Elasticsearch)."""
-        if self._clause_bound is None:
-            self._clause_bound = (self.retrying(self.client.max_clause_count, "reading the clause bound"),)
-        return self._clause_bound[0]
+        return self.retrying(self.client.max_clause_count, "reading the clause bound")
 
     @property
     def lookup_keys(self) -> LookupKeys:
