@@ -188,7 +188,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "same --size synthetic fingerprints (bench/lookup.py's data and loading). Starts the nodes not given by "
         "--es-url / --os-url and stops them at the end.")
     ap.add_argument("--size", type=int, default=1_000_000, help="stored fingerprints (default 1,000,000)")
-    ap.add_argument("--queries", type=int, default=1000, help="query fingerprints with planted neighbours (1,000)")
     ap.add_argument("--passes", type=int, default=7, help="interleaved timed passes per engine (median; default 7)")
     ap.add_argument("--sweeps", type=int, default=3, help="sweeps over the queries per pass (default 3)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed interleaved passes before the timed ones "

@@ -756,7 +756,8 @@ def _knn_options(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 def add_load_options(ap: argparse.ArgumentParser) -> None:
-    """The options of the documents' load, shared with bench/engines.py."""
+    """The options of the documents and queries and of their load, shared with bench/engines.py."""
+    ap.add_argument("--queries", type=int, default=1000, help="query fingerprints with planted neighbours (1,000)")
     ap.add_argument("--merge-segments", type=int, default=1, help="force-merge to this many segments after the "
                     "load (default 1)")
     ap.add_argument("--query-cache", action="store_true", help="keep the node query cache on for the bench "
@@ -786,7 +787,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "N only the tables index is loaded, measured and reported (the comparison columns say -), and "
                     "RESULT's segments_ratio is the ratio at the largest size where both were measured (an INFO "
                     "line before it says so). E.g. --sizes 1000000,10000000 --segments-max 1000000")
-    ap.add_argument("--queries", type=int, default=1000, help="query fingerprints with planted neighbours (1,000)")
     ap.add_argument("--passes", type=int, default=3, help="interleaved timed passes per design (median; default 3)")
     ap.add_argument("--sweeps", type=int, default=3, help="sweeps over the queries per batched figure (default 3)")
     add_load_options(ap)
