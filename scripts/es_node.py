@@ -11,8 +11,10 @@ the server with its transport modules and x-pack ``core``/``security`` only. It
 has no bundled JDK, no Painless, no reindex (so no ``_update_by_query``).
 With ``--engine opensearch`` (env ``ES_SIMHASH_NODE_ENGINE=opensearch``) it runs OpenSearch's
 (``org.opensearch.distribution.integ-test-zip:opensearch:VERSION:zip``, 2.19.x on Java 17-23,
-3.x on Java 21+): the server and its transport modules, no security plugin (so no
-``--security``/``--tls``).
+3.x on Java 21+): the server and its transport modules. Its security is a plugin the zip leaves out: with
+``--security``/``--tls`` the plugin (``org.opensearch.plugin:opensearch-security``, on Maven Central for 2.19.3
+and 2.19.4 in a form the integ-test-zip can load) is installed into a distribution of its own and the node runs
+2.19.4 (for any 2.x asked for), with TLS between nodes and the one user ``admin``.
 
 Library use::
 
@@ -30,8 +32,9 @@ Library use::
     with start_node(settings={"thread_pool.write.queue_size": 1}) as node:
         ...                        # close() on exit
 
-    # security on: user "elastic" with this password (bootstrap.password in the node's keystore);
-    # with tls=True a self-signed CA and node certificate are made with openssl, the URL is https
+    # security on: user "elastic" with this password (bootstrap.password in the node's keystore; on OpenSearch
+    # user "admin", in the security plugin's internal_users.yml); with tls=True a self-signed CA and node
+    # certificate are made with openssl, the URL is https
     node = start_node(security=True, password="...", tls=True)
     node.ca_cert                   # the CA to verify it with (PEM), None without TLS
     node.request("GET", "/_security/_authenticate")   # (status, body) as "elastic", CA-verified
@@ -106,6 +109,11 @@ __all__ = [
 ES_VERSION = "9.5.2"
 #: The pinned OpenSearch version (``--engine opensearch``); env ES_SIMHASH_ES_VERSION overrides it.
 OPENSEARCH_VERSION = "2.19.6"
+#: OpenSearch's security is a plugin its integ-test-zip leaves out, served by Maven Central for a few versions only
+#: (``org.opensearch.plugin:opensearch-security:VERSION.0:zip``); a node with security runs the newest of these of
+#: the major asked for, the plugin installed into a distribution of its own. (3.4.0's plugin is there too, but it
+#: needs the rule-framework module, which neither the integ-test-zip nor Maven Central carries.)
+OPENSEARCH_SECURED = {"2.19.3": 2, "2.19.4": 2}
 ENGINES = ("elasticsearch", "opensearch")
 MIN_JAVA = 21
 MIN_JAVA_8X = 17  # Elasticsearch 8.x runs on Java 17+
@@ -147,6 +155,28 @@ def maven_artifact(engine: str, version: str) -> str:
     """The integ-test-zip's Maven coordinates."""
     group = "org.opensearch" if engine == "opensearch" else "org.elasticsearch"
     return f"{group}.distribution.integ-test-zip:{engine}:{version}:zip"
+
+
+def security_plugin_artifact(version: str) -> str:
+    """The Maven coordinates of OpenSearch's security plugin for OpenSearch ``version``."""
+    return f"org.opensearch.plugin:opensearch-security:{version}.0:zip"
+
+
+def secured_version(version: str, engine: str) -> str:
+    """The version a node with security runs: ``version`` itself for Elasticsearch (x-pack is in its
+    integ-test-zip) and for an OpenSearch version whose security plugin Maven Central serves, else the newest such
+    version of the same OpenSearch major (:data:`OPENSEARCH_SECURED`)."""
+    if engine != "opensearch" or version in OPENSEARCH_SECURED:
+        return version
+    major = version.split(".")[0]
+    newest = [v for v, m in OPENSEARCH_SECURED.items() if str(m) == major]
+    if not newest:
+        raise EsNodeError(f"no security plugin for OpenSearch {version} on Maven Central that its integ-test-zip "
+                          f"can load: --security and --tls run on OpenSearch {', '.join(OPENSEARCH_SECURED)}")
+    chosen = max(newest, key=lambda v: tuple(int(x) for x in v.split(".")))
+    log.info("OpenSearch %s has no security plugin on Maven Central: running %s, the newest %s.x that has",
+             version, chosen, major)
+    return chosen
 
 
 def _engine_major(version: str | None, engine: str | None) -> tuple[str, int | None]:
@@ -324,20 +354,24 @@ def ensure_zip(version: str | None = None, engine: str | None = None) -> Path:
     """The distribution zip in the cache; downloaded with Maven when missing."""
     engine = engine or node_engine()
     version = version or es_version(engine)
+    return ensure_artifact(maven_artifact(engine, version), f"{engine}-{version}.zip", "about 130 MB")
+
+
+def ensure_artifact(artifact: str, file_name: str, size: str) -> Path:
+    """``file_name`` (what Maven names ``artifact``'s file) in the cache; downloaded with Maven when missing."""
     cdir = cache_dir()
-    zip_path = cdir / f"{engine}-{version}.zip"
+    zip_path = cdir / file_name
     if zip_path.is_file():
         return zip_path
     with _file_lock(cdir / ".download.lock"):
         if zip_path.is_file():
             return zip_path
         mvn = shutil.which("mvn")
-        artifact = maven_artifact(engine, version)
         if not mvn:
             raise EsNodeError(
                 f"mvn not found: install Maven (apt-get install maven) or download {artifact} "
                 f"from Maven Central to {zip_path}")
-        log.info("downloading %s with Maven into %s (about 130 MB, once)", artifact, cdir)
+        log.info("downloading %s with Maven into %s (%s, once)", artifact, cdir, size)
         cmd = [mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact}", f"-DoutputDirectory={cdir}"]
         # run outside any project so no pom.xml is picked up
         proc = subprocess.run(cmd, cwd=cdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -347,38 +381,54 @@ def ensure_zip(version: str | None = None, engine: str | None = None) -> Path:
     return zip_path
 
 
-def _unpack(zip_path: Path, dest_parent: Path, name: str, engine: str = "elasticsearch") -> Path:
-    """Unzip keeping exec bits, world-readable, and publish it with an atomic rename."""
+def _unpack(zip_path: Path, dest_parent: Path, name: str, engine: str = "elasticsearch",
+            final_name: str | None = None, plugin: Path | None = None) -> Path:
+    """Unzip keeping exec bits, world-readable, and publish it with an atomic rename (as ``final_name``, default
+    ``name``). ``plugin``: OpenSearch's security plugin zip, unpacked into the distribution's ``plugins/`` (its
+    ``config/`` into the distribution's ``config/opensearch-security/``, as ``opensearch-plugin install`` does)."""
     tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=dest_parent))
     try:
-        with zipfile.ZipFile(zip_path) as zf:
-            for info in zf.infolist():
-                target = zf.extract(info, tmp)
-                mode = (info.external_attr >> 16) & 0o777
-                if info.is_dir():
-                    os.chmod(target, 0o755)
-                else:
-                    os.chmod(target, 0o755 if mode & 0o111 else 0o644)
+        _extract(zip_path, tmp)
         src = tmp / name
         if not (src / "bin" / engine).is_file():
             raise EsNodeError(f"{zip_path} does not contain {name}/bin/{engine}")
-        final = dest_parent / name
+        if plugin is not None:
+            into = src / "plugins" / "opensearch-security"
+            _extract(plugin, into)
+            os.rename(into / "config", src / "config" / "opensearch-security")
+        final = dest_parent / (final_name or name)
         os.rename(src, final)
         return final
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def ensure_distribution(version: str | None = None, engine: str | None = None) -> Path:
-    """The home of the unpacked distribution (download and unpack once)."""
+def _extract(zip_path: Path, into: Path) -> None:
+    with zipfile.ZipFile(zip_path) as zf:
+        for info in zf.infolist():
+            target = zf.extract(info, into)
+            mode = (info.external_attr >> 16) & 0o777
+            if info.is_dir():
+                os.chmod(target, 0o755)
+            else:
+                os.chmod(target, 0o755 if mode & 0o111 else 0o644)
+    os.chmod(into, 0o755)
+
+
+def ensure_distribution(version: str | None = None, engine: str | None = None, security: bool = False) -> Path:
+    """The home of the unpacked distribution (download and unpack once). ``security`` on OpenSearch: a
+    distribution of its own with the security plugin installed (``opensearch-VERSION-security``)."""
     engine = engine or node_engine()
     version = version or es_version(engine)
     name = f"{engine}-{version}"
+    secured = security and engine == "opensearch"
     root = dist_root()
-    home = root / name
+    home = root / (f"{name}-security" if secured else name)
     if (home / "bin" / engine).is_file():
         return home
     zip_path = ensure_zip(version, engine)
+    plugin = ensure_artifact(security_plugin_artifact(version), f"opensearch-security-{version}.0.zip",
+                             "about 45 MB") if secured else None
     root.mkdir(parents=True, exist_ok=True)
     if root.stat().st_uid == os.geteuid():
         os.chmod(root, 0o755)  # the node's user must traverse it
@@ -387,9 +437,11 @@ def ensure_distribution(version: str | None = None, engine: str | None = None) -
             return home
         log.info("unpacking %s into %s", zip_path, root)
         try:
-            return _unpack(zip_path, root, name, engine)
+            return _unpack(zip_path, root, name, engine, home.name, plugin)
         except zipfile.BadZipFile:
             zip_path.unlink(missing_ok=True)
+            if plugin is not None:
+                plugin.unlink(missing_ok=True)
             raise EsNodeError(f"{zip_path} was corrupt and has been removed; run again to download it anew")
 
 
@@ -693,9 +745,8 @@ class Node:
                  tls: bool = False, engine: str | None = None):
         self.engine = engine or node_engine()
         self.version = version or es_version(self.engine)
-        if self.engine == "opensearch" and (security or tls):
-            raise EsNodeError("OpenSearch's integ-test-zip has no security plugin: --security and --tls are for "
-                              "Elasticsearch nodes")
+        if security or tls:
+            self.version = secured_version(self.version, self.engine)
         self.http_port = int(http_port) if http_port else free_port()
         self.transport_port = int(transport_port) if transport_port else free_port()
         while self.transport_port == self.http_port:
@@ -708,7 +759,7 @@ class Node:
         self.startup_timeout = startup_timeout
         self.tls = bool(tls)
         self.security = bool(security or tls)
-        self.username = "elastic" if self.security else None
+        self.username = ("admin" if self.engine == "opensearch" else "elastic") if self.security else None
         self.password = (password or secrets.token_urlsafe(18)) if self.security else None
         self._keystore_written = False
         #: detached nodes (CLI) outlive this Python process; others are stopped at exit.
@@ -803,8 +854,10 @@ class Node:
             "action.destructive_requires_name": False,
         }
         if self.engine == "opensearch":
-            del s["xpack.security.enabled"]  # (no x-pack; its integ-test-zip has no security plugin)
-        if self.tls:
+            del s["xpack.security.enabled"]  # (no x-pack: security is a plugin, installed when asked for)
+            if self.security:
+                s.update(self._opensearch_security())
+        elif self.tls:
             s.update({
                 "xpack.security.http.ssl.enabled": True,
                 "xpack.security.http.ssl.key": "certs/node.key",
@@ -818,9 +871,43 @@ class Node:
                 s[k] = v
         return s
 
+    def _opensearch_security(self) -> dict[str, Any]:
+        """OpenSearch's security plugin settings: TLS between nodes (the plugin requires it) with the node's
+        certificate, HTTPS when ``tls``, and the users of ``opensearch-security/`` loaded at the first start."""
+        certs = {"pemcert_filepath": "certs/node.crt", "pemkey_filepath": "certs/node.key",
+                 "pemtrustedcas_filepath": "certs/ca.crt"}
+        s: dict[str, Any] = {f"plugins.security.ssl.transport.{k}": v for k, v in certs.items()}
+        s["plugins.security.ssl.transport.enforce_hostname_verification"] = False
+        s["plugins.security.ssl.http.enabled"] = self.tls
+        if self.tls:
+            s.update({f"plugins.security.ssl.http.{k}": v for k, v in certs.items()})
+        s.update({"plugins.security.allow_default_init_securityindex": True,
+                  "plugins.security.nodes_dn": [f"CN={HOST}"],
+                  "plugins.security.authcz.admin_dn": ["CN=es-simhash test admin"],
+                  "plugins.security.audit.type": "noop"})
+        return s
+
+    def _write_opensearch_users(self) -> None:
+        """The security plugin's one user, ``admin`` (all access) with the node's password, bcrypt-hashed by the
+        plugin's own tool; loaded into the security index when the node first starts."""
+        assert self.home is not None and self.java_home is not None and self.password is not None
+        plugin = self.home / "plugins" / "opensearch-security"
+        classpath = ":".join(str(p) for p in (plugin / "*", plugin / "deps" / "*", self.home / "lib" / "*"))
+        proc = subprocess.run([str(self.java_home / "bin" / "java"), "-cp", classpath,
+                               "org.opensearch.security.tools.Hasher", "-p", self.password],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        hashed = (proc.stdout.strip().splitlines() or [""])[-1]
+        if proc.returncode != 0 or not hashed.startswith("$2"):
+            raise EsNodeError(f"the security plugin's Hasher failed: {proc.stdout.strip()[-500:]}")
+        (self.config_dir / "opensearch-security" / "internal_users.yml").write_text(
+            '_meta:\n  type: "internalusers"\n  config_version: 2\n'
+            f'admin:\n  hash: "{hashed}"\n  reserved: true\n  backend_roles:\n  - "admin"\n'
+            '  description: "the test node\'s user (es_node.py)"\n')
+        self._keystore_written = True
+
     # ---- preparation
     def _prepare(self) -> None:
-        self.home = ensure_distribution(self.version, self.engine)
+        self.home = ensure_distribution(self.version, self.engine, self.security)
         java_home, major, origin = find_java(self.home, min_java(self.version, self.engine),
                                              max_java(self.version, self.engine), self.title)
         uid = gid = None
@@ -858,7 +945,7 @@ class Node:
         jvm_options = (jvm_options.replace("=logs/", f"={self.logs_dir}/").replace(":logs/", f":{self.logs_dir}/")
                        .replace("HeapDumpPath=data", f"HeapDumpPath={self.data_path}"))
         (self.config_dir / "jvm.options").write_text(jvm_options)
-        if self.tls:
+        if self.tls or (self.security and self.engine == "opensearch"):
             self._make_certs()
 
         if uid is not None:
@@ -872,7 +959,10 @@ class Node:
                 raise EsNodeError(f"user {self.user} cannot write {self.data_path}: one of its parent "
                                   f"folders is not traversable; choose a data folder under /tmp or /var")
         if self.security and not self._keystore_written:
-            self._write_bootstrap_password()
+            if self.engine == "opensearch":
+                self._write_opensearch_users()
+            else:
+                self._write_bootstrap_password()
 
     def _make_certs(self) -> None:
         """A self-signed CA and a node certificate for 127.0.0.1/localhost, once per node folder."""
@@ -1520,8 +1610,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--foreground", action="store_true",
                    help="stay attached; Ctrl-C/SIGTERM stops the node and removes a temp folder")
     p.add_argument("--security", action="store_true",
-                   help="turn xpack.security on: user elastic, with the password ES_NODE_PASSWORD (default: a random "
-                        "one), printed as export ES_USERNAME / ES_PASSWORD lines")
+                   help="turn security on: user elastic (OpenSearch: admin, its security plugin installed; 2.x "
+                        "only, run on 2.19.4), with the password ES_NODE_PASSWORD (default: a random one), printed "
+                        "as export ES_USERNAME / ES_PASSWORD lines")
     p.add_argument("--tls", action="store_true",
                    help="security and HTTPS, with a throw-away CA made by openssl (printed as export ES_CA_CERTS)")
     p.set_defaults(func=_cmd_start)

@@ -37,6 +37,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: slow test (seconds to minutes)")
     config.addinivalue_line("markers", "elasticsearch_only: tries a feature of Elasticsearch's own, not es-simhash's "
                             "(the OpenSearch passes leave it out)")
+    config.addinivalue_line("markers", "secured: needs a node with security on (es_node's --security; on OpenSearch "
+                            "2.x only: the OpenSearch 3.x pass leaves it out)")
 
 
 ES_FIXTURES = {"es_url", "es_node", "es_index_name", "client"}
