@@ -959,10 +959,14 @@ class Node:
                 raise EsNodeError(f"user {self.user} cannot write {self.data_path}: one of its parent "
                                   f"folders is not traversable; choose a data folder under /tmp or /var")
         if self.security and not self._keystore_written:
-            if self.engine == "opensearch":
-                self._write_opensearch_users()
-            else:
-                self._write_bootstrap_password()
+            self._write_credentials()
+
+    def _write_credentials(self) -> None:
+        """The user's password where the engine reads it: Elasticsearch's keystore, OpenSearch's security plugin."""
+        if self.engine == "opensearch":
+            self._write_opensearch_users()
+        else:
+            self._write_bootstrap_password()
 
     def _make_certs(self) -> None:
         """A self-signed CA and a node certificate for 127.0.0.1/localhost, once per node folder."""
