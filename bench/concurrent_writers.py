@@ -181,7 +181,7 @@ def canonicals_with_an_older_match(backend) -> list[str]:
     found = []
     for start in range(0, len(canon), 1000):
         part = canon[start:start + 1000]
-        for d, res in zip(part, memory.lookup([Lookup(d.id, d.fingerprint) for d in part], rule.candidate_distance)):
+        for d, res in zip(part, memory.lookup([Lookup(d.id, d.fingerprint) for d in part], rule.candidate_contract)):
             older = [c for c in res.candidates if arrival_key(c) < arrival_key(d)]
             cap = memory.max_sentence_df
             boilerplate = boilerplate_of(d.fingerprint, res.sentence_df, cap)

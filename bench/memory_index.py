@@ -21,7 +21,7 @@ build time and the memory figure include the sorted key tables.
 
 Measured:
 
-* batched lookups/s, ``index.lookup(queries[j:j + batch], max_distance=k)`` with ``--batch`` (default 1,000)
+* batched lookups/s, ``index.lookup(queries[j:j + batch], contract=k)`` with ``--batch`` (default 1,000)
   queries per call, for k = 0..K, for both indexes (the default path: the native core's ``memory_lookup`` when
   ``es_simhash_native`` is installed, else numpy); for the default keys also through the numpy reference path
   (``index.native = False``) on the same index, in the same interleaved rounds, with the ratio native/numpy and a
@@ -247,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stop = min(total, start + args.chunk)
             index.add([StoredDoc(ids[i], make_fp(sims[i], chs[i]), cluster=ids[i]) for i in range(start, stop)])
         t1 = time.perf_counter()
-        index.lookup([], max_distance=0)  # sorts the added rows into runs (done lazily on the first lookup)
+        index.lookup([], contract=0)  # sorts the added rows into runs (done lazily on the first lookup)
         t2 = time.perf_counter()
         del sims, chs
         gc.collect()
@@ -297,11 +297,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # ---- lookups: timing -----------------------------------------------------------------------------------
     def single(index: MemoryIndex, k: int) -> Callable[[], list]:
-        return lambda: [index.lookup([q], max_distance=k)[0] for q in lookups]
+        return lambda: [index.lookup([q], contract=k)[0] for q in lookups]
 
     def batched(index: MemoryIndex, k: int, batch: int, queries: list[Lookup]) -> Callable[[], list]:
         return lambda: [
-            r for j in range(0, len(queries), batch) for r in index.lookup(queries[j : j + batch], max_distance=k)
+            r for j in range(0, len(queries), batch) for r in index.lookup(queries[j : j + batch], contract=k)
         ]
 
     def batched_numpy(index: MemoryIndex, k: int, batch: int, queries: list[Lookup]) -> Callable[[], list]:
@@ -358,14 +358,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         so a call stays within ``--mem-budget`` and a round within about ``--round-s`` seconds (fewer passes,
         then the first queries only). For an index that scales as designed nothing is cut."""
         index, probe = indexes[name], lookups[:PROBE]
-        index.lookup(probe, max_distance=K)
+        index.lookup(probe, contract=K)
         gc.collect()
         tracemalloc.start()
-        index.lookup(probe, max_distance=K)
+        index.lookup(probe, contract=K)
         peak = tracemalloc.get_traced_memory()[1] / len(probe)
         tracemalloc.stop()
         t0 = time.perf_counter()
-        index.lookup(probe, max_distance=K)
+        index.lookup(probe, contract=K)
         per_q = (time.perf_counter() - t0) / len(probe)
         batch = max(1, min(args.batch, int(args.mem_budget * 2**30 // max(peak, 1.0))))
         n_passes, n_queries = args.batch_passes, len(lookups)
@@ -509,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             t0 = time.perf_counter()
             loaded = MemoryIndex.load(path)
             load_s = time.perf_counter() - t0
-        check = loaded.lookup(lookups, max_distance=K)
+        check = loaded.lookup(lookups, contract=K)
         same_after_load = (len(loaded) == total and loaded.lookup_keys == index.lookup_keys
                            and answer_ids(check) == answer_ids(results[("tables", "batched", K)]))
         del loaded, check

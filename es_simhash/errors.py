@@ -11,7 +11,7 @@ __all__ = ["EsSimhashError", "InvalidValue", "ElasticError", "IndexNotManaged", 
            "IndexingError", "OutputError", "InputError", "LabelError", "IndexFileError", "SavedIndexError",
            "IndexFileNotFound", "NotAnIndexFile", "UnreadableIndexFile", "OldFingerprints", "OtherFingerprintSettings",
            "NoFingerprintSettings", "CheckpointInUse", "NoCheckpoint", "KibanaError", "InvalidKibanaURL",
-           "InvalidKibanaCA", "ReportError"]
+           "InvalidKibanaCA", "ReportError", "UnservableContract"]
 
 
 class EsSimhashError(Exception):
@@ -72,6 +72,11 @@ class InvalidKibanaCA(KibanaError, ValueError):
 
 
 # -- the engine and the index --------------------------------------------------------------------------------------
+class UnservableContract(EsSimhashError, ValueError):
+    """A decision rule's candidate contract (:class:`~es_simhash.lookup.candidates.CandidateContract`) asks a
+    backend for candidates it cannot serve: the lookup fails rather than answer with other candidates."""
+
+
 class MaintenanceError(EsSimhashError, RuntimeError):
     """A maintenance step could not finish (e.g. documents kept changing under it); running it again is safe."""
 

@@ -70,7 +70,7 @@ def test_lookup_equals_brute_force(planted, k):
     index, sims, queries = planted
     for qi, q in enumerate(queries.tolist()):
         fp = Fingerprint(q, 10**12 + qi, (), 10, 500, False)  # content hash matches nothing
-        got = {d.id for d in index.lookup([Lookup("query", fp)], max_distance=k)[0].candidates}
+        got = {d.id for d in index.lookup([Lookup("query", fp)], contract=k)[0].candidates}
         expected = {f"d{i}" for i in np.flatnonzero(_popcount_xor(sims, q) <= k)}
         assert got == expected
         assert len(expected) >= k + 1  # the planted neighbours are really there

@@ -64,7 +64,7 @@ def _answers(index: MemoryIndex, queries, k: int, native: bool, exclude=()):
     index.native = native
     M.NATIVE_LOOKUP = counted
     try:
-        res = index.lookup(queries, max_distance=k, exclude=exclude)
+        res = index.lookup(queries, contract=k, exclude=exclude)
     finally:
         del index.native  # back to the class default
         M.NATIVE_LOOKUP = real
@@ -110,7 +110,7 @@ def test_planted_neighbours_every_k(keys):
     lookups = [Lookup(f"q{i}", _fp(q, 10**9 + i)) for i, q in enumerate(queries)]
     lookups.append(Lookup("empty", _fp(0, 10**9 - 1, n_features=0)))  # no features: no keys, no SimHash candidates
     lookups.append(Lookup("d5", _fp(sims[5], 6)))  # a stored id: left out of its own answer
-    index.lookup([], max_distance=0)
+    index.lookup([], contract=0)
     assert index.store.runs and len(index.store.docs) == index.store.run_rows  # all in runs, no tail
     ks = range(min(keys.k + 3, 9) + 1)  # every k the keys guarantee, and beyond (where a key must be shared)
     assert _same(index, lookups, ks) > 0
@@ -187,7 +187,7 @@ def test_native_can_be_turned_off(native, monkeypatch):
                for i, s in enumerate(sims[:40])]
     on = MemoryIndex()
     on.add(docs)
-    want = [sorted(c.id for c in r.candidates) for r in on.lookup(queries, max_distance=3)]
+    want = [sorted(c.id for c in r.candidates) for r in on.lookup(queries, contract=3)]
     assert on.store.runs and all(len(w) >= 1 for w in want)
 
     def refuse(*args, **kwargs):
@@ -198,14 +198,14 @@ def test_native_can_be_turned_off(native, monkeypatch):
     monkeypatch.setattr(M, "NATIVE_LOOKUP", refuse)
     monkeypatch.setattr(M, "NATIVE_POSTINGS", refuse)
     off.add(docs)
-    assert [sorted(c.id for c in r.candidates) for r in off.lookup(queries, max_distance=3)] == want
+    assert [sorted(c.id for c in r.candidates) for r in off.lookup(queries, contract=3)] == want
 
 
 def test_bad_arrays_are_refused(native):
     """The native function reads numpy buffers: a wrong dtype or a strided view raises, it is never read."""
     index = MemoryIndex()
     index.add([StoredDoc(f"d{i}", _fp(i * 7919, i + 1), cluster=f"d{i}") for i in range(5000)])
-    index.lookup([], max_distance=0)
+    index.lookup([], contract=0)
     run = index.store.runs[0]
     lk = index.lookup_keys
     q = np.array([1, 2], dtype=np.uint64)
@@ -253,7 +253,7 @@ def test_crowded_bucket_in_runs_and_tail():
     sims += rng.integers(0, 2**64, size=5000, dtype=np.uint64).tolist()
     index = MemoryIndex()
     index.add([StoredDoc(f"d{i}", _fp(x, i + 1), cluster=f"d{i}") for i, x in enumerate(sims)])
-    index.lookup([], max_distance=0)
+    index.lookup([], contract=0)
     index.add([StoredDoc(f"t{i}", _fp(s if i % 2 else _flip(rng, s, 2), 10**6 + i), cluster=f"t{i}") for i in range(100)])
     queries = [Lookup("q0", _fp(s, 10**9)), Lookup("q1", _fp(_flip(rng, s, 1), 10**9 + 1))]
     assert _same(index, queries, range(8)) > 2 * 400
@@ -271,7 +271,7 @@ def test_fallback_without_the_native_module(monkeypatch):
     index = MemoryIndex()
     index.add([StoredDoc(f"d{i}", _fp(s, i + 1), cluster=f"d{i}") for i, s in enumerate(sims)])
     lookups = [Lookup(f"q{i}", _fp(q, 10**9 + i)) for i, q in enumerate(queries)]
-    want = [[c.id for c in r.candidates] for r in index.lookup(lookups, max_distance=3)]
+    want = [[c.id for c in r.candidates] for r in index.lookup(lookups, contract=3)]
     monkeypatch.setattr(M, "NATIVE_LOOKUP", None)
-    assert [[c.id for c in r.candidates] for r in index.lookup(lookups, max_distance=3)] == want
+    assert [[c.id for c in r.candidates] for r in index.lookup(lookups, contract=3)] == want
     assert sum(map(len, want)) == 4 * len(queries)

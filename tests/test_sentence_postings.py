@@ -25,7 +25,7 @@ from es_simhash.fingerprint import SKETCH_BIT
 from es_simhash.index.memory import native as M
 from es_simhash.index.base import Lookup
 from es_simhash.records import StoredDoc
-from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
+from es_simhash.lookup.candidates import DEFAULT_CONTRACT
 from es_simhash.index.memory import MemoryIndex
 
 from support import chinese_articles
@@ -66,7 +66,7 @@ def _answers(index: MemoryIndex, queries, native: bool, k: int = 3, exclude=(), 
     own = vars(index).get("native")  # (an instance's own setting, or None for the class default)
     index.native = native
     try:
-        res = index.lookup(queries, max_distance=k, exclude=exclude, before=before)
+        res = index.lookup(queries, contract=k, exclude=exclude, before=before)
     finally:
         if own is None:
             del index.native
@@ -293,7 +293,7 @@ def test_random_hashes_edges(calls):
             if step % 4 == 3:
                 twins.remove([f"d{int(j)}" for j in rng.integers(0, n, size=5)])
         twins.same(queries, calls, k=0)
-    assert MIN_SHARED_SKETCH == 2
+    assert DEFAULT_CONTRACT.shared_sketch == 2
 
 
 def test_empty_and_no_sentences(calls):
@@ -327,7 +327,7 @@ def test_pickle_and_copy(stream, calls):
 
 
 def test_bad_arguments_are_refused():
-    p = M.NATIVE_POSTINGS(SKETCH_BIT, MIN_SHARED_SKETCH)
+    p = M.NATIVE_POSTINGS(SKETCH_BIT, DEFAULT_CONTRACT.shared_sketch)
     p.add(0, [(1, 2), (2,)])
     with pytest.raises(ValueError):
         p.add(1, [(3,)])  # rows go up

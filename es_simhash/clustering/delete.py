@@ -51,7 +51,7 @@ def delete(index: MaintainedIndex, rule: DecisionRule, ids: Iterable[str]) -> tu
             # (decided again as the recheck decides, and as repair checks: a member re-decided on arrival's terms
             # may rest on a template's lines that the other clusters show to be boilerplate; and a document near
             # a deleted one was decided with it among its candidates)
-            found = index.lookup([Lookup(d.id, d.fingerprint) for d in departed], rule.candidate_distance)
+            found = index.lookup([Lookup(d.id, d.fingerprint) for d in departed], rule.candidate_contract)
             near = {c.id for res in found for c in res.candidates}
             until_settled(index, rule, writer, near | {c.id for c in settled.changes if c.why != "deleted"})
     return deleted, missing, settled

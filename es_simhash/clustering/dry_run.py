@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any, Collection, Iterator, Mapping, Sequence
 
 from es_simhash.index.base import Lookup, LookupResult, MaintainedIndex
+from es_simhash.lookup.candidates import CandidateContract
 from es_simhash.records import StoredDoc
 
 
@@ -43,9 +44,10 @@ class DryRun:
     def _docs(self, docs: Sequence[StoredDoc]) -> list[StoredDoc]:
         return [d for d in map(self._now, docs) if d is not None]
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
+    def lookup(self, queries: Sequence[Lookup], contract: CandidateContract | int, exclude: Sequence[str] = ()
+               ) -> list[LookupResult]:
         out = []
-        for res in self.base.lookup(queries, max_distance, exclude):
+        for res in self.base.lookup(queries, contract, exclude):
             existing = self._now(res.existing) if res.existing is not None else None
             out.append(LookupResult(existing, self._docs(res.candidates), res.truncated, res.sentence_df))
         return out

@@ -56,7 +56,7 @@ def recheck_duplicates(index: MaintainedIndex, rule: DecisionRule, writer: Write
     if not dups:
         return []
     verdicts: dict[str, tuple[Any, tuple[int, int, str, str | None]]] = {}
-    for d, res in zip(dups, index.lookup([Lookup(d.id, d.fingerprint) for d in dups], rule.candidate_distance)):
+    for d, res in zip(dups, index.lookup([Lookup(d.id, d.fingerprint) for d in dups], rule.candidate_contract)):
         if stays(rule, d, res.candidates):
             continue
         older = [c for c in res.candidates if arrival_key(c) < arrival_key(d)]
@@ -104,7 +104,7 @@ def until_settled(index: MaintainedIndex, rule: DecisionRule, writer: Writer, ch
             return
         now = list(index.fetch(sorted(changed), whole=False).values())
         near = set(changed)
-        for res in index.lookup([Lookup(d.id, d.fingerprint) for d in now], rule.candidate_distance):
+        for res in index.lookup([Lookup(d.id, d.fingerprint) for d in now], rule.candidate_contract):
             near.update(c.id for c in res.candidates)
         changed = decide_again(index, rule, writer, list(index.fetch(sorted(near), whole=False).values()))
     raise MaintenanceError("decisions kept changing while being rechecked; run again")

@@ -24,7 +24,7 @@ def _newer_canonicals(index: MaintainedIndex, rule: DecisionRule, docs: Sequence
     """The canonicals among the candidates of ``docs`` that arrived after the document they are a candidate of
     (leaving out ``skip``), each once."""
     out: dict[str, StoredDoc] = {}
-    for d, res in zip(docs, index.lookup([Lookup(d.id, d.fingerprint) for d in docs], rule.candidate_distance)):
+    for d, res in zip(docs, index.lookup([Lookup(d.id, d.fingerprint) for d in docs], rule.candidate_contract)):
         for c in res.candidates:
             if c.cluster == c.id and arrival_key(c) > arrival_key(d) and c.id not in skip:
                 out.setdefault(c.id, c)
@@ -75,7 +75,7 @@ def _as_on_arrival(index: MaintainedIndex, rule: DecisionRule, doc: StoredDoc, o
             boilerplate.add(h)
         else:
             pool.update((c.id, c) for c in before if c.id not in pool and c.cluster != doc.id)
-    found = found_by_lookup(doc.fingerprint, pool.values(), boilerplate, index.lookup_keys, rule.candidate_distance)
+    found = found_by_lookup(doc.fingerprint, pool.values(), boilerplate, index.lookup_keys, rule.candidate_contract)
     return found, frozenset(boilerplate)
 
 
@@ -102,7 +102,7 @@ def settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: Writer
     holders: dict[int, list[StoredDoc]] = {}  # (the first holders of hashes over the bound, read once)
     while todo:
         seen.update(d.id for d in todo)
-        found = index.lookup([Lookup(d.id, d.fingerprint) for d in todo], rule.candidate_distance)
+        found = index.lookup([Lookup(d.id, d.fingerprint) for d in todo], rule.candidate_contract)
         wanted = {h for d, res in zip(todo, found) if d.cluster == d.id for h in _crossing(d, res, cap)}
         holders.update(index.first_holders(wanted - holders.keys(), cap + 1))
         newer: dict[str, StoredDoc] = {}
@@ -238,14 +238,14 @@ def redecide(index: MaintainedIndex, rule: DecisionRule, writer: Writer, roots: 
     group = sorted(members.values(), key=arrival_key)
     hide = sorted(gone | members.keys())
     cap = index.max_sentence_df
-    found = index.lookup([Lookup(d.id, d.fingerprint) for d in group], rule.candidate_distance, exclude=hide)
+    found = index.lookup([Lookup(d.id, d.fingerprint) for d in group], rule.candidate_contract, exclude=hide)
     pending = MemoryIndex(cap, index.lookup_keys)
     pending_df: Counter[int] = Counter()
     decided: dict[str, StoredDoc] = {}
     for d, res in zip(group, found):
         key = arrival_key(d)
         candidates = [c for c in res.candidates if arrival_key(c) < key]
-        candidates += pending.lookup([Lookup(d.id, d.fingerprint)], rule.candidate_distance)[0].candidates
+        candidates += pending.lookup([Lookup(d.id, d.fingerprint)], rule.candidate_contract)[0].candidates
         decision = rule.decide(d.fingerprint, candidates, boilerplate_of(d.fingerprint, res.sentence_df, cap, pending_df)
                                ) if candidates else None
         new = as_canonical(d) if decision is None else as_member_of(d, decision, decision.of.cluster)
@@ -273,7 +273,7 @@ def _sharing_a_candidate(index: MaintainedIndex, rule: DecisionRule, docs: Seque
 
     memory = MemoryIndex(max_sentence_df=1 << 30, lookup_keys=index.lookup_keys)
     memory.add(fresh)
-    found = memory.lookup([Lookup(d.id, d.fingerprint) for d in docs], rule.candidate_distance)
+    found = memory.lookup([Lookup(d.id, d.fingerprint) for d in docs], rule.candidate_contract)
     return [d for d, res in zip(docs, found) if res.candidates or res.existing is not None]
 
 

@@ -15,6 +15,7 @@ from es_simhash.records import Decision, StoredDoc
 from es_simhash.decide.trace import MEANING_VETO, Note, Step, recorder
 from es_simhash.defaults import MAX_DISTANCE
 from es_simhash.fingerprint.model import Fingerprint
+from es_simhash.lookup.candidates import CandidateContract
 
 __all__ = ["DefaultRule"]
 
@@ -34,7 +35,8 @@ class DefaultRule:
     template's (boilerplate for this decision) and the meaning guard vetoes the cluster of a candidate that says
     the opposite. Documents without usable features duplicate nothing but an exact copy. Among several
     qualifying candidates the nearest wins, then a canonical one, then the smallest id (so every backend breaks
-    ties the same way).
+    ties the same way). The candidates it is given are those of :attr:`candidate_contract`, which its settings
+    make: every document one of its tests could accept.
 
     Frozen: its collaborators are built from the settings; :func:`dataclasses.replace` makes a rule with others.
     """
@@ -44,7 +46,7 @@ class DefaultRule:
     min_shared_fraction: float = 0.5
     """**sketch** (a **sentences** match): two texts that both carry a shingle sketch (texts under
     ``Fingerprinter.sketch_chars``), at any distance, sharing this much of the smaller sketch and at least
-    :data:`~es_simhash.lookup.candidates.MIN_SHARED_SKETCH` of its hashes, boilerplate left out: an estimated
+    ``min_shared_hashes`` of its hashes, boilerplate left out: an estimated
     character-shingle Jaccard similarity of about one half or more. (A sketch of one or two hashes is a text of a
     few characters: only an exact copy duplicates it.)"""
     sentence_k: int = 16
@@ -135,6 +137,11 @@ class DefaultRule:
     """*Verbatim*: the share of the smaller fuzzy set to share (0: off)."""
     fuzzy_far: int = 6
     """*Verbatim*: the shared fuzzy hashes that reach beyond ``sentence_k`` bits (0: off)."""
+    min_shared_hashes: int = 2
+    """**sketch** and **fuzzy**: the fewest shared sketch hashes, or fuzzy sentence hashes (boilerplate left out),
+    either match accepts, whatever share of the smaller set they are; and so what a candidate must share through
+    them (:attr:`candidate_contract`). A text shares one common character shingle's hash with thousands of
+    unrelated texts (a fuzzy hash is a sentence's least shingle hash, now and then a common phrase's)."""
     recheck: bool = False
     """Decisions of an index whose runs end with a recheck (:meth:`rechecked`): settling a canonical again (other
     writers, a re-run, a delete) joins it to a cluster only where the recheck keeps it, so settling never undoes
@@ -155,7 +162,8 @@ class DefaultRule:
             number_guard=self.number_guard, event_guard=self.event_guard, place_guard=self.place_guard,
             fuzzy_k=self.fuzzy_k, fuzzy_shared=self.fuzzy_shared,
             fuzzy_rewritten=self.fuzzy_rewritten, fuzzy_min_shared=self.fuzzy_min_shared,
-            fuzzy_chance=self.fuzzy_chance, fuzzy_verbatim=self.fuzzy_verbatim, fuzzy_far=self.fuzzy_far))
+            fuzzy_chance=self.fuzzy_chance, fuzzy_verbatim=self.fuzzy_verbatim, fuzzy_far=self.fuzzy_far,
+            min_shared_hashes=self.min_shared_hashes))
         object.__setattr__(self, "crowding", TemplateCrowding(
             max_sentence_clusters=self.max_sentence_clusters, meaning_guard=self.meaning_guard,
             crowd_k=self.crowd_k, crowd_own=self.crowd_own, crowd_sketch=self.crowd_sketch))
@@ -164,6 +172,15 @@ class DefaultRule:
     def candidate_distance(self) -> int:
         """The loosest Hamming distance a SimHash match accepts (backends drop segment candidates further away)."""
         return max(self.k, self.short_k)
+
+    @property
+    def candidate_contract(self) -> CandidateContract:
+        """What a stored document must share to be worth deciding, from the settings: a SimHash within
+        :attr:`candidate_distance` bits (sharing a lookup key), one long sentence (the **sentences** test asks for
+        one, near enough), or ``min_shared_hashes`` sketch or fuzzy hashes (the fewest the **sketch** and **fuzzy**
+        tests accept); boilerplate counts for none. The engine passes it to every lookup."""
+        return CandidateContract(max_distance=self.candidate_distance, shared_sentences=1,
+                                 shared_sketch=self.min_shared_hashes)
 
     @classmethod
     def rechecked(cls, **settings: Any) -> "DefaultRule":

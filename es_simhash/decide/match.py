@@ -15,7 +15,6 @@ from es_simhash.decide.trace import Note, Step, recorder
 from es_simhash.fingerprint.events import DATE_FIELDS, place_keys
 from es_simhash.fingerprint.hashes import numbers_alike_in_count, numbers_contained
 from es_simhash.fingerprint.model import Fingerprint
-from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
 
 __all__ = ["MatchTests"]
 
@@ -50,6 +49,7 @@ class MatchTests:
     fuzzy_chance: float
     fuzzy_verbatim: float
     fuzzy_far: int
+    min_shared_hashes: int
 
     def match(self, fp: Fingerprint, cand: StoredDoc, boilerplate: frozenset[int],
               trace: list[Step] | None = None) -> Decision | None:
@@ -157,22 +157,23 @@ class MatchTests:
                   boilerplate: frozenset[int], note: Note) -> bool:
         """The fuzzy branch (two texts without a sketch), on the ``shared`` fuzzy sentence hashes (none of them
         boilerplate; ``n_signature``: the signature sentences shared). *Rewritten*: within ``fuzzy_k`` bits, at
-        least ``fuzzy_min_shared`` and ``fuzzy_shared`` of the smaller set, ``fuzzy_rewritten`` of them for
-        sentences that differ, and more than chance gives (``fuzzy_chance`` times the product of the sizes).
-        *Verbatim*: at least ``fuzzy_verbatim`` of the smaller set (and two) within ``sentence_k`` bits; or at
-        least ``fuzzy_far`` of twice that many or more each, within ``fuzzy_k`` bits or with two signature
-        sentences shared too (a copy cut short)."""
+        least ``fuzzy_min_shared`` (and ``min_shared_hashes``) and ``fuzzy_shared`` of the smaller set,
+        ``fuzzy_rewritten`` of them for sentences that differ, and more than chance gives (``fuzzy_chance`` times
+        the product of the sizes). *Verbatim*: at least ``fuzzy_verbatim`` of the smaller set (and
+        ``min_shared_hashes``) within ``sentence_k`` bits; or at least ``fuzzy_far`` of twice that many or more
+        each, within ``fuzzy_k`` bits or with two signature sentences shared too (a copy cut short)."""
         mine = len([h for h in fp.fuzzy if h not in boilerplate])
         theirs = len([h for h in other.fuzzy if h not in boilerplate])
         smaller, n_fuzzy = min(mine, theirs), len(shared)
         rewritten = fp.rewritten(other, shared)
         chance = self.fuzzy_chance * mine * theirs
         by_rewritten = (distance <= self.fuzzy_k and n_fuzzy >= self.fuzzy_shared * smaller
-                        and n_fuzzy >= max(2, self.fuzzy_min_shared, chance)
+                        and n_fuzzy >= max(self.min_shared_hashes, self.fuzzy_min_shared, chance)
                         and rewritten >= max(1, self.fuzzy_rewritten))
         far = (bool(self.fuzzy_far) and n_fuzzy >= self.fuzzy_far and smaller >= 2 * self.fuzzy_far
                and (distance <= self.fuzzy_k or n_signature >= 2))
-        by_verbatim = (bool(self.fuzzy_verbatim) and n_fuzzy >= max(2, self.fuzzy_verbatim * smaller)
+        by_verbatim = (bool(self.fuzzy_verbatim)
+                       and n_fuzzy >= max(self.min_shared_hashes, self.fuzzy_verbatim * smaller)
                        and (distance <= self.sentence_k or far))
         note("fuzzy", by_rewritten or by_verbatim, {
             "shared": n_fuzzy, "smaller": smaller, "rewritten": rewritten, "distance": distance, "chance": chance,
@@ -243,12 +244,12 @@ class MatchTests:
     def _by_sketch(self, fp: Fingerprint, other: Fingerprint, n_sketch: int, boilerplate: frozenset[int],
                    note: Note) -> bool:
         """The sketch branch: ``n_sketch`` shared sketch hashes are at least half of the smaller sketch (boilerplate
-        left out) and at least :data:`MIN_SHARED_SKETCH`."""
+        left out) and at least ``min_shared_hashes``."""
         mine = len([h for h in fp.sketch if h not in boilerplate])
         theirs = len([h for h in other.sketch if h not in boilerplate])
         if not (mine and theirs):
             return False
-        needed = max(MIN_SHARED_SKETCH, -(-min(mine, theirs) * self.min_shared_fraction // 1))
+        needed = max(self.min_shared_hashes, -(-min(mine, theirs) * self.min_shared_fraction // 1))
         note("sketch", n_sketch >= needed, {"shared": n_sketch, "needed": needed, "smaller": min(mine, theirs),
-                                            "least": MIN_SHARED_SKETCH})
+                                            "least": self.min_shared_hashes})
         return n_sketch >= needed

@@ -8,6 +8,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 from es_simhash.records import Decision, StoredDoc
 from es_simhash.fingerprint.model import Fingerprint
+from es_simhash.lookup.candidates import CandidateContract
 
 __all__ = ["DecisionRule", "RuleBase", "NO_FEATURES", "has_sketch"]
 
@@ -19,11 +20,20 @@ NO_FEATURES = "no-features"
 class DecisionRule(Protocol):
     """Decides whether ``fp`` duplicates one of ``candidates``: the replaceable piece of the engine. Everything the
     engine and the cluster operations call is declared here; a rule of one's own inherits :class:`RuleBase`, writes
-    :meth:`decide` and :attr:`candidate_distance`, and gets the rest."""
+    :meth:`decide` and :attr:`candidate_distance` (and :attr:`candidate_contract`, to ask for other candidates),
+    and gets the rest."""
 
     @property
     def candidate_distance(self) -> int:
         """The loosest Hamming distance the rule can accept; backends drop segment candidates further away."""
+        ...
+
+    @property
+    def candidate_contract(self) -> CandidateContract:
+        """What a stored document must share with a fingerprint to be worth deciding: the engine and the cluster
+        operations pass it to every lookup, and the backend brings those documents, and only those, as
+        candidates (or raises :class:`~es_simhash.errors.UnservableContract`). Its ``max_distance`` is
+        :attr:`candidate_distance`."""
         ...
 
     @property
@@ -58,13 +68,19 @@ class DecisionRule(Protocol):
 
 class RuleBase:
     """What a rule of one's own inherits: :meth:`matches`, :meth:`crowded` and :meth:`explain` from its
-    :meth:`decide` (which it writes, with :attr:`candidate_distance`)."""
+    :meth:`decide` (which it writes, with :attr:`candidate_distance`), and :attr:`candidate_contract`."""
 
     recheck = False
 
     @property
     def candidate_distance(self) -> int:
         raise NotImplementedError
+
+    @property
+    def candidate_contract(self) -> CandidateContract:
+        """The default contract within :attr:`candidate_distance` bits: one shared long sentence, or two shared
+        sketch or fuzzy hashes (a rule that accepts other candidates says so here)."""
+        return CandidateContract(max_distance=self.candidate_distance)
 
     def decide(
         self, fp: Fingerprint, candidates: Sequence[StoredDoc], boilerplate: frozenset[int] = frozenset()

@@ -259,7 +259,7 @@ class BatchDecider:
         and with ``mark`` settled as the batch's own (see ``resumed`` in
         :meth:`~es_simhash.engine.dedup_engine.DedupEngine.process_batches`)."""
         queries = [Lookup(d.id, fp) for d, fp in zip(docs, fps)]
-        d_max = self.rule.candidate_distance
+        contract = self.rule.candidate_contract
         decided = DecidedBatch()
         being = writing.docs() if writing is not None else []  # (the batch before, being written)
         being_written = [doc.id for doc in being]
@@ -267,10 +267,10 @@ class BatchDecider:
             decided.resumed = in_order and mark is not None
             decided.mark = mark["mark"] if decided.resumed else as_maintained(self.index).visible_mark()
         if writing is not None:
-            found = self.index.lookup(queries, d_max, exclude=being_written)
-            in_writing = writing.lookup(queries, d_max)
+            found = self.index.lookup(queries, contract, exclude=being_written)
+            in_writing = writing.lookup(queries, contract)
         else:
-            found = self.index.lookup(queries, d_max)
+            found = self.index.lookup(queries, contract)
             in_writing = None
         results: list[Result | DuplicateIdError | IndexingError | None] = [None] * len(docs)
         todo: list[int] = []  # the documents this batch decides, in input order
@@ -295,13 +295,13 @@ class BatchDecider:
             members = todo
             if in_order and todo and decided.found:  # (looked up again without them: they are batch members)
                 placed = {d.id: without_payload(d) for d in decided.found}
-                found = self.index.lookup(queries, d_max, exclude=[*being_written, *placed])
+                found = self.index.lookup(queries, contract, exclude=[*being_written, *placed])
                 batch_decided.update(placed)
                 members = sorted(todo + [i for i, r in enumerate(results) if isinstance(r, Result)])
             batch = MemoryIndex(self.index.max_sentence_df, self.index.lookup_keys)
             batch.add([batch_decided.get(docs[i].id) or StoredDoc(docs[i].id, fps[i], docs[i].id) for i in members])
             place = {i: n for n, i in enumerate(members)}
-            earlier = batch.lookup([queries[i] for i in todo], d_max, before=[place[i] for i in todo])
+            earlier = batch.lookup([queries[i] for i in todo], contract, before=[place[i] for i in todo])
             cap = self.index.max_sentence_df
             for i, before in zip(todo, earlier):
                 doc, fp, res = docs[i], fps[i], found[i]
@@ -353,7 +353,7 @@ class BatchDecider:
                          ) -> list[StoredDoc]:
         """The candidates one lookup against all of them would have returned (:func:`found_by_lookup`): a hash can
         be under the boilerplate bound in each part a lookup was split into, and over it in all of them together."""
-        return found_by_lookup(fp, candidates, boilerplate, self.index.lookup_keys, self.rule.candidate_distance)
+        return found_by_lookup(fp, candidates, boilerplate, self.index.lookup_keys, self.rule.candidate_contract)
 
     def _arrival(self, candidates: Sequence[StoredDoc]) -> int:
         """Now (microseconds), but later than every candidate and every document this decider decided before: a

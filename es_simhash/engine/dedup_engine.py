@@ -289,7 +289,7 @@ class DedupEngine:
         nothing exactly when ``process`` would make the text canonical."""
         self.index.require_settings(self.fingerprinter.config)
         fp = self.fingerprinter.fingerprint(text)
-        res = self.index.lookup([Lookup("\x00check", fp)], self.rule.candidate_distance)[0]
+        res = self.index.lookup([Lookup("\x00check", fp)], self.rule.candidate_contract)[0]
         cap = self.index.max_sentence_df
         boilerplate = boilerplate_of(fp, res.sentence_df, cap)
         return self.rule.matches(fp, res.candidates, boilerplate)[:limit]  # (the decision ingest makes, every match)

@@ -1,16 +1,22 @@
 """The small interface between the dedup engine and a storage backend.
 
 A backend stores :class:`StoredDoc` records and answers one question in bulk: which stored documents could be
-near duplicates of these fingerprints? It answers with the documents that
+near duplicates of these fingerprints, under the decision rule's
+:class:`~es_simhash.lookup.candidates.CandidateContract`? It answers with the documents that
 
 * have the same id (so re-running an ingest is idempotent),
 * have the same content hash (exact duplicates),
 * share one of the lookup keys (:mod:`es_simhash.lookup.keys`: permutation tables, or the four 16-bit segments
-  of an index with segments only) *and* are within ``max_distance`` bits (exact Hamming re-rank), or
-* share one of the long-sentence hashes, or at least two of the shingle-sketch hashes of a short text, leaving
-  out boilerplate hashes (found in more than ``max_sentence_df`` documents).
+  of an index with segments only) *and* are within the contract's ``max_distance`` bits (exact Hamming
+  re-rank), or
+* share the contract's ``shared_sentences`` long-sentence hashes (one, by default), or its ``shared_sketch``
+  shingle-sketch and fuzzy hashes (two, by default), leaving out boilerplate hashes (found in more than
+  ``max_sentence_df`` documents).
 
 That test is one function both backends and the engine share: :func:`es_simhash.lookup.candidates.found_by_lookup`.
+A backend never reads the rule: it serves the contract it is given, or raises
+:class:`~es_simhash.errors.UnservableContract` (:func:`~es_simhash.lookup.candidates.served`), never answering
+with other candidates.
 
 Deciding which candidate (if any) makes a document a duplicate is the engine's job, not the backend's.
 """
@@ -22,6 +28,7 @@ from typing import Any, Collection, Iterator, Mapping, Protocol, Sequence, runti
 
 from es_simhash.records import StoredDoc
 from es_simhash.fingerprint.model import Fingerprint
+from es_simhash.lookup.candidates import CandidateContract
 from es_simhash.lookup.keys import LookupKeys
 
 __all__ = [
@@ -109,10 +116,15 @@ class FingerprintIndex(Protocol):
         """Which keys bring SimHash candidates (the engine's in-batch index uses the same, so both agree)."""
         ...
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
-        """Candidates for each query, in query order. ``exclude``: ids whose stored versions are left out of every
-        answer (as if they were not stored): the batch being written in another thread (:attr:`overlapping_writes`),
-        and the documents an interrupted run wrote of the batch a resumed run decides again."""
+    def lookup(self, queries: Sequence[Lookup], contract: CandidateContract | int, exclude: Sequence[str] = ()
+               ) -> list[LookupResult]:
+        """Candidates for each query under ``contract`` (the rule's
+        :attr:`~es_simhash.decide.rule.DecisionRule.candidate_contract`; an int: the default contract with that
+        ``max_distance``), in query order; :class:`~es_simhash.errors.UnservableContract` when the backend cannot
+        serve it (:func:`~es_simhash.lookup.candidates.served`). ``exclude``: ids whose stored versions are left
+        out of every answer (as if they were not stored): the batch being written in another thread
+        (:attr:`overlapping_writes`), and the documents an interrupted run wrote of the batch a resumed run decides
+        again."""
         ...
 
     def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:

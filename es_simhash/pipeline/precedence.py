@@ -128,7 +128,7 @@ def join_the_alone(index: MemoryIndex, rule: DecisionRule) -> list[str]:
     cap = index.max_sentence_df
     cluster_now: dict[str, str] = {}  # (the clusters the alone joined, as this step goes)
     joined: list[StoredDoc] = []
-    for d, res in zip(alone, index.lookup([Lookup(d.id, d.fingerprint) for d in alone], rule.candidate_distance)):
+    for d, res in zip(alone, index.lookup([Lookup(d.id, d.fingerprint) for d in alone], rule.candidate_contract)):
         key = precedence_key(d)
         if not any(precedence_key(c) > key for c in res.candidates):
             continue  # (d was decided against every candidate before it)

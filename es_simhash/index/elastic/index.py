@@ -11,6 +11,7 @@ from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.planner import Boilerplate, LookupPlanner
 from es_simhash.index.elastic.reads import MaintenanceReader
 from es_simhash.index.elastic.writes import BulkWriter
+from es_simhash.lookup.candidates import CandidateContract, served
 from es_simhash.lookup.keys import LookupKeys
 
 
@@ -160,14 +161,18 @@ class ElasticIndex:
             check_index_config(self.client, self.index, dict(config))
         self._settings_checked = dict(config)
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
-        """Candidates for a batch of queries, in query order, as the embedded index answers.
+    def lookup(self, queries: Sequence[Lookup], contract: CandidateContract | int, exclude: Sequence[str] = ()
+               ) -> list[LookupResult]:
+        """Candidates for a batch of queries under ``contract``, in query order, as the embedded index answers (an
+        int: the default contract with that ``max_distance``; :class:`~es_simhash.errors.UnservableContract` for
+        one no index serves).
 
         With permutation-table keys: **one search for the whole batch** (short texts: after a search counting
         their sketch hashes' holders, on the same point in time), a ``bool``/``should`` over the batch's ids,
         content hashes, lookup keys and (non-boilerplate) sentence hashes, fetching doc values only; hits are
-        mapped back to their queries here (a key both share, exact Hamming distance with numpy; same content; a
-        shared long sentence, or two shared sketch hashes, that are not boilerplate). When that search is full
+        mapped back to their queries here (a key both share, exact Hamming distance with numpy; same content; the
+        shared long sentences, or sketch hashes, that the contract asks for, not boilerplate: a short text's
+        sketch asks with ``minimum_should_match``). When that search is full
         (documents sharing keys or sentences with many stored ones), the batch is split in halves until each
         part's search fits; a single document whose own search is still full is read to the end with
         ``search_after``. An index with segments is looked up one search per document.
@@ -175,7 +180,7 @@ class ElasticIndex:
         ``exclude``: ids whose stored versions are left out of the answers (the engine passes the batch it is
         still writing, whose documents it holds in memory: so the answer does not depend on whether that write
         is visible yet)."""
-        return self.planner.lookup(queries, max_distance, exclude)
+        return self.planner.lookup(queries, served(contract, f"index {self.index!r}"), exclude)
 
     def __len__(self) -> int:
         return self.handle.count()

@@ -18,7 +18,7 @@ from es_simhash.index.elastic.codec import Hits
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.schema import LOOKUP_FIELDS
 from es_simhash.lookup import hamming
-from es_simhash.lookup.candidates import MIN_SHARED_SKETCH, sentence_candidate, sharing_sketch
+from es_simhash.lookup.candidates import CandidateContract, sentence_candidate, sharing_at_least
 
 log = logging.getLogger("es_simhash.index.elastic")
 
@@ -100,7 +100,8 @@ class PerDocumentLookups:
         self.truncated_lookups = 0
         """Lookups whose candidates were cut at ``max_candidates`` (a warning is logged for each)."""
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str]) -> list[LookupResult]:
+    def lookup(self, queries: Sequence[Lookup], contract: CandidateContract, exclude: Sequence[str]
+               ) -> list[LookupResult]:
         """One search per query in one ``_msearch``; more requests only for lookups that hit a crowded bucket."""
         boilerplate = self.boilerplate
         sentences = [boilerplate.terms(q.fingerprint) for q in queries]
@@ -119,7 +120,7 @@ class PerDocumentLookups:
                 sentences[i] = [h for h in sentences[i] if h not in boilerplate.known]
             truncated = self._page_through(queries, sentences, exclude, crowded, hits_of)
         return [
-            self._rank(q, s, hits, max_distance, i in truncated)
+            self._rank(q, s, hits, contract, i in truncated)
             for i, (q, s, hits) in enumerate(zip(queries, sentences, hits_of))
         ]
 
@@ -204,11 +205,12 @@ class PerDocumentLookups:
         q: Lookup,
         sentences: list[str],
         hits: list[dict[str, Any]],
-        max_distance: int,
+        contract: CandidateContract,
         truncated: bool,
     ) -> LookupResult:
-        """Keep what the embedded index would return: same content; a shared lookup key within ``max_distance``
-        (exact Hamming re-rank, vectorised); or a shared sentence that is not boilerplate."""
+        """Keep what the embedded index would return under ``contract``: same content; a shared lookup key within
+        ``max_distance`` (exact Hamming re-rank, vectorised); or the shared sentence or sketch hashes it asks for,
+        not boilerplate."""
         fp = q.fingerprint
         cap = self.boilerplate.max_sentence_df
         known = self.boilerplate.known
@@ -229,7 +231,7 @@ class PerDocumentLookups:
             lk = self.handle.lookup_keys
             shares_key = lk.share_a_key(sims, np.full(len(sims), fp.simhash, dtype=np.uint64))
             shares_key &= np.array([s.get("n_features") != 0 for s in srcs])
-            keep |= shares_key & (hamming.distances(fp.simhash, sims) <= max_distance)
+            keep |= shares_key & (hamming.distances(fp.simhash, sims) <= contract.max_distance)
         if fp.n_chars:
             content = hex64(fp.content_hash)
             keep |= np.array([s.get("content_hash") == content for s in srcs])
@@ -237,7 +239,7 @@ class PerDocumentLookups:
         if good:
             long_ = {x for x in good if is_sentence(int(x, 16))}
             sketch = good - long_
-            keep |= np.array([sentence_candidate(long_, sketch, s.get("sentences") or ()) for s in srcs])
+            keep |= np.array([sentence_candidate(long_, sketch, s.get("sentences") or (), contract) for s in srcs])
         return LookupResult(existing, [cols.doc(j) for j in others[keep].tolist()], truncated, sentence_df)
 
 
@@ -256,25 +258,26 @@ class BatchedLookups:
         self.split_batches = 0
         """Batched searches that came back full and were split in two."""
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str]) -> list[LookupResult]:
-        """One search for ``queries``. When it comes back full, the sentences it shows to be boilerplate are left
-        out and the search is sent again; when it is still full (many documents share the batch's keys or
+    def lookup(self, queries: Sequence[Lookup], contract: CandidateContract, exclude: Sequence[str]
+               ) -> list[LookupResult]:
+        """One search for ``queries`` under ``contract``. When it comes back full, the sentences it shows to be
+        boilerplate are left out and the search is sent again; when it is still full (many documents share the batch's keys or
         sentences: near-duplicate clusters), each half is looked up on its own, down to single documents, which are
         read to the end one search at a time."""
-        found = self._batch_search(queries, exclude)
+        found = self._batch_search(queries, contract, exclude)
         if not isinstance(found, bool):
-            return self._match_batch(queries, *found, max_distance)
+            return self._match_batch(queries, *found, contract)
         if found:  # the full page showed boilerplate sentences: again without them
-            return self.lookup(queries, max_distance, exclude)
+            return self.lookup(queries, contract, exclude)
         if len(queries) == 1:
             self.crowded_batches += 1
-            return self.per_document.lookup(queries, max_distance, exclude)
+            return self.per_document.lookup(queries, contract, exclude)
         self.split_batches += 1
         mid = len(queries) // 2
-        return (self.lookup(queries[:mid], max_distance, exclude)
-                + self.lookup(queries[mid:], max_distance, exclude))
+        return (self.lookup(queries[:mid], contract, exclude)
+                + self.lookup(queries[mid:], contract, exclude))
 
-    def _batch_search(self, queries: Sequence[Lookup], exclude: Sequence[str]
+    def _batch_search(self, queries: Sequence[Lookup], contract: CandidateContract, exclude: Sequence[str]
                       ) -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
         """The hits of one search for all ``queries`` and the document frequencies of their sketch hashes (hex ->
         count; absent: 0); or, when it returned a full page, whether that page showed boilerplate sentences (so the
@@ -287,13 +290,13 @@ class BatchedLookups:
         handle, boilerplate = self.handle, self.boilerplate
         sketch_terms = sorted({x for q in queries for x in boilerplate.terms(q.fingerprint, sentences=False)})
         if not sketch_terms:
-            return handle.retrying(lambda: self._candidate_search(queries, exclude, None, {}), "lookup")
+            return handle.retrying(lambda: self._candidate_search(queries, contract, exclude, None, {}), "lookup")
 
         def pinned() -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
             with handle.point_in_time() as pit:
                 sketch_df = self._counted(handle.msearch_once(self._count_bodies(sketch_terms, exclude), pit))
                 boilerplate.learn(sketch_df)
-                return self._candidate_search(queries, exclude, pit, sketch_df)
+                return self._candidate_search(queries, contract, exclude, pit, sketch_df)
 
         return handle.retrying(pinned, "lookup")
 
@@ -321,8 +324,9 @@ class BatchedLookups:
                 df[b["key"]] = df.get(b["key"], 0) - b["doc_count"]
         return {x: n for x, n in df.items() if n > 0}
 
-    def _candidate_search(self, queries: Sequence[Lookup], exclude: Sequence[str], pit: str | None,
-                          sketch_df: dict[str, int]) -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
+    def _candidate_search(self, queries: Sequence[Lookup], contract: CandidateContract, exclude: Sequence[str],
+                          pit: str | None, sketch_df: dict[str, int]
+                          ) -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
         """One search for the candidates of all ``queries`` (on the point in time ``pit``), the sketch hashes'
         document frequencies ``sketch_df`` already counted; for a full page, whether it showed boilerplate."""
         handle, boilerplate = self.handle, self.boilerplate
@@ -336,18 +340,18 @@ class BatchedLookups:
         if with_keys:
             terms = sorted({t for row in lk.terms(hamming.as_uint64(with_keys)) for t in row})
             should += handle.terms("lookup_keys", terms)
-        # long-sentence hashes: every stored document holding one is a candidate (and counting them in the hits
-        # gives each hash's document frequency)
+        # long-sentence hashes: every stored document holding one is brought (the hits then keep those holding
+        # contract.shared_sentences of a query's; counting them in the hits gives each hash's document frequency)
         sentences = sorted({x for fp in fps for x in boilerplate.terms(fp, sketch=False)})
         if sentences:
             should += handle.terms("sentences", sentences)
-        # shingle-sketch hashes: only a document holding MIN_SHARED_SKETCH of one query's is a candidate (one
+        # shingle-sketch hashes: only a document holding contract.shared_sketch of one query's is a candidate (one
         # shared common shingle would bring thousands), so one clause per query, over its hashes held by some
         # document (boilerplate ones are already left out)
+        least = contract.shared_sketch
         sketches = [[x for x in boilerplate.terms(fp, sentences=False) if sketch_df.get(x)] for fp in fps]
-        should += [{"bool": {"should": [{"term": {"sentences": x}} for x in terms],
-                             "minimum_should_match": MIN_SHARED_SKETCH}}
-                   for terms in dict.fromkeys(map(tuple, sketches)) if len(terms) >= MIN_SHARED_SKETCH]
+        should += [{"bool": {"should": [{"term": {"sentences": x}} for x in terms], "minimum_should_match": least}}
+                   for terms in dict.fromkeys(map(tuple, sketches)) if len(terms) >= least]
         query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
         if exclude:
             query["bool"]["must_not"] = handle.terms("ids", list(exclude))
@@ -368,8 +372,9 @@ class BatchedLookups:
         return self.boilerplate.learn(counts)
 
     def _match_batch(self, queries: Sequence[Lookup], hits: list[dict[str, Any]], sketch_df: dict[str, int],
-                     max_distance: int) -> list[LookupResult]:
-        """Map the hits of one batched search back to the queries that would have found them one by one."""
+                     contract: CandidateContract) -> list[LookupResult]:
+        """Map the hits of one batched search back to the queries that would have found them one by one under
+        ``contract``."""
         lk = self.handle.lookup_keys
         cap = self.boilerplate.max_sentence_df
         known = self.boilerplate.known
@@ -382,7 +387,7 @@ class BatchedLookups:
             q_sims = hamming.as_uint64([queries[i].fingerprint.simhash for i in q_rows])
             h_sims = np.array(cols.simhash, dtype=np.uint64)[h_rows]
             qi, hj = shared_keys(lk.keys(q_sims), lk.keys(h_sims))
-            near = hamming.popcount(q_sims[qi] ^ h_sims[hj]) <= max_distance
+            near = hamming.popcount(q_sims[qi] ^ h_sims[hj]) <= contract.max_distance
             for i, j in zip(qi[near].tolist(), hj[near].tolist()):
                 pairs[q_rows[i]].add(h_rows[j])
         # same content, and sentences: every stored document holding one of the batch's long sentences matched,
@@ -412,15 +417,17 @@ class BatchedLookups:
                 found.update(by_content.get(fp.content_hash, ()))
             sentence_df: dict[int, int] = {}
             sketch_hits: list[int] = []
+            sentence_hits: list[int] = []
             for h in fp.hashes:
                 df = sentence_df[h] = df_of[h]
                 if df and df <= cap:
                     if is_sentence(h):
-                        found.update(by_sentence[h])
-                    else:  # (sketch: the hits hold only some of the documents with this hash, those sharing two;
-                        # fuzzy: all of them, found through the sentence clause)
+                        sentence_hits += by_sentence[h]
+                    else:  # (sketch: the hits hold only some of the documents with this hash, those sharing
+                        # contract.shared_sketch; fuzzy: all of them, found through the sentence clause)
                         sketch_hits += by_sentence.get(h, ())
-            found.update(sharing_sketch(sketch_hits))
+            found.update(sharing_at_least(sentence_hits, contract.shared_sentences))
+            found.update(sharing_at_least(sketch_hits, contract.shared_sketch))
             own = by_id.get(q.id)
             found.discard(own)  # type: ignore[arg-type]
             existing = cols.doc(own) if own is not None else None
@@ -460,20 +467,21 @@ class LookupPlanner:
     def max_sketch_clauses(self, value: int) -> None:
         self._max_sketch_clauses = value
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = ()) -> list[LookupResult]:
-        """Candidates for a batch of queries (:meth:`ElasticIndex.lookup`): one search per document with segments;
-        with permutation-table keys, the batch in groups of clauses (:meth:`_clause_groups`), each group's
-        searches sent at once."""
+    def lookup(self, queries: Sequence[Lookup], contract: CandidateContract, exclude: Sequence[str] = ()
+               ) -> list[LookupResult]:
+        """Candidates for a batch of queries under ``contract`` (:meth:`ElasticIndex.lookup`): one search per
+        document with segments; with permutation-table keys, the batch in groups of clauses
+        (:meth:`_clause_groups`), each group's searches sent at once."""
         if not queries:
             return []
         if self.handle.lookup_keys.is_segments:
-            return self.per_document.lookup(queries, max_distance, exclude)
+            return self.per_document.lookup(queries, contract, exclude)
         groups = list(self._clause_groups(queries))
         if len(groups) == 1:
-            return self.batched.lookup(queries, max_distance, exclude)
+            return self.batched.lookup(queries, contract, exclude)
         # several searches: sent at once (Elasticsearch runs each on its own search thread, one per core)
         with ThreadPoolExecutor(min(len(groups), 4), thread_name_prefix="lookup") as pool:
-            parts = list(pool.map(lambda g: self.batched.lookup(g, max_distance, exclude), groups))
+            parts = list(pool.map(lambda g: self.batched.lookup(g, contract, exclude), groups))
         return [r for part in parts for r in part]
 
     def _clause_groups(self, queries: Sequence[Lookup]) -> Iterator[Sequence[Lookup]]:

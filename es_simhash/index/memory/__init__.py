@@ -8,9 +8,10 @@ that lookups scan by brute force (a numpy popcount over at most ``tail_rows`` Si
 past that it becomes a run, and runs of similar size are merged (as in a log-structured merge tree), so there
 are O(log n) runs and each row is re-sorted O(log n) times in all.
 
-A second channel maps sentence hashes to rows (a candidate holds one of the query's long-sentence hashes, or
-``MIN_SHARED_SKETCH`` of its shingle-sketch hashes), a third content hashes to the first row holding them. SimHash
-candidates are checked by exact Hamming distance; replaced and removed documents keep their rows, never answered.
+A second channel maps sentence hashes to rows (a candidate holds as many of the query's long-sentence hashes, or
+of its shingle-sketch and fuzzy hashes, as the lookup's :class:`~es_simhash.lookup.candidates.CandidateContract`
+asks for), a third content hashes to the first row holding them. SimHash candidates are checked by exact Hamming
+distance; replaced and removed documents keep their rows, never answered.
 
 When the native core is installed (``es_simhash_native``), a batch's SimHash channel (the runs' key probes, the
 tail scan, the distance and liveness tests) runs there (``memory_lookup``, on the index's own numpy buffers and

@@ -16,6 +16,7 @@ from es_simhash.index.memory import native as _native
 from es_simhash.index.memory.lookups import MemoryLookups
 from es_simhash.index.memory.maintenance import MemoryMaintenance
 from es_simhash.index.memory.store import MemoryStore
+from es_simhash.lookup.candidates import CandidateContract, served
 from es_simhash.lookup.keys import DEFAULT, LookupKeys
 
 M = TypeVar("M", bound="MemoryIndex")
@@ -126,12 +127,14 @@ class MemoryIndex:
         self.store.add(docs, self.native)
         return {}
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = (),
+    def lookup(self, queries: Sequence[Lookup], contract: CandidateContract | int, exclude: Sequence[str] = (),
                before: Sequence[int] | None = None) -> list[LookupResult]:
-        """Candidates for each query (:meth:`MemoryLookups.lookup`); ``before``: query ``i`` sees only the first
-        ``before[i]`` documents added (the engine decides a batch's documents against its earlier ones this way)."""
-        return self._lookups.lookup(queries, max_distance, exclude, before, native=self.native,
-                                    tail_rows=self.tail_rows)
+        """Candidates for each query under ``contract`` (:meth:`MemoryLookups.lookup`; an int: the default contract
+        with that ``max_distance``; :class:`~es_simhash.errors.UnservableContract` for one no index serves);
+        ``before``: query ``i`` sees only the first ``before[i]`` documents added (the engine decides a batch's
+        documents against its earlier ones this way)."""
+        return self._lookups.lookup(queries, served(contract, "the embedded index"), exclude, before,
+                                    native=self.native, tail_rows=self.tail_rows)
 
     # -- maintenance (:class:`~es_simhash.index.base.MaintainedIndex`) --------------------------------------
     def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:

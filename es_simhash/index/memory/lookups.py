@@ -10,7 +10,7 @@ from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.index.memory import native as _native
 from es_simhash.index.memory.runs import run_pairs, scrambled
 from es_simhash.index.memory.store import MemoryStore
-from es_simhash.lookup.candidates import sharing_sketch
+from es_simhash.lookup.candidates import CandidateContract, sharing_at_least
 
 if TYPE_CHECKING:
     import numpy as np
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 class MemoryLookups:
     """Lookups over a :class:`~es_simhash.index.memory.store.MemoryStore`: ``MemoryLookups(store)``. The SimHash
     channel (runs and tail, natively or with numpy), the sentence channel and the content channel, answers
-    re-ranked by exact Hamming distance (see :mod:`es_simhash.index.memory`).
+    re-ranked by exact Hamming distance (see :mod:`es_simhash.index.memory`), each bringing what a lookup's
+    :class:`~es_simhash.lookup.candidates.CandidateContract` asks for.
 
     :meth:`key_pairs` (numpy) is the reference of the native SimHash channel and :meth:`sentence_rows` (a dict of
     lists) that of the native sentence postings: ``native=False`` looks up through them."""
@@ -27,18 +28,19 @@ class MemoryLookups:
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
 
-    def lookup(self, queries: Sequence[Lookup], max_distance: int, exclude: Sequence[str] = (),
+    def lookup(self, queries: Sequence[Lookup], contract: CandidateContract, exclude: Sequence[str] = (),
                before: Sequence[int] | None = None, *, native: bool, tail_rows: int) -> list[LookupResult]:
-        """Candidates for a batch of queries: key pairs for all of them at once, then the content and sentence
-        channels per query. ``exclude``: ids left out of every answer (as if they were not stored).
+        """Candidates for a batch of queries under ``contract``: key pairs for all of them at once, then the content
+        and sentence channels per query. ``exclude``: ids left out of every answer (as if they were not stored).
 
         ``before``: for each query, how many documents it sees: query ``i`` is answered from the first
         ``before[i]`` documents added (candidates and sentence document frequencies alike), the documents added
         after them left out. Only on a store where no document was replaced or removed (a replaced row would be
         dead before ``before`` too): ``ValueError`` otherwise.
 
-        ``native``: through the native core when it is installed (same answers). ``tail_rows``: a longer tail is
-        sorted into a run first (:meth:`MemoryStore.sync`)."""
+        ``native``: through the native core when it is installed (same answers; the native sentence postings bring
+        rows holding one long sentence, so a contract asking for more is answered by the reference).
+        ``tail_rows``: a longer tail is sorted into a run first (:meth:`MemoryStore.sync`)."""
         import numpy as np
         store = self.store
         if before is not None and store.any_dead:
@@ -49,23 +51,23 @@ class MemoryLookups:
             was_dead = store.any_dead
             store.kill(hidden)
             try:
-                return self._answer(queries, max_distance, before, native)
+                return self._answer(queries, contract, before, native)
             finally:
                 store.alive[hidden] = True
                 store.any_dead = was_dead
-        return self._answer(queries, max_distance, before, native)
+        return self._answer(queries, contract, before, native)
 
-    def _answer(self, queries: Sequence[Lookup], max_distance: int, before: Sequence[int] | None,
+    def _answer(self, queries: Sequence[Lookup], contract: CandidateContract, before: Sequence[int] | None,
                 native: bool) -> list[LookupResult]:
         store = self.store
         fps = [q.fingerprint for q in queries]
-        rows_of = self.simhash_rows(fps, max_distance, native)
+        rows_of = self.simhash_rows(fps, contract.max_distance, native)
         n = len(store.docs)
         ends = [n] * len(queries) if before is None else before
         docs, alive, any_dead, row_of = store.docs, store.alive, store.any_dead, store.row_of
         content, sentence_rows = store.content, self.sentence_rows
         doc_at, own_row, result = docs.__getitem__, row_of.get, LookupResult
-        sentences = store.sentence_store(native)
+        sentences = store.sentence_store(native and contract.shared_sentences == 1, contract.shared_sketch)
         # the native sentence channel: for every query at once, its rows (or None) and its document frequencies
         natively = None if isinstance(sentences, dict) or not fps else sentences.lookup(
             [fp.hashes for fp in fps], n, None if before is None else list(before),
@@ -93,7 +95,7 @@ class MemoryLookups:
             else:
                 sentence_df = {}
                 if fp.hashes:
-                    extra = sentence_rows(fp.hashes, end, sentence_df, extra)
+                    extra = sentence_rows(fp.hashes, end, sentence_df, extra, contract)
             if extra is not None:
                 extra.update(rows)
                 rows = sorted(extra)
@@ -201,14 +203,16 @@ class MemoryLookups:
 
     # -- the sentence channel --------------------------------------------------------------------------------
     def sentence_rows(self, hashes: Sequence[int], end: int, sentence_df: dict[int, int],
-                      extra: set[int] | None) -> set[int] | None:
+                      extra: set[int] | None, contract: CandidateContract) -> set[int] | None:
         """The sentence channel of a lookup among rows ``[0, end)``: ``extra`` (rows found so far, or None) with the
-        rows holding one of the long-sentence ``hashes``, or ``MIN_SHARED_SKETCH`` of its sketch and fuzzy hashes,
-        that are not boilerplate; ``sentence_df`` gets the document frequency of every hash."""
+        rows holding ``contract.shared_sentences`` of the long-sentence ``hashes``, or ``contract.shared_sketch`` of
+        its sketch and fuzzy hashes, that are not boilerplate; ``sentence_df`` gets the document frequency of every
+        hash."""
         import numpy as np
         store = self.store
         sentences, alive, any_dead, cap = store.python_sentences(), store.alive, store.any_dead, store.max_sentence_df
         sketch_rows: list[int] = []
+        sentence_rows: list[int] | None = [] if contract.shared_sentences > 1 else None
         for h in hashes:
             bucket = sentences.get(h) or []
             if bucket and bucket[-1] >= end:  # (buckets are in ascending row order)
@@ -217,13 +221,17 @@ class MemoryLookups:
             df = (int(np.count_nonzero(alive[bucket])) if any_dead else len(bucket)) if bucket else 0
             sentence_df[h] = df
             if df and df <= cap:
-                if not is_sentence(h):  # sketch or fuzzy: candidates hold MIN_SHARED_SKETCH of them
+                if not is_sentence(h):  # sketch or fuzzy: candidates hold contract.shared_sketch of them
                     sketch_rows += bucket
+                elif sentence_rows is not None:  # candidates hold contract.shared_sentences of them
+                    sentence_rows += bucket
                 elif extra is None:
                     extra = set(bucket)
                 else:
                     extra.update(bucket)
-        shared = sharing_sketch(sketch_rows) if sketch_rows else None
+        shared = sharing_at_least(sketch_rows, contract.shared_sketch) if sketch_rows else None
+        if sentence_rows:
+            shared = [*(shared or ()), *sharing_at_least(sentence_rows, contract.shared_sentences)]
         if shared:
             if extra is None:
                 extra = set(shared)

@@ -10,7 +10,7 @@ from es_simhash.index.base import without_payload
 from es_simhash.records import StoredDoc
 from es_simhash.index.memory import native as _native
 from es_simhash.index.memory.runs import Run, merge_runs, new_run
-from es_simhash.lookup.candidates import MIN_SHARED_SKETCH
+from es_simhash.lookup.candidates import DEFAULT_CONTRACT
 from es_simhash.lookup.keys import DEFAULT, LookupKeys
 
 if TYPE_CHECKING:
@@ -45,7 +45,8 @@ class MemoryStore:
       the unsorted tail;
     * ``postings`` (native ``SentencePostings``) or ``sentences`` (a dict of lists, the reference): sentence hash
       -> rows holding it, ascending; either is built from the rows when first needed and kept up to date once
-      built (:meth:`sentence_store`);
+      built (:meth:`sentence_store`); ``postings_shared``: the shared sketch and fuzzy hashes the native postings
+      ask of a candidate (fixed when they are built);
     * ``content``: content hash -> the first row holding it (live or not); ``content_more``: the later ones.
     """
 
@@ -60,6 +61,7 @@ class MemoryStore:
         self.run_rows = 0
         self.sentences: dict[int, list[int]] | None = None
         self.postings: Any = None  # es_simhash_native.SentencePostings
+        self.postings_shared = DEFAULT_CONTRACT.shared_sketch
         self.content: dict[int, int] = {}
         self.content_more: dict[int, list[int]] = {}
         self.versions: dict[str, int] = {}
@@ -142,12 +144,17 @@ class MemoryStore:
         if self.sentences is not None:
             post(self.sentences, start, hashes)
 
-    def sentence_store(self, native: bool):
+    def sentence_store(self, native: bool, shared_sketch: int | None = None):
         """The native postings when ``native`` and the module is installed, else the dict of lists; built from the
-        stored rows when first needed (``native`` can change between calls)."""
+        stored rows when first needed (``native`` can change between calls). The native postings bring the rows
+        holding ``shared_sketch`` of a query's sketch and fuzzy hashes (a lookup's
+        :attr:`~es_simhash.lookup.candidates.CandidateContract.shared_sketch`; None: as they were built), a count
+        fixed when they are built: asked for another, they are built again for it."""
         if native and _native.NATIVE_POSTINGS is not None:
-            if self.postings is None:
-                self.postings = _native.NATIVE_POSTINGS(SKETCH_BIT, MIN_SHARED_SKETCH, FUZZY_MARK)
+            if self.postings is None or shared_sketch not in (None, self.postings_shared):
+                if shared_sketch is not None:
+                    self.postings_shared = shared_sketch
+                self.postings = _native.NATIVE_POSTINGS(SKETCH_BIT, self.postings_shared, FUZZY_MARK)
                 self.postings.add(0, [d.fingerprint.hashes for d in self.docs])
             return self.postings
         return self.python_sentences()
