@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from es_simhash import Fingerprint
 from es_simhash.decide.default import DefaultRule
 from es_simhash.decide.rule import RuleBase
 from es_simhash.engine.dedup_engine import DedupEngine
@@ -19,17 +18,11 @@ from es_simhash.index.elastic import ElasticIndex, ensure_index
 from es_simhash.index.memory import MemoryIndex
 from es_simhash.lookup.candidates import DEFAULT_CONTRACT, CandidateContract
 from es_simhash.lookup.keys import DEFAULT, SEGMENTS
-from es_simhash.records import Document, StoredDoc
+from es_simhash.records import Document
 
-CAP = 3  # max_sentence_df: a hash held by more documents than this is boilerplate
+from test_sketch_candidates import BOILER, CAP, LONG, S, _fp, stored_doc  # (the same query's hashes)
 
-S = [SKETCH_BIT | (0x1111 * (i + 1)) for i in range(12)]  # the query's sketch hashes
-LONG, LONG2 = 0x0ABC_DEF0_1234_5678, 0x0123_0456_0789_0ABC  # its long-sentence hashes
-BOILER = S[11]  # held by CAP + 1 stored documents below: boilerplate
-
-
-def _fp(simhash, sentences, content):
-    return Fingerprint(simhash, content, tuple(sentences), 8, 120, True)
+LONG2 = 0x0123_0456_0789_0ABC  # the query's second long-sentence hash
 
 
 def _stored():
@@ -37,8 +30,7 @@ def _stored():
     other = [SKETCH_BIT | rng.getrandbits(62) for _ in range(60)]  # hashes the query does not hold
 
     def doc(name, sentences):
-        # random SimHashes: no lookup key in common with the query, so only the sentence channel counts
-        return StoredDoc(name, _fp(rng.getrandbits(64), sentences, rng.getrandbits(64)), cluster=name)
+        return stored_doc(rng, name, sentences)
 
     docs = [
         doc("sketch-1", [S[0]] + other[0:8]),

@@ -26,14 +26,19 @@ def _fp(simhash, sentences, content):
     return Fingerprint(simhash, content, tuple(sentences), 8, 120, True)
 
 
+def stored_doc(rng, name, sentences):
+    """A stored short text holding ``sentences`` (sketch and long-sentence hashes) and a random SimHash: no lookup
+    key in common with the query (checked where it matters), so only the sentence channels count."""
+    return StoredDoc(name, _fp(rng.getrandbits(64), sentences, rng.getrandbits(64)), cluster=name)
+
+
 def _stored():
     """(stored documents, ids that must be candidates of the query)."""
     rng = random.Random(7)
     other = [SKETCH_BIT | rng.getrandbits(62) for _ in range(60)]  # hashes the query does not hold
 
     def doc(name, sentences):
-        # random SimHashes: no lookup key in common with the query (checked below), so only sentences count
-        return StoredDoc(name, _fp(rng.getrandbits(64), sentences, rng.getrandbits(64)), cluster=name)
+        return stored_doc(rng, name, sentences)
 
     docs = [
         doc("one-shared", [S[0]] + other[0:11]),
