@@ -98,8 +98,8 @@ FREE_RULE = r"""
 import sys
 import es_simhash.fingerprint.early_start as early
 early.start_segmenter()  # (as the entry point does, before the imports)
+from es_simhash.decide.default import DefaultRule
 from es_simhash.decide.rule import RuleBase
-import es_simhash.cli.embedded as command
 
 
 class FreeRule(RuleBase):
@@ -108,8 +108,11 @@ class FreeRule(RuleBase):
     def decide(self, fp, candidates, boilerplate=frozenset()):
         return None
 
+    def on_arrival(self):
+        return self
 
-command.decision_rule = lambda k, recheck: FreeRule()
+
+DefaultRule.for_run = classmethod(lambda cls, k=None, recheck=True, **settings: FreeRule())
 from es_simhash.__main__ import main
 sys.exit(main(sys.argv[1:]))
 """

@@ -517,6 +517,14 @@ def test_the_rechecked_rule_finds_leads_wrapped_in_a_sites_lines_and_not_follow_
     assert DefaultRule(far_sentence_k=24, far_shared_sentences=0.4, number_guard=0).decide(one, stored) is not None
 
 
+def test_the_rule_of_a_run_is_the_rechecked_one_and_without_the_recheck_the_plain_one():
+    """``DefaultRule.for_run``: what every command decides with (``-k``, ``--recheck/--no-recheck``)."""
+    assert DefaultRule.for_run(5) == DefaultRule.rechecked(k=5)
+    assert DefaultRule.for_run(5, recheck=False) == DefaultRule(k=5)
+    assert DefaultRule.for_run() == DefaultRule.rechecked()
+    assert DefaultRule.for_run(4, recheck=False, number_guard=0) == DefaultRule(k=4, number_guard=0)
+
+
 class SameSimHashOnly(RuleBase):
     """A rule of one's own: a duplicate is a text with exactly the SimHash of a candidate (no sentence tests)."""
 

@@ -220,6 +220,27 @@ def test_search_collapses_clusters_and_filter_duplicates(client, index, fingerpr
     assert top[0].url == "https://news.example/2"
 
 
+def test_prepare_checks_an_existing_index_now_and_creates_a_new_one_when_the_run_starts(client, es_index_name,
+                                                                                        fingerprinter):
+    """``ElasticIndex.prepare``, what ``index`` and ``migrate`` make their index ready with: a new index is created
+    (with the run's lookup keys) only by the function it returns; an existing one is checked at once and keeps its
+    keys; ``on_ready`` gets the keys the index is looked up with."""
+    from es_simhash.errors import ElasticError, IndexNotManaged
+
+    ready = []
+    start = ElasticIndex(client, es_index_name).prepare(fingerprinter.config, SEGMENTS, on_ready=ready.append)
+    assert start is not None and not client.indices.exists(index=es_index_name) and ready == []
+    start()
+    assert client.indices.exists(index=es_index_name) and ready == [SEGMENTS]
+    assert ElasticIndex(client, es_index_name).prepare(fingerprinter.config, DEFAULT, on_ready=ready.append) is None
+    assert ready == [SEGMENTS, SEGMENTS]  # (it keeps the keys it was made with)
+    with pytest.raises(ElasticError, match="sentences"):
+        ElasticIndex(client, es_index_name).prepare({**fingerprinter.config, "sentences": 3})
+    assert ElasticIndex.existing(client, es_index_name).lookup_keys == SEGMENTS
+    with pytest.raises(IndexNotManaged, match="does not exist"):
+        ElasticIndex.existing(client, es_index_name + "-missing")
+
+
 def test_template_maps_every_field_the_code_writes(index, fingerprinter):
     props = index_template()["template"]["mappings"]["properties"]
     doc = StoredDoc("id1", fingerprinter.fingerprint(articles(1)[0]), "id1", text="t",

@@ -13,8 +13,6 @@ import typer
 from es_simhash.errors import InputError, InvalidValue, OutputError
 
 if TYPE_CHECKING:
-    from es_simhash.decide.default import DefaultRule
-    from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.files.sources import RecordReader
     from es_simhash.fingerprint.fingerprinter import Fingerprinter
     from es_simhash.pipeline import Summary
@@ -97,25 +95,6 @@ AsJson = Annotated[bool, typer.Option("--json", help="JSON lines instead of a ta
 Limit = Annotated[int, typer.Option("--limit", "-n", min=1, max=10_000, help="At most this many results.")]
 TextFile = Annotated[Optional[Path], typer.Option("--file", "-f", help="Read the text from this file (UTF-8).",
                                                   show_default=False)]
-
-
-def decision_rule(k: int, recheck: bool = True) -> DefaultRule:
-    """The rule every command decides with: :meth:`DefaultRule.rechecked` (what a run's recheck decides with, and
-    what ``repair``, ``delete``, ``check`` and ``explain`` decide with), or, for a run without the recheck,
-    ``DefaultRule`` (the decisions as made on arrival)."""
-    from es_simhash.decide.default import DefaultRule
-
-    return DefaultRule.rechecked(k=k) if recheck else DefaultRule(k=k)
-
-
-def run_engine(index, fingerprinter: Fingerprinter, k: int, recheck: bool, batch_size: int | None,
-               workers: int) -> DedupEngine:
-    """The engine of an ingest run (``dedup``, ``index``, ``migrate``): :meth:`DedupEngine.for_run` with the rule
-    of :func:`decision_rule`."""
-    from es_simhash.engine.dedup_engine import DedupEngine
-
-    return DedupEngine.for_run(index, fingerprinter, decision_rule(k, recheck), recheck=recheck,
-                                          batch_size=batch_size, workers=workers)
 
 
 def make_fingerprinter(idf: Optional[Path]) -> Fingerprinter:

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, N
 
 import typer
 
-from es_simhash.cli.common import UserError, err, undecided_error, warn_beyond_keys
+from es_simhash.cli.common import UserError, err, undecided_error
 from es_simhash.errors import CheckpointInUse, ElasticError, InvalidValue, OutputError
 
 if TYPE_CHECKING:
-    from es_simhash.fingerprint.fingerprinter import Fingerprinter
     from es_simhash.pipeline import RunGaveUp, RunInterrupted, Summary
 
 # -- options -------------------------------------------------------------------------------------------------
@@ -165,35 +164,16 @@ def require_managed_index(es: "Elastic", index: str) -> None:
     require_index(es.client, index, es.settings.safe_url)
 
 def maintained_index(es: "Elastic", index: str):
-    """The ``ElasticIndex`` of an existing es-simhash index (one clear error otherwise)."""
+    """The ``ElasticIndex`` of an existing es-simhash index (:meth:`ElasticIndex.existing`; one clear error
+    otherwise)."""
     from es_simhash.index.elastic import ElasticIndex
 
-    require_managed_index(es, index)
-    return ElasticIndex(es.client, index, url=es.settings.safe_url)
+    return ElasticIndex.existing(es.client, index, url=es.settings.safe_url)
 
 def describe_keys(keys) -> str:
     if keys.is_segments:
         return "four 16-bit segments"
     return f"{keys.n_tables} permutation tables, k = {keys.k}"
-
-def ready_index(es: "Elastic", index: str, fingerprinter: Fingerprinter, keys, k: int, backend,
-                ) -> Optional[Callable[[], None]]:
-    """Make the index ready for ``backend``: an existing one is checked now (its fingerprint settings must be this
-    run's: one line otherwise, before any input is read); a new one is created by the function returned, which
-    the run calls before its first record (a run whose every record is a dead letter creates none)."""
-    from es_simhash.index.elastic import elastic_errors, ensure_index, index_exists
-
-    url = es.settings.safe_url
-
-    def create() -> None:
-        with elastic_errors(url):
-            ensure_index(es.client, index, fingerprinter.config, lookup_keys=keys)
-        warn_beyond_keys(k, backend.lookup_keys)
-
-    if not index_exists(es.client, index, url):
-        return create
-    create()
-    return None
 
 # -- a checkpointed run ----------------------------------------------------------------------------------------
 def open_run_checkpoint(path: Optional[Path], index: str, inputs: list[str], resume: bool):

@@ -14,12 +14,12 @@ from es_simhash.errors import MaintenanceError
 
 from es_simhash.cli.common import (CountBar, DeadLetters, Limit, Encoding, Html, IdField, Idf, Inputs, MaxDistance,
                                    Progress, Recheck, Report, RunProgress, TextField, TextFile, UserError, Workers,
-                                   decision_rule, require_inputs, refuse_unsafe_outputs, make_fingerprinter,
-                                   parse_lookup_keys, print_summary, read_text_arg, make_reader, run_engine, err)
+                                   require_inputs, refuse_unsafe_outputs, make_fingerprinter, parse_lookup_keys,
+                                   print_summary, read_text_arg, make_reader, warn_beyond_keys, err)
 from es_simhash.cli.connection import (DEFAULT_INDEX, CheckpointFile, Connection, Elastic, IndexBatch, IndexName,
                                        Lookup, Resume, connection_options, describe_keys, elastic_message,
                                        gave_up_message, indexed_line, maintained_index, open_run_checkpoint,
-                                       ready_index, require_valid_index, run_errors, stopping)
+                                       require_valid_index, run_errors, stopping)
 
 Replicas = Annotated[Optional[int], typer.Option("--replicas", min=0, help="Replicas (default: cluster default).",
                                                  show_default=False)]
@@ -107,7 +107,7 @@ def index_cmd(
     fingerprinter = make_fingerprinter(idf)
     with Elastic(connection, index) as es:
         backend = ElasticIndex(es.client, index, url=es.settings.safe_url, retry_for=retry_for)
-        engine, start = _engine_into(es, backend, fingerprinter, keys, k, recheck, batch_size, workers)
+        engine, start = _engine_into(backend, fingerprinter, keys, k, recheck, batch_size, workers)
         bar = RunProgress(RecordReader.total_bytes(inputs), progress, "index")
         with run_errors(gave_up_message):
             summary = run_checkpointed(
@@ -118,11 +118,15 @@ def index_cmd(
         err(f"warning: {backend.truncated_lookups:,} lookups hit a bucket larger than "
             f"{backend.max_candidates:,} documents and compared only that many candidates")
 
-def _engine_into(es: Elastic, backend, fingerprinter, keys, k: int, recheck: bool, batch_size: int, workers: int):
+def _engine_into(backend, fingerprinter, keys, k: int, recheck: bool, batch_size: int, workers: int):
     """The engine of a run into ``backend`` (an ``ElasticIndex``), and the function that creates its index before the
-    first record if it does not exist yet (:func:`ready_index`: an existing one is checked now)."""
-    start = ready_index(es, backend.index, fingerprinter, keys, k, backend)
-    engine = run_engine(backend, fingerprinter, k, recheck, batch_size, workers)
+    first record if it does not exist yet (:meth:`ElasticIndex.prepare`: an existing one is checked now)."""
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.engine.dedup_engine import DedupEngine
+
+    start = backend.prepare(fingerprinter.config, keys, on_ready=lambda recorded: warn_beyond_keys(k, recorded))
+    engine = DedupEngine.for_run(backend, fingerprinter, DefaultRule.for_run(k, recheck), recheck=recheck,
+                                 batch_size=batch_size, workers=workers)
     return engine, start
 
 @connection_options
@@ -136,12 +140,13 @@ def check(
     *, connection: Connection,
 ) -> None:
     """List indexed near duplicates of a text (JSON lines: id, cluster, distance, reason). Exit 0 either way."""
+    from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.dedup_engine import DedupEngine
 
     text = read_text_arg(text, file, "text to check")
     with Elastic(connection, index) as es:
         backend = maintained_index(es, index)
-        engine = DedupEngine(backend, make_fingerprinter(idf), decision_rule(k))
+        engine = DedupEngine(backend, make_fingerprinter(idf), DefaultRule.for_run(k))
         found = engine.check(text, limit=limit)
     for d in found:
         typer.echo(json.dumps(d.to_dict(), ensure_ascii=False))
@@ -169,6 +174,7 @@ def delete(
     are not an error (exit 0).
     """
     from es_simhash.clustering import delete as delete_documents
+    from es_simhash.decide.default import DefaultRule
 
     wanted = list(ids or []) + (_read_ids(ids_file) if ids_file is not None else [])
     if not wanted:
@@ -176,7 +182,7 @@ def delete(
     with Elastic(connection, index) as es:
         backend = maintained_index(es, index)
         try:
-            deleted, missing, settled = delete_documents(backend, decision_rule(k), wanted)
+            deleted, missing, settled = delete_documents(backend, DefaultRule.for_run(k), wanted)
         except MaintenanceError as exc:
             raise UserError(str(exc)) from None
     print_changes(settled.changes)
@@ -216,6 +222,7 @@ def repair(
     repair changes nothing. Safe to interrupt: it prints how to go on.
     """
     from es_simhash.clustering import RepairInterrupted
+    from es_simhash.decide.default import DefaultRule
     from es_simhash.pipeline import repair_index
 
     with Elastic(connection, index) as es:
@@ -235,7 +242,7 @@ def repair(
 
         try:
             with bar:
-                report = repair_index(backend, decision_rule(k), dry_run=dry_run, after=after,
+                report = repair_index(backend, DefaultRule.for_run(k), dry_run=dry_run, after=after,
                                       on_page=on_page, on_set=on_set)
         except RepairInterrupted as exc:
             print_changes(exc.report.changes[printed:])
@@ -297,7 +304,7 @@ def migrate(
     with Elastic(connection, target) as es:
         old = maintained_index(es, source)
         backend = ElasticIndex(es.client, target, url=es.settings.safe_url)
-        engine, start = _engine_into(es, backend, fingerprinter, keys, k, recheck, batch_size, workers)
+        engine, start = _engine_into(backend, fingerprinter, keys, k, recheck, batch_size, workers)
         bar = RunProgress(len(old), progress, "migrate", unit="docs")
         with run_errors(lambda exc: f"{elastic_message(exc.error)}; the same command with --resume goes on"):
             summary = run_checkpointed(

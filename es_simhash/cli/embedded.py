@@ -16,11 +16,9 @@ from es_simhash.errors import (IndexFileNotFound, LabelError, NoFingerprintSetti
                                OtherFingerprintSettings, SavedIndexError)
 
 from es_simhash.cli.common import (DeadLetters, Encoding, Html, IdField, Idf, Inputs, MaxDistance, Progress, Recheck,
-                                   Report, RunProgress, TextField, TextFile, UserError, Workers, decision_rule,
-                                   require_inputs, refuse_unsafe_outputs, make_fingerprinter, parse_lookup_keys,
-                                   run_engine,
-                                   print_summary, print_table, read_text_arg, make_reader, undecided_error,
-                                   warn_beyond_keys, err)
+                                   Report, RunProgress, TextField, TextFile, UserError, Workers, require_inputs,
+                                   refuse_unsafe_outputs, make_fingerprinter, parse_lookup_keys, print_summary,
+                                   print_table, read_text_arg, make_reader, undecided_error, warn_beyond_keys, err)
 from es_simhash.cli.connection import Connection, Elastic, connection_options, maintained_index
 
 if TYPE_CHECKING:
@@ -99,6 +97,8 @@ def dedup(
 
     Prints a summary to stderr: read = kept + duplicates + dead letters.
     """
+    from es_simhash.decide.default import DefaultRule
+    from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.files.sources import RecordReader
     from es_simhash.pipeline import NothingDecided, dedup_files
 
@@ -109,7 +109,8 @@ def dedup(
     refuse_unsafe_outputs(inputs, *outputs, ("--save-index", save_index))  # (it may be --load-index: read first)
     fingerprinter = make_fingerprinter(idf)
     index = _memory_index(load_index, parse_lookup_keys(lookup), fingerprinter.config)
-    engine = run_engine(index, fingerprinter, k, recheck, batch_size, workers)
+    engine = DedupEngine.for_run(index, fingerprinter, DefaultRule.for_run(k, recheck), recheck=recheck,
+                                 batch_size=batch_size, workers=workers)
     warn_beyond_keys(k, index.lookup_keys)
     reader = make_reader(text_field, id_field, encoding, html)
     bar = RunProgress(RecordReader.total_bytes(inputs), progress, "dedup")
@@ -178,13 +179,14 @@ def explain(
 ) -> None:
     """Why A is, or is not, a near duplicate of B: the distance, what they share, each test of the rule, and the
     meaning guard's veto. Exit 0 either way."""
+    from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.dedup_engine import DedupEngine
     from es_simhash.index.memory import MemoryIndex
 
     if a == "-" and b == "-":
         raise UserError("A and B are both - (stdin): read one of them from a file", code=2)
     fingerprinter = make_fingerprinter(idf)
-    engine = DedupEngine(MemoryIndex(), fingerprinter, decision_rule(k))
+    engine = DedupEngine(MemoryIndex(), fingerprinter, DefaultRule.for_run(k))
     given = [_explained(x, name, as_text, index is not None) for x, name in ((a, "A"), (b, "B"))]
     ids = [x for x, t in zip((a, b), given) if t is None]
     found = {}
@@ -240,6 +242,7 @@ def evaluate(
     (labelled pairs: each pair a run of its own, B then A, predicted when the two end in one cluster). A k beyond
     what the lookup keys guarantee is swept with --lookup tables:K:3, as `dedup` advises for it.
     """
+    from es_simhash.decide.default import DefaultRule
     from es_simhash.results import evaluate as ev
 
     keys = parse_lookup_keys(lookup)
@@ -252,7 +255,7 @@ def evaluate(
         raise UserError(str(exc)) from None
     except ValueError as exc:  # (--html)
         raise UserError(f"--html: {exc}", code=2) from None
-    fingerprinter, rule = make_fingerprinter(idf), decision_rule(k, recheck)
+    fingerprinter, rule = make_fingerprinter(idf), DefaultRule.for_run(k, recheck)
     warn_beyond_keys(k, keys)
     if no_sweep:
         sc = ev.score(labels, fingerprinter, rule, recheck=recheck, lookup_keys=keys)

@@ -198,6 +198,16 @@ class DefaultRule:
         (docs/accuracy.md). ``settings``: any other field, as for ``DefaultRule(...)``."""
         return cls(**{"far_sentence_k": 24, "recheck": True, **settings})
 
+    @classmethod
+    def for_run(cls, k: int = MAX_DISTANCE, recheck: bool = True, **settings: Any) -> "DefaultRule":
+        """The rule every command decides with, for SimHashes within ``k`` bits: :meth:`rechecked` (what a run's
+        recheck decides with, and what ``repair``, ``delete``, ``check``, ``explain`` and ``evaluate`` decide
+        with), or, for a run without the recheck (``recheck=False``, ``--no-recheck``), ``DefaultRule(k=k)``: the
+        decisions as made on arrival. Give it to :meth:`DedupEngine.for_run
+        <es_simhash.engine.dedup_engine.DedupEngine.for_run>` with the same ``recheck``. ``settings``: any other
+        field, as for ``DefaultRule(...)``."""
+        return cls.rechecked(k=k, **settings) if recheck else cls(k=k, **settings)
+
     def on_arrival(self) -> "DefaultRule":
         """The rule a run whose decisions are rechecked with this one decides with on arrival: this one without
         the far sentence bound (``far_sentence_k`` off), which the recheck applies to every document, canonical or

@@ -274,7 +274,9 @@ class DedupEngine:
         """The engine of a run as ``es-simhash dedup``, ``index`` and ``migrate`` make it: with ``recheck`` (the
         recheck at the end of the run, :func:`~es_simhash.pipeline.run_dedup`), it decides on arrival with
         ``rule.on_arrival()`` (the decisions the same run with ``--no-recheck`` makes) and rechecks with ``rule``
-        (``DefaultRule.rechecked(k=K)`` for the commands); without it, with ``rule`` (``DefaultRule(k=K)``)."""
+        (``DefaultRule.for_run(K)``, i.e. ``DefaultRule.rechecked(k=K)``, for the commands); without it, with ``rule``
+        (``DefaultRule.for_run(K, recheck=False)``, i.e. ``DefaultRule(k=K)``). So a script makes the engine a command
+        makes with ``DedupEngine.for_run(index, fingerprinter, DefaultRule.for_run(k, recheck), recheck=recheck)``."""
         return cls(index, fingerprinter, rule.on_arrival() if recheck else rule, batch_size=batch_size,
                    workers=workers, recheck_rule=rule)
 

@@ -1,7 +1,9 @@
 """Source -> fingerprint -> dedup engine -> index, with report, output and dead letters.
 
 :func:`run_dedup` is what ``es-simhash dedup`` (embedded) and ``es-simhash index`` (Elasticsearch) both call;
-the only difference between them is the index the engine was given.
+the only difference between them is the index the engine was given. It picks one of two kinds of run, which share
+the reading and the dead letters (:func:`_reading`, :class:`_Run`): :func:`_run_as_set` (every record taken in,
+decided once at the end) and :func:`_run_on_arrival` (decided batch by batch, with a checkpoint and the recheck).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Callable, Iterable, Iterator, Sequence
 
@@ -73,8 +75,10 @@ def run_dedup(
     rechecks what this run decided and what that leads to. See docs/how-it-works.md, "The same records give the
     same clusters".
 
-    ``as_set`` (default: with ``recheck``, an embedded index and no ``checkpoint``; ``dedup`` and ``evaluate``
-    always): no record is decided on arrival; each is fingerprinted and taken in
+    ``as_set`` picks one of the two kinds of run, which share the reading, the dead letters and the summary: a run
+    decided on arrival (batch by batch; the checkpoint, the recheck) or one decided as a set at its end. ``as_set``
+    (default: with ``recheck``, an embedded index and no ``checkpoint``; ``dedup`` and ``evaluate`` always): no
+    record is decided on arrival; each is fingerprinted and taken in
     (:meth:`DedupEngine.process_batches` with ``decide=False``), and once every record is read the documents are
     decided once, as a set (:func:`~es_simhash.pipeline.precedence.decide_run`), with the recheck or not; the
     report and the output are written then, in input order. ``on_recheck(done, total)`` is the progress of those
@@ -85,55 +89,84 @@ def run_dedup(
     if as_set and checkpoint is not None:
         raise ValueError("run_dedup: a run decided as a set at its end keeps no checkpoint")
     reader = reader or RecordReader()
+    if as_set:
+        return _run_as_set(inputs, engine, reader, report=report, output=output, dead_letters=dead_letters,
+                           on_progress=on_progress, recheck=recheck, start=start, stop=stop, on_recheck=on_recheck)
+    return _run_on_arrival(inputs, engine, reader, report=report, output=output, dead_letters=dead_letters,
+                           on_progress=on_progress, checkpoint=checkpoint, recheck=recheck, start=start, stop=stop,
+                           on_recheck=on_recheck)
+
+
+def _run_as_set(inputs: Sequence[str], engine: DedupEngine, reader: RecordSource, *, report: IO[str] | None,
+                output: IO[bytes] | None, dead_letters: str | os.PathLike[str],
+                on_progress: Callable[[int, Summary], None] | None, recheck: bool, start: Callable[[], None] | None,
+                stop: Callable[[], bool] | None, on_recheck: Callable[[int, int], None] | None) -> Summary:
+    """A run decided as a set (:func:`run_dedup` with ``as_set``): every record is fingerprinted and taken in, none
+    decided on arrival; once every one is read, the documents are decided once
+    (:func:`~es_simhash.pipeline.precedence.decide_run`, with the recheck or not), and the report and the output
+    are written then, in input order (:func:`_write_at_end`)."""
+    with _reading(inputs, engine, reader, dead_letters, on_progress) as run:
+        run.keep_where(inputs, report, output, at_end=True, recheck=recheck, held_back=False)
+        run.read(inputs, engine, start, stop, decide=False)
+        if run.summary.kept or run.summary.duplicates:
+            final = decide_run(engine, run.summary, recheck, on_page=on_recheck)
+            _write_at_end(final, inputs, reader, report, output, run.where or {})
+    return run.summary
+
+
+def _run_on_arrival(inputs: Sequence[str], engine: DedupEngine, reader: RecordSource, *, report: IO[str] | None,
+                    output: IO[bytes] | None, dead_letters: str | os.PathLike[str],
+                    on_progress: Callable[[int, Summary], None] | None, checkpoint: Checkpoint | None, recheck: bool,
+                    start: Callable[[], None] | None, stop: Callable[[], bool] | None,
+                    on_recheck: Callable[[int, int], None] | None) -> Summary:
+    """A run decided on arrival (:func:`run_dedup` without ``as_set``): each batch is decided as it comes, its
+    report lines and output written then (an output that cannot be rewritten, with the recheck: held back to the
+    end, as the recheck decides it) and the ``checkpoint`` saved; with ``recheck``, the decisions are taken again
+    once every record is decided (:func:`_final_decisions`) and the summary, the report and the output corrected
+    (:func:`~es_simhash.pipeline.recheck.correct_outputs`)."""
+    held_back = recheck and output is not None and not is_rewritable(output)  # (a stream: written at the end)
+    with _reading(inputs, engine, reader, dead_letters, on_progress, report, None if held_back else output,
+                  checkpoint) as run:
+        run.keep_where(inputs, report, output, at_end=False, recheck=recheck, held_back=held_back)
+        run.read(inputs, engine, start, stop, decide=True)
+        if recheck and (run.summary.kept or run.summary.duplicates):
+            outcome = _final_decisions(engine, run.summary, run.since, checkpoint, on_recheck)
+            correct_outputs(outcome, inputs, reader, report, output, run.where or {},
+                            run.duplicate_ids if held_back else None)
+    return run.summary
+
+
+@contextmanager
+def _reading(inputs: Sequence[str], engine: DedupEngine, reader: RecordSource, dead_letters: str | os.PathLike[str],
+             on_progress: Callable[[int, Summary], None] | None, report: IO[str] | None = None,
+             output: IO[bytes] | None = None, checkpoint: Checkpoint | None = None) -> Iterator[_Run]:
+    """What both kinds of run share around their reading: the run's start (a resumed run keeps the one of the run it
+    resumes) and the engine's far marks from it, the ``checkpoint`` locked (its counts carried over), the dead
+    letters' file open, and the :class:`_Run` that reads the batches and writes each one's outcome to ``report``
+    and ``output`` (``None``: written at the end). When the block ends well: a file of dead letters already there
+    is left as it was by a run that decided no record, the summary gets its dead letters' path and its time, the
+    checkpoint is removed and ``on_progress`` told where the run got to."""
     summary = checkpoint.summary if checkpoint is not None else Summary()
     resuming = checkpoint is not None and bool(checkpoint.done)
     since = checkpoint.since if checkpoint is not None and resuming and checkpoint.since else time.time_ns() // 1000
     if checkpoint is not None:
         checkpoint.since = since
     engine.far_marks = _far_marks(since, checkpoint if resuming else None)
-    held_back = recheck and output is not None and not is_rewritable(output)  # (a stream: written at the end)
     with ExitStack() as stack:
         if checkpoint is not None:
             stack.enter_context(checkpoint.lock())
             checkpoint.output("dead_letters", "--dead-letters", dead_letters)
         dlw = stack.enter_context(DeadLetterWriter(dead_letters, resumable=checkpoint is not None,
                                                    keep_lines=summary.dead_letters if resuming else 0))
-        run = _Run(summary, reader, dlw, None if as_set else report, None if held_back or as_set else output,
-                   checkpoint, on_progress)
-        run.keep_where(inputs, report, output, as_set, recheck, held_back)
-
-        def documents() -> Iterator[tuple[list[Document], _Batch]]:
-            waiting = start
-            for batch in run.batches(inputs, engine.batch_size):
-                if waiting is not None and batch.records:
-                    waiting()
-                    waiting = None
-                yield batch.records, batch
-
-        mark = checkpoint.mark if checkpoint is not None and resuming else None
-        for batch, results in engine.process_batches(documents(), resumed=resuming, mark=mark, decide=not as_set):
-            if checkpoint is not None:
-                checkpoint.mark = engine.next_mark
-                checkpoint.far = engine.far_marks.saved()
-            run.flush(batch, results)
-            if stop is not None and stop():
-                raise KeyboardInterrupt
-        read_to = reader.bytes_read  # (a recheck reads the inputs again: progress stays where the run got to)
-        if as_set and (summary.kept or summary.duplicates):  # (report and output written once it is decided)
-            final = decide_run(engine, summary, recheck, on_page=on_recheck)
-            _write_at_end(final, inputs, reader, report, output, run.where or {})
-        elif recheck and (summary.kept or summary.duplicates):
-            outcome = _final_decisions(engine, summary, since, checkpoint, on_recheck)
-            correct_outputs(outcome, inputs, reader, report, output, run.where or {},
-                            run.duplicate_ids if held_back else None)
+        run = _Run(summary, reader, dlw, report, output, checkpoint, on_progress, since=since, resuming=resuming)
+        yield run
         _keep_earlier_dead_letters(dlw, summary)
     summary.dead_letter_path = dlw.path if dlw.written else None
     summary.elapsed = run.elapsed()
     if checkpoint is not None:
         checkpoint.remove()
     if on_progress is not None:
-        on_progress(read_to, summary)
-    return summary
+        on_progress(run.read_to, summary)
 
 
 def _write_at_end(final: dict[str, StoredDoc], inputs: Sequence[str], reader: RecordSource, report: IO[str] | None,
@@ -207,9 +240,17 @@ class _Run:
 
     def __init__(self, summary: Summary, reader: RecordSource, dlw: DeadLetterWriter, report: IO[str] | None,
                  output: IO[bytes] | None, checkpoint: Checkpoint | None,
-                 on_progress: Callable[[int, Summary], None] | None) -> None:
+                 on_progress: Callable[[int, Summary], None] | None, *, since: int, resuming: bool) -> None:
         self.summary, self.reader, self.dlw = summary, reader, dlw
         self.report, self.output, self.checkpoint, self.on_progress = report, output, checkpoint, on_progress
+        self.since = since
+        """When the run began (microseconds since the epoch; a resumed run: the one it resumes): its far marks and
+        its recheck start there."""
+        self.resuming = resuming
+        """Whether the run goes on from its checkpoint (lines it records as done are skipped)."""
+        self.read_to = 0
+        """The reader's position once every batch is decided (a recheck reads the inputs again: the progress stays
+        where the run got to)."""
         self.started = time.perf_counter()
         self.elapsed_before = summary.elapsed  # the runs this one resumes
         self.where: dict[str, tuple[str, int, bytes | None]] | None = None
@@ -234,6 +275,32 @@ class _Run:
 
     def elapsed(self) -> float:
         return self.elapsed_before + time.perf_counter() - self.started
+
+    def read(self, inputs: Sequence[str], engine: DedupEngine, start: Callable[[], None] | None,
+             stop: Callable[[], bool] | None, decide: bool) -> None:
+        """Every record of ``inputs`` through ``engine``, batch by batch (:meth:`batches`; with ``decide``, each
+        decided on arrival, else only fingerprinted and taken in), each batch's outcome written (:meth:`flush`) with
+        the engine's marks in the checkpoint; ``start()`` before the first record goes to the engine, ``stop()``
+        after every batch: when true, :class:`KeyboardInterrupt` (the checkpoint saved)."""
+        checkpoint = self.checkpoint
+
+        def documents() -> Iterator[tuple[list[Document], _Batch]]:
+            waiting = start
+            for batch in self.batches(inputs, engine.batch_size):
+                if waiting is not None and batch.records:
+                    waiting()
+                    waiting = None
+                yield batch.records, batch
+
+        mark = checkpoint.mark if checkpoint is not None and self.resuming else None
+        for batch, results in engine.process_batches(documents(), resumed=self.resuming, mark=mark, decide=decide):
+            if checkpoint is not None:
+                checkpoint.mark = engine.next_mark
+                checkpoint.far = engine.far_marks.saved()
+            self.flush(batch, results)
+            if stop is not None and stop():
+                raise KeyboardInterrupt
+        self.read_to = self.reader.bytes_read
 
     def dead(self, letter: DeadLetter) -> None:
         self.dlw.write(letter)

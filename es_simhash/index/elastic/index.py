@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Collection, Iterator, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterator, Mapping, Sequence
 
 from es_simhash.defaults import MAX_SENTENCE_DF, RETRY_FOR
 from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.records import StoredDoc
+from es_simhash.index.elastic.admin import check_index_config, ensure_index, index_exists, require_index
+from es_simhash.index.elastic.errors import elastic_errors
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.planner import Boilerplate, LookupPlanner
 from es_simhash.index.elastic.reads import MaintenanceReader
 from es_simhash.index.elastic.writes import BulkWriter
 from es_simhash.lookup.candidates import CandidateContract, served
+from es_simhash.lookup.keys import DEFAULT as DEFAULT_KEYS
 from es_simhash.lookup.keys import LookupKeys
 
 
@@ -59,6 +62,15 @@ class ElasticIndex:
         self.writer = BulkWriter(self.handle, chunk_size=chunk_size, max_retries=max_retries)
         self.reader = MaintenanceReader(self.handle)
         self._settings_checked: dict[str, Any] | None = None
+
+    @classmethod
+    def existing(cls, client, index: str, **options: Any) -> "ElasticIndex":
+        """An index es-simhash made, as ``check``, ``delete``, ``repair`` and ``migrate --from`` open theirs: an
+        :class:`~es_simhash.errors.IndexNotManaged` (one line, what to do) when it does not exist or was not made by
+        es-simhash (:func:`require_index`: its documents have none of the fields es-simhash reads). ``options``:
+        as ``ElasticIndex(...)`` takes them."""
+        require_index(client, index, options.get("url", ""))
+        return cls(client, index, **options)
 
     # -- settings and counters, kept by the collaborators -----------------------------------------------------
     @property
@@ -143,6 +155,29 @@ class ElasticIndex:
         """Hits those searches brought to the client (before the exact re-rank)."""
         return self.handle.hits_read
 
+    # -- the index itself -------------------------------------------------------------------------------------
+    def prepare(self, fingerprint_config: Mapping[str, Any], lookup_keys: LookupKeys = DEFAULT_KEYS, *,
+                on_ready: Callable[[LookupKeys], None] | None = None) -> Callable[[], None] | None:
+        """Make the index ready for a run that writes fingerprints made with ``fingerprint_config``
+        (:attr:`Fingerprinter.config <es_simhash.fingerprint.Fingerprinter.config>`), as ``es-simhash index`` and
+        ``migrate`` do: an existing index is checked now (:func:`ensure_index`: an
+        :class:`~es_simhash.errors.ElasticError` naming each fingerprint setting that differs, before any input is
+        read) and ``None`` is returned; a new one is created with ``lookup_keys`` by the function returned, for the
+        run to call before its first record (:func:`~es_simhash.pipeline.run_dedup`'s ``start``: a run whose every
+        record is a dead letter creates no index). ``on_ready(keys)`` is called once the index is ready, with the
+        lookup keys it is looked up with (an existing index keeps the keys it was made with): the commands warn
+        there when ``-k`` is beyond what those keys guarantee."""
+        def create() -> None:
+            with elastic_errors(self.url):
+                ensure_index(self.client, self.index, dict(fingerprint_config), lookup_keys=lookup_keys)
+            if on_ready is not None:
+                on_ready(self.lookup_keys)
+
+        if not index_exists(self.client, self.index, self.url):
+            return create
+        create()
+        return None
+
     # -- lookups ----------------------------------------------------------------------------------------------
     def require_settings(self, config: Mapping[str, Any]) -> None:
         """Fingerprints made with ``config`` (:attr:`Fingerprinter.config
@@ -152,9 +187,6 @@ class ElasticIndex:
         the index does not exist yet (:func:`ensure_index` records them when it creates it)."""
         if self._settings_checked == config:
             return
-        from es_simhash.index.elastic.admin import check_index_config
-        from es_simhash.index.elastic.errors import elastic_errors
-
         with elastic_errors(self.url):
             if not self.client.indices.exists(index=self.index):
                 return
