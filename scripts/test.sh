@@ -29,7 +29,7 @@ python3 -m mypy es_simhash
 # Layers (pyproject.toml [tool.importlinter]): a module importing a layer above its own fails here
 python3 -c "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
 status=0
-python3 -m pytest "$@" || status=$?
+python3 -m pytest --durations=15 "$@" || status=$?
 
 # Elasticsearch 8.x: the Elasticsearch tests again against an 8.19 node with the 8.x client in its own virtualenv
 # (scripts/test_es8.sh), on a full run only (no pytest arguments); ES_SIMHASH_ES8=0 leaves it out.

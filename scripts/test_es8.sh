@@ -56,6 +56,6 @@ trap '"$PY" scripts/es_node.py -q stop --port "$port" >/dev/null || true' EXIT
 echo "Elasticsearch $ES8_VERSION at $ES_URL, elasticsearch-py $client ($VENV)"
 
 status=0
-"$PY" -m pytest -m es -p no:cacheprovider "$@" || status=$?
+"$PY" -m pytest -m es -p no:cacheprovider --durations=15 "$@" || status=$?
 echo "Elasticsearch $ES8_VERSION run: exit $status, $(( $(date +%s) - start )) s in all"
 exit $status

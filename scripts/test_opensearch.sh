@@ -41,7 +41,7 @@ for version in $OPENSEARCH_VERSIONS; do
     # integ-test-zip lacks; scripts/es_node.py runs them on 2.19.4, the newest 2.x with its plugin there)
     marks="es and not elasticsearch_only"
     case "$version" in 2.*) ;; *) marks="$marks and not secured";; esac
-    python3 -m pytest -m "$marks" -p no:cacheprovider "$@" || pass=$?
+    python3 -m pytest -m "$marks" -p no:cacheprovider --durations=15 "$@" || pass=$?
     python3 scripts/es_node.py -q stop --port "$port" >/dev/null || true
     port=""
     unset ES_URL
