@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -236,27 +237,36 @@ def test_a_password_in_a_url_of_any_shape_never_reaches_any_output(node, crawl, 
                                                                                      f"https://{USER}:{odd}@"),
               "escaped characters": node.url.replace("https://", f"https://{USER}:{escaped}@")}
     secrets = [*PIECES, odd, odd.split("#")[1], escaped, escaped.replace("%40", "@")]
-    commands = [["index", path, "--index", "sec-shapes", "--no-progress", "--report", "r.jsonl"],
-                ["search", "天气", "--index", "sec-basic"], ["clusters", "--index", "sec-basic", "--json"],
-                ["repair", "--index", "sec-shapes", "--dry-run", "--no-progress"], ["index", "--help"]]
     ca = {"ES_CA_CERTS": str(node.ca_cert)}
-    answers = {}
-    for shape, url in shapes.items():
-        config = tmp_path / f"{abs(hash(shape))}.toml"
+
+    def run_shape(n: int, shape: str, url: str) -> dict[tuple[str, str, str], int]:
+        """Every command, every way, of one shape, in a folder and an index of its own (shapes run two at once)."""
+        folder = tmp_path / f"shape-{n}"
+        folder.mkdir()
+        commands = [["index", path, "--index", f"sec-shapes-{n}", "--no-progress", "--report", "r.jsonl"],
+                    ["search", "天气", "--index", "sec-basic"], ["clusters", "--index", "sec-basic", "--json"],
+                    ["repair", "--index", f"sec-shapes-{n}", "--dry-run", "--no-progress"], ["index", "--help"]]
+        config = folder / "es-simhash.toml"
         config.write_text(f"[elasticsearch]\nurl = {json.dumps(url)}\n")
         config.chmod(0o600)
+        answers = {}
         for way, flags, env in (("option", ["--es-url", url], ca), ("ES_URL", [], {**ca, "ES_URL": url}),
                                 ("config file", [], {**ca, "ES_SIMHASH_CONFIG": str(config)})):
             for command in commands if way == "option" else commands[1:3] + commands[4:]:
-                res = cli(*command, *(flags if command[-1] != "--help" else []), env=env, cwd=tmp_path)
+                res = cli(*command, *(flags if command[-1] != "--help" else []), env=env, cwd=folder)
                 if command[-1] != "--help":
                     assert res.returncode in (0, 1, 3), (shape, way, command, res.stderr.decode())
                     if res.returncode:
                         one_line(res)
                 answers[(shape, way, command[0])] = res.returncode
                 assert_no_secret(secrets, res.stdout, res.stderr)
-        assert_no_secret(secrets, tmp_path / "r.jsonl", tmp_path / "dead-letters.jsonl",
-                         *tmp_path.glob("*.checkpoint.json*"), *tmp_path.glob("*.es-simhash-partial"))
+        assert_no_secret(secrets, folder / "r.jsonl", folder / "dead-letters.jsonl",
+                         *folder.glob("*.checkpoint.json*"), *folder.glob("*.es-simhash-partial"))
+        return answers
+
+    with ThreadPoolExecutor(2) as pool:
+        answers = {k: v for shape in pool.map(lambda item: run_shape(item[0], *item[1]), enumerate(shapes.items()))
+                   for k, v in shape.items()}
     # (the right URL works every way; a URL without a scheme is refused, pointing at the option)
     assert all(answers[("right", way, "clusters")] == 0 for way in ("option", "ES_URL", "config file"))
     res = cli("clusters", "--index", "sec-basic", "--es-url", shapes["no scheme"], env=ca, cwd=tmp_path)
@@ -441,7 +451,6 @@ def test_a_password_holding_any_character_works_every_way_and_no_byte_of_it_is_s
     reached the node as it is) or, for Kibana (the node is not Kibana), exits 3 in one line. A wrong password holding
     one of SPECIALS exits 3 in one line naming the URL's credentials and where the URL is set. No output, and no file
     a command wrote, holds any random piece of a password, also with ES_SIMHASH_DEBUG=1."""
-    from concurrent.futures import ThreadPoolExecutor
     from urllib.parse import quote
 
     path, _ = crawl
