@@ -113,7 +113,7 @@ OPENSEARCH_VERSION = "2.19.6"
 #: (``org.opensearch.plugin:opensearch-security:VERSION.0:zip``); a node with security runs the newest of these of
 #: the major asked for, the plugin installed into a distribution of its own. (3.4.0's plugin is there too, but it
 #: needs the rule-framework module, which neither the integ-test-zip nor Maven Central carries.)
-OPENSEARCH_SECURED = {"2.19.3": 2, "2.19.4": 2}
+OPENSEARCH_SECURED = ("2.19.3", "2.19.4")
 ENGINES = ("elasticsearch", "opensearch")
 MIN_JAVA = 21
 MIN_JAVA_8X = 17  # Elasticsearch 8.x runs on Java 17+
@@ -169,7 +169,7 @@ def secured_version(version: str, engine: str) -> str:
     if engine != "opensearch" or version in OPENSEARCH_SECURED:
         return version
     major = version.split(".")[0]
-    newest = [v for v, m in OPENSEARCH_SECURED.items() if str(m) == major]
+    newest = [v for v in OPENSEARCH_SECURED if v.split(".")[0] == major]
     if not newest:
         raise EsNodeError(f"no security plugin for OpenSearch {version} on Maven Central that its integ-test-zip "
                           f"can load: --security and --tls run on OpenSearch {', '.join(OPENSEARCH_SECURED)}")
@@ -761,7 +761,7 @@ class Node:
         self.security = bool(security or tls)
         self.username = ("admin" if self.engine == "opensearch" else "elastic") if self.security else None
         self.password = (password or secrets.token_urlsafe(18)) if self.security else None
-        self._keystore_written = False
+        self._credentials_written = False
         #: detached nodes (CLI) outlive this Python process; others are stopped at exit.
         self.detach = detach
         if data_dir is None:
@@ -903,7 +903,7 @@ class Node:
             '_meta:\n  type: "internalusers"\n  config_version: 2\n'
             f'admin:\n  hash: "{hashed}"\n  reserved: true\n  backend_roles:\n  - "admin"\n'
             '  description: "the test node\'s user (es_node.py)"\n')
-        self._keystore_written = True
+        self._credentials_written = True
 
     # ---- preparation
     def _prepare(self) -> None:
@@ -958,7 +958,7 @@ class Node:
             if not _user_can(self.user, "-w", self.data_path):
                 raise EsNodeError(f"user {self.user} cannot write {self.data_path}: one of its parent "
                                   f"folders is not traversable; choose a data folder under /tmp or /var")
-        if self.security and not self._keystore_written:
+        if self.security and not self._credentials_written:
             self._write_credentials()
 
     def _write_credentials(self) -> None:
@@ -1008,7 +1008,7 @@ class Node:
                              input=self.password + "\n")
         if proc.returncode != 0:
             raise EsNodeError(f"elasticsearch-keystore add failed: {proc.stdout.strip()[-500:]}")
-        self._keystore_written = True
+        self._credentials_written = True
 
     def _env(self) -> dict[str, str]:
         v = "OPENSEARCH" if self.engine == "opensearch" else "ES"  # (the launcher's variables)
@@ -1251,7 +1251,7 @@ class Node:
                    cluster_name=state.get("cluster_name"), node_name=state.get("node_name"), detach=True,
                    security=bool(state.get("security")), tls=bool(state.get("tls")),
                    engine=state.get("engine") or "elasticsearch")
-        node._keystore_written = node.security  # (its keystore holds the password it was started with)
+        node._credentials_written = node.security  # (its keystore or users file holds the password it was started with)
         node.owns_dir = bool(state.get("owns_dir"))
         node._pgid = state.get("pgid")
         node._pid = state.get("pid")
@@ -1441,7 +1441,7 @@ def _cmd_start(args: argparse.Namespace) -> int:
                 node_name=before.get("node_name"), security=security, tls=tls,
                 password=os.environ.get("ES_NODE_PASSWORD") or None)
     if before.get("security"):
-        node._keystore_written = True  # (a folder started with security before keeps its keystore and password)
+        node._credentials_written = True  # (a folder started with security before keeps its credentials)
     if before:
         log.info("%s held a node before: starting it again with its data", node.node_dir)
     try:
