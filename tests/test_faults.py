@@ -230,3 +230,22 @@ def test_losing_a_node_of_a_two_node_cluster_mid_ingest_loses_nothing(two_nodes,
     shards = es("GET", f"{master.url}/_cat/shards/{index}?format=json")
     assert [(s["prirep"], s["node"]) for s in shards if s["state"] == "STARTED"] == [("p", master.node_name)]
     assert all_ids(master.url, index, len(expected)) == expected
+
+
+@pytest.mark.parametrize("root", ["node_disconnected_exception", "node_not_connected_exception",
+                                  "connect_transport_exception", "no_shard_available_action_exception"])
+def test_a_search_failing_because_a_node_left_is_retried_and_a_refused_query_is_not(root):
+    """A lookup search whose shard was on a node that left mid-search (the answer OpenSearch 2.19 gave when the
+    two-node test above killed the primary's node) is worth retrying: the replica answers. A query the engine refuses
+    is not."""
+    from es_simhash.errors import ElasticError
+    from es_simhash.index.elastic.errors import Transient, raise_item_error
+
+    def item(kind):
+        cause = {"type": kind, "reason": "[node-1][127.0.0.1:9300][indices:data/read/search[phase/query]]"}
+        return {"status": 500, "error": {"root_cause": [cause], "type": "search_phase_execution_exception"}}
+
+    with pytest.raises(Transient):
+        raise_item_error(item(root), "lookup", "crawl")
+    with pytest.raises(ElasticError, match="parsing_exception"):
+        raise_item_error(dict(item("parsing_exception"), status=400), "lookup", "crawl")

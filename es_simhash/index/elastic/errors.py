@@ -29,6 +29,8 @@ RETRY_TYPES = (
     "no_shard_available_action_exception",
     "cluster_block_exception",
     "node_not_connected_exception",
+    "node_disconnected_exception",  # (a node left while a search ran on it: the retry reaches its replica)
+    "connect_transport_exception",
     "node_closed_exception",
     "search_context_missing_exception",  # (a point in time whose node left: opened again on retry)
 )
