@@ -6,6 +6,10 @@ engine it gives, record for record, the clusters the embedded index gives on the
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import pytest
@@ -99,3 +103,60 @@ def test_a_backend_written_from_the_interface_alone_gives_the_embedded_indexs_cl
     assert len(got) == len(own) == 500 + 50
     assert sum(dup is not None for _, dup in want.values()) >= 250  # (the reprints found: something to miss)
     assert got == want
+
+
+def open_dict_index(url: str, index: str) -> DictIndex:
+    """The plug-in's ``open(url, index)`` (entry point ``dict`` in the group ``es_simhash.backends``)."""
+    return DictIndex()
+
+
+@pytest.fixture
+def with_plugin(tmp_path):
+    """The environment of a process in which a package registers the dict index as the backend of ``dict://``: its
+    distribution's metadata on the path, as ``pip install`` leaves it."""
+    site = tmp_path / "site"
+    info = site / "own_dict_backend-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: own-dict-backend\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[es_simhash.backends]\ndict = test_own_backend:open_dict_index\n")
+    tests = Path(__file__).parent
+    path = os.pathsep.join([str(site), str(tests), str(tests.parent / "bench"), os.environ.get("PYTHONPATH", "")])
+    return dict(os.environ, PYTHONPATH=path, ES_URL="dict://user:s3cret-pw@store/0")
+
+
+def _cli(*args, env, cwd):
+    run = subprocess.run([sys.executable, "-m", "es_simhash", *map(str, args)], capture_output=True, text=True,
+                         env=env, cwd=cwd, timeout=600)
+    return run.returncode, run.stdout, run.stderr
+
+
+def test_a_backend_of_ones_own_plugs_into_the_command_line_by_its_urls_scheme(crawl, tmp_path, with_plugin):
+    """A package registering the dict index under ``dict://`` makes `index` run on it with no change to the command
+    line: the clusters the embedded index gives (decided on arrival: a dict cannot rewrite what it stored, so the
+    run cannot take its decisions again). The commands that need Elasticsearch or OpenSearch, a run that would recheck
+    into an index that cannot rewrite, and a scheme nobody serves are each one line, exit 2, the URL's password
+    never shown."""
+    env = with_plugin
+    code, _, err = _cli("index", crawl, "--index", "crawl", "--no-recheck", "--report", tmp_path / "own.jsonl",
+                        "--no-progress", env=env, cwd=tmp_path)
+    assert code == 0, err
+    lines = (tmp_path / "own.jsonl").read_text().splitlines()
+    got = {r["id"]: (r["cluster"], r["duplicate_of"]) for r in map(json.loads, lines)}
+    want = _clusters(MemoryIndex(), crawl, tmp_path, "memory")  # (the embedded index's decisions on arrival)
+    assert len(got) == 550 and sum(dup is not None for _, dup in want.values()) >= 250
+    assert got == want
+
+    code, out, err = _cli("check", "--index", "crawl", "-", env=env, cwd=tmp_path)  # (a new process: nothing stored)
+    assert (code, out) == (0, "") and "0 near duplicates" in err
+
+    refusals = [
+        (("index", crawl, "--index", "crawl2", "--no-progress"), "--no-recheck"),
+        (("repair", "--index", "crawl"), "serves only index and check"),
+        (("search", "--index", "crawl", "新闻"), "serves only index and check"),
+        (("index", crawl, "--index", "crawl3", "--es-url", "nosuch://user:s3cret-pw@h/0"), "nosuch://"),
+    ]
+    for args, says in refusals:
+        code, out, err = _cli(*args, env=env, cwd=tmp_path)
+        assert code == 2 and says in err and len(err.strip().splitlines()) == 1, (args, err)
+        assert "s3cret" not in err + out
+    assert "dict://" in err  # (the scheme nobody serves: the line names the plug-ins installed)

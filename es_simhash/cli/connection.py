@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, N
 import typer
 
 from es_simhash.cli.common import UserError, err, undecided_error
+from es_simhash.defaults import RETRY_FOR
 from es_simhash.errors import CheckpointInUse, ElasticError, InvalidValue, OutputError
 
 if TYPE_CHECKING:
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
 # -- options -------------------------------------------------------------------------------------------------
 EsUrl = Annotated[Optional[str], typer.Option(
     "--es-url", envvar="ES_URL", show_envvar=True,
-    help="Elasticsearch or OpenSearch URL (default: http://localhost:9200; the node's answer tells which it is).",
+    help="Elasticsearch or OpenSearch URL (default: http://localhost:9200; the node's answer tells which it is). "
+         "Another scheme is a backend plug-in's (index and check only).",
     show_default=False)]
 ApiKey = Annotated[Optional[str], typer.Option(
     "--api-key", envvar="ES_API_KEY", show_envvar=True, help="API key (base64 'id:key'; Elasticsearch only).",
@@ -110,6 +112,7 @@ class Elastic:
         from es_simhash.index.elastic import ConnectionSettings
 
         c = connection
+        refuse_plugin_url(connection)
         try:
             self.settings = ConnectionSettings.from_env(
                 url=c.url, api_key=c.api_key, username=c.username, password=c.password, ca_certs=c.ca_certs)
@@ -169,6 +172,60 @@ def maintained_index(es: "Elastic", index: str):
     from es_simhash.index.elastic import ElasticIndex
 
     return ElasticIndex.existing(es.client, index, url=es.settings.safe_url)
+
+# -- a backend of one's own -------------------------------------------------------------------------------------
+PLUGIN_COMMANDS = ("index", "check")
+"""The commands a backend of one's own serves (:mod:`es_simhash.index.plugins`): the others read or rewrite an index
+by document, on Elasticsearch or OpenSearch."""
+
+
+def given_url(connection: Connection) -> Optional[str]:
+    """The URL a command was given: --es-url, else ``ES_URL``, else the config file's (the library's order)."""
+    from es_simhash.index.elastic import ConnectionSettings
+
+    try:
+        return ConnectionSettings.values(url=connection.url).get("url")
+    except ValueError as exc:  # (an unreadable config file)
+        raise UserError(elastic_message(exc)) from None
+
+
+def refuse_plugin_url(connection: Connection) -> None:
+    """A command that needs Elasticsearch or OpenSearch, given a backend of one's own: one line, exit 2."""
+    from es_simhash.index.plugins import plugin_scheme
+
+    scheme = plugin_scheme(given_url(connection))
+    if scheme is not None:
+        raise UserError(f"invalid value for --es-url: {scheme}:// is a backend of one's own, which serves only "
+                        f"{' and '.join(PLUGIN_COMMANDS)}; the other commands need Elasticsearch or OpenSearch: give "
+                        "their http(s) URL with --es-url or ES_URL", code=2)
+
+
+@contextmanager
+def index_on(connection: Connection, index: str, *, existing: bool = False, retry_for: Optional[float] = None
+             ) -> Iterator[Any]:
+    """The index a command runs on: a backend of one's own when the URL's scheme is a plug-in's
+    (:func:`~es_simhash.index.plugins.open_plugin_index`), else the ``ElasticIndex`` ``index`` on the cluster
+    (``existing``: one that must exist already, :meth:`ElasticIndex.existing`). The library's errors become one line:
+    an unknown scheme exit 2, the cluster's errors exit 3."""
+    from es_simhash.index.plugins import UnknownBackend, open_plugin_index, plugin_scheme
+
+    url = given_url(connection)
+    if plugin_scheme(url) is None:
+        from es_simhash.index.elastic import ElasticIndex
+
+        with Elastic(connection, index) as es:
+            if existing:
+                yield maintained_index(es, index)
+            else:
+                yield ElasticIndex(es.client, index, url=es.settings.safe_url,
+                                   retry_for=RETRY_FOR if retry_for is None else retry_for)
+        return
+    try:
+        backend = open_plugin_index(url, index, where="--es-url or ES_URL")  # type: ignore[arg-type]
+    except UnknownBackend as exc:
+        raise UserError(f"invalid value for --es-url: {exc}", code=2) from None
+    yield backend
+
 
 def describe_keys(keys) -> str:
     if keys.is_segments:

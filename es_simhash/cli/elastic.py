@@ -17,7 +17,7 @@ from es_simhash.cli.common import (CountBar, DeadLetters, Limit, Encoding, Html,
                                    require_inputs, refuse_unsafe_outputs, make_fingerprinter, parse_lookup_keys,
                                    print_summary, read_text_arg, make_reader, warn_beyond_keys, err)
 from es_simhash.cli.connection import (DEFAULT_INDEX, CheckpointFile, Connection, Elastic, IndexBatch, IndexName,
-                                       Lookup, Resume, connection_options, describe_keys, elastic_message,
+                                       Lookup, Resume, connection_options, index_on, describe_keys, elastic_message,
                                        gave_up_message, indexed_line, maintained_index, open_run_checkpoint,
                                        require_valid_index, run_errors, stopping)
 
@@ -94,7 +94,7 @@ def index_cmd(
     same command with --resume finishes the job. Prints: read, kept, duplicates, dead letters, elapsed.
     """
     from es_simhash.files.sources import RecordReader
-    from es_simhash.index.elastic import ElasticIndex
+    from es_simhash.index.plugins import can_recheck
     from es_simhash.pipeline import run_checkpointed
 
     require_inputs(inputs)
@@ -105,8 +105,10 @@ def index_cmd(
     refuse_unsafe_outputs(inputs, ("--report", report), ("--dead-letters", dead_letters),
                           ("--checkpoint", Path(checkpoint.path)))
     fingerprinter = make_fingerprinter(idf)
-    with Elastic(connection, index) as es:
-        backend = ElasticIndex(es.client, index, url=es.settings.safe_url, retry_for=retry_for)
+    with index_on(connection, index, retry_for=retry_for) as backend:
+        if recheck and not can_recheck(backend):
+            raise UserError("the backend of --es-url cannot rewrite what it stored (it is no MaintainedIndex), so the "
+                            "run cannot take its decisions again at its end: add --no-recheck", code=2)
         engine, start = _engine_into(backend, fingerprinter, keys, k, recheck, batch_size, workers)
         bar = RunProgress(RecordReader.total_bytes(inputs), progress, "index")
         with run_errors(gave_up_message):
@@ -114,17 +116,21 @@ def index_cmd(
                 inputs, engine, reader, checkpoint, report=report, dead_letters=dead_letters, start=start,
                 recheck=recheck, on_progress=bar.decided, on_recheck=bar.rechecked, display=bar, on_stopping=stopping)
     print_summary(summary, indexed_line(summary, index))
-    if backend.truncated_lookups:
+    if getattr(backend, "truncated_lookups", 0):  # (an ElasticIndex's count)
         err(f"warning: {backend.truncated_lookups:,} lookups hit a bucket larger than "
             f"{backend.max_candidates:,} documents and compared only that many candidates")
 
 def _engine_into(backend, fingerprinter, keys, k: int, recheck: bool, batch_size: int, workers: int):
-    """The engine of a run into ``backend`` (an ``ElasticIndex``), and the function that creates its index before the
-    first record if it does not exist yet (:meth:`ElasticIndex.prepare`: an existing one is checked now)."""
+    """The engine of a run into ``backend``, and for an ``ElasticIndex`` the function that creates its index before
+    the first record if it does not exist yet (:meth:`ElasticIndex.prepare`: an existing one is checked now; a
+    backend of one's own is ready as opened)."""
     from es_simhash.decide.default import DefaultRule
     from es_simhash.engine.dedup_engine import DedupEngine
+    from es_simhash.index.elastic import ElasticIndex
 
-    start = backend.prepare(fingerprinter.config, keys, on_ready=lambda recorded: warn_beyond_keys(k, recorded))
+    start = None
+    if isinstance(backend, ElasticIndex):
+        start = backend.prepare(fingerprinter.config, keys, on_ready=lambda recorded: warn_beyond_keys(k, recorded))
     engine = DedupEngine.for_run(backend, fingerprinter, DefaultRule.for_run(k, recheck), recheck=recheck,
                                  batch_size=batch_size, workers=workers)
     return engine, start
@@ -144,8 +150,7 @@ def check(
     from es_simhash.engine.dedup_engine import DedupEngine
 
     text = read_text_arg(text, file, "text to check")
-    with Elastic(connection, index) as es:
-        backend = maintained_index(es, index)
+    with index_on(connection, index, existing=True) as backend:
         engine = DedupEngine(backend, make_fingerprinter(idf), DefaultRule.for_run(k))
         found = engine.check(text, limit=limit)
     for d in found:
