@@ -134,8 +134,8 @@ def test_a_backend_of_ones_own_plugs_into_the_command_line_by_its_urls_scheme(cr
     """A package registering the dict index under ``dict://`` makes `index` run on it with no change to the command
     line: the clusters the embedded index gives (decided on arrival: a dict cannot rewrite what it stored, so the
     run cannot take its decisions again). The commands that need Elasticsearch or OpenSearch, a run that would recheck
-    into an index that cannot rewrite, and a scheme nobody serves are each one line, exit 2, the URL's password
-    never shown."""
+    into an index that cannot rewrite (exit 2), and a scheme nobody serves are each one line (a URL that cannot be used:
+    exit 1, as any), the URL's password never shown."""
     env = with_plugin
     code, _, err = _cli("index", crawl, "--index", "crawl", "--no-recheck", "--report", tmp_path / "own.jsonl",
                         "--no-progress", env=env, cwd=tmp_path)
@@ -150,13 +150,13 @@ def test_a_backend_of_ones_own_plugs_into_the_command_line_by_its_urls_scheme(cr
     assert (code, out) == (0, "") and "0 near duplicates" in err
 
     refusals = [
-        (("index", crawl, "--index", "crawl2", "--no-progress"), "--no-recheck"),
-        (("repair", "--index", "crawl"), "serves only index and check"),
-        (("search", "--index", "crawl", "新闻"), "serves only index and check"),
-        (("index", crawl, "--index", "crawl3", "--es-url", "nosuch://user:s3cret-pw@h/0"), "nosuch://"),
+        (("index", crawl, "--index", "crawl2", "--no-progress"), 2, "--no-recheck"),
+        (("repair", "--index", "crawl"), 1, "serves only index and check"),
+        (("search", "--index", "crawl", "新闻"), 1, "serves only index and check"),
+        (("index", crawl, "--index", "crawl3", "--es-url", "nosuch://user:s3cret-pw@h/0"), 1, "plug-ins: dict://"),
+        (("clusters", "--index", "crawl", "--es-url", "nosuch://user:s3cret-pw@h/0"), 1, "no installed backend"),
     ]
-    for args, says in refusals:
+    for args, exit_code, says in refusals:
         code, out, err = _cli(*args, env=env, cwd=tmp_path)
-        assert code == 2 and says in err and len(err.strip().splitlines()) == 1, (args, err)
-        assert "s3cret" not in err + out
-    assert "dict://" in err  # (the scheme nobody serves: the line names the plug-ins installed)
+        assert code == exit_code and says in err and len(err.strip().splitlines()) == 1, (args, err)
+        assert "--es-url" in err and "s3cret" not in err + out

@@ -189,15 +189,24 @@ def given_url(connection: Connection) -> Optional[str]:
         raise UserError(elastic_message(exc)) from None
 
 
-def refuse_plugin_url(connection: Connection) -> None:
-    """A command that needs Elasticsearch or OpenSearch, given a backend of one's own: one line, exit 2."""
-    from es_simhash.index.plugins import plugin_scheme
+def plugin_scheme(connection: Connection) -> Optional[str]:
+    """The scheme of the URL a command was given when a backend of one's own serves it (``None``: Elasticsearch or
+    OpenSearch); a scheme no installed backend serves is one line, exit 1, as any URL that cannot be used."""
+    from es_simhash.index.plugins import UnknownBackend, served_scheme
 
-    scheme = plugin_scheme(given_url(connection))
+    try:
+        return served_scheme(given_url(connection), where="--es-url or ES_URL")
+    except UnknownBackend as exc:
+        raise UserError(f"invalid value for --es-url: {exc}") from None
+
+
+def refuse_plugin_url(connection: Connection) -> None:
+    """A command that needs Elasticsearch or OpenSearch, given a backend of one's own: one line, exit 1."""
+    scheme = plugin_scheme(connection)
     if scheme is not None:
         raise UserError(f"invalid value for --es-url: {scheme}:// is a backend of one's own, which serves only "
                         f"{' and '.join(PLUGIN_COMMANDS)}; the other commands need Elasticsearch or OpenSearch: give "
-                        "their http(s) URL with --es-url or ES_URL", code=2)
+                        "their http(s) URL with --es-url or ES_URL")
 
 
 @contextmanager
@@ -206,11 +215,10 @@ def index_on(connection: Connection, index: str, *, existing: bool = False, retr
     """The index a command runs on: a backend of one's own when the URL's scheme is a plug-in's
     (:func:`~es_simhash.index.plugins.open_plugin_index`), else the ``ElasticIndex`` ``index`` on the cluster
     (``existing``: one that must exist already, :meth:`ElasticIndex.existing`). The library's errors become one line:
-    an unknown scheme exit 2, the cluster's errors exit 3."""
-    from es_simhash.index.plugins import UnknownBackend, open_plugin_index, plugin_scheme
+    a URL that cannot be used exit 1, the cluster's errors exit 3."""
+    from es_simhash.index.plugins import UnknownBackend, open_plugin_index
 
-    url = given_url(connection)
-    if plugin_scheme(url) is None:
+    if plugin_scheme(connection) is None:
         from es_simhash.index.elastic import ElasticIndex
 
         with Elastic(connection, index) as es:
@@ -221,9 +229,9 @@ def index_on(connection: Connection, index: str, *, existing: bool = False, retr
                                    retry_for=RETRY_FOR if retry_for is None else retry_for)
         return
     try:
-        backend = open_plugin_index(url, index, where="--es-url or ES_URL")  # type: ignore[arg-type]
+        backend = open_plugin_index(given_url(connection), index, where="--es-url or ES_URL")  # type: ignore[arg-type]
     except UnknownBackend as exc:
-        raise UserError(f"invalid value for --es-url: {exc}", code=2) from None
+        raise UserError(f"invalid value for --es-url: {exc}") from None
     yield backend
 
 

@@ -49,20 +49,28 @@ def installed() -> dict[str, EntryPoint]:
     return {ep.name.lower(): ep for ep in entry_points(group=GROUP)}
 
 
-def open_plugin_index(url: str, index: str, where: str = "ES_URL") -> FingerprintIndex:
-    """The index ``index`` of the backend that serves ``url``'s scheme (:func:`plugin_scheme`), opened by its
-    ``open(url, index)``; :class:`UnknownBackend` (one line ending with ``where``, where the URL is set) when no
-    installed backend serves it or it gives no :class:`~es_simhash.index.base.FingerprintIndex`."""
+def served_scheme(url: Any, where: str = "ES_URL") -> str | None:
+    """The scheme of ``url`` when an installed backend of one's own serves it; ``None`` for Elasticsearch's and
+    OpenSearch's (http, https, or no scheme); :class:`UnknownBackend` (one line ending with ``where``, where the URL
+    is set) for a scheme no installed backend serves."""
     scheme = plugin_scheme(url)
+    if scheme is None or scheme in installed():
+        return scheme
+    have = ", ".join(f"{s}://" for s in sorted(installed())) or "none"
+    raise UnknownBackend(f"no installed backend serves {scheme}:// (Elasticsearch and OpenSearch: http://, https://; "
+                         f"plug-ins: {have}): install its package, or set an Elasticsearch or OpenSearch URL with "
+                         f"{where}")
+
+
+def open_plugin_index(url: str, index: str, where: str = "ES_URL") -> FingerprintIndex:
+    """The index ``index`` of the backend that serves ``url``'s scheme (:func:`served_scheme`), opened by its
+    ``open(url, index)``; :class:`UnknownBackend` (one line ending with ``where``, where the URL is set) when no
+    installed backend serves it, it cannot be loaded, or it gives no :class:`~es_simhash.index.base.FingerprintIndex`."""
+    scheme = served_scheme(url, where)
     if scheme is None:
         raise UnknownBackend(f"{_shown(url)} is Elasticsearch's or OpenSearch's, not a plug-in's; set another with "
                              f"{where}")
-    backends = installed()
-    entry = backends.get(scheme)
-    if entry is None:
-        have = ", ".join(f"{s}://" for s in sorted(backends)) or "none"
-        raise UnknownBackend(f"no installed backend serves {scheme}:// (installed: http://, https://; plug-ins: "
-                             f"{have}): install its package, or set an Elasticsearch or OpenSearch URL with {where}")
+    entry = installed()[scheme]
     try:
         opener: Callable[[str, str], Any] = entry.load()
     except Exception as exc:
