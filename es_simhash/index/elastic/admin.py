@@ -15,6 +15,7 @@ from es_simhash.lookup.keys import DEFAULT as DEFAULT_KEYS
 from es_simhash.lookup.keys import LookupKeys
 
 _INVALID_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:A-Z]')
+_ROLLED_NAME = re.compile(r"-\d+$")
 
 
 def validate_index_name(name: str) -> str:
@@ -99,6 +100,10 @@ def ensure_partitioned(client, alias: str, fingerprint_config: dict[str, Any], r
     validate_index_name(alias)
     if client.indices.exists_alias(name=alias):
         _check_and_extend(client, alias, fingerprint_config)
+        current = write_index(client, alias)
+        if not _ROLLED_NAME.search(current):  # (the rollover API names the next index after this one's number)
+            raise ElasticError(f"alias {alias!r} writes into {current!r}, whose name does not end in -NUMBER: "
+                               "it cannot be rolled over; leave --rollover-docs out")
         return False
     if client.indices.exists(index=alias):
         raise ElasticError(f"{alias!r} is an index, not an alias over partitions: --rollover-docs needs a new "
