@@ -25,14 +25,10 @@ class BatchWriter:
         self.rule = rule
 
     def store(self, decided: DecidedBatch) -> dict[str, str]:
-        """Write a decided batch (:meth:`write`), then settle it (:meth:`settle`), then call the backend's
-        ``between_batches()`` when it has one (nothing of the batch is left to write). Returns the refused ids with
+        """Write a decided batch (:meth:`write`), then settle it (:meth:`settle`). Returns the refused ids with
         their reasons; the results of documents that settling moved to another cluster are updated."""
         refused = self.write(decided)
         self.settle(decided, refused)
-        between = getattr(self.index, "between_batches", None)  # (a backend that acts between batches: rollover)
-        if between is not None:
-            between()
         return refused
 
     def write(self, decided: DecidedBatch) -> dict[str, str]:

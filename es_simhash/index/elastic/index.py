@@ -37,7 +37,7 @@ class ElasticIndex:
     ``index`` may be an alias over partitions: every read covers them all, a stored document is written back in
     the partition holding it, a new one goes to the alias's write index (:class:`IndexHandle`). With
     ``rollover_docs``, :meth:`prepare` makes a new ``index`` such an alias (its first partition
-    ``index-000001``) and :meth:`between_batches` rolls it over once its write index holds that many documents.
+    ``index-000001``) and :meth:`add` rolls it over, before writing a batch, once its write index holds that many documents.
     """
 
     overlapping_writes = True
@@ -65,7 +65,7 @@ class ElasticIndex:
         if rollover_docs is not None and rollover_docs < 1:
             raise ValueError(f"rollover_docs must be at least 1, not {rollover_docs}")
         self.rollover_docs = rollover_docs
-        """Documents after which the alias's write index is rolled over (:meth:`between_batches`); ``None``:
+        """Documents after which the alias's write index is rolled over (before the next batch is written); ``None``:
         never by es-simhash."""
         self.handle = IndexHandle(client, index, url=url, retry_for=retry_for, lookup_keys=lookup_keys)
         self.boilerplate = Boilerplate(max_sentence_df)
@@ -195,12 +195,12 @@ class ElasticIndex:
         create()
         return None
 
-    def between_batches(self) -> None:
-        """Called by the engine after each batch is written and settled, before the next one is: with
-        :attr:`rollover_docs`, roll the alias over when its write index holds that many documents (:func:`roll_over`,
-        one rollover request with ``conditions.max_docs``), so a batch's documents are written into one partition.
-        Nothing without it."""
-        if self.rollover_docs is None:
+    def _roll_over_if_full(self, docs: Sequence[StoredDoc]) -> None:
+        """With :attr:`rollover_docs`, roll the alias over when its write index holds that many documents
+        (:func:`roll_over`, one rollover request with ``conditions.max_docs``). Called before a batch's new documents
+        are written (:meth:`add`, :meth:`add_conditional`): the batch before is written, refreshed and settled, and
+        this batch's documents go into one partition. Nothing without it, or without ``docs`` to write."""
+        if self.rollover_docs is None or not docs:
             return
         with elastic_errors(self.url):
             self.handle.retrying(lambda: roll_over(self.client, self.index, self.rollover_docs or 0), "rollover")
@@ -246,12 +246,15 @@ class ElasticIndex:
 
     # -- writes -----------------------------------------------------------------------------------------------
     def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
-        """Bulk-index ``docs`` and refresh (:meth:`BulkWriter.add`): the ids refused for good, with their reason."""
+        """Bulk-index ``docs`` and refresh (:meth:`BulkWriter.add`): the ids refused for good, with their reason.
+        With :attr:`rollover_docs`, a full write index is rolled over first."""
+        self._roll_over_if_full(docs)
         return self.writer.add(docs)
 
     def add_conditional(self, docs: Sequence[StoredDoc]) -> tuple[dict[str, str], list[str]]:
         """Bulk-index each document only over its stored version (:meth:`BulkWriter.add_conditional`):
-        ``(refused, conflicts)``."""
+        ``(refused, conflicts)``. With :attr:`rollover_docs`, a full write index is rolled over first."""
+        self._roll_over_if_full(docs)
         return self.writer.add_conditional(docs)
 
     def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
