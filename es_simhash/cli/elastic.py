@@ -26,6 +26,11 @@ Replicas = Annotated[Optional[int], typer.Option("--replicas", min=0, help="Repl
 RetryFor = Annotated[float, typer.Option(
     "--retry-for", min=0, help="Seconds to keep retrying when the cluster is down or overloaded.")]
 """--retry-for: ``ElasticIndex``'s ``retry_for`` default (es_simhash/index/elastic/handle.py)."""
+RolloverDocs = Annotated[Optional[int], typer.Option(
+    "--rollover-docs", min=1, help="Make --index an alias over partitions (INDEX-000001, INDEX-000002, ...) and roll it "
+                                   "over to a new partition once its write index holds this many documents (checked "
+                                   "between batches). The other commands read the alias as --index.",
+    show_default=False)]
 Ids = Annotated[Optional[List[str]], typer.Argument(help="Ids of the documents to delete.", show_default=False)]
 IdsFile = Annotated[Optional[Path], typer.Option("--ids", help="A file of ids, one per line (- for stdin).",
                                                  show_default=False)]
@@ -83,6 +88,7 @@ def index_cmd(
     retry_for: RetryFor = RETRY_FOR,
     checkpoint_file: CheckpointFile = None,
     resume: Resume = False,
+    rollover_docs: RolloverDocs = None,
     *, connection: Connection,
 ) -> None:
     """Index crawl output into Elasticsearch or OpenSearch, detecting duplicates on ingest.
@@ -105,7 +111,7 @@ def index_cmd(
     refuse_unsafe_outputs(inputs, ("--report", report), ("--dead-letters", dead_letters),
                           ("--checkpoint", Path(checkpoint.path)))
     fingerprinter = make_fingerprinter(idf)
-    with index_on(connection, index, retry_for=retry_for) as backend:
+    with index_on(connection, index, retry_for=retry_for, rollover_docs=rollover_docs) as backend:
         if recheck and not can_recheck(backend):
             raise UserError("the backend of --es-url cannot rewrite what it stored (it is no MaintainedIndex), so the "
                             "run cannot take its decisions again at its end: add --no-recheck", code=2)

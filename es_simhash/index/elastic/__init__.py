@@ -17,7 +17,7 @@ scripts and no ``query_string``, so user text never becomes query syntax. Writes
 Modules: :mod:`~es_simhash.index.elastic.connection` (settings, client), :mod:`~es_simhash.index.elastic.errors`
 (one-line messages, retry policy), :mod:`~es_simhash.index.elastic.schema` (template, fields),
 :mod:`~es_simhash.index.elastic.codec` (documents to and from Elasticsearch), :mod:`~es_simhash.index.elastic.admin`
-(create, check, aliases) and :mod:`~es_simhash.index.elastic.index` (:class:`ElasticIndex`), which delegates to
+(create, check, aliases, partitions rolled over behind an alias) and :mod:`~es_simhash.index.elastic.index` (:class:`ElasticIndex`), which delegates to
 its collaborators: :mod:`~es_simhash.index.elastic.handle` (client, requests, refreshes),
 :mod:`~es_simhash.index.elastic.planner` (lookups), :mod:`~es_simhash.index.elastic.writes` and
 :mod:`~es_simhash.index.elastic.reads` (for maintenance).
@@ -27,9 +27,11 @@ from es_simhash.errors import ElasticError, IndexNotManaged, InvalidSetting, Inv
 from es_simhash.index.elastic.admin import (
                                             check_index_config,
                                             ensure_index,
+                                            ensure_partitioned,
                                             index_exists,
                                             read_lookup_keys,
                                             require_index,
+                                            roll_over,
                                             switch_alias,
                                             validate_index_name,
 )
@@ -48,6 +50,8 @@ __all__ = [
     "ConnectionSettings",
     "connect",
     "ensure_index",
+    "ensure_partitioned",
+    "roll_over",
     "index_template",
     "validate_index_name",
     "server_version",

@@ -1,5 +1,6 @@
 """Index administration: names, creating an index with the template, checking it was made by es-simhash with the same
-fingerprint settings, aliases, the lookup keys it records."""
+fingerprint settings, aliases, the lookup keys it records, and an alias over partitions that es-simhash rolls over
+(:func:`ensure_partitioned`, :func:`roll_over`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from es_simhash.lookup.keys import DEFAULT as DEFAULT_KEYS
 from es_simhash.lookup.keys import LookupKeys
 
 _INVALID_INDEX_CHARS = re.compile(r'[\\/*?"<>| ,#:A-Z]')
+_ROLLED_NAME = re.compile(r"-\d+$")
 
 
 def validate_index_name(name: str) -> str:
@@ -43,6 +45,9 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
     fingerprints would not be comparable).
     """
     validate_index_name(index)
+    if client.indices.exists_alias(name=index):  # an alias over partitions (ensure_partitioned made it): no template
+        _check_and_extend(client, index, fingerprint_config)
+        return False
     template = index_template()
     template["index_patterns"] = [index]
     template["template"]["mappings"]["_meta"]["fingerprint"] = fingerprint_config
@@ -52,10 +57,7 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
         template["template"]["settings"]["index"]["auto_expand_replicas"] = "false"
     client.indices.put_index_template(name=f"es-simhash-{index}", **template)
     if client.indices.exists(index=index):
-        check_index_config(client, index, fingerprint_config)
-        # fields added by later releases (an index keeps its mapping): adding a field to a mapping is allowed
-        props = template["template"]["mappings"]["properties"]
-        client.indices.put_mapping(index=index, properties={k: props[k] for k in ADDED_FIELDS})
+        _check_and_extend(client, index, fingerprint_config)
         return False
     try:
         client.indices.create(index=index)
@@ -65,6 +67,105 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
         return False
     client.cluster.health(index=index, wait_for_status="yellow", timeout="60s")
     return True
+
+
+def _check_and_extend(client, index: str, fingerprint_config: dict[str, Any]) -> None:
+    """Check an existing index (or every partition of an alias) was made with ``fingerprint_config``, and add the
+    fields added by later releases to its mapping (an index keeps its mapping; adding a field is allowed)."""
+    check_index_config(client, index, fingerprint_config)
+    props = index_template()["template"]["mappings"]["properties"]
+    client.indices.put_mapping(index=index, properties={k: props[k] for k in ADDED_FIELDS})
+
+
+def partition_name(alias: str, n: int) -> str:
+    """The ``n``-th partition of ``alias`` as Elasticsearch's rollover names it (``crawl-000001``)."""
+    return f"{alias}-{n:06d}"
+
+
+def ensure_partitioned(client, alias: str, fingerprint_config: dict[str, Any], replicas: int | None = None,
+                       lookup_keys: LookupKeys = DEFAULT_KEYS) -> bool:
+    """Make ``alias`` an alias over partitions es-simhash rolls over (:func:`roll_over`), creating its first
+    partition ``alias-000001`` (the alias's write index) with the shipped template's settings and mapping, the
+    mapping's ``_meta`` recording ``fingerprint_config`` and ``lookup_keys`` (idempotent). Returns True when the
+    first partition was created. An existing alias is checked (every partition: the same fingerprint settings,
+    :func:`check_index_config`); an existing index named ``alias`` is an :class:`ElasticError` (an index is not
+    turned into partitions).
+
+    No index template is installed: each next partition is created by the rollover request itself, with the write
+    index's own settings and mapping (:func:`roll_over`). A template on ``alias-*`` would also shape any other
+    index whose name starts so, and Elasticsearch refuses two templates of the same priority with overlapping
+    patterns (an es-simhash index named ``crawl-test`` has its template on ``crawl-test``); copying the write
+    index's mapping also carries what was added to it since (fields of later releases) and the ``_meta`` recorded
+    when the first partition was made."""
+    validate_index_name(alias)
+    if client.indices.exists_alias(name=alias):
+        _check_and_extend(client, alias, fingerprint_config)
+        current = write_index(client, alias)
+        if not _ROLLED_NAME.search(current):  # (the rollover API names the next index after this one's number)
+            raise ElasticError(f"alias {alias!r} writes into {current!r}, whose name does not end in -NUMBER: "
+                               "it cannot be rolled over; leave --rollover-docs out")
+        return False
+    if client.indices.exists(index=alias):
+        raise ElasticError(f"{alias!r} is an index, not an alias over partitions: --rollover-docs needs a new "
+                           "index name (or an alias es-simhash made with it)")
+    template = index_template()
+    mappings = template["template"]["mappings"]
+    mappings["_meta"]["fingerprint"] = fingerprint_config
+    mappings["_meta"]["lookup"] = lookup_keys.to_meta()
+    settings = template["template"]["settings"]
+    if replicas is not None:
+        settings["index"]["number_of_replicas"] = replicas
+        settings["index"]["auto_expand_replicas"] = "false"
+    first = partition_name(alias, 1)
+    try:
+        client.indices.create(index=first, settings=settings, mappings=mappings,
+                              aliases={alias: {"is_write_index": True}})
+    except Exception as exc:
+        if api_status(exc) != 400 or "resource_already_exists_exception" not in str(exc):
+            raise
+        return False
+    client.cluster.health(index=first, wait_for_status="yellow", timeout="60s")
+    return True
+
+
+def partitions(client, index: str) -> list[str]:
+    """The concrete indexes behind ``index``, sorted (an alias's; ``[index]`` for an index)."""
+    if not client.indices.exists_alias(name=index):
+        return [index]
+    return sorted(client.indices.get_alias(name=index))
+
+
+def write_index(client, alias: str) -> str:
+    """The write index of ``alias`` (the one its ``is_write_index`` names, else its only index)."""
+    found = client.indices.get_alias(name=alias)
+    for name, body in found.items():
+        if body.get("aliases", {}).get(alias, {}).get("is_write_index"):
+            return name
+    if len(found) == 1:
+        return next(iter(found))
+    raise ElasticError(f"alias {alias!r} has no write index: point it at one with is_write_index")
+
+
+_CARRIED_SETTINGS = ("number_of_shards", "number_of_replicas", "auto_expand_replicas", "refresh_interval",
+                     "max_terms_count", "merge")
+
+
+def roll_over(client, alias: str, max_docs: int) -> str | None:
+    """Roll ``alias`` over when its write index holds ``max_docs`` documents or more: one rollover request (the
+    API's ``conditions.max_docs``) that creates the next partition (``crawl-000002`` after ``crawl-000001``) as the
+    new write index, with the current write index's mapping (its ``_meta``: fingerprint settings, lookup keys) and
+    shard, replica and merge settings. Returns the new partition's name, ``None`` when the condition is not met."""
+    current = write_index(client, alias)
+    mapping = client.indices.get_mapping(index=current)[current]["mappings"]
+    got = client.indices.get_settings(index=current, flat_settings=False)[current]["settings"]["index"]
+    settings = {"index": {k: got[k] for k in _CARRIED_SETTINGS if k in got}}
+    resp = client.indices.rollover(alias=alias, conditions={"max_docs": max_docs}, mappings=mapping,
+                                   settings=settings)
+    if not resp.get("rolled_over"):
+        return None
+    new = str(resp["new_index"])
+    client.cluster.health(index=new, wait_for_status="yellow", timeout="60s")
+    return new
 
 
 def index_exists(client, index: str, url: str = "") -> bool:
@@ -113,16 +214,18 @@ def check_index_config(client, index: str, fingerprint_config: dict[str, Any]) -
     ``fingerprint_config`` (:func:`~es_simhash.fingerprint.config.settings_difference` names the ones that
     differ)."""
     mapping = client.indices.get_mapping(index=index)
-    meta = next(iter(mapping.values()))["mappings"].get("_meta", {})
-    if meta.get("managed_by") != "es-simhash":
-        raise ElasticError(f"index {index!r} exists but was not created by es-simhash: pick another index name")
-    stored = meta.get("fingerprint") or {}
-    diff = settings_difference(stored, fingerprint_config)
-    if diff:
-        how = (f"migrate {index!r} into a new index (`es-simhash migrate`) to fingerprint it again"
-               if stored.get("fingerprint_version") != fingerprint_config.get("fingerprint_version")
-               else "use the same IDF table (--idf) and options, or a new index")
-        raise ElasticError(f"index {index!r} holds fingerprints made with other settings: {diff}: {how}")
+    for name, body in sorted(mapping.items()):  # (an alias: each of its partitions)
+        meta = body["mappings"].get("_meta", {})
+        which = repr(index) if name == index else f"{name!r} (behind {index!r})"
+        if meta.get("managed_by") != "es-simhash":
+            raise ElasticError(f"index {which} exists but was not created by es-simhash: pick another index name")
+        stored = meta.get("fingerprint") or {}
+        diff = settings_difference(stored, fingerprint_config)
+        if diff:
+            how = (f"migrate {index!r} into a new index (`es-simhash migrate`) to fingerprint it again"
+                   if stored.get("fingerprint_version") != fingerprint_config.get("fingerprint_version")
+                   else "use the same IDF table (--idf) and options, or a new index")
+            raise ElasticError(f"index {which} holds fingerprints made with other settings: {diff}: {how}")
 
 
 def read_lookup_keys(client, index: str, url: str = "") -> LookupKeys:
@@ -134,11 +237,16 @@ def read_lookup_keys(client, index: str, url: str = "") -> LookupKeys:
 
 
 def _mapping_meta(client, index: str) -> dict[str, Any] | None:
-    """The ``_meta`` of ``index``'s mapping (``{}`` when it has none); ``None`` when the index does not exist."""
+    """The ``_meta`` of ``index``'s mapping (``{}`` when it has none); ``None`` when the index does not exist. For an
+    alias over several indexes: the first partition's, or ``{}`` when any of them was not made by es-simhash (so
+    :func:`require_index` refuses an alias over indexes that are not all es-simhash's)."""
     try:
         mapping = client.indices.get_mapping(index=index)
     except Exception as exc:
         if api_status(exc) != 404:
             raise
         return None
-    return next(iter(mapping.values()))["mappings"].get("_meta", {})
+    metas = [body["mappings"].get("_meta", {}) for _, body in sorted(mapping.items())]
+    if any(m.get("managed_by") != "es-simhash" for m in metas):
+        return next((m for m in metas if m.get("managed_by") != "es-simhash"), {})
+    return metas[0] if metas else {}

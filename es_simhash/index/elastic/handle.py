@@ -1,6 +1,7 @@
-"""One Elasticsearch index as every part of :class:`~es_simhash.index.elastic.index.ElasticIndex` reaches it: the
-client, the index's name and lookup keys, the requests they all send (retried ``_msearch``, points in time, split
-``terms`` clauses, refreshes) and what those requests count."""
+"""One Elasticsearch index (or an alias over partitions) as every part of
+:class:`~es_simhash.index.elastic.index.ElasticIndex` reaches it: the client, the index's name and lookup keys, the
+requests they all send (retried ``_msearch``, points in time, split ``terms`` clauses, refreshes, where stored
+documents live) and what those requests count."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from es_simhash.defaults import RETRY_FOR
-from es_simhash.index.elastic.admin import read_lookup_keys, validate_index_name
+from es_simhash.index.elastic.admin import partitions, read_lookup_keys, validate_index_name
 from es_simhash.index.elastic.client import as_search_client
 from es_simhash.index.elastic.codec import from_docvalues
 from es_simhash.index.elastic.errors import elastic_errors, raise_item_error, retrying
@@ -29,7 +30,13 @@ T = TypeVar("T")
 
 class IndexHandle:
     """The client and name of one Elasticsearch index, with the requests the lookups, the writes and the
-    maintenance reads share. Thread-safe where lookups run in several threads (the search counters)."""
+    maintenance reads share. Thread-safe where lookups run in several threads (the search counters).
+
+    The name may be an alias over partitions (:func:`~es_simhash.index.elastic.admin.ensure_partitioned`): every
+    search, count, refresh and point in time goes through the alias and covers all its partitions; a stored
+    document is written back or deleted in the partition that holds it (:meth:`locate`), and
+    :meth:`visible_mark` is a checkpoint per partition (sequence numbers are per shard: those of two partitions
+    cannot be compared)."""
 
     max_terms_count = 65_536
     """Most values in one ``terms`` clause (the index setting ``index.max_terms_count``; its default)."""
@@ -51,7 +58,8 @@ class IndexHandle:
         """Hits those searches brought to the client (before the exact re-rank)."""
         self._lookup_keys = lookup_keys
         self._counting = threading.Lock()
-        self._visible: int | None = None
+        self._alias: bool | None = None
+        self._visible: int | dict[str, int] | None = None
         """The highest checkpoint read before a refresh this handle made and saw finish (:meth:`refresh`): every
         operation up to it is visible to any search sent since."""
         self._visible_at = 0.0
@@ -71,20 +79,67 @@ class IndexHandle:
             self._lookup_keys = read_lookup_keys(self.client, self.index, self.url)
         return self._lookup_keys
 
+    def is_alias(self) -> bool:
+        """Whether the name is an alias (over partitions) rather than an index; read once it exists (a name that
+        does not exist yet is no alias: the first write creates it)."""
+        if self._alias is None:
+            if self.client.indices.exists_alias(name=self.index):
+                self._alias = True
+            elif self.client.indices.exists(index=self.index):
+                self._alias = False
+            else:
+                return False
+        return self._alias
+
+    def partitions(self) -> list[str]:
+        """The concrete indexes behind the name, sorted, read now (another writer may have rolled the alias
+        over): ``[index]`` for an index."""
+        if not self.is_alias():
+            return [self.index]
+        return partitions(self.client, self.index)
+
+    def locate(self, ids: list[str]) -> dict[str, str]:
+        """The partition holding each of ``ids`` that is stored, found by one search through the alias (``ids``
+        clauses, no ``_source``); ``{}`` for an index (every document lives in it). Writes refresh the index,
+        so a document any writer stored is found here. An id held by two partitions (which es-simhash never
+        writes) is placed in the first in name order, and logged."""
+        if not ids or not self.is_alias():
+            return {}
+        out: dict[str, str] = {}
+        step = 5_000
+        for start in range(0, len(ids), step):
+            chunk = ids[start:start + step]
+            body = {"query": {"ids": {"values": chunk}}, "size": 2 * len(chunk), "_source": False,
+                    "track_total_hits": False, "sort": ["_doc"]}
+            hits = self.retrying(lambda: self.client.search(index=self.index, body=body,
+                                                            filter_path="hits.hits._id,hits.hits._index"),
+                                 "locating documents").get("hits", {}).get("hits", [])
+            for h in sorted(hits, key=lambda h: h["_index"]):
+                if h["_id"] in out and out[h["_id"]] != h["_index"]:
+                    log.warning("document %r is stored in both %r and %r behind alias %r", h["_id"],
+                                out[h["_id"]], h["_index"], self.index)
+                    continue
+                out[h["_id"]] = h["_index"]
+        return out
+
     def count(self) -> int:
         """The documents in the index, after a refresh."""
         with elastic_errors(self.url):
             self.client.indices.refresh(index=self.index)
             return int(self.client.count(index=self.index)["count"])
 
-    def checkpoint(self) -> int:
+    def checkpoint(self) -> int | dict[str, int]:
         """The lowest global checkpoint of the index's shards: every operation up to it has been processed by every
-        copy (with several shards, the lowest over them)."""
+        copy (with several shards, the lowest over them). For an alias: that of each partition, by name."""
         stats = self.client.indices.stats(index=self.index, level="shards", metric="docs",
                                           filter_path="indices.*.shards.*.seq_no.global_checkpoint")
-        marks = [copy["seq_no"]["global_checkpoint"] for index in stats.get("indices", {}).values()
-                 for copies in index["shards"].values() for copy in copies]
-        return min(marks) if marks else -1
+        per: dict[str, int] = {}
+        for name, index in stats.get("indices", {}).items():
+            marks = [copy["seq_no"]["global_checkpoint"] for copies in index["shards"].values() for copy in copies]
+            per[name] = min(marks) if marks else -1
+        if self.is_alias():
+            return per
+        return min(per.values()) if per else -1
 
     def refresh(self) -> None:
         """Refresh the index, and remember the checkpoint read just before (:meth:`checkpoint`): once the refresh
@@ -93,19 +148,24 @@ class IndexHandle:
         mark = self.checkpoint()
         self.client.indices.refresh(index=self.index)
         with self._counting:
-            if self._visible is None or mark >= self._visible:
+            seen = self._visible
+            if isinstance(mark, dict):  # (per partition: the highest seen of each, and the partitions new since)
+                if isinstance(seen, dict):
+                    mark = {name: max(m, seen.get(name, m)) for name, m in mark.items()}
+                self._visible, self._visible_at = mark, time.monotonic()
+            elif seen is None or isinstance(seen, dict) or mark >= seen:
                 self._visible, self._visible_at = mark, time.monotonic()
 
-    def visible_mark(self) -> int:
+    def visible_mark(self) -> int | dict[str, int]:
         """The lowest global checkpoint of the index's shards read before the latest refresh this handle made and
-        saw finish: every document with a ``_seq_no`` up to it is visible, and ``written_since`` of it holds every
-        later one. Each write refreshes, so a writer gets its mark without a request; a handle whose latest refresh
+        saw finish (for an alias: one per partition, by name): every document with a ``_seq_no`` up to it is
+        visible, and ``written_since`` of it holds every later one. Each write refreshes, so a writer gets its mark without a request; a handle whose latest refresh
         is more than :attr:`max_mark_age` seconds old, or that has not refreshed yet, refreshes now. (The mark can
         be older than what is visible: ``written_since`` is then a superset.)"""
         if self._visible is None or time.monotonic() - self._visible_at > self.max_mark_age:
             self.retrying(self.refresh, "refresh")
         assert self._visible is not None
-        return self._visible
+        return dict(self._visible) if isinstance(self._visible, dict) else self._visible
 
     def terms(self, field: str, values: list[str]) -> list[dict[str, Any]]:
         """``terms`` clauses over ``values`` (``ids`` clauses for the field ``"ids"``), split so none holds more than

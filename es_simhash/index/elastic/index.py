@@ -7,7 +7,8 @@ from typing import Any, Callable, Collection, Iterator, Mapping, Sequence
 from es_simhash.defaults import MAX_SENTENCE_DF, RETRY_FOR
 from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.records import StoredDoc
-from es_simhash.index.elastic.admin import check_index_config, ensure_index, index_exists, require_index
+from es_simhash.index.elastic.admin import (check_index_config, ensure_index, ensure_partitioned, index_exists,
+                                            require_index, roll_over)
 from es_simhash.index.elastic.errors import elastic_errors
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.planner import Boilerplate, LookupPlanner
@@ -32,6 +33,11 @@ class ElasticIndex:
     ``page_size``: hits per page of a per-document search; ``max_candidates``: most candidates read for one
     document; ``chunk_size``, ``max_retries``: actions per bulk request and its retries on 429; ``retry_for``:
     seconds a request failing transiently is retried; ``url``: the cluster as messages name it.
+
+    ``index`` may be an alias over partitions: every read covers them all, a stored document is written back in
+    the partition holding it, a new one goes to the alias's write index (:class:`IndexHandle`). With
+    ``rollover_docs``, :meth:`prepare` makes a new ``index`` such an alias (its first partition
+    ``index-000001``) and :meth:`add` rolls it over, before writing a batch, once its write index holds that many documents.
     """
 
     overlapping_writes = True
@@ -54,7 +60,13 @@ class ElasticIndex:
         retry_for: float = RETRY_FOR,
         url: str = "",
         lookup_keys: LookupKeys | None = None,
+        rollover_docs: int | None = None,
     ) -> None:
+        if rollover_docs is not None and rollover_docs < 1:
+            raise ValueError(f"rollover_docs must be at least 1, not {rollover_docs}")
+        self.rollover_docs = rollover_docs
+        """Documents after which the alias's write index is rolled over (before the next batch is written); ``None``:
+        never by es-simhash."""
         self.handle = IndexHandle(client, index, url=url, retry_for=retry_for, lookup_keys=lookup_keys)
         self.boilerplate = Boilerplate(max_sentence_df)
         self.planner = LookupPlanner(self.handle, self.boilerplate, page_size=page_size, batch_page=batch_page,
@@ -166,10 +178,15 @@ class ElasticIndex:
         run to call before its first record (:func:`~es_simhash.pipeline.run_dedup`'s ``start``: a run whose every
         record is a dead letter creates no index). ``on_ready(keys)`` is called once the index is ready, with the
         lookup keys it is looked up with (an existing index keeps the keys it was made with): the commands warn
-        there when ``-k`` is beyond what those keys guarantee."""
+        there when ``-k`` is beyond what those keys guarantee. With :attr:`rollover_docs` the index is an alias
+        over partitions (:func:`ensure_partitioned`: a new one gets its first partition; an existing index of
+        that name is an :class:`~es_simhash.errors.ElasticError`)."""
         def create() -> None:
             with elastic_errors(self.url):
-                ensure_index(self.client, self.index, dict(fingerprint_config), lookup_keys=lookup_keys)
+                if self.rollover_docs is not None:
+                    ensure_partitioned(self.client, self.index, dict(fingerprint_config), lookup_keys=lookup_keys)
+                else:
+                    ensure_index(self.client, self.index, dict(fingerprint_config), lookup_keys=lookup_keys)
             if on_ready is not None:
                 on_ready(self.lookup_keys)
 
@@ -177,6 +194,16 @@ class ElasticIndex:
             return create
         create()
         return None
+
+    def _roll_over_if_full(self, docs: Sequence[StoredDoc]) -> None:
+        """With :attr:`rollover_docs`, roll the alias over when its write index holds that many documents
+        (:func:`roll_over`, one rollover request with ``conditions.max_docs``). Called before a batch's new documents
+        are written (:meth:`add`, :meth:`add_conditional`): the batch before is written, refreshed and settled, and
+        this batch's documents go into one partition. Nothing without it, or without ``docs`` to write."""
+        if self.rollover_docs is None or not docs:
+            return
+        with elastic_errors(self.url):
+            self.handle.retrying(lambda: roll_over(self.client, self.index, self.rollover_docs or 0), "rollover")
 
     # -- lookups ----------------------------------------------------------------------------------------------
     def require_settings(self, config: Mapping[str, Any]) -> None:
@@ -219,12 +246,15 @@ class ElasticIndex:
 
     # -- writes -----------------------------------------------------------------------------------------------
     def add(self, docs: Sequence[StoredDoc]) -> dict[str, str]:
-        """Bulk-index ``docs`` and refresh (:meth:`BulkWriter.add`): the ids refused for good, with their reason."""
+        """Bulk-index ``docs`` and refresh (:meth:`BulkWriter.add`): the ids refused for good, with their reason.
+        With :attr:`rollover_docs`, a full write index is rolled over first."""
+        self._roll_over_if_full(docs)
         return self.writer.add(docs)
 
     def add_conditional(self, docs: Sequence[StoredDoc]) -> tuple[dict[str, str], list[str]]:
         """Bulk-index each document only over its stored version (:meth:`BulkWriter.add_conditional`):
-        ``(refused, conflicts)``."""
+        ``(refused, conflicts)``. With :attr:`rollover_docs`, a full write index is rolled over first."""
+        self._roll_over_if_full(docs)
         return self.writer.add_conditional(docs)
 
     def replace(self, docs: Sequence[StoredDoc]) -> list[str]:
@@ -247,12 +277,14 @@ class ElasticIndex:
         """The stored documents whose ``dup_cluster`` or ``dup_of`` is one of ``ids`` (without text or record)."""
         return self.reader.pointing_at(ids)
 
-    def visible_mark(self) -> int:
-        """A checkpoint up to which every write is visible (:meth:`IndexHandle.visible_mark`)."""
+    def visible_mark(self) -> int | dict[str, int]:
+        """A checkpoint up to which every write is visible, one per partition through an alias
+        (:meth:`IndexHandle.visible_mark`)."""
         return self.handle.visible_mark()
 
-    def written_since(self, mark: int) -> list[StoredDoc]:
-        """The documents whose ``_seq_no`` is above ``mark`` (written or rewritten since it; without text)."""
+    def written_since(self, mark: int | dict[str, int]) -> list[StoredDoc]:
+        """The documents whose ``_seq_no`` is above ``mark`` (written or rewritten since it; without text; per
+        partition through an alias, :meth:`MaintenanceReader.written_since`)."""
         return self.reader.written_since(mark)
 
     def first_holders(self, hashes: Collection[int], limit: int) -> dict[int, list[StoredDoc]]:

@@ -75,9 +75,16 @@ class Indices(_Namespace):
         return self._call("update_aliases", body={"actions": actions})
 
     def create(self, index: str, mappings: dict[str, Any] | None = None, settings: dict[str, Any] | None = None,
-               **kw: Any) -> Any:
-        body = {k: v for k, v in (("mappings", mappings), ("settings", settings)) if v is not None}
+               aliases: dict[str, Any] | None = None, **kw: Any) -> Any:
+        body = {k: v for k, v in (("mappings", mappings), ("settings", settings), ("aliases", aliases))
+                if v is not None}
         return self._call("create", index=index, body=body or None, **kw)
+
+    def rollover(self, alias: str, conditions: dict[str, Any] | None = None,
+                 mappings: dict[str, Any] | None = None, settings: dict[str, Any] | None = None, **kw: Any) -> Any:
+        body = {k: v for k, v in (("conditions", conditions), ("mappings", mappings), ("settings", settings))
+                if v is not None}
+        return self._call("rollover", alias=alias, body=body or None, **kw)
 
     def delete(self, index: str, **kw: Any) -> Any:
         return self._call("delete", index=index, **kw)
@@ -195,9 +202,11 @@ class OpenSearchClient:
     def msearch(self, searches: list[dict[str, Any]], **kw: Any) -> Any:
         return self._call("msearch", body=searches, **kw)
 
-    def mget(self, index: str, ids: list[str], **kw: Any) -> Any:
+    def mget(self, index: str | None = None, ids: list[str] | None = None,
+             docs: list[dict[str, Any]] | None = None, **kw: Any) -> Any:
         _, params = _split(kw, ())
-        return self._call("mget", index=index, body={"ids": ids}, **params)
+        body = {"docs": docs} if docs is not None else {"ids": ids}
+        return self._call("mget", index=index, body=body, **params)
 
     def get(self, index: str, id: str, **kw: Any) -> Any:  # noqa: A002 (the REST API's name)
         _, params = _split(kw, ())

@@ -16,22 +16,35 @@ from es_simhash.index.elastic.schema import PAYLOAD
 class MaintenanceReader:
     """What maintenance reads from the index of ``handle``: documents with their versions (``(seq_no,
     primary_term)``), read whole by id or without text and record by query, every request retried on transient
-    failures until the handle's ``retry_for``."""
+    failures until the handle's ``retry_for``. Through an alias every read covers all its partitions (a version
+    is that of the partition holding the document, where :class:`~es_simhash.index.elastic.writes.BulkWriter`
+    writes it back)."""
 
     def __init__(self, handle: IndexHandle) -> None:
         self.handle = handle
 
     def fetch(self, ids: Collection[str], whole: bool = True) -> dict[str, StoredDoc]:
         """The stored documents with these ids, with their versions (missing ids are left out); without ``whole``
-        only their fingerprints and cluster fields (no text or record: such a document cannot be written back)."""
+        only their fingerprints and cluster fields (no text or record: such a document cannot be written back).
+        Through an alias: one real-time ``mget`` asking each partition for each id (a get through an alias over
+        several indexes is refused), read after listing the partitions."""
         ids = list(dict.fromkeys(ids))
         if not ids:
             return {}
         light = {} if whole else {"source_excludes": PAYLOAD}
 
         def attempt() -> dict[str, StoredDoc]:
-            resp = self.handle.client.mget(index=self.handle.index, ids=ids, realtime=True, **light)
-            return {d["_id"]: stored_doc(d) for d in resp["docs"] if d.get("found")}
+            client = self.handle.client
+            if not self.handle.is_alias():
+                resp = client.mget(index=self.handle.index, ids=ids, realtime=True, **light)
+                return {d["_id"]: stored_doc(d) for d in resp["docs"] if d.get("found")}
+            docs = [{"_index": p, "_id": i} for p in self.handle.partitions() for i in ids]
+            resp = client.mget(docs=docs, realtime=True, **light)
+            out: dict[str, StoredDoc] = {}
+            for d in resp["docs"]:
+                if d.get("found"):
+                    out.setdefault(d["_id"], stored_doc(d))  # (the first partition in name order, as locate())
+            return out
 
         return self.handle.retrying(attempt, "fetch")
 
@@ -67,9 +80,18 @@ class MaintenanceReader:
                           "minimum_should_match": 1}}
         return [d for page in self._search_all(query) for d in page]
 
-    def written_since(self, mark: int) -> list[StoredDoc]:
-        """The documents whose ``_seq_no`` is above ``mark`` (written or rewritten since it; without text)."""
-        return [d for page in self._search_all({"range": {"_seq_no": {"gt": mark}}}) for d in page]
+    def written_since(self, mark: int | dict[str, int]) -> list[StoredDoc]:
+        """The documents whose ``_seq_no`` is above ``mark`` (written or rewritten since it; without text). A mark
+        per partition (an alias's :meth:`~es_simhash.index.elastic.handle.IndexHandle.visible_mark`): in each
+        partition those above its own, and every document of a partition made since."""
+        if not isinstance(mark, dict):
+            return [d for page in self._search_all({"range": {"_seq_no": {"gt": mark}}}) for d in page]
+        should: list[dict[str, Any]] = [
+            {"bool": {"filter": [{"term": {"_index": name}}, {"range": {"_seq_no": {"gt": seq}}}]}}
+            for name, seq in sorted(mark.items())]
+        should.append({"bool": {"must_not": [{"terms": {"_index": sorted(mark)}}]}})
+        query = {"bool": {"should": should, "minimum_should_match": 1}}
+        return [d for page in self._search_all(query) for d in page]
 
     def first_holders(self, hashes: Collection[int], limit: int) -> dict[int, list[StoredDoc]]:
         """For each hash, the first ``limit`` documents holding it in arrival order (one search per hash, in one

@@ -1,5 +1,6 @@
 """Writes: bulk ``index`` and ``delete`` actions through the client's ``streaming_bulk``, conditional on the version read
-when maintenance asks, refreshed before the next lookup."""
+when maintenance asks, refreshed before the next lookup; through an alias over partitions, a stored document's to
+the partition that holds it, a new one's to the alias's write index."""
 
 from __future__ import annotations
 
@@ -17,7 +18,13 @@ from es_simhash.lookup import hamming
 class BulkWriter:
     """Writes documents into the index of ``handle`` in bulk requests of ``chunk_size`` actions, each retried up to
     ``max_retries`` times on 429 by the bulk helper, and the whole write on other transient failures until the
-    handle's ``retry_for``. Every write refreshes the index when it returns (:meth:`IndexHandle.refresh`)."""
+    handle's ``retry_for``. Every write refreshes the index when it returns (:meth:`IndexHandle.refresh`).
+
+    Through an alias over partitions, each bulk first finds where its ids are stored (:meth:`IndexHandle.locate`,
+    one search): an action on a stored document (written over, conditionally or not, or deleted) names the
+    partition holding it, so it never makes a second copy in the write index and its version
+    (``if_seq_no``/``if_primary_term``) is compared in the partition it was read from; a new document goes
+    through the alias, to its write index. An id stays unique across partitions."""
 
     def __init__(self, handle: IndexHandle, *, chunk_size: int = 500, max_retries: int = 8) -> None:
         self.handle = handle
@@ -47,9 +54,10 @@ class BulkWriter:
         """Delete each document if it is still ``doc.version`` (one already gone counts as deleted), then refresh;
         returns the ids that had changed in the meantime."""
         index = self.handle.index
+        where = self.handle.locate([d.id for d in docs])
         actions = []
         for d in docs:
-            action: dict[str, Any] = {"_op_type": "delete", "_index": index, "_id": d.id}
+            action: dict[str, Any] = {"_op_type": "delete", "_index": where.get(d.id, index), "_id": d.id}
             if d.version is not None:
                 action["if_seq_no"], action["if_primary_term"] = d.version
             actions.append(action)
@@ -72,9 +80,10 @@ class BulkWriter:
             for i, t in zip(with_keys, terms):
                 keys[i] = t
         index = self.handle.index
+        where = self.handle.locate([d.id for d in docs])
         actions = []
         for d, k in zip(docs, keys):
-            action = {"_index": index, "_id": d.id, "_source": to_source(d, now, k)}
+            action = {"_index": where.get(d.id, index), "_id": d.id, "_source": to_source(d, now, k)}
             if conditional:
                 if d.version is None:
                     action["_op_type"] = "create"

@@ -1,0 +1,217 @@
+"""A crawl stored in partitions behind an alias: `index --rollover-docs N` makes ``--index`` an alias over
+partitions named as Elasticsearch's rollover names them (``crawl-000001``, ``crawl-000002``, ...) and rolls it over
+between batches. The clusters are those `dedup` gives on the same input, though canonicals and their members live
+in different partitions (each member re-pointed in the partition that holds it, never copied into the write
+index); every id is stored exactly once across the partitions, a re-run of the same input changes nothing, a
+repair finds nothing to fix, and the commands that read take the alias as ``--index``.
+
+The documents are read back by searching ``INDEX-*`` (every partition, not through the alias): a copy written
+through the alias into the write index, next to the document in its older partition, shows there as an id held
+twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from support import chinese_articles, run_cli, templated_crawl
+
+pytestmark = [pytest.mark.es, pytest.mark.slow]
+
+ROLLOVER = 400
+BATCH = 100
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _crawl() -> list[dict]:
+    """30 Chinese articles first, then a crawl of short texts half of them reprinted inside site templates (seed 5,
+    1,600 records, in random order), then a reprint of each article: reprints land in other partitions than their
+    originals, at every partition boundary."""
+    articles = chinese_articles()[:30]
+    records = [{"id": f"zh{i}", "content": t} for i, t in enumerate(articles)]
+    records += templated_crawl(5, 1600)
+    records += [{"id": f"zh{i}-reprint", "content": "转载：" + t[:200] + "，" + t[200:]}
+                for i, t in enumerate(articles)]
+    return records
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory) -> Path:
+    return _write(tmp_path_factory.mktemp("partitions") / "crawl.jsonl", _crawl())
+
+
+@pytest.fixture(scope="module")
+def deduped(crawl, tmp_path_factory) -> dict[str, tuple[str, str | None]]:
+    """The oracle: id -> (cluster, duplicate_of) as `dedup` gives them with its defaults."""
+    cwd = tmp_path_factory.mktemp("dedup")
+    res = run_cli("dedup", crawl, "--report", "dedup.jsonl", "--dead-letters", "dead.jsonl", "--no-progress", cwd=cwd)
+    assert res.returncode == 0, res.stderr.decode()
+    return _clusters(cwd / "dedup.jsonl")
+
+
+@pytest.fixture
+def alias(es_index_name, client):
+    """A fresh alias name; its partitions are deleted afterwards (an index cannot be deleted through an alias)."""
+    yield es_index_name
+    client.options(ignore_status=404).indices.delete(index=f"{es_index_name}-0*", expand_wildcards="all")
+
+
+def _clusters(report: Path) -> dict[str, tuple[str, str | None]]:
+    rows = [json.loads(x) for x in report.read_text(encoding="utf-8").splitlines()]
+    return {r["id"]: (r["cluster"], r["duplicate_of"]) for r in rows}
+
+
+def partitions(client, alias: str) -> dict[str, int]:
+    """partition -> documents it holds, of every index named ``ALIAS-*``."""
+    client.indices.refresh(index=f"{alias}-*")
+    rows = client.cat.indices(index=f"{alias}-*", format="json", h="index,docs.count")
+    return {r["index"]: int(r["docs.count"]) for r in rows}
+
+
+def every_copy(client, alias: str) -> list[dict]:
+    """Every document of every ``ALIAS-*`` partition (not through the alias): ``_id``, ``_index``, cluster fields."""
+    client.indices.refresh(index=f"{alias}-*")
+    hits = client.search(index=f"{alias}-*", size=10_000, query={"match_all": {}},
+                         source=["dup_cluster", "dup_of"])["hits"]["hits"]
+    return [{"id": h["_id"], "index": h["_index"], "cluster": h["_source"]["dup_cluster"],
+             "dup_of": h["_source"]["dup_of"]} for h in hits]
+
+
+def stored_once(client, alias: str) -> dict[str, tuple[str, str | None]]:
+    """id -> (cluster, duplicate_of) read from the partitions, asserting each id is held by one partition only."""
+    copies = every_copy(client, alias)
+    twice = [i for i, n in Counter(c["id"] for c in copies).items() if n > 1]
+    assert not twice, f"{len(twice)} ids stored in more than one partition, e.g. {twice[:5]}"
+    return {c["id"]: (c["cluster"], c["dup_of"]) for c in copies}
+
+
+def write_index(client, alias: str) -> str:
+    found = client.indices.get_alias(name=alias)
+    return next(i for i, body in found.items() if body["aliases"][alias].get("is_write_index"))
+
+
+def index_into(alias: str, crawl: Path, es_url: str, cwd: Path, *args: str) -> str:
+    res = run_cli("index", crawl, "--index", alias, "--rollover-docs", str(ROLLOVER), "--batch-size", str(BATCH),
+                  "--report", "report.jsonl", "--checkpoint", "cp.json", "--no-progress", *args, cwd=cwd,
+                  es_url=es_url)
+    assert res.returncode == 0, res.stderr.decode()
+    return res.stderr.decode()
+
+
+def differing(a: dict, b: dict) -> list[str]:
+    assert a.keys() == b.keys()
+    return sorted(i for i in a if a[i] != b[i])
+
+
+def test_index_with_rollover_gives_dedups_clusters_once_and_a_re_run_and_a_repair_change_nothing(
+        crawl, deduped, es_url, client, alias, tmp_path):
+    n = len(deduped)
+    index_into(alias, crawl, es_url, tmp_path)
+    parts = partitions(client, alias)
+    assert sorted(parts) == [f"{alias}-{i:06d}" for i in range(1, len(parts) + 1)]  # (named as rollover names them)
+    assert sorted(client.indices.get_alias(name=alias)) == sorted(parts)
+    assert write_index(client, alias) == max(parts)
+    assert sum(1 for c in parts.values() if c) >= 4, parts
+    assert all(c == ROLLOVER for p, c in parts.items() if p < max(parts)), parts  # (rolled over between batches)
+    meta = client.indices.get_mapping(index=f"{alias}-*")
+    assert len({json.dumps(m["mappings"]["_meta"], sort_keys=True) for m in meta.values()}) == 1  # (carried over)
+
+    first = stored_once(client, alias)
+    assert len(first) == n
+    assert not differing(deduped, first), differing(deduped, first)[:5]
+    assert _clusters(tmp_path / "report.jsonl") == first
+    where = {c["id"]: c["index"] for c in every_copy(client, alias)}
+    across = [i for i, (cluster, _) in first.items() if where[cluster] != where[i]]
+    assert len(across) > 200  # (members in another partition than their canonical: the test has something to miss)
+    assert where["zh0"] == f"{alias}-000001" and where["zh0-reprint"] == max(p for p, c in parts.items() if c)
+
+    (tmp_path / "cp.json").unlink(missing_ok=True)
+    err = index_into(alias, crawl, es_url, tmp_path)  # the same input again: nothing changes
+    assert f"indexed 0 into {alias!r}" in err and f"{n:,} were already indexed" in err, err
+    assert partitions(client, alias) == parts  # (no new partition, no copies)
+    again = stored_once(client, alias)
+    assert not differing(first, again), differing(first, again)[:5]
+    assert {c["id"]: c["index"] for c in every_copy(client, alias)} == where
+
+    dry = run_cli("repair", "--index", alias, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr.decode()
+    assert dry.stdout == b"" and "nothing to fix" in dry.stderr.decode(), dry.stdout.decode()[:500]
+
+
+def test_the_commands_that_read_take_the_alias_and_a_delete_rewrites_members_where_they_are(
+        es_url, client, alias, tmp_path):
+    """`check`, `search`, `clusters` and `report` read every partition through the alias; `delete` of a canonical
+    in the first partition decides its members again, each written in the partition that holds it."""
+    articles = chinese_articles()[:24]
+    records = [{"id": f"zh{i}", "content": t, "title": f"标题{i}"} for i, t in enumerate(articles)]
+    records += [{"id": f"zh{i}-reprint", "content": "转载：" + t[:200] + "，" + t[200:]} for i, t in enumerate(articles)]
+    records += [{"id": "zh0-repost", "content": articles[0][:120] + "。" + articles[0][120:]}]
+    path = _write(tmp_path / "articles.jsonl", records)
+    res = run_cli("index", path, "--index", alias, "--rollover-docs", "10", "--batch-size", "10", "--no-progress",
+                  cwd=tmp_path, es_url=es_url)
+    assert res.returncode == 0, res.stderr.decode()
+    parts = partitions(client, alias)
+    assert sum(1 for c in parts.values() if c) >= 4, parts
+    where = {c["id"]: c["index"] for c in every_copy(client, alias)}
+    assert where["zh0"] != where["zh0-reprint"] != where["zh0-repost"]
+
+    check = run_cli("check", "--index", alias, articles[0], es_url=es_url, cwd=tmp_path)
+    assert check.returncode == 0, check.stderr.decode()
+    assert {"zh0", "zh0-reprint", "zh0-repost"} <= {json.loads(x)["id"] for x in check.stdout.decode().splitlines()}
+    top = run_cli("clusters", "--index", alias, es_url=es_url, cwd=tmp_path)
+    assert top.returncode == 0 and "zh0" in top.stdout.decode(), top.stderr.decode()
+    found = run_cli("search", articles[1][:12], "--index", alias, es_url=es_url, cwd=tmp_path)
+    assert found.returncode == 0 and "zh1" in found.stdout.decode(), found.stderr.decode()
+    page = run_cli("report", "--index", alias, "-o", "report.html", es_url=es_url, cwd=tmp_path)
+    assert page.returncode == 0 and (tmp_path / "report.html").stat().st_size > 0, page.stderr.decode()
+
+    res = run_cli("delete", "zh0", "--index", alias, es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    after = stored_once(client, alias)
+    assert "zh0" not in after and len(after) == len(records) - 1
+    assert after["zh0-reprint"][0] == after["zh0-repost"][0] != "zh0"  # (kept together under a new canonical)
+    assert {c["id"]: c["index"] for c in every_copy(client, alias)} == {i: p for i, p in where.items() if i != "zh0"}
+
+
+def test_an_alias_over_an_index_es_simhash_did_not_make_is_refused(es_url, client, alias, tmp_path):
+    path = _write(tmp_path / "articles.jsonl",
+                  [{"id": f"zh{i}", "content": t} for i, t in enumerate(chinese_articles()[:3])])
+    res = run_cli("index", path, "--index", alias, "--rollover-docs", "2", "--batch-size", "1", "--no-progress",
+                  cwd=tmp_path, es_url=es_url)
+    assert res.returncode == 0, res.stderr.decode()
+    client.indices.create(index=f"{alias}-0foreign", aliases={alias: {}})
+    res = run_cli("check", "--index", alias, chinese_articles()[0], es_url=es_url, cwd=tmp_path)
+    assert res.returncode != 0 and "was not made by es-simhash" in res.stderr.decode(), res.stderr.decode()
+
+
+def test_a_stored_document_is_written_in_its_partition_and_created_nowhere_else(es_url, client, alias, tmp_path):
+    """Through the library: a write over a stored document (unconditional, or conditional on its version) goes to
+    the partition holding it, and a create (no version: it must not exist yet) of an id an older partition holds
+    is a conflict, not a second copy in the write index."""
+    from dataclasses import replace
+
+    from es_simhash.index.elastic import ElasticIndex
+
+    path = _write(tmp_path / "articles.jsonl",
+                  [{"id": f"zh{i}", "content": t} for i, t in enumerate(chinese_articles()[:3])])
+    res = run_cli("index", path, "--index", alias, "--rollover-docs", "1", "--batch-size", "1", "--no-progress",
+                  cwd=tmp_path, es_url=es_url)
+    assert res.returncode == 0, res.stderr.decode()
+    assert write_index(client, alias) == f"{alias}-000004"
+    index = ElasticIndex.existing(client, alias)
+    doc = index.fetch(["zh0"])["zh0"]
+    assert index.replace([replace(doc, version=None)]) == ["zh0"]  # (it exists: a conflict, nothing written)
+    assert index.replace([replace(doc, distance=0)]) == []
+    assert index.add([replace(doc, version=None, distance=1)]) == {}
+    assert index.remove([replace(index.fetch(["zh1"])["zh1"])]) == []
+    copies = every_copy(client, alias)
+    assert sorted((c["id"], c["index"]) for c in copies) == [("zh0", f"{alias}-000001"), ("zh2", f"{alias}-000003")]
+    assert index.fetch(["zh0"])["zh0"].distance == 1 and len(index) == 2
