@@ -103,11 +103,11 @@ def ensure_partitioned(client, alias: str, fingerprint_config: dict[str, Any], r
         current = write_index(client, alias)
         if not _ROLLED_NAME.search(current):  # (the rollover API names the next index after this one's number)
             raise ElasticError(f"alias {alias!r} writes into {current!r}, whose name does not end in -NUMBER: "
-                               "it cannot be rolled over; leave --rollover-docs out")
+                               "it cannot be rolled over; write into it without rollover")
         return False
     if client.indices.exists(index=alias):
-        raise ElasticError(f"{alias!r} is an index, not an alias over partitions: --rollover-docs needs a new "
-                           "index name (or an alias es-simhash made with it)")
+        raise ElasticError(f"{alias!r} is an index, not an alias over partitions: partitions rolled over need a "
+                           "new index name (or an alias es-simhash made over partitions)")
     template = index_template()
     mappings = template["template"]["mappings"]
     mappings["_meta"]["fingerprint"] = fingerprint_config
