@@ -556,7 +556,8 @@ def profile_lookups(client, index: str, bodies: list[dict[str, Any]], n_docs: in
                     for leaf in _leaves(q):
                         by_clause[_clause(leaf)] = by_clause.get(_clause(leaf), 0.0) + leaf["time_in_nanos"] / 1e9
             aggs += sum(a["time_in_nanos"] for a in shard.get("aggregations", [])) / 1e9
-            fetch += shard.get("fetch", {}).get("time_in_nanos", 0) / 1e9
+            fetched = shard.get("fetch", {})  # (OpenSearch 3: a list, one entry per fetch phase)
+            fetch += sum(f.get("time_in_nanos", 0) for f in (fetched if isinstance(fetched, list) else [fetched])) / 1e9
     b = len(bodies)
     print(f"\n-- the node's time in the lookup searches ({b} searches of the warm-up run sent again with profile: "
           f"true, against the index holding the base and the run's {n_docs:,} documents), ms per search")

@@ -302,13 +302,25 @@ class BatchedLookups:
 
     def _count_bodies(self, hashes: list[str], exclude: Sequence[str]) -> list[dict[str, Any]]:
         """Searches counting the documents that hold each of ``hashes`` (their document frequency), leaving out
-        ``exclude`` (:meth:`_counted` reads them): a top-level ``filters`` aggregation over the whole index, one
-        ``term`` filter per hash, which Elasticsearch counts filter by filter from each term's postings without
-        reading any document (a ``terms`` aggregation reads every value of every holder); and the excluded
-        documents' holdings, counted by a search of their own (an aggregation beside the first would make it visit
-        every document), to be subtracted."""
-        bodies = [{"size": 0, "track_total_hits": False,
-                   "aggs": {"df": {"filters": {"filters": {x: {"term": {"sentences": x}} for x in hashes}}}}}]
+        ``exclude`` (:meth:`_counted` reads them): a ``filters`` aggregation, one ``term`` filter per hash; and the
+        excluded documents' holdings, counted by a search of their own (an aggregation beside the first would make
+        it visit every document), to be subtracted.
+
+        The one place the body depends on the engine (``client.engine``), because the two engines run a ``filters``
+        aggregation differently. Elasticsearch counts a top-level one (no query) filter by filter from each term's
+        postings, reading no document. OpenSearch (2 and 3) has no such path: it tests every document the search
+        matches against every filter, so over the whole index the cost grows with the index times the hashes
+        (3,000 hashes over 1,005,000 documents: 15.9 s of node CPU on OpenSearch 2.19.6, 17.7 s on 3.3.2). There
+        the aggregation runs under a query matching the holders only (a ``terms`` query on the hashes), which
+        changes no count (every document a filter matches is a holder): 0.07 s on 2.19.6 (under 0.3 s on 3.3.2),
+        less than a ``terms`` aggregation over the holders (0.10 s on 2.19.6: it reads every value of every holder)
+        or a count search per hash (0.39 s). Under that query Elasticsearch gains nothing (0.02-0.04 s, against
+        0.02 s)."""
+        aggs = {"df": {"filters": {"filters": {x: {"term": {"sentences": x}} for x in hashes}}}}
+        count: dict[str, Any] = {"size": 0, "track_total_hits": False, "aggs": aggs}
+        if self.handle.client.engine == "opensearch":
+            count["query"] = {"bool": {"filter": {"bool": {"should": self.handle.terms("sentences", hashes)}}}}
+        bodies = [count]
         if exclude:
             bodies.append({"size": 0, "track_total_hits": False,
                            "query": {"bool": {"filter": {"bool": {"should": self.handle.terms("ids", list(exclude))}}}},
