@@ -112,11 +112,11 @@ class Elastic:
         from es_simhash.index.elastic import ConnectionSettings
 
         c = connection
-        refuse_plugin_url(connection)
         try:
             self.settings = ConnectionSettings.from_env(
                 url=c.url, api_key=c.api_key, username=c.username, password=c.password, ca_certs=c.ca_certs)
         except ValueError as exc:  # (an InvalidSetting names its setting; an unreadable config file)
+            refuse_plugin_url(connection)  # (a URL of another scheme than http(s): a plug-in's, said so)
             raise UserError(elastic_message(exc)) from None
         if index is not None:
             require_valid_index(index)
@@ -189,20 +189,20 @@ def given_url(connection: Connection) -> Optional[str]:
         raise UserError(elastic_message(exc)) from None
 
 
-def plugin_scheme(connection: Connection) -> Optional[str]:
-    """The scheme of the URL a command was given when a backend of one's own serves it (``None``: Elasticsearch or
+def plugin_scheme(url: Optional[str]) -> Optional[str]:
+    """The scheme of ``url`` (:func:`given_url`) when a backend of one's own serves it (``None``: Elasticsearch or
     OpenSearch); a scheme no installed backend serves is one line, exit 1, as any URL that cannot be used."""
     from es_simhash.index.plugins import UnknownBackend, served_scheme
 
     try:
-        return served_scheme(given_url(connection), where="--es-url or ES_URL")
+        return served_scheme(url, where="--es-url or ES_URL")
     except UnknownBackend as exc:
         raise UserError(f"invalid value for --es-url: {exc}") from None
 
 
 def refuse_plugin_url(connection: Connection) -> None:
     """A command that needs Elasticsearch or OpenSearch, given a backend of one's own: one line, exit 1."""
-    scheme = plugin_scheme(connection)
+    scheme = plugin_scheme(given_url(connection))
     if scheme is not None:
         raise UserError(f"invalid value for --es-url: {scheme}:// is a backend of one's own, which serves only "
                         f"{' and '.join(PLUGIN_COMMANDS)}; the other commands need Elasticsearch or OpenSearch: give "
@@ -219,7 +219,8 @@ def index_on(connection: Connection, index: str, *, existing: bool = False, retr
     used exit 1, the cluster's errors exit 3."""
     from es_simhash.index.plugins import UnknownBackend, open_plugin_index
 
-    if plugin_scheme(connection) is None:
+    url = given_url(connection)
+    if plugin_scheme(url) is None:
         from es_simhash.index.elastic import ElasticIndex
 
         with Elastic(connection, index) as es:
@@ -234,7 +235,7 @@ def index_on(connection: Connection, index: str, *, existing: bool = False, retr
         raise UserError("invalid value for --rollover-docs: a backend of one's own (--es-url) has no partitions to "
                         "roll over: leave --rollover-docs out", code=2)
     try:
-        backend = open_plugin_index(given_url(connection), index, where="--es-url or ES_URL")  # type: ignore[arg-type]
+        backend = open_plugin_index(url, index, where="--es-url or ES_URL")  # type: ignore[arg-type]
     except UnknownBackend as exc:
         raise UserError(f"invalid value for --es-url: {exc}") from None
     yield backend

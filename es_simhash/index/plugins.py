@@ -54,9 +54,12 @@ def served_scheme(url: Any, where: str = "ES_URL") -> str | None:
     OpenSearch's (http, https, or no scheme); :class:`UnknownBackend` (one line ending with ``where``, where the URL
     is set) for a scheme no installed backend serves."""
     scheme = plugin_scheme(url)
-    if scheme is None or scheme in installed():
+    if scheme is None:
+        return None
+    backends = installed()
+    if scheme in backends:
         return scheme
-    have = ", ".join(f"{s}://" for s in sorted(installed())) or "none"
+    have = ", ".join(f"{s}://" for s in sorted(backends)) or "none"
     raise UnknownBackend(f"no installed backend serves {scheme}:// (Elasticsearch and OpenSearch: http://, https://; "
                          f"plug-ins: {have}): install its package, or set an Elasticsearch or OpenSearch URL with "
                          f"{where}")

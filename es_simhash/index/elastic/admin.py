@@ -48,19 +48,33 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
     if client.indices.exists_alias(name=index):  # an alias over partitions (ensure_partitioned made it): no template
         _check_and_extend(client, index, fingerprint_config)
         return False
-    template = index_template()
+    template = _recording(fingerprint_config, replicas, lookup_keys)
     template["index_patterns"] = [index]
-    template["template"]["mappings"]["_meta"]["fingerprint"] = fingerprint_config
-    template["template"]["mappings"]["_meta"]["lookup"] = lookup_keys.to_meta()
-    if replicas is not None:  # (else auto_expand_replicas 0-1: green on one node, a replica once there are two)
-        template["template"]["settings"]["index"]["number_of_replicas"] = replicas
-        template["template"]["settings"]["index"]["auto_expand_replicas"] = "false"
     client.indices.put_index_template(name=f"es-simhash-{index}", **template)
     if client.indices.exists(index=index):
         _check_and_extend(client, index, fingerprint_config)
         return False
+    return _create_once(client, index)
+
+
+def _recording(fingerprint_config: dict[str, Any], replicas: int | None, lookup_keys: LookupKeys) -> dict[str, Any]:
+    """The shipped index template (:func:`index_template`), its mapping's ``_meta`` recording ``fingerprint_config``
+    and ``lookup_keys``, and ``replicas`` (else ``auto_expand_replicas`` 0-1: green on one node, a replica once
+    there are two)."""
+    template = index_template()
+    template["template"]["mappings"]["_meta"]["fingerprint"] = fingerprint_config
+    template["template"]["mappings"]["_meta"]["lookup"] = lookup_keys.to_meta()
+    if replicas is not None:
+        template["template"]["settings"]["index"]["number_of_replicas"] = replicas
+        template["template"]["settings"]["index"]["auto_expand_replicas"] = "false"
+    return template
+
+
+def _create_once(client, index: str, **body: Any) -> bool:
+    """Create ``index`` (``body``: its settings, mappings, aliases) and wait for it to be yellow: True; False when
+    it exists already (another process created it first)."""
     try:
-        client.indices.create(index=index)
+        client.indices.create(index=index, **body)
     except Exception as exc:
         if api_status(exc) != 400 or "resource_already_exists_exception" not in str(exc):
             raise
@@ -108,31 +122,14 @@ def ensure_partitioned(client, alias: str, fingerprint_config: dict[str, Any], r
     if client.indices.exists(index=alias):
         raise ElasticError(f"{alias!r} is an index, not an alias over partitions: partitions rolled over need a "
                            "new index name (or an alias es-simhash made over partitions)")
-    template = index_template()
-    mappings = template["template"]["mappings"]
-    mappings["_meta"]["fingerprint"] = fingerprint_config
-    mappings["_meta"]["lookup"] = lookup_keys.to_meta()
-    settings = template["template"]["settings"]
-    if replicas is not None:
-        settings["index"]["number_of_replicas"] = replicas
-        settings["index"]["auto_expand_replicas"] = "false"
-    first = partition_name(alias, 1)
-    try:
-        client.indices.create(index=first, settings=settings, mappings=mappings,
-                              aliases={alias: {"is_write_index": True}})
-    except Exception as exc:
-        if api_status(exc) != 400 or "resource_already_exists_exception" not in str(exc):
-            raise
-        return False
-    client.cluster.health(index=first, wait_for_status="yellow", timeout="60s")
-    return True
+    body = _recording(fingerprint_config, replicas, lookup_keys)["template"]
+    return _create_once(client, partition_name(alias, 1), settings=body["settings"], mappings=body["mappings"],
+                        aliases={alias: {"is_write_index": True}})
 
 
-def partitions(client, index: str) -> list[str]:
-    """The concrete indexes behind ``index``, sorted (an alias's; ``[index]`` for an index)."""
-    if not client.indices.exists_alias(name=index):
-        return [index]
-    return sorted(client.indices.get_alias(name=index))
+def partitions(client, alias: str) -> list[str]:
+    """The concrete indexes behind ``alias``, sorted."""
+    return sorted(client.indices.get_alias(name=alias))
 
 
 def write_index(client, alias: str) -> str:
@@ -247,6 +244,4 @@ def _mapping_meta(client, index: str) -> dict[str, Any] | None:
             raise
         return None
     metas = [body["mappings"].get("_meta", {}) for _, body in sorted(mapping.items())]
-    if any(m.get("managed_by") != "es-simhash" for m in metas):
-        return next((m for m in metas if m.get("managed_by") != "es-simhash"), {})
-    return metas[0] if metas else {}
+    return next((m for m in metas if m.get("managed_by") != "es-simhash"), metas[0] if metas else {})

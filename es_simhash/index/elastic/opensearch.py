@@ -47,6 +47,11 @@ def _split(kw: dict[str, Any], body_fields: Iterable[str], body: dict[str, Any] 
     return out_body, params
 
 
+def _given(**parts: Any) -> dict[str, Any]:
+    """A request body of the ``parts`` given (those not ``None``), as elasticsearch-py builds one from its keywords."""
+    return {k: v for k, v in parts.items() if v is not None}
+
+
 class _Namespace:
     def __init__(self, owner: "OpenSearchClient", raw: Any) -> None:
         self._owner = owner
@@ -76,14 +81,12 @@ class Indices(_Namespace):
 
     def create(self, index: str, mappings: dict[str, Any] | None = None, settings: dict[str, Any] | None = None,
                aliases: dict[str, Any] | None = None, **kw: Any) -> Any:
-        body = {k: v for k, v in (("mappings", mappings), ("settings", settings), ("aliases", aliases))
-                if v is not None}
+        body = _given(mappings=mappings, settings=settings, aliases=aliases)
         return self._call("create", index=index, body=body or None, **kw)
 
     def rollover(self, alias: str, conditions: dict[str, Any] | None = None,
                  mappings: dict[str, Any] | None = None, settings: dict[str, Any] | None = None, **kw: Any) -> Any:
-        body = {k: v for k, v in (("conditions", conditions), ("mappings", mappings), ("settings", settings))
-                if v is not None}
+        body = _given(conditions=conditions, mappings=mappings, settings=settings)
         return self._call("rollover", alias=alias, body=body or None, **kw)
 
     def delete(self, index: str, **kw: Any) -> Any:
@@ -140,8 +143,7 @@ class Cluster(_Namespace):
 
     def put_settings(self, persistent: dict[str, Any] | None = None, transient: dict[str, Any] | None = None,
                      **kw: Any) -> Any:
-        body = {k: v for k, v in (("persistent", persistent), ("transient", transient)) if v is not None}
-        return self._call("put_settings", body=body, **kw)
+        return self._call("put_settings", body=_given(persistent=persistent, transient=transient), **kw)
 
 
 class Nodes(_Namespace):
@@ -174,7 +176,7 @@ class OpenSearchClient:
 
     def _with_options(self, kw: dict[str, Any]) -> dict[str, Any]:
         """A request's keywords (those given as ``None`` left out) over the view's options."""
-        return {**self._options, **{k: v for k, v in kw.items() if v is not None}}
+        return {**self._options, **_given(**kw)}
 
     def options(self, *, request_timeout: float | None = None, ignore_status: int | tuple[int, ...] | None = None,
                 max_retries: int | None = None, retry_on_status: Any = None) -> "OpenSearchClient":
