@@ -230,6 +230,12 @@ def test_an_interrupted_dry_run_says_it_changed_nothing_and_goes_on_as_a_dry_run
     the command that goes on with the dry run, and says the real repair starts from the top; doing both fixes
     all that the whole dry run reported."""
     index_templates_without_recheck(es_url, es_index_name, tmp_path)
+    # canonicals deleted through the API (another tool): members that point at missing documents, in every page
+    # of the scan (what repair fixes page by page; the rest of the decisions are its last step's, the set's)
+    state = raw_state(client, es_index_name)
+    heads = sorted({s["dup_cluster"] for i, s in state.items() if s["dup_cluster"] != i})
+    for head in heads[::max(1, len(heads) // 40)]:
+        client.delete(index=es_index_name, id=head)
     before = raw_state(client, es_index_name)
     whole = cli("repair", "--index", es_index_name, "--dry-run", "--no-progress", es_url=es_url, cwd=tmp_path)
     assert whole.returncode == 0, whole.stderr.decode()

@@ -60,18 +60,23 @@ def _malformed(d: StoredDoc) -> bool:
 
 def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, after: str | None = None, page: int = 500,
            on_page: Callable[[RepairReport], None] | None = None,
-           then: Callable[[MaintainedIndex, Writer], object] | None = None) -> RepairReport:
+           then: Callable[[MaintainedIndex, Writer], object] | None = None, decide: bool = True) -> RepairReport:
     """Find and fix what killed runs or other tools left, page by page in id order (from the first id after
     ``after``): documents pointing at missing documents (their clusters decided again without them), contradictory
     flags, clusters whose canonical joined another cluster; then every document of the page decided again as the
     recheck decides (:func:`~es_simhash.clustering.recheck.decide_again`: canonicals that a sequential run would have
     made duplicates join their cluster, near duplicates decided before their template was known leave theirs),
-    until nothing changes. An index that ``es-simhash index`` or ``dedup`` built with their defaults, left alone
-    since, has nothing to repair. ``dry_run``: the same run, its writes kept in memory
+    until nothing changes. ``es-simhash repair`` is this with the whole index decided again as a set at the end
+    (:func:`~es_simhash.pipeline.repair_index`): an index that ``es-simhash index`` or ``dedup`` built with their
+    defaults, left alone since, has nothing to repair there. ``dry_run``: the same run, its writes kept in memory
     (:class:`~es_simhash.clustering.dry_run.DryRun`): what it would change, the index left as it is. ``on_page`` is
     called after each page (progress, checkpoints). ``then(index, writer)``: a last step over the whole index, once
     every page is checked and settled, its writes through ``writer`` counted as the repair's (``es-simhash repair``
-    decides the whole index again as a set there: :func:`~es_simhash.pipeline.precedence.decide_index`). An
+    decides the whole index again as a set there: :func:`~es_simhash.pipeline.precedence.decide_index`).
+    ``decide=False``: the pages get only the fixes of what is broken (missing documents, contradictory flags,
+    canonicals that joined another cluster), their decisions are not taken again: for a ``then`` that decides every
+    document again, whose decisions would replace the pages' (a page's recheck may split what the set decision then
+    joins again: two writes, and a dry run listing changes that undo each other). An
     interrupt (Ctrl-C) raises :class:`RepairInterrupted`, with what was checked and changed until then."""
     if dry_run:
         index = DryRun(index)
@@ -83,7 +88,7 @@ def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, af
     whole = 0  # (the changes of the pages checked whole)
     try:
         for docs in index.scan(page, after):
-            _repair_page(index, rule, writer, docs, changed)
+            _repair_page(index, rule, writer, docs, changed, decide)
             report.checked += len(docs)
             report.last_id = docs[-1].id
             report.changes = settled.changes
@@ -91,7 +96,8 @@ def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, af
             if on_page is not None:
                 on_page(report)
         settling = True
-        until_settled(index, rule, writer, changed)
+        if decide:
+            until_settled(index, rule, writer, changed)
         if then is not None:
             then(index, writer)
     except KeyboardInterrupt:
@@ -105,8 +111,9 @@ def repair(index: MaintainedIndex, rule: DecisionRule, dry_run: bool = False, af
 
 
 def _repair_page(index: MaintainedIndex, rule: DecisionRule, writer: Writer, docs: list[StoredDoc],
-                 changed: set[str]) -> None:
-    """One page of :func:`repair`; the ids it changes are added to ``changed``."""
+                 changed: set[str], decide: bool) -> None:
+    """One page of :func:`repair`; the ids it changes are added to ``changed``. ``decide``: the page's decisions
+    are taken again too (:func:`~es_simhash.clustering.recheck.decide_again`)."""
     settled = writer.settled
     start = len(settled.changes)
     ids = {d.id for d in docs}
@@ -124,5 +131,6 @@ def _repair_page(index: MaintainedIndex, rule: DecisionRule, writer: Writer, doc
         # the documents that arrived before it)
         writer.rewrite([d.id for d in bad], lambda d: as_canonical(d) if _malformed(d) else None, "re-decided")
     repoint(index, writer, ids, rule)
-    decide_again(index, rule, writer, list(index.fetch(sorted(ids), whole=False).values()))
+    if decide:
+        decide_again(index, rule, writer, list(index.fetch(sorted(ids), whole=False).values()))
     changed |= {c.id for c in settled.changes[start:]}

@@ -373,6 +373,10 @@ def repair_index(index: MaintainedIndex, rule: DefaultRule, dry_run: bool = Fals
     (:func:`decide_index`, up to :data:`~es_simhash.defaults.MAX_SET_DOCUMENTS` documents): the same documents,
     whatever order and writers brought them, end with the same clusters, ``dedup``'s. ``dry_run``: what it would
     change, nothing written. ``on_page``: after each page of the scan; ``on_set(done, total)``: the documents
-    decided as a set so far. Raises :class:`~es_simhash.clustering.RepairInterrupted` on an interrupt."""
+    decided as a set so far. Raises :class:`~es_simhash.clustering.RepairInterrupted` on an interrupt. When the
+    set step runs, the pages only fix what is broken and the set takes every decision (a page's recheck alone can
+    split a document the set joins again: an index ``dedup`` or ``index`` built has nothing to repair); an index
+    over the bound has its decisions taken again page by page."""
     return repair(index, rule, dry_run=dry_run, after=after, on_page=on_page,
-                  then=lambda where, writer: decide_index(where, rule, writer, on_set))
+                  then=lambda where, writer: decide_index(where, rule, writer, on_set),
+                  decide=len(index) > MAX_SET_DOCUMENTS)
