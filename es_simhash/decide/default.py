@@ -101,14 +101,15 @@ class DefaultRule:
     event_guard: bool = True
     """A match between two texts that report other events is none (:meth:`MatchTests._other_event
     <es_simhash.decide.match.MatchTests._other_event>`): both give dates of one kind and share fewer than half of the
-    fewer's (another day, month, weekday or year), or each names a place the other never names
-    (``place_guard``; :mod:`~es_simhash.fingerprint.events`). Texts whose dates and places agree are one event: the
+    fewer's (another day, month, weekday or year), or their datelines name other places (where each report was
+    filed), or each names a place the other never names (``place_guard``; :mod:`~es_simhash.fingerprint.events`). Texts whose dates and places agree are one event: the
     number guard is not asked (an update revises figures). (False: the number guard alone.)"""
-    place_guard: float = 0.25
+    place_guard: float = 0.0
     """Two texts name other places (another event) when each names a place the other never names and the fewer of
-    those places are at least this share of the places both name: a report of another place replaces the event's
-    place; a copy cut short names a part of its original's places, and an edit that drops one place and brings in
-    another (a word replaced by a synonym that is a place's name) among many the two share is still the copy."""
+    those places are more than this share of the places both name (0: any such place): a report of another place
+    replaces the event's place, while a copy cut short names a part of its original's places. A share above 0 keeps
+    together two texts that differ in one place among many they share (an edit that drops a place and brings in
+    another)."""
     number_guard: float = 0.6
     """Two texts that do not both name their event by dates or places (:attr:`event_guard`) and both give at
     least three numbers (dates, figures:

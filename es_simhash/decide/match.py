@@ -12,7 +12,7 @@ from es_simhash.decide.compare import same_content, sketch_support
 from es_simhash.decide.rule import has_sketch
 from es_simhash.records import Decision, StoredDoc
 from es_simhash.decide.trace import Note, Step, recorder
-from es_simhash.fingerprint.events import DATE_FIELDS, place_keys
+from es_simhash.fingerprint.events import DATE_FIELDS, NAMED_PLACES, datelines, place_keys
 from es_simhash.fingerprint.hashes import numbers_alike_in_count, numbers_contained
 from es_simhash.fingerprint.model import Fingerprint
 
@@ -97,8 +97,9 @@ class MatchTests:
         """Whether the two texts report other events. Dates and places name an event, figures describe it: where
         both texts give dates of one kind (days of the month, months, weekdays, years:
         :data:`~es_simhash.fingerprint.events.DATE_FIELDS`) and share fewer than half of the fewer's (none of one
-        date each, one of four days: a report's days moved on), or name other places (:meth:`_other_places`), they
-        are other events (two years' first snow, two days' earthquake bulletins, two cities' accidents, written from
+        date each, one of four days: a report's days moved on), or open with datelines of other places (where each
+        report was filed: :func:`~es_simhash.fingerprint.events.dateline_key`), or name other places
+        (:meth:`_other_places`), they are other events (two years' first snow, two days' earthquake bulletins, two cities' accidents, written from
         one template); where they give the same dates and places, they are one event, whatever figures were revised
         (an update). Where neither dates nor places are given by both, the figures decide (:meth:`_other_numbers`).
         A page's own dates (a header, a byline time) are not read: only lines that end a sentence are
@@ -115,7 +116,11 @@ class MatchTests:
                             return True
                         named[kind] = shared
             a, b = fp.place_bag, other.place_bag
-            if a and b:
+            here, there = datelines(a, b)
+            if here and there and here != there:
+                note("event", False, {"other": "dateline"})
+                return True
+            if a & NAMED_PLACES and b & NAMED_PLACES:  # (both name places in their sentences)
                 mine, theirs = place_keys(a, b)
                 if self._other_places(mine, theirs):
                     note("event", False, {"other": "places", "only": min(len(mine - theirs), len(theirs - mine)),
@@ -130,11 +135,11 @@ class MatchTests:
     def _other_places(self, mine: frozenset[int], theirs: frozenset[int]) -> bool:
         """Whether two texts name other places, on the places of their bags that compare
         (:func:`~es_simhash.fingerprint.events.place_keys`): each names a place the other never names, and the fewer
-        of those are at least ``place_guard`` of the places both name (none shared: always). A copy cut short names
+        of those are more than ``place_guard`` of the places both name (0, the default: any). A copy cut short names
         a part of its original's places (the other names none the copy lacks); a report of another place replaces
         its event's place."""
         only = min(len(mine - theirs), len(theirs - mine))
-        return only > 0 and only >= self.place_guard * len(mine & theirs)
+        return only > 0 and only > self.place_guard * len(mine & theirs)
 
     @staticmethod
     def _shared(fp: Fingerprint, other: Fingerprint, boilerplate: frozenset[int], note: Note

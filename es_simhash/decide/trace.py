@@ -74,10 +74,12 @@ def _event(v: Mapping[str, Any]) -> str:
         named = ", ".join(f"{n} {kind}" for kind, n in v["same"].items())
         return (f"the same event: the dates and places both texts give agree ({named} shared); figures revised "
                 f"do not make another event")
+    if v["other"] == "dateline":
+        return "another event: their datelines name other places (where each report was filed names the event)"
     if v["other"] == "places":
         return (f"another event: each text names places the other never names ({v['only']} at least, "
-                f"{v['shared']} shared, place_guard = {v['place_guard']:.0%} of the shared needed; places name the "
-                f"event)")
+                f"{v['shared']} shared, more than place_guard = {v['place_guard']:.0%} of the shared needed; places "
+                f"name the event)")
     return f"another event: both texts give {v['other']} and share fewer than half of them (dates name the event)"
 
 

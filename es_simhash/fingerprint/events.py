@@ -8,9 +8,11 @@ and the same dates and places with figures revised as one event (:mod:`es_simhas
 
 Only the lines that end a sentence count (:func:`~es_simhash.fingerprint.text.ends_sentence`): a page's own dates
 (a site header, a byline time, "发布时间") and its navigation are lines without a sentence's end, so a reprint with its
-own page date names the same event as its original. Both bags are 64-bit integers (a bitmap of dates; the
-10-bit keys of the six places with the least keys, a consistent sample of every place the sentences name); the
-native core computes the same values (``native/src/core.rs``)."""
+own page date names the same event as its original. A news report's dateline (``新华社北京1月25日电``,
+``本报无锡1月23日讯``: a place, a date or none, then 电 or 讯, at the head of a line) names where it was filed: the
+place bag carries its place apart from the others (:func:`dateline_key`). Both bags are 64-bit integers (a bitmap of
+dates; the 9-bit keys of the six places with the least keys, a consistent sample of every place the sentences name,
+and the 10-bit key of the dateline's place); the native core computes the same values (``native/src/core.rs``)."""
 
 from __future__ import annotations
 
@@ -20,13 +22,23 @@ from typing import Iterable, Iterator
 
 from es_simhash.fingerprint import text as _text
 
-__all__ = ["date_bag", "place_bag", "event_bags", "place_key", "place_keys", "places", "DAYS", "MONTHS", "WEEKDAYS",
-           "YEARS", "DATE_FIELDS", "PLACES_KEPT"]
+__all__ = ["date_bag", "place_bag", "event_bags", "dateline_key", "datelines", "place_key", "place_keys", "places",
+           "DAYS", "MONTHS", "WEEKDAYS", "YEARS", "DATE_FIELDS", "PLACES_KEPT", "NAMED_PLACES"]
 
 PLACES_KEPT = 6
 """The places a place bag keeps: the six with the least keys (:func:`place_key`)."""
 PLACE_KEY_BITS = 10
-"""The bits of a place's key in a place bag: six keys fill 60 of its 64 bits."""
+"""The bits of a place's key (:func:`place_key`); the dateline's place is kept whole."""
+PLACE_SLOT_BITS = 9
+"""The bits of each of the :data:`PLACES_KEPT` places in a place bag: the top 9 of its key (the least keys stay the
+least), the six in the bag's lowest 54 bits."""
+DATELINE_SHIFT = PLACES_KEPT * PLACE_SLOT_BITS
+"""Where the key of the dateline's place sits in a place bag: its top 10 bits."""
+NAMED_PLACES = (1 << DATELINE_SHIFT) - 1
+"""The bits of a place bag that hold the places its text's sentences name (the rest: the dateline's place)."""
+DATELINE_HEAD = 48
+"""How far into a line a dateline's place may begin (after an agency's or a paper's name: ``据新华社``, ``本报``)."""
+_DATELINE_TAIL = re.compile("(?:[0-9]{1,2}月[0-9]{1,2}日|[一二三四五六七八九十]{1,3}月[一二三四五六七八九十]{1,3}日)?[电讯]")
 
 DAYS = (1 << 31) - 1
 """Bits 0-30 of a date bag: the days of the month (day ``d`` is bit ``d - 1``)."""
@@ -190,7 +202,7 @@ def date_bag(normalized: str) -> int:
 def event_bags(normalized: str) -> tuple[int, int]:
     """:func:`date_bag` and :func:`place_bag` of a normalised text, its sentence lines read once."""
     text = _sentences_of(normalized)
-    return _dates(text), _places_in(text)
+    return _dates(text), _places_in(text) | dateline_key(normalized) << DATELINE_SHIFT
 
 
 def _sentences_of(normalized: str) -> str:
@@ -248,11 +260,13 @@ def place_names() -> list[tuple[str, int]]:
 def place_bag(normalized: str) -> int:
     """:attr:`Fingerprint.place_bag` of a normalised text: of every place its sentence lines name (read left to
     right, the longest name at each point: :func:`places`), the :data:`PLACES_KEPT` with the least keys
-    (:func:`place_key`), ascending in the bag's 10-bit slots from the lowest; 0 for a text that names none. The
+    (:func:`place_key`), ascending in the bag's 9-bit slots from the lowest (the top 9 bits of each key); 0 for a
+    text that names none. The
     least keys are a consistent sample (bottom-k): below the larger of two full bags' last keys, each bag holds every
     place its text names, so two bags compare as the two texts' places would there (:func:`place_keys`,
-    :meth:`MatchTests._other_places <es_simhash.decide.match.MatchTests._other_places>`)."""
-    return _places_in(_sentences_of(normalized))
+    :meth:`MatchTests._other_places <es_simhash.decide.match.MatchTests._other_places>`); above them, the key of the
+    dateline's place (:func:`dateline_key`)."""
+    return event_bags(normalized)[1]
 
 
 def _places_in(text: str) -> int:
@@ -268,7 +282,33 @@ def _places_in(text: str) -> int:
                 found.add(key)
                 at = j
                 break
-    return sum(k << (PLACE_KEY_BITS * i) for i, k in enumerate(sorted(found)[:PLACES_KEPT]))
+    slots = sorted({(k >> (PLACE_KEY_BITS - PLACE_SLOT_BITS)) or 1 for k in found})[:PLACES_KEPT]
+    return sum(k << (PLACE_SLOT_BITS * i) for i, k in enumerate(slots))
+
+
+def dateline_key(normalized: str) -> int:
+    """The key (:func:`place_key`) of the place a normalised text's dateline names: a place name (the longest at each
+    point, as :func:`place_bag` reads them) that begins within :data:`DATELINE_HEAD` characters of a line's start and
+    is followed by a date (``1月25日``, ``一月二十五日``) or none, then ``电`` or ``讯`` (``新华社北京1月25日电``,
+    ``本报无锡1月23日讯``, ``新华社北京电``). Every line is read, whether it ends a sentence or not. 0 when no line
+    carries a dateline, or when the lines carry datelines of more than one place (a page of several reports, whose
+    copies may give them in another order or keep a part of them)."""
+    keys, prefixes = places()
+    seen: set[int] = set()
+    for line in normalized.split("\n"):
+        at = 0
+        for i in range(min(len(line), DATELINE_HEAD) - 1):
+            longest = prefixes.get(line[i:i + 2]) if i >= at else None
+            if not longest:
+                continue
+            for j in range(min(len(line), i + longest), i + 1, -1):
+                key = keys.get(line[i:j])
+                if key:
+                    at = j
+                    if _DATELINE_TAIL.match(line, j):
+                        seen.add(key)
+                    break
+    return next(iter(seen)) if len(seen) == 1 else 0
 
 
 def place_key(name: str) -> int:
@@ -279,12 +319,17 @@ def place_key(name: str) -> int:
 def place_keys(a: int, b: int) -> tuple[frozenset[int], frozenset[int]]:
     """The places two place bags (:func:`place_bag`) can be compared on: each bag's keys up to the least last key
     of a full bag (a bag of :data:`PLACES_KEPT` keys may leave out places with greater keys; below its last key it
-    leaves out none)."""
-    mask = (1 << PLACE_KEY_BITS) - 1
-    mine, theirs = ([k for k in ((bag >> (PLACE_KEY_BITS * i)) & mask for i in range(PLACES_KEPT)) if k]
+    leaves out none). The datelines' places are not among them (:func:`datelines`)."""
+    mask = (1 << PLACE_SLOT_BITS) - 1
+    mine, theirs = ([k for k in ((bag >> (PLACE_SLOT_BITS * i)) & mask for i in range(PLACES_KEPT)) if k]
                     for bag in (a, b))
     upto = min(max(keys) if len(keys) == PLACES_KEPT else mask for keys in (mine, theirs))
     return frozenset(k for k in mine if k <= upto), frozenset(k for k in theirs if k <= upto)
+
+
+def datelines(a: int, b: int) -> tuple[int, int]:
+    """The keys of the places two place bags' datelines name (:func:`dateline_key`; 0: none)."""
+    return a >> DATELINE_SHIFT, b >> DATELINE_SHIFT
 
 
 def _utf8_hash(s: str) -> int:

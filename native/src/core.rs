@@ -25,7 +25,7 @@ use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
 /// The fingerprint version this core computes (`es_simhash.fingerprint.FINGERPRINT_VERSION` must equal it).
-pub const FINGERPRINT_VERSION: u32 = 10;
+pub const FINGERPRINT_VERSION: u32 = 11;
 const SKETCH_BIT: u64 = 1 << 63;
 const CJK_SENTENCE_BIT: u64 = 1 << 62;
 const GOLDEN: u64 = 0x9E3779B97F4A7C15;
@@ -1463,11 +1463,16 @@ fn pair(a: char, b: char) -> u64 {
     (a as u64) << 32 | b as u64
 }
 
-/// `events.place_bag` of the sentence lines `t`: of every place named (the longest name at each point), the
-/// `PLACES_KEPT` least keys, ascending in the bag's 10-bit slots from the lowest.
+/// `events.PLACES_KEPT`, `events.PLACE_SLOT_BITS`, `events.DATELINE_SHIFT`, `events.DATELINE_HEAD`
+const PLACES_KEPT: usize = 6;
+const PLACE_SLOT_BITS: usize = 9;
+const DATELINE_SHIFT: usize = PLACES_KEPT * PLACE_SLOT_BITS;
+const DATELINE_HEAD: usize = 48;
+
+/// `events.place_bag` of the sentence lines `t` (without the dateline): of every place named (the longest name at
+/// each point), the `PLACES_KEPT` least keys, ascending in the bag's 9-bit slots from the lowest (each key's top 9
+/// bits).
 fn place_bag(t: &[char], places: &Places) -> u64 {
-    const KEPT: usize = 6;
-    const KEY_BITS: usize = 10;
     let n = t.len();
     if places.bits.is_empty() || n < 2 {
         return 0;
@@ -1492,8 +1497,70 @@ fn place_bag(t: &[char], places: &Places) -> u64 {
         }
         i = next;
     }
-    found.sort_unstable();
-    found.iter().take(KEPT).enumerate().fold(0u64, |bag, (i, &k)| bag | (k << (KEY_BITS * i)))
+    let mut slots: Vec<u64> = found.iter().map(|&k| (k >> 1).max(1)).collect();
+    slots.sort_unstable();
+    slots.dedup();
+    slots.iter().take(PLACES_KEPT).enumerate().fold(0u64, |bag, (i, &k)| bag | (k << (PLACE_SLOT_BITS * i)))
+}
+
+/// The length of the run of `chars` at `t[at..]`.
+fn run_of(t: &[char], at: usize, chars: &str) -> usize {
+    t[at.min(t.len())..].iter().take_while(|c| chars.contains(**c)).count()
+}
+
+/// Whether `t[j..]` begins as `events._DATELINE_TAIL` matches: a date (1-2 digits 月 1-2 digits 日, or 1-3 Chinese
+/// numerals 月 1-3 numerals 日) or none, then 电 or 讯.
+fn dateline_tail(t: &[char], j: usize) -> bool {
+    const CN: &str = "一二三四五六七八九十";
+    let ends = |k: usize| k < t.len() && (t[k] == '电' || t[k] == '讯');
+    for (digits, most) in [("0123456789", 2), (CN, 3)] {
+        let m = run_of(t, j, digits);
+        if (1..=most).contains(&m) && t.get(j + m) == Some(&'月') {
+            let d = run_of(t, j + m + 1, digits);
+            if (1..=most).contains(&d) && t.get(j + m + 1 + d) == Some(&'日') && ends(j + m + 2 + d) {
+                return true;
+            }
+        }
+    }
+    ends(j)
+}
+
+/// `events.dateline_key` of a normalised text: the key of the place its datelines name, when they name one place
+/// (0: none, or several).
+fn dateline_key(normalized: &str, places: &Places) -> u64 {
+    if places.bits.is_empty() {
+        return 0;
+    }
+    let mut seen: Vec<u64> = Vec::new();
+    let mut key = String::new();
+    for line in normalized.split('\n') {
+        // (a name of at most 45 characters that begins in the head, and the longest tail after it)
+        let t: Vec<char> = line.chars().take(DATELINE_HEAD + 64).collect();
+        let n = t.len();
+        let mut at = 0;
+        for i in 0..n.min(DATELINE_HEAD).saturating_sub(1) {
+            if i < at {
+                continue;
+            }
+            let Some(&longest) = places.longest.get(&pair(t[i], t[i + 1])) else { continue };
+            for j in (i + 2..=n.min(i + longest)).rev() {
+                key.clear();
+                key.extend(&t[i..j]);
+                if let Some(&k) = places.bits.get(key.as_str()) {
+                    at = j;
+                    if dateline_tail(&t, j) && !seen.contains(&k) {
+                        seen.push(k);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    if seen.len() == 1 {
+        seen[0]
+    } else {
+        0
+    }
 }
 
 // -- the fingerprinter ---------------------------------------------------------------------------------------
@@ -2199,7 +2266,7 @@ impl Core {
         let number_bag = number_bag(text);
         let lines = sentence_lines(text);
         let date_bag = date_bag(&lines);
-        let place_bag = place_bag(&lines, &cfg.places);
+        let place_bag = place_bag(&lines, &cfg.places) | dateline_key(text, &cfg.places) << DATELINE_SHIFT;
         #[cfg(feature = "bench")]
         {
             STAGE_NANOS[0].fetch_add((t_counted - t_start).as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
