@@ -215,3 +215,84 @@ def test_a_stored_document_is_written_in_its_partition_and_created_nowhere_else(
     copies = every_copy(client, alias)
     assert sorted((c["id"], c["index"]) for c in copies) == [("zh0", f"{alias}-000001"), ("zh2", f"{alias}-000003")]
     assert index.fetch(["zh0"])["zh0"].distance == 1 and len(index) == 2
+
+
+def test_dropping_the_oldest_partition_keeps_the_clusters_of_the_others_whole(crawl, es_url, client, alias, tmp_path):
+    """`drop-partition` of the oldest partition: it is gone from the alias and deleted; every `cluster` and
+    `duplicate_of` of the documents left names a document that exists; the members of a cluster whose canonical it
+    held keep together under one canonical; nothing else moves; a repair right after moves no document into another
+    cluster. The partition written into is refused, and so is a name that is no partition of the alias."""
+    index_into(alias, crawl, es_url, tmp_path)
+    parts = partitions(client, alias)
+    oldest, newest = min(parts), write_index(client, alias)
+    before = stored_once(client, alias)
+    where = {c["id"]: c["index"] for c in every_copy(client, alias)}
+    dropped = {i for i, p in where.items() if p == oldest}
+    orphaned = {i for i, (cluster, _) in before.items() if cluster in dropped and i not in dropped}
+    assert len(orphaned) > 20  # (members elsewhere of canonicals in the oldest partition: the test has a case)
+
+    refused = run_cli("drop-partition", newest, "--index", alias, es_url=es_url, cwd=tmp_path)
+    assert refused.returncode != 0 and "writes into" in refused.stderr.decode(), refused.stderr.decode()
+    unknown = run_cli("drop-partition", f"{alias}x-000001", "--index", alias, es_url=es_url, cwd=tmp_path)
+    assert unknown.returncode != 0 and "is no partition of" in unknown.stderr.decode(), unknown.stderr.decode()
+    assert partitions(client, alias) == parts  # (nothing dropped)
+
+    res = run_cli("drop-partition", oldest, "--index", alias, es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    assert f"dropped {oldest!r} ({len(dropped):,} documents)" in res.stderr.decode(), res.stderr.decode()
+    assert oldest not in partitions(client, alias) and oldest not in client.indices.get_alias(name=alias)
+    after = stored_once(client, alias)
+    assert after.keys() == before.keys() - dropped
+    for i, (cluster, dup_of) in after.items():
+        assert cluster in after and after[cluster][0] == cluster, (i, cluster)
+        assert dup_of is None or dup_of in after, (i, dup_of)
+    # the members of a cluster whose canonical was dropped stay together when they match one another (one that
+    # was in it only through the dropped canonical is decided afresh, as `delete` decides it)
+    from es_simhash import DefaultRule, Fingerprinter, StoredDoc
+
+    texts = {r["id"]: r["content"] for r in map(json.loads, crawl.read_text(encoding="utf-8").splitlines())}
+    fingerprints = dict(zip(sorted(orphaned), Fingerprinter().fingerprint_many([texts[i] for i in sorted(orphaned)])))
+    rule = DefaultRule.for_run(recheck=True)
+
+    def match(a: str, b: str) -> bool:
+        return any(rule.decide(fingerprints[x], [StoredDoc(y, fingerprints[y], y)]) is not None
+                   for x, y in ((a, b), (b, a)))
+
+    pairs = [(a, b) for a in orphaned for b in orphaned if a < b and before[a][0] == before[b][0] and match(a, b)]
+    assert len(pairs) > 10
+    apart = [(a, b) for a, b in pairs if after[a][0] != after[b][0]]
+    assert not apart, apart[:5]
+    assert len({before[i][0] for i in orphaned}) > len({after[i][0] for i in orphaned}) / 2  # (kept, not scattered)
+    # nothing else moved
+    moved = [i for i in after if i not in orphaned and after[i][0] != before[i][0]
+             and before[i][0] not in dropped]
+    assert not moved, moved[:5]
+    changed = {json.loads(x)["id"] for x in res.stdout.decode().splitlines()}
+    assert changed and changed <= after.keys()
+    repaired = run_cli("repair", "--index", alias, "--no-progress", es_url=es_url, cwd=tmp_path)
+    assert repaired.returncode == 0, repaired.stderr.decode()
+    regrouped = [c for c in map(json.loads, repaired.stdout.decode().splitlines()) if c["cluster"] != c["was_cluster"]
+                 and c["id"] != c["was_cluster"]]
+    assert not [c for c in regrouped if c["change"] != "decided again"], regrouped[:3]
+
+
+def test_a_drop_interrupted_after_the_partition_left_the_alias_is_finished_by_running_it_again(
+        es_url, client, alias, tmp_path):
+    """A drop killed after it took the partition out of the alias, before it decided the rest again and deleted it
+    (the state it leaves: members pointing at documents no read sees): the same command finishes it."""
+    from es_simhash.index.elastic.admin import detach
+
+    records = [{"id": f"zh{i}", "content": t} for i, t in enumerate(chinese_articles()[:12])]
+    records += [{"id": f"zh{i}-reprint", "content": "转载：" + r["content"]} for i, r in enumerate(records)]
+    res = run_cli("index", _write(tmp_path / "articles.jsonl", records), "--index", alias, "--rollover-docs", "12",
+                  "--batch-size", "12", "--no-progress", cwd=tmp_path, es_url=es_url)
+    assert res.returncode == 0, res.stderr.decode()
+    oldest = min(partitions(client, alias))
+    assert detach(client, alias, oldest)  # (the first step of a drop, then the kill)
+    res = run_cli("drop-partition", oldest, "--index", alias, es_url=es_url, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    assert not client.indices.exists(index=oldest)
+    after = stored_once(client, alias)
+    assert sorted(after) == sorted(r["id"] for r in records[12:])
+    assert all(cluster in after and (dup_of is None or dup_of in after) for cluster, dup_of in after.values())
+    assert all(after[f"zh{i}-reprint"] == (f"zh{i}-reprint", None) for i in range(12))  # (canonicals now)

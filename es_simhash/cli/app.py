@@ -132,6 +132,7 @@ for name, function in (
     ("explain", embedded.explain),
     ("evaluate", embedded.evaluate),
     ("delete", elastic.delete),
+    ("drop-partition", elastic.drop_partition),
     ("repair", elastic.repair),
     ("migrate", elastic.migrate),
     ("version", version),

@@ -201,6 +201,40 @@ def delete(
     err(f"deleted {len(deleted):,} of {len(wanted):,} documents from {index!r}"
         f"{f' ({len(missing):,} not found)' if missing else ''}; {moved:,} other documents changed cluster")
 
+Partition = Annotated[str, typer.Argument(
+    help="The partition to drop: ALIAS-NNNNNN, as `index --rollover-docs` names them.", show_default=False)]
+
+
+@connection_options
+def drop_partition(
+    partition: Partition,
+    index: IndexName = DEFAULT_INDEX,
+    k: MaxDistance = MAX_DISTANCE,
+    *, connection: Connection,
+) -> None:
+    """Drop a partition of a crawl stored in partitions, and keep the clusters of the others whole.
+
+    For an --index that `index --rollover-docs` made an alias over partitions: the partition is taken out of the
+    alias, what its documents leave behind in the other partitions is decided again as `delete` decides it (the
+    members of a cluster whose canonical it held keep together under the earliest remaining member; no document is
+    left pointing at a dropped one), and the partition is deleted. Prints one JSON line per document of the other
+    partitions that changed. The partition the alias writes into is refused. Interrupted, run it again: it finishes
+    the drop.
+    """
+    from es_simhash.clustering import drop_partition as drop
+    from es_simhash.decide.default import DefaultRule
+
+    with Elastic(connection, index) as es:
+        backend = maintained_index(es, index)
+        try:
+            dropped, settled = drop(backend, DefaultRule.for_run(k), partition)
+        except MaintenanceError as exc:
+            raise UserError(str(exc)) from None
+    print_changes(settled.changes)
+    err(f"dropped {partition!r} ({dropped:,} documents) from {index!r}; "
+        f"{len({c.id for c in settled.changes}):,} documents of the other partitions changed cluster")
+
+
 def _read_ids(ids_file: Path) -> list[str]:
     """The ids of an --ids file (``-``: stdin)."""
     from es_simhash.clustering import iter_ids

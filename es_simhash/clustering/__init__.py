@@ -9,14 +9,16 @@ updates decided again in arrival order): docs/how-it-works.md, "The consistency 
 
 Modules: :mod:`~es_simhash.clustering.writes` (the conditional writer and what changed),
 :mod:`~es_simhash.clustering.templates` (shared sentences), :mod:`~es_simhash.clustering.settle`,
-:mod:`~es_simhash.clustering.delete`, :mod:`~es_simhash.clustering.recheck`, :mod:`~es_simhash.clustering.repair`.
+:mod:`~es_simhash.clustering.delete`, :mod:`~es_simhash.clustering.partitions` (dropping a partition),
+:mod:`~es_simhash.clustering.recheck`, :mod:`~es_simhash.clustering.repair`.
 """
 
 from es_simhash.clustering.delete import delete, iter_ids
+from es_simhash.clustering.partitions import drop_partition
 from es_simhash.clustering.recheck import recheck
 from es_simhash.clustering.repair import RepairInterrupted, repair
 from es_simhash.clustering.settle import settle
 from es_simhash.clustering.writes import Change, RepairReport, Settled
 from es_simhash.errors import MaintenanceError
 
-__all__ = ["settle", "delete", "iter_ids", "repair", "recheck", "RepairInterrupted", "Change", "Settled", "RepairReport", "MaintenanceError"]
+__all__ = ["settle", "delete", "drop_partition", "iter_ids", "repair", "recheck", "RepairInterrupted", "Change", "Settled", "RepairReport", "MaintenanceError"]

@@ -3,7 +3,7 @@ sequential run without them would have decided it; :func:`iter_ids` reads ids, o
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 from es_simhash.defaults import MAX_WRITE_ATTEMPTS
 from es_simhash.decide.rule import DecisionRule
@@ -42,19 +42,27 @@ def delete(index: MaintainedIndex, rule: DecisionRule, ids: Iterable[str]) -> tu
     else:
         raise MaintenanceError(f"{len(todo)} documents kept changing while being deleted; run again")
     if departed:
-        gone = {d.id for d in departed}
-        roots = {d.id if d.cluster == d.id else d.cluster for d in departed} - gone
-        rewritten = redecide(index, rule, writer, roots, gone)
-        merged = settle_canonicals(index, rule, writer, [], left=departed)
-        repoint(index, writer, [d.id for d in rewritten] + merged, rule)
-        if rule.recheck:
-            # (decided again as the recheck decides, and as repair checks: a member re-decided on arrival's terms
-            # may rest on a template's lines that the other clusters show to be boilerplate; and a document near
-            # a deleted one was decided with it among its candidates)
-            found = index.lookup([Lookup(d.id, d.fingerprint) for d in departed], rule.candidate_contract)
-            near = {c.id for res in found for c in res.candidates}
-            until_settled(index, rule, writer, near | {c.id for c in settled.changes if c.why != "deleted"})
+        settle_departed(index, rule, writer, departed)
     return deleted, missing, settled
+
+
+def settle_departed(index: MaintainedIndex, rule: DecisionRule, writer: Writer, departed: Sequence[StoredDoc]) -> None:
+    """Decide again what documents that left ``index`` (``departed``, as they were stored) leave behind: the rest
+    of their clusters, as a sequential run without them would have decided it (the earliest remaining member the
+    canonical), no document left pointing at one of them; with a rechecked rule, what changed and the documents
+    near the departed ones are then decided again as the recheck decides. The changes go through ``writer``."""
+    gone = {d.id for d in departed}
+    roots = {d.id if d.cluster == d.id else d.cluster for d in departed} - gone
+    rewritten = redecide(index, rule, writer, roots, gone)
+    merged = settle_canonicals(index, rule, writer, [], left=list(departed))
+    repoint(index, writer, [d.id for d in rewritten] + merged, rule)
+    if rule.recheck:
+        # (decided again as the recheck decides, and as repair checks: a member re-decided on arrival's terms
+        # may rest on a template's lines that the other clusters show to be boilerplate; and a document near
+        # a departed one was decided with it among its candidates)
+        found = index.lookup([Lookup(d.id, d.fingerprint) for d in departed], rule.candidate_contract)
+        near = {c.id for res in found for c in res.candidates}
+        until_settled(index, rule, writer, near | {c.id for c in writer.settled.changes if c.why != "deleted"})
 
 
 def iter_ids(lines: Iterable[str]) -> Iterator[str]:

@@ -32,7 +32,7 @@ from es_simhash.lookup.candidates import CandidateContract
 from es_simhash.lookup.keys import LookupKeys
 
 __all__ = [
-    "Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "arrival_key", "precedence_key",
+    "Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "PartitionedIndex", "arrival_key", "precedence_key",
     "with_version", "written_state"
 ]
 
@@ -197,4 +197,19 @@ class MaintainedIndex(FingerprintIndex, Protocol):
         """For each of ``hashes`` (sentence or sketch hashes), the first ``limit`` stored documents holding it in
         arrival order (:func:`arrival_key`): what settling needs to know which of a document's hashes were
         boilerplate when it arrived (held by more than ``max_sentence_df`` documents that arrived before it)."""
+        ...
+
+
+class PartitionedIndex(MaintainedIndex, Protocol):
+    """A maintained index stored in partitions (an alias over time-partitioned indexes): what dropping one needs
+    (:func:`~es_simhash.clustering.drop_partition`)."""
+
+    def detach_partition(self, partition: str) -> list[StoredDoc]:
+        """Take ``partition`` out of what the index reads (lookups, fetches and scans no longer see its documents)
+        and return its documents as they were stored (without text or record). A partition taken out before and
+        not yet deleted (a drop interrupted) gives its documents again. Refuses the partition written into."""
+        ...
+
+    def delete_partition(self, partition: str) -> None:
+        """Delete ``partition`` (taken out by :meth:`detach_partition`) and its documents for good."""
         ...

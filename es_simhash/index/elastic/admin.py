@@ -127,9 +127,27 @@ def ensure_partitioned(client, alias: str, fingerprint_config: dict[str, Any], r
                         aliases={alias: {"is_write_index": True}})
 
 
+def is_partition_of(alias: str, name: str) -> bool:
+    """Whether ``name`` is named as a partition of ``alias`` (``ALIAS-`` and a number, as rollover names them)."""
+    return name.startswith(f"{alias}-") and name[len(alias) + 1:].isdigit()
+
+
 def partitions(client, alias: str) -> list[str]:
     """The concrete indexes behind ``alias``, sorted."""
     return sorted(client.indices.get_alias(name=alias))
+
+
+def detach(client, alias: str, partition: str) -> bool:
+    """Take ``partition`` out of ``alias`` (one alias request); True when it was behind it. The write index is
+    refused (:class:`ElasticError`: roll over first)."""
+    behind = partitions(client, alias)
+    if partition not in behind:
+        return False
+    if partition == write_index(client, alias):
+        raise ElasticError(f"{partition!r} is the partition {alias!r} writes into: it cannot be dropped (roll the "
+                           "alias over first)")
+    client.indices.update_aliases(actions=[{"remove": {"index": partition, "alias": alias}}])
+    return True
 
 
 def write_index(client, alias: str) -> str:

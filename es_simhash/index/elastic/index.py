@@ -7,8 +7,9 @@ from typing import Any, Callable, Collection, Iterator, Mapping, Sequence
 from es_simhash.defaults import MAX_SENTENCE_DF, RETRY_FOR
 from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.records import StoredDoc
-from es_simhash.index.elastic.admin import (check_index_config, ensure_index, ensure_partitioned, index_exists,
-                                            require_index, roll_over)
+from es_simhash.errors import ElasticError
+from es_simhash.index.elastic.admin import (check_index_config, detach, ensure_index, ensure_partitioned,
+                                            index_exists, is_partition_of, require_index, roll_over)
 from es_simhash.index.elastic.errors import elastic_errors
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.planner import Boilerplate, LookupPlanner
@@ -295,6 +296,36 @@ class ElasticIndex:
     def records(self, page: int = 500) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
         """``(id, text, record)`` of every stored document, the earliest first (:meth:`MaintenanceReader.records`)."""
         return self.reader.records(page)
+
+    def partitions(self) -> list[str]:
+        """The partitions behind the alias, read now (``[index]`` for an index)."""
+        with elastic_errors(self.handle.url):
+            return self.handle.partitions()
+
+    def detach_partition(self, partition: str) -> list[StoredDoc]:
+        """Take ``partition`` (``ALIAS-NNNNNN``) out of the alias and return its documents as stored (without text
+        or record; held in memory: about 2.5 KB each). A partition of the alias taken out before and not yet deleted
+        gives its documents again; the partition written into is refused, as is a name that is no partition of the
+        alias (:class:`~es_simhash.errors.ElasticError`, one line)."""
+        alias, client = self.handle.index, self.handle.client
+        with elastic_errors(self.handle.url):
+            if not self.handle.is_alias():
+                raise ElasticError(f"{alias!r} is an index, not an alias over partitions: it has no partition to drop")
+            taken_out = detach(client, alias, partition)
+            if not taken_out and not (is_partition_of(alias, partition) and client.indices.exists(index=partition)):
+                raise ElasticError(f"{partition!r} is no partition of {alias!r} (its partitions: "
+                                   f"{', '.join(self.handle.partitions())})")
+            part = ElasticIndex(client, partition, url=self.handle.url, retry_for=self.handle.retry_for)
+            return [d for page in part.scan() for d in page]
+
+    def delete_partition(self, partition: str) -> None:
+        """Delete ``partition``, once :meth:`detach_partition` took it out of the alias (refused while it is behind
+        it)."""
+        alias, client = self.handle.index, self.handle.client
+        with elastic_errors(self.handle.url):
+            if partition in self.handle.partitions():
+                raise ElasticError(f"{partition!r} is still behind {alias!r}: take it out first (detach_partition)")
+            client.options(ignore_status=404).indices.delete(index=partition)
 
     def scan(self, page: int = 1000, after: str | None = None, since: int | None = None
              ) -> Iterator[list[StoredDoc]]:

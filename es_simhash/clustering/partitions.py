@@ -1,0 +1,25 @@
+"""Dropping a partition of an index stored in partitions (:func:`drop_partition`): the oldest months of a crawl
+that runs for years, deleted without leaving a pointer to a missing document."""
+
+from __future__ import annotations
+
+from es_simhash.decide.rule import DecisionRule
+from es_simhash.index.base import PartitionedIndex
+from es_simhash.clustering.delete import settle_departed
+from es_simhash.clustering.writes import Settled, Writer
+
+
+def drop_partition(index: PartitionedIndex, rule: DecisionRule, partition: str) -> tuple[int, Settled]:
+    """Drop ``partition``: take it out of what ``index`` reads, decide again what its documents leave behind in
+    the other partitions (the members of a cluster whose canonical it held keep together under the earliest
+    remaining member; no document is left pointing at a dropped one: :func:`~es_simhash.clustering.delete.
+    settle_departed`, as :func:`~es_simhash.clustering.delete` does for deleted documents), then delete it.
+    Returns the number of documents dropped and the changes to the documents that remain. Interrupted, it leaves
+    the partition taken out but not deleted, and the same call finishes it. The partition written into is
+    refused."""
+    departed = index.detach_partition(partition)
+    settled = Settled()
+    if departed:
+        settle_departed(index, rule, Writer(index, settled), departed)
+    index.delete_partition(partition)
+    return len(departed), settled
