@@ -38,7 +38,11 @@ the neighbours planted at 4 and 5 bits must not come back). Both must be 1.0 wit
 **Why partitions cost what they cost**, measured after the passes: the client-side profile of one 500-lookup
 call (``lookup.profile``: ``client.msearch`` round trip, doc values, the matching), and the captured requests
 replayed with ``urllib`` (``lookup.replay``: raw round trip, the server's ``took``, and the profile API's query
-and fetch phase times summed over the shards searched, with the number of shards).
+and fetch phase times summed over the shards searched, with the number of shards); then (``--no-diagnose`` leaves
+it out) the first captured 500-lookup search replayed on both layouts as sent and cut down, one cost left out at a
+time (no doc values fetched; a page of 3,000 instead of 10,000; only the ``lookup_keys`` clause; only the ``ids``
+clause; only the ``content_hash`` clause), ``took`` the median of 5, and the profile API's breakdown of that search
+summed over the shards (query phase by step, Lucene rewrite, collector, fetch by sub-phase).
 
 The last line is::
 
@@ -55,12 +59,15 @@ also on an error, Ctrl-C or SIGTERM.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import platform
 import signal
 import sys
 import time
+import urllib.parse
+import urllib.request
 from typing import Any, Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -213,6 +220,83 @@ def _shards_searched(index, queries) -> int:
     return int(resp["_shards"]["total"])
 
 
+def _send(url: str, index_name: str, body: dict[str, Any], filter_path: str) -> dict[str, Any]:
+    """One search in an ``_msearch`` request (as ElasticIndex sends it), with urllib."""
+    header = json.dumps({"index": index_name, "allow_partial_search_results": False})
+    data = f"{header}\n{json.dumps(body, separators=(',', ':'))}\n".encode()
+    req = urllib.request.Request(f"{url}/_msearch?filter_path={urllib.parse.quote(filter_path, safe=',._*')}",
+                                 data=data, headers={"Content-Type": "application/x-ndjson"}, method="POST")
+    with urllib.request.urlopen(req, timeout=300) as resp:
+        return json.loads(resp.read())["responses"][0]
+
+
+def variants(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The captured batched search and the same search cut down, each variant leaving one cost out: which
+    clause (ids, content hashes, lookup keys) and which phase (the fetch of doc values, the page size) the time
+    goes to."""
+    should = body["query"]["bool"]["filter"]["bool"]["should"]
+
+    def only(kind: str, field: str | None = None) -> dict[str, Any]:
+        keep = [c for c in should if kind in c and (field is None or field in c[kind])]
+        return {**body, "query": {"bool": {"filter": {"bool": {"should": keep, "minimum_should_match": 1}}}}}
+
+    return {"as sent": body,
+            "no docvalue_fields (fetch nothing)": {k: v for k, v in body.items() if k != "docvalue_fields"},
+            "size 3,000 (not 10,000)": {**body, "size": 3000},
+            "lookup_keys clause only": only("terms", "lookup_keys"),
+            "ids clause only": only("ids"),
+            "content_hash clause only": only("terms", "content_hash")}
+
+
+def diagnose(layouts: dict[str, dict[str, Any]], url: str, repeats: int) -> None:
+    """Replay variants of the first captured 500-lookup search on both layouts (``took``, median of ``repeats``,
+    after one untimed send), and the profile API's breakdown of it summed over the shards searched."""
+    names = {key: e["index"].index for key, e in layouts.items()}
+    body = layouts["one"]["captured"]["b500"][0][0]  # (the same queries: the same body on both layouts)
+    assert body == layouts["partitioned"]["captured"]["b500"][0][0]
+    rows = [("search (first 500 lookups)", *(f"{k} took ms" for k in names), "part/one")]
+    for label, b in variants(body).items():
+        took = {}
+        for key, name in names.items():
+            _send(url, name, b, "responses.took")
+            took[key] = _es.median([_send(url, name, b, "responses.took")["took"] for _ in range(repeats)])
+        rows.append((label, *(f"{took[k]:.0f}" for k in names),
+                     f"{took['partitioned'] / took['one']:.1f}x" if took["one"] else "-"))
+    print(f"\n-- why: the first captured 500-lookup search and variants of it, replayed with urllib (took, median of "
+          f"{repeats}; the node shared as above)")
+    print(_es.fmt_table(rows))
+    prof = {key: _send(url, name, {**body, "profile": True}, "responses.profile.shards")["profile"]["shards"]
+            for key, name in names.items()}
+    parts: dict[str, dict[str, float]] = {}
+    for key, shards in prof.items():
+        acc: dict[str, float] = {}
+        for sh in shards:
+            for srch in sh["searches"]:
+                for q in srch["query"]:
+                    acc["query total"] = acc.get("query total", 0) + q["time_in_nanos"]
+                    for k, v in q["breakdown"].items():
+                        if not k.endswith("_count") and v:
+                            acc[f"  query {k}"] = acc.get(f"  query {k}", 0) + v
+                acc["rewrite"] = acc.get("rewrite", 0) + srch.get("rewrite_time", 0)
+                acc["collector"] = acc.get("collector", 0) + sum(c["time_in_nanos"] for c in srch["collector"])
+            fetch = sh.get("fetch", {})
+            acc["fetch total"] = acc.get("fetch total", 0) + fetch.get("time_in_nanos", 0)
+            for c in fetch.get("children", []):
+                acc[f"  fetch {c['type']}"] = acc.get(f"  fetch {c['type']}", 0) + c["time_in_nanos"]
+        acc["shards"] = len(shards)
+        parts[key] = acc
+    keys = list(dict.fromkeys(k for acc in parts.values() for k in acc))
+    order = sorted(keys, key=lambda k: (k == "shards", k.startswith("fetch") or k.startswith("  fetch"),
+                                        k.startswith("rewrite") or k.startswith("collector"), k))
+    prow = [("profile API, ms summed over shards", *names, "part/one")]
+    for k in order:
+        a, b = (parts[key].get(k, 0) for key in names)
+        scale = 1 if k == "shards" else 1e6
+        prow.append((k, *(f"{parts[key].get(k, 0) / scale:.1f}" for key in names),
+                     f"{b / a:.1f}x" if a else "-"))
+    print(_es.fmt_table(prow))
+
+
 def report(layouts: dict[str, dict[str, Any]], n: int, args, n_queries: int, loadavg: float, t_start: float) -> int:
     one, part = layouts["one"], layouts["partitioned"]
     rows = [("metric", "one index", f"{args.partitions} partitions", "part/one")]
@@ -304,6 +388,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "same for both layouts)")
     lookup.add_load_options(ap)
     _es.add_node_options(ap, heap="2g")
+    ap.add_argument("--no-diagnose", action="store_true", help="leave out the replay of variants of one captured "
+                    "search and its profile breakdown (where the partitions' extra time goes)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a check fails")
     args = ap.parse_args(argv)
     if min(args.size, args.partitions, args.queries, args.passes, args.sweeps, args.merge_segments, args.load_chunk,
@@ -355,6 +441,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"brute force: {sum(len(t) for t in truth):,} stored SimHashes within {K} bits of the "
                   f"{len(queries):,} queries ({brute_s:.1f} s over {n:,})", flush=True)
             loadavg = measure(layouts, queries, truth, url, args)
+            if not args.no_diagnose:
+                diagnose(layouts, url, repeats=5)
             code = report(layouts, n, args, len(queries), loadavg, t_start)
         finally:
             for name in made:
