@@ -176,8 +176,9 @@ def create_index(client, config: dict, n: int, design: str, query_cache: bool) -
 
 
 def load(client, index, sims: np.ndarray, contents: np.ndarray, chunk: int, threads: int,
-         merge_segments: int) -> dict[str, float]:
-    """Bulk-load the documents in ``ElasticIndex.add``'s layout, refresh, force-merge; returns timings (s)."""
+         merge_segments: int, first_id: int = 0) -> dict[str, float]:
+    """Bulk-load the documents in ``ElasticIndex.add``'s layout, refresh, force-merge; returns timings (s). The
+    documents are ``d{first_id}``, ``d{first_id + 1}``, ... (``bench/partitions.py`` loads a slice per partition)."""
     from es_simhash.records import StoredDoc
 
     name = index.index
@@ -195,7 +196,7 @@ def load(client, index, sims: np.ndarray, contents: np.ndarray, chunk: int, thre
             terms = None if lk.is_segments else lk.terms(s)  # as ElasticIndex.add: segments write seg0..3 only
             t_terms[0] += time.perf_counter() - t0
             for j, (sim, ch) in enumerate(zip(s.tolist(), c.tolist())):
-                doc_id = f"d{start + j}"
+                doc_id = f"d{first_id + start + j}"
                 doc = StoredDoc(doc_id, make_fp(sim, ch), doc_id)
                 yield {"_index": name, "_id": doc_id,
                        "_source": to_source(doc, now, terms[j] if terms is not None else None)}
