@@ -52,7 +52,7 @@ with R = Y / X (target: R >= 0.8 at 1M documents in 10 partitions, both recalls 
 ``--strict``: exit 1 when one fails).
 
 **MEASURED** on this 2-core machine (Elasticsearch 9.5.2, heap 2g, an external node started with
-``scripts/es_node.py``; the machine shared with another engineer's benchmarks, tests and builds, load average
+``scripts/es_node.py``; the machine shared with other benchmarks, tests and builds, load average
 2-7 during the runs), ``--size 1000000 --passes 5``, three runs of 350-458 s each (loads: one index 142-184 s,
 10 partitions 93-139 s of load time, 96-151 s wall incl. the rollovers):
 
