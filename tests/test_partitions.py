@@ -296,3 +296,31 @@ def test_a_drop_interrupted_after_the_partition_left_the_alias_is_finished_by_ru
     assert sorted(after) == sorted(r["id"] for r in records[12:])
     assert all(cluster in after and (dup_of is None or dup_of in after) for cluster, dup_of in after.values())
     assert all(after[f"zh{i}-reprint"] == (f"zh{i}-reprint", None) for i in range(12))  # (canonicals now)
+
+
+def test_rollover_by_age_starts_a_new_partition_once_the_write_index_is_that_old(es_url, client, alias, tmp_path):
+    """`--rollover-age 2s`: a run after the write index turned two seconds old writes into a new partition (checked
+    before each batch, as --rollover-docs is); each id is stored once and every pointer names a stored document.
+    An age that is none is refused in one line naming the option."""
+    import time
+
+    articles = chinese_articles()[:20]
+    first = [{"id": f"zh{i}", "content": t} for i, t in enumerate(articles[:10])]
+    second = [{"id": f"zh{i}", "content": t} for i, t in enumerate(articles[10:], 10)]
+    second += [{"id": f"zh{i}-reprint", "content": "转载：" + t} for i, t in enumerate(articles[:10])]
+    bad = run_cli("index", _write(tmp_path / "first.jsonl", first), "--index", alias, "--rollover-age", "30x",
+                  es_url=es_url, cwd=tmp_path)
+    assert bad.returncode == 2 and "invalid value for --rollover-age" in bad.stderr.decode(), bad.stderr.decode()
+    assert not client.indices.exists(index=f"{alias}-000001")
+    for n, records in enumerate((first, second)):
+        if n:
+            time.sleep(3)
+        res = run_cli("index", _write(tmp_path / f"part{n}.jsonl", records), "--index", alias, "--rollover-age", "2s",
+                      "--batch-size", "100", "--no-progress", cwd=tmp_path, es_url=es_url)
+        assert res.returncode == 0, res.stderr.decode()
+    parts = partitions(client, alias)
+    assert len(parts) == 2 and parts[f"{alias}-000001"] == 10, parts
+    stored = stored_once(client, alias)
+    assert len(stored) == 30
+    assert all(cluster in stored and (dup_of is None or dup_of in stored) for cluster, dup_of in stored.values())
+    assert all(stored[f"zh{i}-reprint"][0] == stored[f"zh{i}"][0] for i in range(10))  # (found across partitions)

@@ -31,6 +31,11 @@ RolloverDocs = Annotated[Optional[int], typer.Option(
                                    "over to a new partition once its write index holds this many documents (checked "
                                    "between batches). The other commands read the alias as --index.",
     show_default=False)]
+RolloverAge = Annotated[Optional[str], typer.Option(
+    "--rollover-age", help="Make --index an alias over partitions, as --rollover-docs does, and roll it over to a new "
+                           "partition once its write index is this old: days, hours, minutes or seconds (30d, 12h; "
+                           "checked between batches). With --rollover-docs too, whichever comes first.",
+    show_default=False)]
 Ids = Annotated[Optional[List[str]], typer.Argument(help="Ids of the documents to delete.", show_default=False)]
 IdsFile = Annotated[Optional[Path], typer.Option("--ids", help="A file of ids, one per line (- for stdin).",
                                                  show_default=False)]
@@ -89,6 +94,7 @@ def index_cmd(
     checkpoint_file: CheckpointFile = None,
     resume: Resume = False,
     rollover_docs: RolloverDocs = None,
+    rollover_age: RolloverAge = None,
     *, connection: Connection,
 ) -> None:
     """Index crawl output into Elasticsearch or OpenSearch, detecting duplicates on ingest.
@@ -101,17 +107,22 @@ def index_cmd(
     """
     from es_simhash.files.sources import RecordReader
     from es_simhash.index.plugins import can_recheck
+    from es_simhash.index.elastic.admin import ROLLOVER_AGE
     from es_simhash.pipeline import run_checkpointed
 
     require_inputs(inputs)
     require_valid_index(index)
+    if rollover_age is not None and not ROLLOVER_AGE.fullmatch(rollover_age):
+        raise UserError(f"invalid value for --rollover-age: {rollover_age!r} is no age: give days, hours, minutes or "
+                        "seconds, e.g. 30d or 12h", code=2)
     keys = parse_lookup_keys(lookup)
     reader = make_reader(text_field, id_field, encoding, html)
     checkpoint = open_run_checkpoint(checkpoint_file, index, inputs, resume)
     refuse_unsafe_outputs(inputs, ("--report", report), ("--dead-letters", dead_letters),
                           ("--checkpoint", Path(checkpoint.path)))
     fingerprinter = make_fingerprinter(idf)
-    with index_on(connection, index, retry_for=retry_for, rollover_docs=rollover_docs) as backend:
+    with index_on(connection, index, retry_for=retry_for, rollover_docs=rollover_docs,
+                  rollover_age=rollover_age) as backend:
         if recheck and not can_recheck(backend):
             raise UserError("the backend of --es-url cannot rewrite what it stored (it is no MaintainedIndex), so the "
                             "run cannot take its decisions again at its end: add --no-recheck", code=2)

@@ -165,17 +165,28 @@ _CARRIED_SETTINGS = ("number_of_shards", "number_of_replicas", "auto_expand_repl
                      "max_terms_count", "merge")
 
 
-def roll_over(client, alias: str, max_docs: int) -> str | None:
-    """Roll ``alias`` over when its write index holds ``max_docs`` documents or more: one rollover request (the
-    API's ``conditions.max_docs``) that creates the next partition (``crawl-000002`` after ``crawl-000001``) as the
-    new write index, with the current write index's mapping (its ``_meta``: fingerprint settings, lookup keys) and
-    shard, replica and merge settings. Returns the new partition's name, ``None`` when the condition is not met."""
+ROLLOVER_AGE = re.compile(r"[1-9][0-9]*(d|h|m|s)")
+"""A rollover age as the rollover API's ``max_age`` takes it, in days, hours, minutes or seconds (``30d``)."""
+
+
+def roll_over(client, alias: str, max_docs: int | None = None, max_age: str | None = None) -> str | None:
+    """Roll ``alias`` over when its write index holds ``max_docs`` documents or more, or was created ``max_age``
+    ago or longer (:data:`ROLLOVER_AGE`): one rollover request (the API's ``conditions``, either met) that creates
+    the next partition (``crawl-000002`` after ``crawl-000001``) as the new write index, with the current write
+    index's mapping (its ``_meta``: fingerprint settings, lookup keys) and shard, replica and merge settings.
+    Returns the new partition's name, ``None`` when no condition is met."""
+    conditions: dict[str, Any] = {}
+    if max_docs is not None:
+        conditions["max_docs"] = max_docs
+    if max_age is not None:
+        conditions["max_age"] = max_age
+    if not conditions:
+        raise ValueError("roll_over: give max_docs or max_age")
     current = write_index(client, alias)
     mapping = client.indices.get_mapping(index=current)[current]["mappings"]
     got = client.indices.get_settings(index=current, flat_settings=False)[current]["settings"]["index"]
     settings = {"index": {k: got[k] for k in _CARRIED_SETTINGS if k in got}}
-    resp = client.indices.rollover(alias=alias, conditions={"max_docs": max_docs}, mappings=mapping,
-                                   settings=settings)
+    resp = client.indices.rollover(alias=alias, conditions=conditions, mappings=mapping, settings=settings)
     if not resp.get("rolled_over"):
         return None
     new = str(resp["new_index"])

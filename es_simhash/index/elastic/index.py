@@ -9,7 +9,8 @@ from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.records import StoredDoc
 from es_simhash.errors import ElasticError
 from es_simhash.index.elastic.admin import (check_index_config, detach, ensure_index, ensure_partitioned,
-                                            index_exists, is_partition_of, require_index, roll_over)
+                                            index_exists, is_partition_of, require_index, roll_over,
+                                            ROLLOVER_AGE)
 from es_simhash.index.elastic.errors import elastic_errors
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.planner import Boilerplate, LookupPlanner
@@ -37,8 +38,9 @@ class ElasticIndex:
 
     ``index`` may be an alias over partitions: every read covers them all, a stored document is written back in
     the partition holding it, a new one goes to the alias's write index (:class:`IndexHandle`). With
-    ``rollover_docs``, :meth:`prepare` makes a new ``index`` such an alias (its first partition
-    ``index-000001``) and :meth:`add` rolls it over, before writing a batch, once its write index holds that many documents.
+    ``rollover_docs`` or ``rollover_age`` (``30d``, ``12h``: days, hours, minutes or seconds), :meth:`prepare` makes
+    a new ``index`` such an alias (its first partition ``index-000001``) and :meth:`add` rolls it over, before
+    writing a batch, once its write index holds that many documents or is that old.
     """
 
     overlapping_writes = True
@@ -62,12 +64,19 @@ class ElasticIndex:
         url: str = "",
         lookup_keys: LookupKeys | None = None,
         rollover_docs: int | None = None,
+        rollover_age: str | None = None,
     ) -> None:
         if rollover_docs is not None and rollover_docs < 1:
             raise ValueError(f"rollover_docs must be at least 1, not {rollover_docs}")
+        if rollover_age is not None and not ROLLOVER_AGE.fullmatch(rollover_age):
+            raise ValueError(f"rollover_age is a number of days, hours, minutes or seconds (30d, 12h, 90m, 45s), "
+                             f"not {rollover_age!r}")
         self.rollover_docs = rollover_docs
         """Documents after which the alias's write index is rolled over (before the next batch is written); ``None``:
         never by es-simhash."""
+        self.rollover_age = rollover_age
+        """The age (since it was created) after which the alias's write index is rolled over, as
+        :attr:`rollover_docs`; ``None``: never by es-simhash."""
         self.handle = IndexHandle(client, index, url=url, retry_for=retry_for, lookup_keys=lookup_keys)
         self.boilerplate = Boilerplate(max_sentence_df)
         self.planner = LookupPlanner(self.handle, self.boilerplate, page_size=page_size, batch_page=batch_page,
@@ -179,12 +188,12 @@ class ElasticIndex:
         run to call before its first record (:func:`~es_simhash.pipeline.run_dedup`'s ``start``: a run whose every
         record is a dead letter creates no index). ``on_ready(keys)`` is called once the index is ready, with the
         lookup keys it is looked up with (an existing index keeps the keys it was made with): the commands warn
-        there when ``-k`` is beyond what those keys guarantee. With :attr:`rollover_docs` the index is an alias
+        there when ``-k`` is beyond what those keys guarantee. With :attr:`rolls_over` the index is an alias
         over partitions (:func:`ensure_partitioned`: a new one gets its first partition; an existing index of
         that name is an :class:`~es_simhash.errors.ElasticError`)."""
         def create() -> None:
             with elastic_errors(self.url):
-                if self.rollover_docs is not None:
+                if self.rolls_over:
                     ensure_partitioned(self.client, self.index, dict(fingerprint_config), lookup_keys=lookup_keys)
                 else:
                     ensure_index(self.client, self.index, dict(fingerprint_config), lookup_keys=lookup_keys)
@@ -196,15 +205,22 @@ class ElasticIndex:
         create()
         return None
 
+    @property
+    def rolls_over(self) -> bool:
+        """Whether es-simhash rolls the alias over (:attr:`rollover_docs` or :attr:`rollover_age` given)."""
+        return self.rollover_docs is not None or self.rollover_age is not None
+
     def _roll_over_if_full(self, docs: Sequence[StoredDoc]) -> None:
-        """With :attr:`rollover_docs`, roll the alias over when its write index holds that many documents
-        (:func:`roll_over`, one rollover request with ``conditions.max_docs``). Called before a batch's new documents
-        are written (:meth:`add`, :meth:`add_conditional`): the batch before is written, refreshed and settled, and
-        this batch's documents go into one partition. Nothing without it, or without ``docs`` to write."""
-        if self.rollover_docs is None or not docs:
+        """With :attr:`rollover_docs` or :attr:`rollover_age`, roll the alias over when its write index holds that
+        many documents or is that old (:func:`roll_over`, one rollover request with those conditions). Called before
+        a batch's new documents are written (:meth:`add`, :meth:`add_conditional`): the batch before is written,
+        refreshed and settled, and this batch's documents go into one partition. Nothing without either, or without
+        ``docs`` to write."""
+        if not self.rolls_over or not docs:
             return
         with elastic_errors(self.url):
-            self.handle.retrying(lambda: roll_over(self.client, self.index, self.rollover_docs or 0), "rollover")
+            self.handle.retrying(lambda: roll_over(self.client, self.index, self.rollover_docs, self.rollover_age),
+                                 "rollover")
 
     # -- lookups ----------------------------------------------------------------------------------------------
     def require_settings(self, config: Mapping[str, Any]) -> None:
