@@ -67,6 +67,7 @@ CASES = [
     ("explain", 1, ["{missing}", "other"], "no such file"),
     ("evaluate", 1, ["{missing}"], "not found"),
     ("delete", 1, ["--ids", "{missing}"], "not found"),
+    ("drop-partition", 1, ["x-000001", "--es-url", NO_SCHEME], "URL"),
     ("repair", 1, ["--es-url", NO_SCHEME], "URL"),
     ("migrate", 1, ["--from", "a", "--to", "b", "--idf", "{missing}"], "IDF table not found"),
     ("kibana import", 1, ["--kibana-url", "localhost:5601"], "Kibana URL"),
@@ -74,7 +75,8 @@ CASES = [
     # 2: usage errors: an unknown option (every command) ...
     *((command, 2, ["--bogus"], "no such option: --bogus")
       for command in ("fingerprint", "dedup", "fit-idf", "init", "index", "check", "search", "clusters", "report",
-                      "explain", "evaluate", "delete", "repair", "migrate", "version", "kibana import",
+                      "explain", "evaluate", "delete", "drop-partition", "repair", "migrate", "version",
+                      "kibana import",
                       "kibana export")),
     ("", 2, ["dedupe"], "no such command 'dedupe'; did you mean 'dedup'?"),
     ("kibana", 2, ["imprt"], "no such command 'imprt'"),
@@ -89,6 +91,7 @@ CASES = [
     ("explain", 2, ["-", "-"], "both -"),
     ("evaluate", 2, [], "missing argument 'LABELS'"),
     ("delete", 2, [], "no ids given"),
+    ("drop-partition", 2, [], "missing argument 'partition'"),
     ("migrate", 2, ["--to", "b"], "missing option --from"),
     ("migrate", 2, ["--from", "a", "--to", "a"], "the same index"),
     # ... and a value an option does not take
@@ -105,12 +108,14 @@ CASES = [
     ("init", 2, ["--index", "UPPER"], "invalid value for --index: 'UPPER' is not a valid index name"),
     ("index", 2, ["{crawl}", "--batch-size", "0"], "invalid value for --batch-size: 0 is not a whole number of 1"),
     ("index", 2, ["{crawl}", "--retry-for", "-1"], "invalid value for --retry-for"),
+    ("index", 2, ["{crawl}", "--rollover-age", "30x"], "invalid value for --rollover-age: '30x' is no age"),
     ("check", 2, ["text", "-n", "0"], "invalid value for -n/--limit"),
     ("clusters", 2, ["-n", "x"], "invalid value for -n/--limit: 'x' is not a whole number from 1 to 10000"),
     ("report", 2, ["-k", "17"], "invalid value for -k/--max-distance"),
     ("explain", 2, ["a", "b", "-k", "-1"], "invalid value for -k/--max-distance"),
     ("evaluate", 2, ["{labels}", "-k", "x"], "invalid value for -k/--max-distance"),
     ("delete", 2, ["x", "-k", "99"], "invalid value for -k/--max-distance"),
+    ("drop-partition", 2, ["x-000001", "-k", "99"], "invalid value for -k/--max-distance"),
     ("repair", 2, ["-k", "99"], "invalid value for -k/--max-distance"),
     ("migrate", 2, ["--from", "A", "--to", "b"], "invalid value for --from"),
     ("migrate", 2, ["--from", "a", "--to", "b", "--lookup", "bogus"], "invalid value for --lookup"),
@@ -124,6 +129,8 @@ CASES = [
     ("report", 3, ["-o", "{out}/r.html", "--es-url", UNREACHABLE], "cannot reach Elasticsearch"),
     ("explain", 3, ["a", "b", "--index", "x", "--es-url", UNREACHABLE], "cannot reach Elasticsearch"),
     ("delete", 3, ["x", "--es-url", UNREACHABLE], "cannot reach Elasticsearch"),
+    ("drop-partition", 3, ["x-000001", "--es-url", UNREACHABLE], "cannot reach Elasticsearch"),
+    ("drop-partition", 3, ["{index}-000001", "--index", "{index}"], "not an alias over partitions"),
     ("repair", 3, ["--es-url", UNREACHABLE], "cannot reach Elasticsearch"),
     ("migrate", 3, ["--from", "a", "--to", "b", "--checkpoint", "{out}/m3.json", "--es-url", UNREACHABLE],
      "cannot reach Elasticsearch"),
@@ -146,14 +153,17 @@ ELSEWHERE = {  # (command, code): the test that runs it (file, function)
     ("index", 130): ("test_first_hour.py",
                      "test_ctrl_c_during_index_says_what_was_saved_and_resume_reports_its_own_counts"),
     ("dedup", 130): ("test_outputs.py", "test_an_interrupted_dedup_leaves_earlier_outputs_as_they_were"),
+    ("drop-partition", 0): ("test_partitions.py",
+                            "test_dropping_the_oldest_partition_keeps_the_clusters_of_the_others_whole"),
 }
 
-NEEDS_ES = ("init", "index", "check", "search", "clusters", "report", "delete", "repair", "migrate")
+NEEDS_ES = ("init", "index", "check", "search", "clusters", "report", "delete", "drop-partition", "repair", "migrate")
 
 APPLIES = {  # the codes each command can end with (4: the commands that retry; 5: the commands that decide a run)
     "fingerprint": {0, 1, 2, 130}, "dedup": {0, 1, 2, 5, 130}, "fit-idf": {0, 1, 2}, "init": {0, 1, 2, 3},
     "index": {0, 1, 2, 3, 4, 5, 130}, "check": {0, 1, 2, 3, 130}, "search": {0, 1, 2, 3}, "clusters": {0, 1, 2, 3},
     "report": {0, 1, 2, 3}, "explain": {0, 1, 2, 3}, "evaluate": {0, 1, 2}, "delete": {0, 1, 2, 3},
+    "drop-partition": {0, 1, 2, 3},
     "repair": {0, 1, 2, 3}, "migrate": {0, 1, 2, 3, 5}, "version": {0, 2},
     "kibana import": {1, 2, 3},  # (0 needs a Kibana: tests/test_kibana_objects.py imports into one when it can)
     "kibana export": {0, 1, 2},
