@@ -457,7 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             index, ld = load_partitioned(client, url, config, sims, contents, args, made)
             layouts["partitioned"] = {"index": index, "load": ld}
             for e in layouts.values():
-                store = [_es.store_stats(client, name) for name in e["index"].handle.partitions()]
+                store = [_es.store_stats(client, name) for name in e["index"].partitions()]
                 e["store_bytes"], e["segments"] = sum(s[0] for s in store), sum(s[1] for s in store)
                 assert sum(s[2] for s in store) == n, (e["index"].index, store)
             truth, brute_s = lookup.ground_truth(sims, query_sim)

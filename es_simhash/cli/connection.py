@@ -215,8 +215,8 @@ def index_on(connection: Connection, index: str, *, existing: bool = False, retr
     """The index a command runs on: a backend of one's own when the URL's scheme is a plug-in's
     (:func:`~es_simhash.index.plugins.open_plugin_index`), else the ``ElasticIndex`` ``index`` on the cluster
     (``existing``: one that must exist already, :meth:`ElasticIndex.existing`; ``rollover_docs``,
-    ``rollover_age``: an alias over partitions it rolls over, ``ElasticIndex``'s options). The library's errors become one line: a URL that cannot be
-    used exit 1, the cluster's errors exit 3."""
+    ``rollover_age``: an alias over partitions it rolls over, ``ElasticIndex``'s options). The library's errors
+    become one line: a URL that cannot be used exit 1, the cluster's errors exit 3."""
     from es_simhash.index.plugins import UnknownBackend, open_plugin_index
 
     url = given_url(connection)

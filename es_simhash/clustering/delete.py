@@ -54,7 +54,7 @@ def settle_departed(index: MaintainedIndex, rule: DecisionRule, writer: Writer, 
     gone = {d.id for d in departed}
     roots = {d.id if d.cluster == d.id else d.cluster for d in departed} - gone
     rewritten = redecide(index, rule, writer, roots, gone)
-    merged = settle_canonicals(index, rule, writer, [], left=list(departed))
+    merged = settle_canonicals(index, rule, writer, [], left=departed)
     repoint(index, writer, [d.id for d in rewritten] + merged, rule)
     if rule.recheck:
         # (decided again as the recheck decides, and as repair checks: a member re-decided on arrival's terms

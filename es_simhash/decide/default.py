@@ -102,8 +102,9 @@ class DefaultRule:
     """A match between two texts that report other events is none (:meth:`MatchTests._other_event
     <es_simhash.decide.match.MatchTests._other_event>`): both give dates of one kind and share fewer than half of the
     fewer's (another day, month, weekday or year), or their datelines name other places (where each report was
-    filed), or each names a place the other never names (``place_guard``; :mod:`~es_simhash.fingerprint.events`). Texts whose dates and places agree are one event: the
-    number guard is not asked (an update revises figures). (False: the number guard alone.)"""
+    filed), or each names a place the other never names (``place_guard``; :mod:`~es_simhash.fingerprint.events`).
+    Texts whose dates and places agree are one event: the number guard is not asked (an update revises figures).
+    (False: the number guard alone.)"""
     place_guard: float = 0.0
     """Two texts name other places (another event) when each names a place the other never names and the fewer of
     those places are more than this share of the places both name (0: any such place): a report of another place

@@ -99,11 +99,11 @@ class MatchTests:
         :data:`~es_simhash.fingerprint.events.DATE_FIELDS`) and share fewer than half of the fewer's (none of one
         date each, one of four days: a report's days moved on), or open with datelines of other places (where each
         report was filed: :func:`~es_simhash.fingerprint.events.dateline_key`), or name other places
-        (:meth:`_other_places`), they are other events (two years' first snow, two days' earthquake bulletins, two cities' accidents, written from
-        one template); where they give the same dates and places, they are one event, whatever figures were revised
-        (an update). Where neither dates nor places are given by both, the figures decide (:meth:`_other_numbers`).
-        A page's own dates (a header, a byline time) are not read: only lines that end a sentence are
-        (``event_guard`` off: figures only)."""
+        (:meth:`_other_places`), they are other events (two years' first snow, two days' earthquake bulletins, two
+        cities' accidents, written from one template); where they give the same dates and places, they are one
+        event, whatever figures were revised (an update). Where neither dates nor places are given by both, the
+        figures decide (:meth:`_other_numbers`). A page's own dates (a header, a byline time) are not read: only
+        lines that end a sentence are (``event_guard`` off: figures only)."""
         if self.event_guard:
             named: dict[str, Any] = {}
             a, b = fp.date_bag, other.date_bag

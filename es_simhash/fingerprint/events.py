@@ -202,7 +202,7 @@ def date_bag(normalized: str) -> int:
 def event_bags(normalized: str) -> tuple[int, int]:
     """:func:`date_bag` and :func:`place_bag` of a normalised text, its sentence lines read once."""
     text = _sentences_of(normalized)
-    return _dates(text), _places_in(text) | dateline_key(normalized) << DATELINE_SHIFT
+    return _dates(text), _place_bag_of(text, normalized)
 
 
 def _sentences_of(normalized: str) -> str:
@@ -261,29 +261,39 @@ def place_bag(normalized: str) -> int:
     """:attr:`Fingerprint.place_bag` of a normalised text: of every place its sentence lines name (read left to
     right, the longest name at each point: :func:`places`), the :data:`PLACES_KEPT` with the least keys
     (:func:`place_key`), ascending in the bag's 9-bit slots from the lowest (the top 9 bits of each key); 0 for a
-    text that names none. The
-    least keys are a consistent sample (bottom-k): below the larger of two full bags' last keys, each bag holds every
-    place its text names, so two bags compare as the two texts' places would there (:func:`place_keys`,
-    :meth:`MatchTests._other_places <es_simhash.decide.match.MatchTests._other_places>`); above them, the key of the
-    dateline's place (:func:`dateline_key`)."""
-    return event_bags(normalized)[1]
+    text that names none. The least keys are a consistent sample (bottom-k): below the larger of two full bags' last
+    keys, each bag holds every place its text names, so two bags compare as the two texts' places would there
+    (:func:`place_keys`, :meth:`MatchTests._other_places <es_simhash.decide.match.MatchTests._other_places>`);
+    above them, the key of the dateline's place (:func:`dateline_key`)."""
+    return _place_bag_of(_sentences_of(normalized), normalized)
 
 
-def _places_in(text: str) -> int:
-    """:func:`place_bag` of sentence lines joined by line breaks."""
+def _place_bag_of(sentences: str, normalized: str) -> int:
+    """:func:`place_bag` of a normalised text, given its sentence lines joined by line breaks."""
+    return _places_in(sentences) | dateline_key(normalized) << DATELINE_SHIFT
+
+
+def _names(text: str, starts_before: int | None = None) -> Iterator[tuple[int, int]]:
+    """``(key, end)`` of each place name ``text`` reads, left to right, the longest name at each point
+    (:func:`places`); with ``starts_before``, only the names that begin before that index."""
     keys, prefixes = places()
-    n, at, found = len(text), 0, set()
-    for i in [i for i in range(n - 1) if text[i:i + 2] in prefixes]:  # (where a name can begin)
+    n, at = len(text), 0
+    scan = n - 1 if starts_before is None else min(n, starts_before) - 1
+    for i in [i for i in range(scan) if text[i:i + 2] in prefixes]:  # (where a name can begin)
         if i < at:
             continue
         for j in range(min(n, i + prefixes[text[i:i + 2]]), i + 1, -1):
             key = keys.get(text[i:j])
             if key:
-                found.add(key)
+                yield key, j
                 at = j
                 break
-    slots = sorted({(k >> (PLACE_KEY_BITS - PLACE_SLOT_BITS)) or 1 for k in found})[:PLACES_KEPT]
-    return sum(k << (PLACE_SLOT_BITS * i) for i, k in enumerate(slots))
+
+
+def _places_in(text: str) -> int:
+    """The places of a place bag (below its dateline), of sentence lines joined by line breaks."""
+    found = {(key >> (PLACE_KEY_BITS - PLACE_SLOT_BITS)) or 1 for key, _ in _names(text)}
+    return sum(k << (PLACE_SLOT_BITS * i) for i, k in enumerate(sorted(found)[:PLACES_KEPT]))
 
 
 def dateline_key(normalized: str) -> int:
@@ -293,21 +303,8 @@ def dateline_key(normalized: str) -> int:
     ``本报无锡1月23日讯``, ``新华社北京电``). Every line is read, whether it ends a sentence or not. 0 when no line
     carries a dateline, or when the lines carry datelines of more than one place (a page of several reports, whose
     copies may give them in another order or keep a part of them)."""
-    keys, prefixes = places()
-    seen: set[int] = set()
-    for line in normalized.split("\n"):
-        at = 0
-        for i in range(min(len(line), DATELINE_HEAD) - 1):
-            longest = prefixes.get(line[i:i + 2]) if i >= at else None
-            if not longest:
-                continue
-            for j in range(min(len(line), i + longest), i + 1, -1):
-                key = keys.get(line[i:j])
-                if key:
-                    at = j
-                    if _DATELINE_TAIL.match(line, j):
-                        seen.add(key)
-                    break
+    seen = {key for line in normalized.split("\n") for key, end in _names(line, DATELINE_HEAD)
+            if _DATELINE_TAIL.match(line, end)}
     return next(iter(seen)) if len(seen) == 1 else 0
 
 

@@ -32,8 +32,8 @@ from es_simhash.lookup.candidates import CandidateContract
 from es_simhash.lookup.keys import LookupKeys
 
 __all__ = [
-    "Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "PartitionedIndex", "arrival_key", "precedence_key",
-    "with_version", "written_state"
+    "Lookup", "LookupResult", "FingerprintIndex", "MaintainedIndex", "PartitionedIndex", "arrival_key",
+    "precedence_key", "with_version", "written_state"
 ]
 
 def without_payload(doc: StoredDoc) -> StoredDoc:

@@ -356,13 +356,19 @@ def decide_index(index: MaintainedIndex, rule: DefaultRule, writer: Writer,
     when ``index`` holds more than :data:`~es_simhash.defaults.MAX_SET_DOCUMENTS` documents (too many to hold)."""
     if len(index) > MAX_SET_DOCUMENTS:
         return False
+    _decide_all(index, rule, writer, on_page)
+    return True
+
+
+def _decide_all(index: MaintainedIndex, rule: DefaultRule, writer: Writer,
+                on_page: Callable[[int, int], None] | None) -> None:
+    """:func:`decide_index` of an index already known to be within the bound."""
     docs = [without_payload(d) for page in index.scan(1000) for d in page]
     was, final = _decided_in_mirror(index, docs, Fingerprinter(), rule.on_arrival(), rule, on_page)
     wanted, change, _ = _rewrites(was, final)
     moved = [i for i in wanted if (final[i].cluster, final[i].duplicate_of) != (was[i].cluster, was[i].duplicate_of)]
     writer.rewrite(moved, change, "decided again")
     Writer(writer.index, Settled()).rewrite(sorted(set(wanted) - set(moved)), change, "decided again")
-    return True
 
 
 def repair_index(index: MaintainedIndex, rule: DefaultRule, dry_run: bool = False, after: str | None = None,
@@ -376,7 +382,9 @@ def repair_index(index: MaintainedIndex, rule: DefaultRule, dry_run: bool = Fals
     decided as a set so far. Raises :class:`~es_simhash.clustering.RepairInterrupted` on an interrupt. When the
     set step runs, the pages only fix what is broken and the set takes every decision (a page's recheck alone can
     split a document the set joins again: an index ``dedup`` or ``index`` built has nothing to repair); an index
-    over the bound has its decisions taken again page by page."""
+    over the bound has its decisions taken again page by page (the bound is read once: the pages and the last step
+    agree on which kind of repair this is)."""
+    as_set = len(index) <= MAX_SET_DOCUMENTS
     return repair(index, rule, dry_run=dry_run, after=after, on_page=on_page,
-                  then=lambda where, writer: decide_index(where, rule, writer, on_set),
-                  decide=len(index) > MAX_SET_DOCUMENTS)
+                  then=(lambda where, writer: _decide_all(where, rule, writer, on_set)) if as_set else None,
+                  decide=not as_set)

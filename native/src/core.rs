@@ -1469,27 +1469,21 @@ const PLACE_SLOT_BITS: usize = 9;
 const DATELINE_SHIFT: usize = PLACES_KEPT * PLACE_SLOT_BITS;
 const DATELINE_HEAD: usize = 48;
 
-/// `events.place_bag` of the sentence lines `t` (without the dateline): of every place named (the longest name at
-/// each point), the `PLACES_KEPT` least keys, ascending in the bag's 9-bit slots from the lowest (each key's top 9
-/// bits).
-fn place_bag(t: &[char], places: &Places) -> u64 {
+/// `events._names`: `found(key, end)` for each place name `t` reads, left to right, the longest name at each point,
+/// among the names that begin before `starts_before`.
+fn place_names(t: &[char], places: &Places, starts_before: usize, mut found: impl FnMut(u64, usize)) {
     let n = t.len();
-    if places.bits.is_empty() || n < 2 {
-        return 0;
-    }
-    let mut found: Vec<u64> = Vec::new();
+    let scan = n.min(starts_before);
     let mut key = String::new();
     let mut i = 0;
-    while i + 1 < n {
+    while i + 1 < scan {
         let mut next = i + 1;
         if let Some(&longest) = places.longest.get(&pair(t[i], t[i + 1])) {
             for j in (i + 2..=n.min(i + longest)).rev() {
                 key.clear();
                 key.extend(&t[i..j]);
                 if let Some(&k) = places.bits.get(key.as_str()) {
-                    if !found.contains(&k) {
-                        found.push(k);
-                    }
+                    found(k, j);
                     next = j;
                     break;
                 }
@@ -1497,7 +1491,17 @@ fn place_bag(t: &[char], places: &Places) -> u64 {
         }
         i = next;
     }
-    let mut slots: Vec<u64> = found.iter().map(|&k| (k >> 1).max(1)).collect();
+}
+
+/// `events.place_bag` of the sentence lines `t` (without the dateline): of every place named (the longest name at
+/// each point), the `PLACES_KEPT` least keys, ascending in the bag's 9-bit slots from the lowest (each key's top 9
+/// bits).
+fn place_bag(t: &[char], places: &Places) -> u64 {
+    if places.bits.is_empty() {
+        return 0;
+    }
+    let mut slots: Vec<u64> = Vec::new();
+    place_names(t, places, usize::MAX, |k, _| slots.push((k >> 1).max(1)));
     slots.sort_unstable();
     slots.dedup();
     slots.iter().take(PLACES_KEPT).enumerate().fold(0u64, |bag, (i, &k)| bag | (k << (PLACE_SLOT_BITS * i)))
@@ -1532,29 +1536,14 @@ fn dateline_key(normalized: &str, places: &Places) -> u64 {
         return 0;
     }
     let mut seen: Vec<u64> = Vec::new();
-    let mut key = String::new();
     for line in normalized.split('\n') {
         // (a name of at most 45 characters that begins in the head, and the longest tail after it)
         let t: Vec<char> = line.chars().take(DATELINE_HEAD + 64).collect();
-        let n = t.len();
-        let mut at = 0;
-        for i in 0..n.min(DATELINE_HEAD).saturating_sub(1) {
-            if i < at {
-                continue;
+        place_names(&t, places, DATELINE_HEAD, |k, end| {
+            if dateline_tail(&t, end) && !seen.contains(&k) {
+                seen.push(k);
             }
-            let Some(&longest) = places.longest.get(&pair(t[i], t[i + 1])) else { continue };
-            for j in (i + 2..=n.min(i + longest)).rev() {
-                key.clear();
-                key.extend(&t[i..j]);
-                if let Some(&k) = places.bits.get(key.as_str()) {
-                    at = j;
-                    if dateline_tail(&t, j) && !seen.contains(&k) {
-                        seen.push(k);
-                    }
-                    break;
-                }
-            }
-        }
+        });
     }
     if seen.len() == 1 {
         seen[0]

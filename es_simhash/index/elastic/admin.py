@@ -140,10 +140,10 @@ def partitions(client, alias: str) -> list[str]:
 def detach(client, alias: str, partition: str) -> bool:
     """Take ``partition`` out of ``alias`` (one alias request); True when it was behind it. The write index is
     refused (:class:`ElasticError`: roll over first)."""
-    behind = partitions(client, alias)
+    behind = client.indices.get_alias(name=alias)
     if partition not in behind:
         return False
-    if partition == write_index(client, alias):
+    if partition == _write_index_of(behind, alias):
         raise ElasticError(f"{partition!r} is the partition {alias!r} writes into: it cannot be dropped (roll the "
                            "alias over first)")
     client.indices.update_aliases(actions=[{"remove": {"index": partition, "alias": alias}}])
@@ -152,7 +152,11 @@ def detach(client, alias: str, partition: str) -> bool:
 
 def write_index(client, alias: str) -> str:
     """The write index of ``alias`` (the one its ``is_write_index`` names, else its only index)."""
-    found = client.indices.get_alias(name=alias)
+    return _write_index_of(client.indices.get_alias(name=alias), alias)
+
+
+def _write_index_of(found: dict[str, Any], alias: str) -> str:
+    """:func:`write_index` of ``found``, the answer of the get-alias request for ``alias``."""
     for name, body in found.items():
         if body.get("aliases", {}).get(alias, {}).get("is_write_index"):
             return name
