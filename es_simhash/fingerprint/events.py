@@ -6,8 +6,9 @@ statistics) share their wording and differ in their dates, places and figures; a
 dates and places and revises figures. So the decision rule reads another date or another place as another event,
 and the same dates and places with figures revised as one event (:mod:`es_simhash.decide.match`).
 
-Only the lines that end a sentence count (:func:`~es_simhash.fingerprint.text.ends_sentence`): a page's own dates
-(a site header, a byline time, "发布时间") and its navigation are lines without a sentence's end, so a reprint with its
+Only the lines that end a sentence count (:func:`~es_simhash.fingerprint.text.ends_sentence`), and for places also a
+line wholly in brackets (who wrote the text and where from: ``（贵州玉屏县委办公室伍洪伦）``): a page's own dates (a
+site header, a byline time, "发布时间") and its navigation are lines without a sentence's end, so a reprint with its
 own page date names the same event as its original. A news report's dateline (``新华社北京1月25日电``,
 ``本报无锡1月23日讯``: a place, a date or none, then 电 or 讯, at the head of a line) names where it was filed: the
 place bag carries its place apart from the others (:func:`dateline_key`). Both bags are 64-bit integers (a bitmap of
@@ -200,9 +201,21 @@ def date_bag(normalized: str) -> int:
 
 
 def event_bags(normalized: str) -> tuple[int, int]:
-    """:func:`date_bag` and :func:`place_bag` of a normalised text, its sentence lines read once."""
-    text = _sentences_of(normalized)
-    return _dates(text), _place_bag_of(text, normalized)
+    """:func:`date_bag` and :func:`place_bag` of a normalised text."""
+    return _dates(_sentences_of(normalized)), _place_bag_of(_place_lines(normalized), normalized)
+
+
+_BYLINE_LINE = re.compile(r"[(（][^()（）]{1,60}[)）]")
+"""A line that is wholly a part in brackets of 1 to 60 characters: who wrote the text and where from (a reader's unit
+and place, ``（贵州玉屏县委办公室伍洪伦）``; a reporter's, ``（本报记者 张三 北京报道）``), the line of its own that
+:func:`~es_simhash.fingerprint.text.ends_sentence` reads at a sentence's end (``。（孔繁文）``)."""
+
+
+def _place_lines(normalized: str) -> str:
+    """The lines whose places name the event: the sentence lines (:func:`_sentence_lines`) and the lines that are
+    wholly a part in brackets (:data:`_BYLINE_LINE`), joined by line breaks."""
+    return "\n".join(line for line in normalized.split("\n") if line and (
+        _text.ends_sentence(line) or _BYLINE_LINE.fullmatch(line)))
 
 
 def _sentences_of(normalized: str) -> str:
@@ -258,19 +271,20 @@ def place_names() -> list[tuple[str, int]]:
 
 
 def place_bag(normalized: str) -> int:
-    """:attr:`Fingerprint.place_bag` of a normalised text: of every place its sentence lines name (read left to
+    """:attr:`Fingerprint.place_bag` of a normalised text: of every place its sentence lines and its lines wholly in
+    brackets name (:func:`_place_lines`: an author's unit and place) (read left to
     right, the longest name at each point: :func:`places`), the :data:`PLACES_KEPT` with the least keys
     (:func:`place_key`), ascending in the bag's 9-bit slots from the lowest (the top 9 bits of each key); 0 for a
     text that names none. The least keys are a consistent sample (bottom-k): below the larger of two full bags' last
     keys, each bag holds every place its text names, so two bags compare as the two texts' places would there
     (:func:`place_keys`, :meth:`MatchTests._other_places <es_simhash.decide.match.MatchTests._other_places>`);
     above them, the key of the dateline's place (:func:`dateline_key`)."""
-    return _place_bag_of(_sentences_of(normalized), normalized)
+    return _place_bag_of(_place_lines(normalized), normalized)
 
 
-def _place_bag_of(sentences: str, normalized: str) -> int:
-    """:func:`place_bag` of a normalised text, given its sentence lines joined by line breaks."""
-    return _places_in(sentences) | dateline_key(normalized) << DATELINE_SHIFT
+def _place_bag_of(lines: str, normalized: str) -> int:
+    """:func:`place_bag` of a normalised text, given its lines that name places (:func:`_place_lines`)."""
+    return _places_in(lines) | dateline_key(normalized) << DATELINE_SHIFT
 
 
 def _names(text: str, starts_before: int | None = None) -> Iterator[tuple[int, int]]:

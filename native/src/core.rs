@@ -25,7 +25,7 @@ use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
 /// The fingerprint version this core computes (`es_simhash.fingerprint.FINGERPRINT_VERSION` must equal it).
-pub const FINGERPRINT_VERSION: u32 = 11;
+pub const FINGERPRINT_VERSION: u32 = 12;
 const SKETCH_BIT: u64 = 1 << 63;
 const CJK_SENTENCE_BIT: u64 = 1 << 62;
 const GOLDEN: u64 = 0x9E3779B97F4A7C15;
@@ -1257,10 +1257,31 @@ fn number_bag(normalized: &str) -> u64 {
 // -- events (fingerprint/events.py) --------------------------------------------------------------------------
 /// `events._sentence_lines` joined by line breaks, as characters.
 fn sentence_lines(normalized: &str) -> Vec<char> {
+    lines_where(normalized, ends_sentence)
+}
+
+/// `events._BYLINE_LINE`: the line is wholly a part in brackets of 1 to 60 characters (an author's unit and place).
+fn byline_line(line: &str) -> bool {
+    let mut chars = line.chars();
+    let (Some(open), Some(close)) = (chars.next(), chars.next_back()) else {
+        return false;
+    };
+    let n = chars.clone().count();
+    matches!(open, '(' | '（') && matches!(close, ')' | '）') && (1..=60).contains(&n)
+        && !chars.any(|c| matches!(c, '(' | ')' | '（' | '）'))
+}
+
+/// `events._place_lines`: the sentence lines and the lines wholly in brackets, joined by line breaks.
+fn place_lines(normalized: &str) -> Vec<char> {
+    lines_where(normalized, |line| ends_sentence(line) || byline_line(line))
+}
+
+/// The non-empty lines of `normalized` that `keep`, joined by line breaks.
+fn lines_where(normalized: &str, keep: impl Fn(&str) -> bool) -> Vec<char> {
     let mut out: Vec<char> = Vec::new();
     let mut first = true;
     for line in normalized.split('\n') {
-        if line.is_empty() || !ends_sentence(line) {
+        if line.is_empty() || !keep(line) {
             continue;
         }
         if !first {
@@ -2253,9 +2274,8 @@ impl Core {
         }
         let text = &padded[..padded.len() - PADDING.len()];
         let number_bag = number_bag(text);
-        let lines = sentence_lines(text);
-        let date_bag = date_bag(&lines);
-        let place_bag = place_bag(&lines, &cfg.places) | dateline_key(text, &cfg.places) << DATELINE_SHIFT;
+        let date_bag = date_bag(&sentence_lines(text));
+        let place_bag = place_bag(&place_lines(text), &cfg.places) | dateline_key(text, &cfg.places) << DATELINE_SHIFT;
         #[cfg(feature = "bench")]
         {
             STAGE_NANOS[0].fetch_add((t_counted - t_start).as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
