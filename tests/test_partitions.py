@@ -464,3 +464,37 @@ def test_es_simhash_indexes_named_like_partitions_live_next_to_an_alias_in_eithe
             quiet.indices.delete_index_template(name=f"es-simhash-{index}")
         quiet.indices.delete(index=f"{alias}-0-0*", expand_wildcards="all")
         quiet.indices.delete_index_template(name=partition_template_name(f"{alias}-0"))
+
+
+def test_a_bulk_sent_again_after_a_rollover_writes_over_what_its_first_attempt_stored(client, alias, fingerprinter):
+    """A bulk through the alias that was carried out but reported as failed (a timeout), the alias rolled over before
+    it is sent again: the second attempt writes over the documents where the first stored them, not a second copy
+    in the new write index."""
+    from es_simhash import StoredDoc
+    from es_simhash.index.elastic import ElasticIndex, ensure_partitioned
+    from es_simhash.index.elastic.errors import Transient
+
+    ensure_partitioned(client, alias, dict(fingerprinter.config))
+    index = ElasticIndex(client, alias, retry_for=30)
+    texts = chinese_articles()[:4]
+    docs = [StoredDoc(f"zh{i}", fp, f"zh{i}", text=t) for i, (t, fp) in
+            enumerate(zip(texts, fingerprinter.fingerprint_many(texts)))]
+    bulk = index.handle.client.streaming_bulk
+    attempts = []
+
+    def carried_out_then_timed_out(actions, **kw):
+        attempts.append([a["_index"] for a in actions])
+        if len(attempts) == 1:
+            list(bulk(actions, **kw))  # (stored in the write index of the time)
+            client.indices.rollover(alias=alias)  # (by the cluster, before the bulk is sent again)
+            raise Transient("timed out")
+        return bulk(actions, **kw)
+
+    index.handle.client.streaming_bulk = carried_out_then_timed_out
+    try:
+        assert index.add(docs) == {}
+    finally:
+        index.handle.client.streaming_bulk = bulk
+    assert len(attempts) == 2 and set(attempts[0]) == {alias} and set(attempts[1]) == {f"{alias}-000001"}
+    copies = every_copy(client, alias)
+    assert sorted((c["id"], c["index"]) for c in copies) == [(f"zh{i}", f"{alias}-000001") for i in range(4)]
