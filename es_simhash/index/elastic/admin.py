@@ -50,7 +50,7 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
     validate_index_name(index)
     if client.indices.exists_alias(name=index):  # an alias (over partitions: ensure_partitioned made it)
         _check_and_extend(client, index, fingerprint_config)
-        if is_partition_of(index, write_index(client, index)):
+        if all(is_partition_of(index, name) for name in client.indices.get_alias(name=index)):
             install_partition_template(client, index)
         return False
     template = _recording(fingerprint_config, replicas, lookup_keys)
