@@ -466,6 +466,33 @@ def test_es_simhash_indexes_named_like_partitions_live_next_to_an_alias_in_eithe
         quiet.indices.delete_index_template(name=partition_template_name(f"{alias}-0"))
 
 
+def test_a_template_of_the_users_of_the_same_priority_on_the_partitions_is_named_in_one_line(
+        client, alias, fingerprinter):
+    """Elasticsearch refuses two templates of one priority that match one name: a template of the user's on
+    ``ALIAS-*`` with the partition template's priority is named, with what to do."""
+    from es_simhash.errors import ElasticError
+    from es_simhash.index.elastic import ensure_partitioned, partition_template_name
+    from es_simhash.index.elastic.admin import PARTITION_PRIORITY
+
+    config = dict(fingerprinter.config)
+    ensure_partitioned(client, alias, config)
+    client.indices.delete_index_template(name=partition_template_name(alias))
+    users = f"{alias}-users-template"
+    client.indices.put_index_template(name=users, index_patterns=[f"{alias}-*"],
+                                      priority=PARTITION_PRIORITY + len(alias))
+    try:
+        with pytest.raises(ElasticError) as refused:
+            ensure_partitioned(client, alias, config)
+        assert str(refused.value) == (
+            f"index template {users!r} has priority {PARTITION_PRIORITY + len(alias)} and matches partitions of "
+            f"{alias!r} ({alias}-0*), as es-simhash's template {partition_template_name(alias)!r} does: give it "
+            "another priority")
+    finally:
+        client.indices.delete_index_template(name=users)
+    ensure_partitioned(client, alias, config)
+    assert client.indices.get_index_template(name=partition_template_name(alias))["index_templates"]
+
+
 def test_a_bulk_sent_again_after_a_rollover_writes_over_what_its_first_attempt_stored(client, alias, fingerprinter):
     """A bulk through the alias that was carried out but reported as failed (a timeout), the alias rolled over before
     it is sent again: the second attempt writes over the documents where the first stored them, not a second copy

@@ -43,9 +43,8 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
     A new index records ``lookup_keys`` in its mapping (``_meta.lookup``); an existing index keeps the keys it
     was made with (:class:`ElasticIndex` reads them from there). An alias over partitions is checked, extended and
     given its partition template instead (:func:`install_partition_template`). Returns True when the index was
-    created. Raises
-    :class:`ElasticError` when the index exists but was built with a different fingerprint configuration (its
-    fingerprints would not be comparable).
+    created. Raises :class:`ElasticError` when the index exists but was built with a different fingerprint
+    configuration (its fingerprints would not be comparable).
     """
     validate_index_name(index)
     if client.indices.exists_alias(name=index):  # an alias (over partitions: ensure_partitioned made it)
@@ -159,11 +158,22 @@ def install_partition_template(client, alias: str) -> None:
     ``crawl-0-0*``: Elasticsearch refuses two templates of one priority matching one name), the longer name's
     higher (its partitions get their own alias's template). A template of the user's matching the partitions
     with a higher priority replaces this one (templates do not merge): the partitions then lack es-simhash's
-    mapping."""
+    mapping; one with the same priority is an :class:`ElasticError` naming it."""
     mapping, settings = partition_settings(client, write_index(client, alias))
-    client.indices.put_index_template(name=partition_template_name(alias), index_patterns=[f"{alias}-0*"],
-                                      priority=PARTITION_PRIORITY + len(alias),
-                                      template={"settings": settings, "mappings": mapping})
+    name, priority = partition_template_name(alias), PARTITION_PRIORITY + len(alias)
+    try:
+        client.indices.put_index_template(name=name, index_patterns=[f"{alias}-0*"], priority=priority,
+                                          template={"settings": settings, "mappings": mapping})
+    except Exception as exc:
+        found = _SAME_PRIORITY.search(str(exc))
+        if api_status(exc) != 400 or not found:
+            raise
+        raise ElasticError(f"index template {found.group(1)!r} has priority {priority} and matches partitions of "
+                           f"{alias!r} ({alias}-0*), as es-simhash's template {name!r} does: give it another "
+                           "priority") from exc
+
+
+_SAME_PRIORITY = re.compile(r"matching patterns from existing templates \[([^\]]+)\]")
 
 
 _CARRIED_SETTINGS = ("index.number_of_shards", "index.number_of_replicas", "index.auto_expand_replicas",
