@@ -3,7 +3,9 @@ partitions named as Elasticsearch's rollover names them (``crawl-000001``, ``cra
 between batches. The clusters are those `dedup` gives on the same input, though canonicals and their members live
 in different partitions (each member re-pointed in the partition that holds it, never copied into the write
 index); every id is stored exactly once across the partitions, a re-run of the same input changes nothing, a
-repair finds nothing to fix, and the commands that read take the alias as ``--index``.
+repair finds nothing to fix, and the commands that read take the alias as ``--index``. The alias may also be
+rolled over by the cluster (a lifecycle policy) while a run writes: every partition, whoever made it, gets
+es-simhash's mapping from the alias's partition template.
 
 The documents are read back by searching ``INDEX-*`` (every partition, not through the alias): a copy written
 through the alias into the write index, next to the document in its older partition, shows there as an id held
@@ -59,9 +61,13 @@ def deduped(crawl, tmp_path_factory) -> dict[str, tuple[str, str | None]]:
 
 @pytest.fixture
 def alias(es_index_name, client):
-    """A fresh alias name; its partitions are deleted afterwards (an index cannot be deleted through an alias)."""
+    """A fresh alias name; its partitions and its partition template are deleted afterwards (an index cannot be
+    deleted through an alias)."""
+    from es_simhash.index.elastic import partition_template_name
+
     yield es_index_name
     client.options(ignore_status=404).indices.delete(index=f"{es_index_name}-0*", expand_wildcards="all")
+    client.options(ignore_status=404).indices.delete_index_template(name=partition_template_name(es_index_name))
 
 
 def _clusters(report: Path) -> dict[str, tuple[str, str | None]]:
@@ -187,9 +193,13 @@ def test_an_alias_over_an_index_es_simhash_did_not_make_is_refused(es_url, clien
     res = run_cli("index", path, "--index", alias, "--rollover-docs", "2", "--batch-size", "1", "--no-progress",
                   cwd=tmp_path, es_url=es_url)
     assert res.returncode == 0, res.stderr.decode()
-    client.indices.create(index=f"{alias}-0foreign", aliases={alias: {}})
-    res = run_cli("check", "--index", alias, chinese_articles()[0], es_url=es_url, cwd=tmp_path)
-    assert res.returncode != 0 and "was not made by es-simhash" in res.stderr.decode(), res.stderr.decode()
+    foreign = f"{alias}-foreign"  # (not ALIAS-0*: the alias's partition template would give it es-simhash's mapping)
+    client.indices.create(index=foreign, aliases={alias: {}})
+    try:
+        res = run_cli("check", "--index", alias, chinese_articles()[0], es_url=es_url, cwd=tmp_path)
+        assert res.returncode != 0 and "was not made by es-simhash" in res.stderr.decode(), res.stderr.decode()
+    finally:
+        client.indices.delete(index=foreign)
 
 
 def test_a_stored_document_is_written_in_its_partition_and_created_nowhere_else(es_url, client, alias, tmp_path):
@@ -324,3 +334,194 @@ def test_rollover_by_age_starts_a_new_partition_once_the_write_index_is_that_old
     assert len(stored) == 30
     assert all(cluster in stored and (dup_of is None or dup_of in stored) for cluster, dup_of in stored.values())
     assert all(stored[f"zh{i}-reprint"][0] == stored[f"zh{i}"][0] for i in range(10))  # (found across partitions)
+
+
+def _mapped_as_es_simhash_maps(client, alias: str) -> dict[str, dict]:
+    """partition -> its mapping, asserting every ``ALIAS-*`` partition has es-simhash's (the lookup fields keyword,
+    nothing mapped dynamically, the ``_meta`` recording the fingerprint settings and lookup keys) and that all
+    record the same ``_meta``."""
+    mappings = {name: body["mappings"] for name, body in client.indices.get_mapping(index=f"{alias}-*").items()}
+    for name, m in mappings.items():
+        props = m.get("properties", {})
+        assert str(m.get("dynamic")) == "false", (name, m.get("dynamic"))
+        assert props.get("lookup_keys", {}).get("type") == "keyword", (name, props.get("lookup_keys"))
+        assert props.get("seg0", {}).get("type") == "keyword", (name, props.get("seg0"))
+        assert m["_meta"].get("managed_by") == "es-simhash" and m["_meta"].get("fingerprint"), (name, m.get("_meta"))
+    assert len({json.dumps(m["_meta"], sort_keys=True) for m in mappings.values()}) == 1
+    return mappings
+
+
+def test_rollovers_by_the_cluster_while_index_writes_give_partitions_es_simhashs_mapping_and_dedups_clusters(
+        crawl, deduped, es_url, client, alias, tmp_path):
+    """While `index --rollover-docs` writes, another client rolls the alias over several times with a bare
+    ``POST ALIAS/_rollover`` (no mapping, no settings): the request a lifecycle policy's rollover action sends
+    (Elasticsearch's ILM, OpenSearch's ISM; the minimal distributions the tests run on have neither, so this is
+    the cluster's rollover as such a policy makes it). Every partition, whoever made it, has es-simhash's mapping;
+    every id is stored once across them, in partitions of both kinds; the clusters are those `dedup` gives; every
+    ``cluster`` and ``duplicate_of`` names a stored document; a re-run changes nothing."""
+    import threading
+
+    rolled: list[str] = []
+    stop = threading.Event()
+
+    def roll_over_as_a_policy_does() -> None:
+        """Roll over a write index es-simhash made once it holds 150 documents (a policy's ``max_docs``, checked
+        every 50 ms): es-simhash rolls over those the cluster made, at 400. (A count on a partition whose shard
+        has not started yet fails: a policy checks again later.)"""
+        while len(rolled) < 4 and not stop.wait(0.05):
+            try:
+                current = write_index(client, alias) if client.indices.exists_alias(name=alias) else None
+                full = current not in rolled and client.count(index=current)["count"] >= 150 if current else False
+            except Exception:  # (not started yet)
+                continue
+            if full:
+                rolled.append(str(client.indices.rollover(alias=alias)["new_index"]))
+
+    other = threading.Thread(target=roll_over_as_a_policy_does, daemon=True)
+    other.start()
+    try:
+        index_into(alias, crawl, es_url, tmp_path)
+    finally:
+        stop.set()
+        other.join(30)
+    parts = partitions(client, alias)
+    assert len(rolled) >= 3, (rolled, parts)  # (the other client rolled the alias over while the run wrote)
+    assert set(rolled) <= set(parts) and sorted(client.indices.get_alias(name=alias)) == sorted(parts)
+    assert sum(1 for p in rolled if parts[p]) >= 3, (rolled, parts)  # (written into, after the cluster made them)
+    assert len(parts) - len(rolled) >= 3, (rolled, parts)  # (es-simhash made some too: the first, and its rollovers)
+    _mapped_as_es_simhash_maps(client, alias)
+
+    n = len(deduped)
+    first = stored_once(client, alias)
+    assert len(first) == n
+    assert not differing(deduped, first), differing(deduped, first)[:5]
+    for i, (cluster, dup_of) in first.items():
+        assert first[cluster][0] == cluster and (dup_of is None or dup_of in first), (i, cluster, dup_of)
+    where = {c["id"]: c["index"] for c in every_copy(client, alias)}
+
+    (tmp_path / "cp.json").unlink(missing_ok=True)
+    err = index_into(alias, crawl, es_url, tmp_path)  # the same input again: nothing changes
+    assert f"indexed 0 into {alias!r}" in err and f"{n:,} were already indexed" in err, err
+    assert partitions(client, alias) == parts
+    again = stored_once(client, alias)
+    assert not differing(first, again), differing(first, again)[:5]
+    assert {c["id"]: c["index"] for c in every_copy(client, alias)} == where
+
+
+def test_the_partition_template_is_installed_again_from_the_write_index_and_carries_a_grown_mapping(
+        client, alias, fingerprinter):
+    """An alias whose partition template is missing (made by an older release) gets it when a run opens it, with
+    or without rollover options; the template is made from the write index, so a field added to the mapping since
+    (as runs of later releases add theirs) is in the mapping of the next partition, made by a bare rollover."""
+    from es_simhash.index.elastic import ensure_index, ensure_partitioned, partition_template_name
+
+    config = dict(fingerprinter.config)
+    name = partition_template_name(alias)
+    assert ensure_partitioned(client, alias, config) is True
+    assert ensure_partitioned(client, alias, config) is False
+    client.indices.delete_index_template(name=name)
+    assert not client.options(ignore_status=404).indices.get_index_template(name=name).get("index_templates")
+    ensure_index(client, alias, config)  # (a run without rollover options)
+    assert client.indices.get_index_template(name=name)["index_templates"]
+    client.indices.put_mapping(index=alias, properties={"later_field": {"type": "keyword"}})
+    ensure_partitioned(client, alias, config)
+    new = str(client.indices.rollover(alias=alias)["new_index"])
+    assert new == f"{alias}-000002"
+    mappings = _mapped_as_es_simhash_maps(client, alias)
+    assert mappings[new]["properties"]["later_field"] == {"type": "keyword"}
+    settings = client.indices.get_settings(index=new, flat_settings=True)[new]["settings"]
+    assert settings["index.merge.policy.segments_per_tier"] == "4" and settings["index.number_of_shards"] == "1"
+
+
+def test_es_simhash_indexes_named_like_partitions_live_next_to_an_alias_in_either_order(client, alias, fingerprinter):
+    """The partition template's pattern ``ALIAS-0*`` and the templates of es-simhash indexes named ``ALIAS-test``
+    or ``ALIAS-0test`` (an exact name each), or of another alias ``ALIAS-0`` (pattern ``ALIAS-0-0*``), may both be
+    installed, whichever comes first (Elasticsearch refuses two templates of one priority matching one name), and
+    each index gets its own template's ``_meta``: an index named like the alias's partitions is not shaped as one."""
+    from es_simhash.index.elastic import ensure_index, ensure_partitioned, partition_template_name
+
+    config = dict(fingerprinter.config)
+    other = {**config, "min_token_len": int(config["min_token_len"]) + 1}
+    names = [f"{alias}-test", f"{alias}-0test"]
+    try:
+        ensure_index(client, names[0], config)
+        ensure_partitioned(client, alias, config)  # (after an index named like it)
+        ensure_index(client, names[1], other)  # (and before one)
+        ensure_partitioned(client, f"{alias}-0", config)  # (an alias whose partitions the first's pattern matches)
+        for index in names:
+            assert client.indices.exists(index=index) and not client.indices.exists_alias(name=index)
+        meta = client.indices.get_mapping(index=names[1])[names[1]]["mappings"]["_meta"]
+        assert meta["fingerprint"] == other  # (its own template's, not the alias's partition template's)
+        nested = str(client.indices.rollover(alias=f"{alias}-0")["new_index"])
+        assert nested == f"{alias}-0-000002"
+        own = client.indices.get_mapping(index=nested)[nested]["mappings"]["_meta"]
+        assert own == client.indices.get_mapping(index=f"{alias}-0-000001")[f"{alias}-0-000001"]["mappings"]["_meta"]
+        assert client.indices.exists_alias(name=alias, index=f"{alias}-000001")
+    finally:
+        quiet = client.options(ignore_status=404)
+        for index in names:
+            quiet.indices.delete(index=index)
+            quiet.indices.delete_index_template(name=f"es-simhash-{index}")
+        quiet.indices.delete(index=f"{alias}-0-0*", expand_wildcards="all")
+        quiet.indices.delete_index_template(name=partition_template_name(f"{alias}-0"))
+
+
+def test_a_template_of_the_users_of_the_same_priority_on_the_partitions_is_named_in_one_line(
+        client, alias, fingerprinter):
+    """Elasticsearch refuses two templates of one priority that match one name: a template of the user's on
+    ``ALIAS-*`` with the partition template's priority is named, with what to do."""
+    from es_simhash.errors import ElasticError
+    from es_simhash.index.elastic import ensure_partitioned, partition_template_name
+    from es_simhash.index.elastic.admin import PARTITION_PRIORITY
+
+    config = dict(fingerprinter.config)
+    ensure_partitioned(client, alias, config)
+    client.indices.delete_index_template(name=partition_template_name(alias))
+    users = f"{alias}-users-template"
+    client.indices.put_index_template(name=users, index_patterns=[f"{alias}-*"],
+                                      priority=PARTITION_PRIORITY + len(alias))
+    try:
+        with pytest.raises(ElasticError) as refused:
+            ensure_partitioned(client, alias, config)
+        assert str(refused.value) == (
+            f"index template {users!r} has priority {PARTITION_PRIORITY + len(alias)} and matches partitions of "
+            f"{alias!r} ({alias}-0*), as es-simhash's template {partition_template_name(alias)!r} does: give it "
+            "another priority")
+    finally:
+        client.indices.delete_index_template(name=users)
+    ensure_partitioned(client, alias, config)
+    assert client.indices.get_index_template(name=partition_template_name(alias))["index_templates"]
+
+
+def test_a_bulk_sent_again_after_a_rollover_writes_over_what_its_first_attempt_stored(client, alias, fingerprinter):
+    """A bulk through the alias that was carried out but reported as failed (a timeout), the alias rolled over before
+    it is sent again: the second attempt writes over the documents where the first stored them, not a second copy
+    in the new write index."""
+    from es_simhash import StoredDoc
+    from es_simhash.index.elastic import ElasticIndex, ensure_partitioned
+    from es_simhash.index.elastic.errors import Transient
+
+    ensure_partitioned(client, alias, dict(fingerprinter.config))
+    index = ElasticIndex(client, alias, retry_for=30)
+    texts = chinese_articles()[:4]
+    docs = [StoredDoc(f"zh{i}", fp, f"zh{i}", text=t) for i, (t, fp) in
+            enumerate(zip(texts, fingerprinter.fingerprint_many(texts)))]
+    bulk = index.handle.client.streaming_bulk
+    attempts = []
+
+    def carried_out_then_timed_out(actions, **kw):
+        attempts.append([a["_index"] for a in actions])
+        if len(attempts) == 1:
+            list(bulk(actions, **kw))  # (stored in the write index of the time)
+            client.indices.rollover(alias=alias)  # (by the cluster, before the bulk is sent again)
+            raise Transient("timed out")
+        return bulk(actions, **kw)
+
+    index.handle.client.streaming_bulk = carried_out_then_timed_out
+    try:
+        assert index.add(docs) == {}
+    finally:
+        index.handle.client.streaming_bulk = bulk
+    assert len(attempts) == 2 and set(attempts[0]) == {alias} and set(attempts[1]) == {f"{alias}-000001"}
+    copies = every_copy(client, alias)
+    assert sorted((c["id"], c["index"]) for c in copies) == [(f"zh{i}", f"{alias}-000001") for i in range(4)]

@@ -1,6 +1,7 @@
 """Index administration: names, creating an index with the template, checking it was made by es-simhash with the same
-fingerprint settings, aliases, the lookup keys it records, and an alias over partitions that es-simhash rolls over
-(:func:`ensure_partitioned`, :func:`roll_over`)."""
+fingerprint settings, aliases, the lookup keys it records, and an alias over partitions rolled over by es-simhash
+(:func:`roll_over`) or by the cluster (a lifecycle policy), each new partition shaped by the alias's partition
+template (:func:`ensure_partitioned`, :func:`install_partition_template`)."""
 
 from __future__ import annotations
 
@@ -40,13 +41,16 @@ def ensure_index(client, index: str, fingerprint_config: dict[str, Any], replica
     """Install the index template for ``index`` and create the index if missing (idempotent).
 
     A new index records ``lookup_keys`` in its mapping (``_meta.lookup``); an existing index keeps the keys it
-    was made with (:class:`ElasticIndex` reads them from there). Returns True when the index was created. Raises
-    :class:`ElasticError` when the index exists but was built with a different fingerprint configuration (its
-    fingerprints would not be comparable).
+    was made with (:class:`ElasticIndex` reads them from there). An alias over partitions is checked, extended and
+    given its partition template instead (:func:`install_partition_template`). Returns True when the index was
+    created. Raises :class:`ElasticError` when the index exists but was built with a different fingerprint
+    configuration (its fingerprints would not be comparable).
     """
     validate_index_name(index)
-    if client.indices.exists_alias(name=index):  # an alias over partitions (ensure_partitioned made it): no template
+    if client.indices.exists_alias(name=index):  # an alias (over partitions: ensure_partitioned made it)
         _check_and_extend(client, index, fingerprint_config)
+        if all(is_partition_of(index, name) for name in client.indices.get_alias(name=index)):
+            install_partition_template(client, index)
         return False
     template = _recording(fingerprint_config, replicas, lookup_keys)
     template["index_patterns"] = [index]
@@ -98,19 +102,15 @@ def partition_name(alias: str, n: int) -> str:
 
 def ensure_partitioned(client, alias: str, fingerprint_config: dict[str, Any], replicas: int | None = None,
                        lookup_keys: LookupKeys = DEFAULT_KEYS) -> bool:
-    """Make ``alias`` an alias over partitions es-simhash rolls over (:func:`roll_over`), creating its first
-    partition ``alias-000001`` (the alias's write index) with the shipped template's settings and mapping, the
-    mapping's ``_meta`` recording ``fingerprint_config`` and ``lookup_keys`` (idempotent). Returns True when the
-    first partition was created. An existing alias is checked (every partition: the same fingerprint settings,
-    :func:`check_index_config`); an existing index named ``alias`` is an :class:`ElasticError` (an index is not
-    turned into partitions).
-
-    No index template is installed: each next partition is created by the rollover request itself, with the write
-    index's own settings and mapping (:func:`roll_over`). A template on ``alias-*`` would also shape any other
-    index whose name starts so, and Elasticsearch refuses two templates of the same priority with overlapping
-    patterns (an es-simhash index named ``crawl-test`` has its template on ``crawl-test``); copying the write
-    index's mapping also carries what was added to it since (fields of later releases) and the ``_meta`` recorded
-    when the first partition was made."""
+    """Make ``alias`` an alias over partitions, creating its first partition ``alias-000001`` (the alias's write
+    index) with the shipped template's settings and mapping, the mapping's ``_meta`` recording
+    ``fingerprint_config`` and ``lookup_keys``, and install its partition template
+    (:func:`install_partition_template`: a partition made by any rollover, es-simhash's :func:`roll_over` or a
+    lifecycle policy's, gets that mapping and those settings) (idempotent). Returns True when the first partition
+    was created. An existing alias is checked (every partition: the same fingerprint settings,
+    :func:`check_index_config`), the fields of later releases are added to its mapping and its partition template
+    is installed again from its write index; an existing index named ``alias`` is an :class:`ElasticError` (an
+    index is not turned into partitions)."""
     validate_index_name(alias)
     if client.indices.exists_alias(name=alias):
         _check_and_extend(client, alias, fingerprint_config)
@@ -118,13 +118,80 @@ def ensure_partitioned(client, alias: str, fingerprint_config: dict[str, Any], r
         if not _ROLLED_NAME.search(current):  # (the rollover API names the next index after this one's number)
             raise ElasticError(f"alias {alias!r} writes into {current!r}, whose name does not end in -NUMBER: "
                                "it cannot be rolled over; write into it without rollover")
+        if is_partition_of(alias, current):
+            install_partition_template(client, alias)
         return False
     if client.indices.exists(index=alias):
         raise ElasticError(f"{alias!r} is an index, not an alias over partitions: partitions rolled over need a "
                            "new index name (or an alias es-simhash made over partitions)")
     body = _recording(fingerprint_config, replicas, lookup_keys)["template"]
-    return _create_once(client, partition_name(alias, 1), settings=body["settings"], mappings=body["mappings"],
-                        aliases={alias: {"is_write_index": True}})
+    created = _create_once(client, partition_name(alias, 1), settings=body["settings"], mappings=body["mappings"],
+                           aliases={alias: {"is_write_index": True}})
+    install_partition_template(client, alias)
+    return created
+
+
+PARTITION_PRIORITY = 100
+"""A partition template's priority is this plus the length of its alias's name (:func:`install_partition_template`),
+below the per-index templates' 500 (``templates/index-template.json``)."""
+
+
+def partition_template_name(alias: str) -> str:
+    """The name of ``alias``'s partition template, ``es-simhash-ALIAS:partitions`` (an index name never holds a
+    ``:``, so no index's own template ``es-simhash-INDEX`` is named so)."""
+    return f"es-simhash-{alias}:partitions"
+
+
+def install_partition_template(client, alias: str) -> None:
+    """Install (or replace) the composable index template that shapes every next partition of ``alias``, made by
+    whichever rollover: es-simhash's (:func:`roll_over`) or the cluster's (a lifecycle policy, or anyone's bare
+    ``POST ALIAS/_rollover``, which carries no mapping). It holds the write index's mapping (its ``_meta``:
+    fingerprint settings and lookup keys; the fields added since it was made) and the settings a partition
+    carries (:func:`partition_settings`: shards, replicas, merges, and the lifecycle policy attached to the write
+    index).
+
+    Its pattern is ``ALIAS-0*``: the names rollover gives (``crawl-000002``; six digits, so up to the 99,999th
+    partition), not ``ALIAS-*`` (that would also shape an index named ``crawl-test``). Its priority is
+    :data:`PARTITION_PRIORITY` plus the length of the alias's name: below the 500 of an es-simhash index's own
+    template (named after the index alone, so an es-simhash index named ``crawl-0a`` keeps its own template,
+    though ``crawl-0*`` matches it too), and different for two aliases whose patterns overlap (``crawl-0*`` and
+    ``crawl-0-0*``: Elasticsearch refuses two templates of one priority matching one name), the longer name's
+    higher (its partitions get their own alias's template). A template of the user's matching the partitions
+    with a higher priority replaces this one (templates do not merge): the partitions then lack es-simhash's
+    mapping; one with the same priority is an :class:`ElasticError` naming it."""
+    mapping, settings = partition_settings(client, write_index(client, alias))
+    name, priority = partition_template_name(alias), PARTITION_PRIORITY + len(alias)
+    try:
+        client.indices.put_index_template(name=name, index_patterns=[f"{alias}-0*"], priority=priority,
+                                          template={"settings": settings, "mappings": mapping})
+    except Exception as exc:
+        found = _SAME_PRIORITY.search(str(exc))
+        if api_status(exc) != 400 or not found:
+            raise
+        raise ElasticError(f"index template {found.group(1)!r} has priority {priority} and matches partitions of "
+                           f"{alias!r} ({alias}-0*), as es-simhash's template {name!r} does: give it another "
+                           "priority") from exc
+
+
+_SAME_PRIORITY = re.compile(r"matching patterns from existing templates \[([^\]]+)\]")
+
+
+_CARRIED_SETTINGS = ("index.number_of_shards", "index.number_of_replicas", "index.auto_expand_replicas",
+                     "index.refresh_interval", "index.max_terms_count", "index.mapping.total_fields.limit",
+                     "index.lifecycle.name", "index.lifecycle.rollover_alias",
+                     "index.plugins.index_state_management.rollover_alias")
+_CARRIED_PREFIXES = ("index.merge.",)
+
+
+def partition_settings(client, index: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(mapping, settings)`` a next partition takes from the partition ``index``: its whole mapping, and its
+    shard, replica, refresh, merge and field-limit settings and the lifecycle policy attached to it
+    (Elasticsearch's ``index.lifecycle.name`` and ``index.lifecycle.rollover_alias``, OpenSearch's
+    ``plugins.index_state_management.rollover_alias``), as flat settings."""
+    mapping = client.indices.get_mapping(index=index)[index]["mappings"]
+    got = client.indices.get_settings(index=index, flat_settings=True)[index]["settings"]
+    settings = {k: v for k, v in got.items() if k in _CARRIED_SETTINGS or k.startswith(_CARRIED_PREFIXES)}
+    return mapping, settings
 
 
 def is_partition_of(alias: str, name: str) -> bool:
@@ -165,10 +232,6 @@ def _write_index_of(found: dict[str, Any], alias: str) -> str:
     raise ElasticError(f"alias {alias!r} has no write index: point it at one with is_write_index")
 
 
-_CARRIED_SETTINGS = ("number_of_shards", "number_of_replicas", "auto_expand_replicas", "refresh_interval",
-                     "max_terms_count", "merge")
-
-
 ROLLOVER_AGE = re.compile(r"[1-9][0-9]*(d|h|m|s)")
 """A rollover age as the rollover API's ``max_age`` takes it, in days, hours, minutes or seconds (``30d``)."""
 
@@ -177,8 +240,9 @@ def roll_over(client, alias: str, max_docs: int | None = None, max_age: str | No
     """Roll ``alias`` over when its write index holds ``max_docs`` documents or more, or was created ``max_age``
     ago or longer (:data:`ROLLOVER_AGE`): one rollover request (the API's ``conditions``, either met) that creates
     the next partition (``crawl-000002`` after ``crawl-000001``) as the new write index, with the current write
-    index's mapping (its ``_meta``: fingerprint settings, lookup keys) and shard, replica and merge settings.
-    Returns the new partition's name, ``None`` when no condition is met."""
+    index's mapping (its ``_meta``: fingerprint settings, lookup keys) and settings (:func:`partition_settings`;
+    the same the partition template gives a partition made by a rollover without them). Returns the new
+    partition's name, ``None`` when no condition is met."""
     conditions: dict[str, Any] = {}
     if max_docs is not None:
         conditions["max_docs"] = max_docs
@@ -186,10 +250,7 @@ def roll_over(client, alias: str, max_docs: int | None = None, max_age: str | No
         conditions["max_age"] = max_age
     if not conditions:
         raise ValueError("roll_over: give max_docs or max_age")
-    current = write_index(client, alias)
-    mapping = client.indices.get_mapping(index=current)[current]["mappings"]
-    got = client.indices.get_settings(index=current, flat_settings=False)[current]["settings"]["index"]
-    settings = {"index": {k: got[k] for k in _CARRIED_SETTINGS if k in got}}
+    mapping, settings = partition_settings(client, write_index(client, alias))
     resp = client.indices.rollover(alias=alias, conditions=conditions, mappings=mapping, settings=settings)
     if not resp.get("rolled_over"):
         return None

@@ -40,7 +40,12 @@ class ElasticIndex:
     the partition holding it, a new one goes to the alias's write index (:class:`IndexHandle`). With
     ``rollover_docs`` or ``rollover_age`` (``30d``, ``12h``: days, hours, minutes or seconds), :meth:`prepare` makes
     a new ``index`` such an alias (its first partition ``index-000001``) and :meth:`add` rolls it over, before
-    writing a batch, once its write index holds that many documents or is that old.
+    writing a batch, once its write index holds that many documents or is that old. The cluster may roll the alias
+    over too (a lifecycle policy), between two batches or during a write: the new partition has es-simhash's
+    mapping from the alias's partition template (installed by :meth:`prepare`:
+    :func:`~es_simhash.index.elastic.admin.install_partition_template`), new documents go to whichever index is
+    the write index, and :meth:`visible_mark` and :meth:`written_since` count a partition made since the mark
+    whole.
     """
 
     overlapping_writes = True
@@ -190,7 +195,10 @@ class ElasticIndex:
         lookup keys it is looked up with (an existing index keeps the keys it was made with): the commands warn
         there when ``-k`` is beyond what those keys guarantee. With :attr:`rolls_over` the index is an alias
         over partitions (:func:`ensure_partitioned`: a new one gets its first partition; an existing index of
-        that name is an :class:`~es_simhash.errors.ElasticError`)."""
+        that name is an :class:`~es_simhash.errors.ElasticError`). An existing alias over partitions, with
+        :attr:`rolls_over` or not, gets its partition template again, made from its write index
+        (:func:`~es_simhash.index.elastic.admin.install_partition_template`): every partition a rollover makes,
+        es-simhash's or the cluster's, has its mapping."""
         def create() -> None:
             with elastic_errors(self.url):
                 if self.rolls_over:

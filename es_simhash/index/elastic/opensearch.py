@@ -110,6 +110,9 @@ class Indices(_Namespace):
     def put_index_template(self, name: str, **template: Any) -> Any:
         return self._call("put_index_template", name=name, body=template)
 
+    def get_index_template(self, name: str) -> Any:
+        return self._call("get_index_template", name=name)
+
     def delete_index_template(self, name: str) -> Any:
         return self._call("delete_index_template", name=name)
 

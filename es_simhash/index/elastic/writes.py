@@ -24,7 +24,9 @@ class BulkWriter:
     one search): an action on a stored document (written over, conditionally or not, or deleted) names the
     partition holding it, so it never makes a second copy in the write index and its version
     (``if_seq_no``/``if_primary_term``) is compared in the partition it was read from; a new document goes
-    through the alias, to its write index. An id stays unique across partitions."""
+    through the alias, to whichever index is the write index when it arrives (the alias may be rolled over by
+    anyone between two writes, or during one). A write sent again after a failure first looks again where its
+    new documents are stored (:meth:`_relocate`). An id stays unique across partitions."""
 
     def __init__(self, handle: IndexHandle, *, chunk_size: int = 500, max_retries: int = 8) -> None:
         self.handle = handle
@@ -101,7 +103,13 @@ class BulkWriter:
         refused: dict[str, str] = {}
         conflicts: list[str] = []
 
+        tries = 0
+
         def attempt() -> None:
+            nonlocal tries
+            if tries:
+                self._relocate(pending)
+            tries += 1
             transient: dict[str, str] = {}
             for ok, item in handle.client.streaming_bulk(
                 list(pending.values()),
@@ -135,3 +143,16 @@ class BulkWriter:
 
         handle.retrying(attempt, "bulk write")
         return refused, conflicts
+
+    def _relocate(self, pending: dict[str, dict[str, Any]]) -> None:
+        """Before a bulk is sent again (through an alias): the actions that go through the alias are pointed at the
+        partition holding their document, if a failed attempt stored it after all (a request that timed out may
+        have been carried out), so a rollover since (by anyone) does not make a second copy in the new write
+        index."""
+        handle = self.handle
+        through = [i for i, a in pending.items() if a["_index"] == handle.index]
+        if not through or not handle.is_alias():
+            return
+        handle.client.indices.refresh(index=handle.index)
+        for doc_id, partition in handle.locate(through).items():
+            pending[doc_id]["_index"] = partition
