@@ -61,6 +61,10 @@ class StoredDoc:
     """The backend's version of the stored document (Elasticsearch: ``(seq_no, primary_term)``), set by
     :meth:`MaintainedIndex.fetch`: a write through :meth:`MaintainedIndex.replace` succeeds only if the stored
     document is still that version."""
+    final: bool = field(default=False, repr=False, compare=False)
+    """Whether the stored document can no longer be written (Elasticsearch: it is in a partition with a write
+    block, ``index.blocks.write``, made read-only by its user or a lifecycle policy): maintenance leaves it as it
+    is, and a record with its id and other content is refused (:mod:`es_simhash.clustering.writes`)."""
 
     @property
     def is_canonical(self) -> bool:

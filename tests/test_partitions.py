@@ -525,3 +525,71 @@ def test_a_bulk_sent_again_after_a_rollover_writes_over_what_its_first_attempt_s
     assert len(attempts) == 2 and set(attempts[0]) == {alias} and set(attempts[1]) == {f"{alias}-000001"}
     copies = every_copy(client, alias)
     assert sorted((c["id"], c["index"]) for c in copies) == [(f"zh{i}", f"{alias}-000001") for i in range(4)]
+
+
+def _stored_with_seq(client, alias: str) -> dict[str, tuple[str, str, str | None, int]]:
+    """id -> (partition, cluster, duplicate_of, seq_no) of every document of every ``ALIAS-*`` partition."""
+    client.indices.refresh(index=f"{alias}-*")
+    hits = client.search(index=f"{alias}-*", size=10_000, query={"match_all": {}}, seq_no_primary_term=True,
+                         source=["dup_cluster", "dup_of"])["hits"]["hits"]
+    return {h["_id"]: (h["_index"], h["_source"]["dup_cluster"], h["_source"]["dup_of"], h["_seq_no"]) for h in hits}
+
+
+def _whole(stored: dict[str, tuple[str, str, str | None, int]]) -> None:
+    """The invariants of docs/how-it-works.md: every cluster names a stored canonical, every duplicate_of a stored
+    document."""
+    for i, (_, cluster, dup_of, _) in stored.items():
+        assert cluster in stored and stored[cluster][1] == cluster, (i, cluster)
+        assert dup_of is None or dup_of in stored, (i, dup_of)
+
+
+def test_partitions_made_read_only_are_never_written_and_a_drop_they_point_into_is_refused(
+        crawl, es_url, client, alias, tmp_path):
+    """The two oldest partitions made read-only (``index.blocks.write``, as a lifecycle policy's warm phase does),
+    then a second crawl: reprints of articles stored there join their clusters; records with ids stored there and
+    other content are dead letters with their reason and line; the same content is found already indexed. No
+    document of a read-only partition changes (its sequence numbers neither); the invariants hold; a repair
+    changes nothing there either. Dropping the oldest partition while the read-only second holds documents that
+    point into it is refused before anything changes; with the second's block lifted, the drop goes through."""
+    index_into(alias, crawl, es_url, tmp_path)
+    parts = sorted(partitions(client, alias))
+    frozen = parts[:2]
+    client.indices.put_settings(index=",".join(frozen), settings={"index.blocks.write": True})
+    before = _stored_with_seq(client, alias)
+    held = {i: v for i, v in before.items() if v[0] in frozen}
+    articles = chinese_articles()[:30]
+    assert all(before[f"zh{i}"][0] == frozen[0] for i in range(30))  # (the articles came first)
+    records = [{"id": f"zh{i}-copy", "content": "来源：某某网\n" + t + "\n（责任编辑：王五）"} for i, t in enumerate(articles)]
+    records += [{"id": f"zh{i}", "content": articles[i + 10]} for i in range(5)]  # (other content: refused)
+    records += [{"id": f"zh{i}", "content": articles[i]} for i in range(5, 10)]  # (the same: already indexed)
+    second = tmp_path / "second"
+    second.mkdir()
+    res = run_cli("index", _write(second / "more.jsonl", records), "--index", alias, "--rollover-docs",
+                  str(ROLLOVER), "--batch-size", "20", "--report", "report.jsonl", "--dead-letters", "dead.jsonl",
+                  "--no-progress", cwd=second, es_url=es_url)
+    assert res.returncode == 0, res.stderr.decode()
+    dead = [json.loads(x) for x in (second / "dead.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sorted(d["line"] for d in dead) == [31, 32, 33, 34, 35], dead  # (the five other contents)
+    assert all("read-only partition" in d["reason"] for d in dead), dead
+    after = _stored_with_seq(client, alias)
+    assert {i: after[i] for i in held} == held  # (not one write into a read-only partition)
+    for i in range(30):
+        assert after[f"zh{i}-copy"][1] == before[f"zh{i}"][1], i  # (joined the cluster stored read-only)
+    _whole(after)
+
+    res = run_cli("repair", "--index", alias, es_url=es_url, cwd=second)
+    assert res.returncode == 0, res.stderr.decode()
+    assert {i: v for i, v in _stored_with_seq(client, alias).items() if i in held} == held
+
+    pointing = [i for i, v in held.items() if v[0] == frozen[1] and (
+        before[v[1]][0] == frozen[0] or (v[2] is not None and before[v[2]][0] == frozen[0]))]
+    assert pointing  # (the second partition holds members of clusters of the first: the test has a case)
+    refused = run_cli("drop-partition", frozen[0], "--index", alias, es_url=es_url, cwd=second)
+    assert refused.returncode != 0, refused.stderr.decode()
+    assert "read-only partitions point at documents of" in refused.stderr.decode(), refused.stderr.decode()
+    assert frozen[0] in client.indices.get_alias(name=alias)  # (nothing changed)
+
+    client.indices.put_settings(index=frozen[1], settings={"index.blocks.write": False})
+    res = run_cli("drop-partition", frozen[0], "--index", alias, es_url=es_url, cwd=second)
+    assert res.returncode == 0, res.stderr.decode()
+    _whole(_stored_with_seq(client, alias))

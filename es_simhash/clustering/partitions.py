@@ -4,6 +4,7 @@ that runs for years, deleted without leaving a pointer to a missing document."""
 from __future__ import annotations
 
 from es_simhash.decide.rule import DecisionRule
+from es_simhash.errors import MaintenanceError
 from es_simhash.index.base import PartitionedIndex
 from es_simhash.clustering.delete import settle_departed
 from es_simhash.clustering.writes import Settled, Writer
@@ -16,7 +17,16 @@ def drop_partition(index: PartitionedIndex, rule: DecisionRule, partition: str) 
     settle_departed`, as :func:`~es_simhash.clustering.delete` does for deleted documents), then delete it.
     Returns the number of documents dropped and the changes to the documents that remain. Interrupted, it leaves
     the partition taken out but not deleted, and the same call finishes it. The partition written into is
-    refused."""
+    refused, and so is a partition that documents of read-only partitions point into (:attr:`StoredDoc.final`:
+    they could not be re-pointed, and would be left naming dropped documents): a :class:`MaintenanceError` naming
+    how many and where, before anything is changed."""
+    held = {d.id for d in index.partition_documents(partition)}
+    stuck = [d for d in index.pointing_at(held) if d.final and d.id not in held]
+    if stuck:
+        raise MaintenanceError(
+            f"{len(stuck):,} documents in read-only partitions point at documents of {partition!r} (e.g. "
+            f"{stuck[0].id!r}): dropping it would leave them naming dropped documents; lift the write block of "
+            "their partitions for the drop, or drop those partitions first")
     departed = index.detach_partition(partition)
     settled = Settled()
     if departed:

@@ -128,6 +128,7 @@ def settle_canonicals(index: MaintainedIndex, rule: DecisionRule, writer: Writer
         if known and len(joins) > 1:
             joins, deferred = _one_at_a_time(index, joins, todo, found)
         joined: list[StoredDoc] = []
+        joins = _holding_no_final(index, joins)
         if joins:
             targets = canonicals_of(index, {cluster for _, cluster, _, _ in joins.values()})
 
@@ -182,6 +183,15 @@ def _anchor(doc: StoredDoc) -> str:
     """Where a duplicate's canonical is found: the cluster of the document it duplicates (``duplicate_of``, whose
     chain only goes to earlier arrivals), else its own ``cluster`` pointer (a malformed document)."""
     return doc.duplicate_of or doc.cluster
+
+
+def _holding_no_final(index: MaintainedIndex, joins: dict[str, Any]) -> dict[str, Any]:
+    """``joins`` (canonicals to merge into other clusters) but those whose cluster holds a document that can no
+    longer be written (:attr:`StoredDoc.final`): it could not follow, so its canonical stays one."""
+    if not joins:
+        return joins
+    held = {d.cluster for d in index.pointing_at(list(joins)) if d.final}
+    return {i: j for i, j in joins.items() if i not in held}
 
 
 def repoint(index: MaintainedIndex, writer: Writer, ids: Collection[str], rule: DecisionRule | None = None) -> None:

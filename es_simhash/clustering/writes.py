@@ -49,6 +49,9 @@ class Settled:
     changes: list[Change] = field(default_factory=list)
     others: bool = False
     """Whether settling found documents another writer wrote or rewrote since the batch's mark."""
+    kept: list[str] = field(default_factory=list)
+    """Documents a step would have changed but that can no longer be written (:attr:`StoredDoc.final`: in a
+    read-only partition): left as they are."""
 
     def latest(self) -> dict[str, StoredDoc]:
         """The last written state of each changed document that still exists."""
@@ -78,7 +81,9 @@ def state_of(doc: StoredDoc) -> tuple[str | None, str | None]:
 class Writer:
     """Conditional rewrites with retries: ``change(doc)`` is applied to the freshly fetched document and returns the
     document to write, or ``None`` when nothing needs writing any more; on a version conflict the document is
-    fetched again and ``change`` applied again (a dry run writes into a :class:`~es_simhash.clustering.dry_run.DryRun`)."""
+    fetched again and ``change`` applied again (a dry run writes into a :class:`~es_simhash.clustering.dry_run.DryRun`).
+    A document that can no longer be written (:attr:`StoredDoc.final`: in a read-only partition) is never written:
+    it is left as it is, listed in :attr:`Settled.kept`."""
 
     def __init__(self, index: MaintainedIndex, settled: Settled) -> None:
         self.index, self.settled = index, settled
@@ -93,7 +98,10 @@ class Writer:
                 new = change(doc)
                 if new is not None and (state_of(new), new.distance, new.reason, new.arrival) != (
                         state_of(doc), doc.distance, doc.reason, doc.arrival):
-                    out.append((doc, new))
+                    if doc.final:
+                        self.settled.kept.append(doc.id)
+                    else:
+                        out.append((doc, new))
             if not out:
                 return written
             conflicts = set(self.index.replace([new for _, new in out]))

@@ -15,6 +15,9 @@ from es_simhash.index.base import FingerprintIndex
 
 """Conditional writes of one batch that keep meeting other versions before :meth:`BatchWriter.write` gives up."""
 
+READ_ONLY = "its stored document, with other content, is in a read-only partition: it cannot be replaced"
+"""Why a record whose id is stored where it can no longer be written (:attr:`StoredDoc.final`) is refused."""
+
 
 class BatchWriter:
     """Writes decided batches into one index and settles them with one rule (the rule their documents were
@@ -50,9 +53,12 @@ class BatchWriter:
         ours = {d.id: d for d in decided.to_store}
         # a re-indexed document's stored version, read now: its write then usually goes through at the first try
         departed = index.fetch([d.id for d in decided.departed], whole=False) if decided.departed else {}
-        refused: dict[str, str] = {}
+        refused: dict[str, str] = {doc_id: READ_ONLY for doc_id, d in departed.items() if d.final}
+        for doc_id in refused:  # (a document that can no longer be written keeps its content: the record is refused)
+            del departed[doc_id]
         theirs: dict[str, StoredDoc] = {}  # the same content, written by another writer meanwhile
-        todo = [replace(d, version=departed[d.id].version if d.id in departed else None) for d in decided.to_store]
+        todo = [replace(d, version=departed[d.id].version if d.id in departed else None) for d in decided.to_store
+                if d.id not in refused]
         for _ in range(MAX_WRITE_ATTEMPTS):
             if not todo:
                 break

@@ -204,6 +204,11 @@ class PartitionedIndex(MaintainedIndex, Protocol):
     """A maintained index stored in partitions (an alias over time-partitioned indexes): what dropping one needs
     (:func:`~es_simhash.clustering.drop_partition`)."""
 
+    def partition_documents(self, partition: str) -> list[StoredDoc]:
+        """The documents of ``partition`` as stored (without text or record), whether it is read or was taken out
+        by :meth:`detach_partition` and not yet deleted."""
+        ...
+
     def detach_partition(self, partition: str) -> list[StoredDoc]:
         """Take ``partition`` out of what the index reads (lookups, fetches and scans no longer see its documents)
         and return its documents as they were stored (without text or record). A partition taken out before and

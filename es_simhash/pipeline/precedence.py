@@ -331,7 +331,9 @@ def _rewrites(was: Mapping[str, StoredDoc], final: Mapping[str, StoredDoc]
     """What writing back the documents ``final`` (decided as a set in an embedded mirror) over ``was`` (as they
     were read from the index) takes: the ids whose cluster fields or arrival change, the change to apply to each as
     fetched (None for a document rewritten meanwhile by another writer: it is left as it is), and the arrivals in
-    decision order (:func:`decision_arrivals`)."""
+    decision order (:func:`decision_arrivals`). A document that can no longer be written (:attr:`StoredDoc.final`)
+    keeps its state, and the others are decided around it (:func:`_around_final`)."""
+    final = _around_final(was, final)
     arrival = decision_arrivals(final.values(), [d.arrival for d in was.values()])
     wanted = [i for i, d in final.items() if (d.cluster, d.duplicate_of, d.distance, d.reason, arrival[i]) != (
         was[i].cluster, was[i].duplicate_of, was[i].distance, was[i].reason, was[i].arrival)]
@@ -344,6 +346,26 @@ def _rewrites(was: Mapping[str, StoredDoc], final: Mapping[str, StoredDoc]
                        reason=new.reason, arrival=arrival[doc.id])
 
     return wanted, change, arrival
+
+
+def _around_final(was: Mapping[str, StoredDoc], final: Mapping[str, StoredDoc]) -> Mapping[str, StoredDoc]:
+    """``final`` with each document that can no longer be written (:attr:`StoredDoc.final`: in a read-only
+    partition) as it was, and every other document's cluster the canonical its cluster leads to then: a document
+    the set made a canonical but that stays a member hands its members to its own cluster; one that stays a
+    canonical keeps the members it has."""
+    if not any(d.final for d in was.values()):
+        return final
+    out = dict(final)
+    out.update((i, d) for i, d in was.items() if d.final)
+    for i, d in out.items():
+        if was[i].final:
+            continue
+        c, steps = d.cluster, 0
+        while c in out and out[c].cluster != c and steps < 64:
+            c, steps = out[c].cluster, steps + 1
+        if c != d.cluster:
+            out[i] = replace(d, cluster=c)
+    return out
 
 
 def decide_index(index: MaintainedIndex, rule: DefaultRule, writer: Writer,

@@ -4,7 +4,7 @@ read back (doc values in bulk for lookups, ``_source`` for maintenance)."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 
@@ -119,11 +119,13 @@ class Hits:
         return d
 
 
-def stored_doc(hit: dict[str, Any]) -> StoredDoc:
-    """A whole stored document (``_source``, as fetched by maintenance) with its version."""
+def stored_doc(hit: dict[str, Any], read_only: Collection[str] = ()) -> StoredDoc:
+    """A whole stored document (``_source``, as fetched by maintenance) with its version; ``final`` when the index
+    holding it (``_index``) is one of ``read_only``."""
     src = hit["_source"]
     fp = Fingerprint.from_dict({**src, "content_hash": src.get("content_hash") or "0"})
     return StoredDoc(hit["_id"], fp, cluster=src["dup_cluster"], duplicate_of=src.get("dup_of"),
                      distance=src.get("dup_distance"), reason=src.get("dup_reason", "canonical"),
                      fields=src.get("record") or {}, text=src.get("content"), arrival=int(src.get("arrival") or 0),
-                     version=(hit["_seq_no"], hit["_primary_term"]))
+                     version=(hit["_seq_no"], hit["_primary_term"]),
+                     final=bool(read_only) and hit.get("_index") in read_only)

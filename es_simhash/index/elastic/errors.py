@@ -35,6 +35,19 @@ RETRY_TYPES = (
     "search_context_missing_exception",  # (a point in time whose node left: opened again on retry)
 )
 
+READ_ONLY_BLOCKS = ("write", "read_only")
+"""The index blocks (``index.blocks.*``) that make an index read-only on purpose (by its user, or a lifecycle
+policy's warm phase): a write refused by one is refused for good (:func:`blocked_for_good`). The disk guard's
+``read_only_allow_delete`` is lifted by the cluster once space is freed: a write it refuses is retried."""
+_BLOCKED_FOR_GOOD = ("index write (api)", "index read-only (api)")
+"""How a write refused by one of :data:`READ_ONLY_BLOCKS` names the block (``FORBIDDEN/8/index write (api)``,
+``FORBIDDEN/5/index read-only (api)``)."""
+
+
+def blocked_for_good(error_type: str | None, reason: str | None) -> bool:
+    """Whether a failed write (its error ``type`` and ``reason``) was refused by one of :data:`READ_ONLY_BLOCKS`."""
+    return error_type == "cluster_block_exception" and any(b in (reason or "") for b in _BLOCKED_FOR_GOOD)
+
 
 class elastic_errors:
     """Context manager turning client exceptions into one-line :class:`ElasticError` messages."""

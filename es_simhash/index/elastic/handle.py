@@ -13,10 +13,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from es_simhash.defaults import RETRY_FOR
-from es_simhash.index.elastic.admin import partitions, read_lookup_keys, validate_index_name
+from es_simhash.index.elastic.admin import partitions, read_lookup_keys, validate_index_name, write_index
 from es_simhash.index.elastic.client import as_search_client
 from es_simhash.index.elastic.codec import from_docvalues
-from es_simhash.index.elastic.errors import elastic_errors, raise_item_error, retrying
+from es_simhash.index.elastic.errors import READ_ONLY_BLOCKS, elastic_errors, raise_item_error, retrying
 from es_simhash.index.elastic.schema import MSEARCH_FILTER
 from es_simhash.lookup.keys import LookupKeys
 
@@ -97,6 +97,26 @@ class IndexHandle:
         if not self.is_alias():
             return [self.index]
         return partitions(self.client, self.index)
+
+    def write_index(self) -> str:
+        """The index new documents go to, read now: the alias's write index (``[index]`` for an index)."""
+        if not self.is_alias():
+            return self.index
+        return self.retrying(lambda: write_index(self.client, self.index), "reading the alias's write index")
+
+    def read_only_partitions(self) -> frozenset[str]:
+        """The partitions behind the alias that refuse writes for good, read now (one settings request): those
+        with ``index.blocks.write`` or ``index.blocks.read_only`` set (:data:`READ_ONLY_BLOCKS`), as a user or a
+        lifecycle policy's warm phase sets them, but the write index (its block is a pause: writes are retried).
+        Empty for an index."""
+        if not self.is_alias():
+            return frozenset()
+        got = self.retrying(lambda: self.client.indices.get_settings(
+            index=self.index, name="index.blocks.*", flat_settings=True), "reading the partitions' write blocks")
+        blocked = frozenset(name for name, body in got.items()
+                            if any(str(body.get("settings", {}).get(f"index.blocks.{b}", "")).lower() == "true"
+                                   for b in READ_ONLY_BLOCKS))
+        return blocked - {self.write_index()} if blocked else blocked
 
     def locate(self, ids: list[str]) -> dict[str, str]:
         """The partition holding each of ``ids`` that is stored, found by one search through the alias (``ids``

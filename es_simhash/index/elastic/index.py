@@ -333,14 +333,27 @@ class ElasticIndex:
         alias (:class:`~es_simhash.errors.ElasticError`, one line)."""
         alias, client = self.handle.index, self.handle.client
         with elastic_errors(self.handle.url):
-            if not self.handle.is_alias():
-                raise ElasticError(f"{alias!r} is an index, not an alias over partitions: it has no partition to drop")
-            taken_out = detach(client, alias, partition)
-            if not taken_out and not (is_partition_of(alias, partition) and client.indices.exists(index=partition)):
-                raise ElasticError(f"{partition!r} is no partition of {alias!r} (its partitions: "
-                                   f"{', '.join(self.handle.partitions())})")
-            part = ElasticIndex(client, partition, url=self.handle.url, retry_for=self.handle.retry_for)
+            self._require_partition(partition)
+            detach(client, alias, partition)
+        return self.partition_documents(partition)
+
+    def partition_documents(self, partition: str) -> list[StoredDoc]:
+        """The documents of ``partition`` as stored (without text or record), whether it is behind the alias or
+        was taken out and not yet deleted; a name that is no partition of the alias is refused
+        (:class:`~es_simhash.errors.ElasticError`, one line)."""
+        with elastic_errors(self.handle.url):
+            self._require_partition(partition)
+            part = ElasticIndex(self.handle.client, partition, url=self.handle.url, retry_for=self.handle.retry_for)
             return [d for page in part.scan() for d in page]
+
+    def _require_partition(self, partition: str) -> None:
+        """Refuse a name that is no partition of the alias (behind it, or taken out and not yet deleted)."""
+        alias, client = self.handle.index, self.handle.client
+        if not self.handle.is_alias():
+            raise ElasticError(f"{alias!r} is an index, not an alias over partitions: it has no partition to drop")
+        behind = self.handle.partitions()
+        if partition not in behind and not (is_partition_of(alias, partition) and client.indices.exists(index=partition)):
+            raise ElasticError(f"{partition!r} is no partition of {alias!r} (its partitions: {', '.join(behind)})")
 
     def delete_partition(self, partition: str) -> None:
         """Delete ``partition``, once :meth:`detach_partition` took it out of the alias (refused while it is behind

@@ -38,12 +38,13 @@ class MaintenanceReader:
             if not self.handle.is_alias():
                 resp = client.mget(index=self.handle.index, ids=ids, realtime=True, **light)
                 return {d["_id"]: stored_doc(d) for d in resp["docs"] if d.get("found")}
+            read_only = self.handle.read_only_partitions()
             docs = [{"_index": p, "_id": i} for p in self.handle.partitions() for i in ids]
             resp = client.mget(docs=docs, realtime=True, **light)
             out: dict[str, StoredDoc] = {}
             for d in resp["docs"]:
-                if d.get("found"):
-                    out.setdefault(d["_id"], stored_doc(d))  # (the first partition in name order, as locate())
+                if d.get("found"):  # (the first partition in name order, as locate())
+                    out.setdefault(d["_id"], stored_doc(d, read_only))
             return out
 
         return self.handle.retrying(attempt, "fetch")
@@ -53,6 +54,7 @@ class MaintenanceReader:
         """Every document matching ``query``, with versions but without text or record, in ``doc_id`` order, a
         page at a time."""
         cursor = [after] if after is not None else None
+        read_only = self.handle.read_only_partitions()
         while True:
             body: dict[str, Any] = {"size": page, "query": query, "sort": [{"doc_id": "asc"}],
                                     "_source": {"excludes": list(PAYLOAD)},
@@ -66,7 +68,7 @@ class MaintenanceReader:
             hits = self.handle.retrying(attempt, "search")
             if not hits:
                 return
-            yield [stored_doc(h) for h in hits]
+            yield [stored_doc(h, read_only) for h in hits]
             if len(hits) < page:
                 return
             cursor = hits[-1]["sort"]

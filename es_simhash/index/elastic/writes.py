@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from es_simhash.errors import ElasticError
 from es_simhash.records import StoredDoc
 from es_simhash.index.elastic.codec import to_source
-from es_simhash.index.elastic.errors import RETRY_STATUSES, RETRY_TYPES, Transient
+from es_simhash.index.elastic.errors import RETRY_STATUSES, RETRY_TYPES, Transient, blocked_for_good
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.lookup import hamming
 
@@ -111,6 +111,7 @@ class BulkWriter:
                 self._relocate(pending)
             tries += 1
             transient: dict[str, str] = {}
+            blocked: dict[str, tuple[str, str]] = {}  # (refused by a write block: id -> (index, reason))
             for ok, item in handle.client.streaming_bulk(
                 list(pending.values()),
                 chunk_size=self.chunk_size,
@@ -129,14 +130,27 @@ class BulkWriter:
                     continue
                 err = op.get("error", {})
                 reason = (f"{err.get('type')}: {err.get('reason')}" if isinstance(err, dict) else str(err))[:300]
+                kind = err.get("type") if isinstance(err, dict) else None
                 if status == 409:
                     conflicts.append(doc_id)
                     pending.pop(doc_id, None)
-                elif status in RETRY_STATUSES or (isinstance(err, dict) and err.get("type") in RETRY_TYPES):
+                elif blocked_for_good(kind, err.get("reason") if isinstance(err, dict) else None):
+                    blocked[doc_id] = (str(op.get("_index")), reason)
+                elif status in RETRY_STATUSES or kind in RETRY_TYPES:
                     transient[doc_id] = reason
                 else:
                     refused[doc_id] = reason
                     pending.pop(doc_id, None)
+            if blocked:
+                # a partition made read-only, not the one written into: its documents are final, the write refused
+                # for good; a block on the index written into (or on an index) is lifted by its user: retried
+                writing = handle.write_index() if handle.is_alias() else handle.index
+                for doc_id, (where, reason) in blocked.items():
+                    if where != writing:
+                        refused[doc_id] = f"its partition {where!r} is read-only ({reason})"[:300]
+                        pending.pop(doc_id, None)
+                    else:
+                        transient[doc_id] = reason
             if transient:
                 raise Transient(f"{len(transient)} documents not written yet: {next(iter(transient.values()))}")
             handle.refresh()
