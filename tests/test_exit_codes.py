@@ -109,6 +109,7 @@ CASES = [
     ("index", 2, ["{crawl}", "--batch-size", "0"], "invalid value for --batch-size: 0 is not a whole number of 1"),
     ("index", 2, ["{crawl}", "--retry-for", "-1"], "invalid value for --retry-for"),
     ("index", 2, ["{crawl}", "--rollover-age", "30x"], "invalid value for --rollover-age: '30x' is no age"),
+    ("index", 2, ["{crawl}", "--window", "0"], "invalid value for --window: 0 is not a whole number"),
     ("check", 2, ["text", "-n", "0"], "invalid value for -n/--limit"),
     ("clusters", 2, ["-n", "x"], "invalid value for -n/--limit: 'x' is not a whole number from 1 to 10000"),
     ("report", 2, ["-k", "17"], "invalid value for -k/--max-distance"),

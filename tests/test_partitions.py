@@ -593,3 +593,31 @@ def test_partitions_made_read_only_are_never_written_and_a_drop_they_point_into_
     res = run_cli("drop-partition", frozen[0], "--index", alias, es_url=es_url, cwd=second)
     assert res.returncode == 0, res.stderr.decode()
     _whole(_stored_with_seq(client, alias))
+
+
+def test_a_window_of_the_last_two_partitions_looks_duplicates_up_in_those_only(es_url, client, alias, tmp_path):
+    """36 articles in three partitions of 12, then a copy of each with `--window 2`: the copies of the articles in
+    the two newest partitions join their clusters; those of the oldest partition's articles, outside the window,
+    start clusters of their own (without the window they join theirs: the first test of this file). The invariants
+    hold."""
+    articles = chinese_articles()[:36]
+    first = _write(tmp_path / "articles.jsonl", [{"id": f"a{i}", "content": t} for i, t in enumerate(articles)])
+    res = run_cli("index", first, "--index", alias, "--rollover-docs", "12", "--batch-size", "12", "--no-progress",
+                  cwd=tmp_path, es_url=es_url)
+    assert res.returncode == 0, res.stderr.decode()
+    parts = sorted(partitions(client, alias))
+    assert parts == [f"{alias}-{n:06d}" for n in (1, 2, 3)], parts
+    copies = _write(tmp_path / "copies.jsonl", [{"id": f"a{i}-copy", "content": "转载：" + t + "\n（来源：某某网）"}
+                                                for i, t in enumerate(articles)])
+    res = run_cli("index", copies, "--index", alias, "--window", "2", "--batch-size", "12", "--no-progress",
+                  "--report", "windowed.jsonl", cwd=tmp_path, es_url=es_url)
+    assert res.returncode == 0, res.stderr.decode()
+    stored = _stored_with_seq(client, alias)
+    where = {i: v[0] for i, v in stored.items()}
+    for i in range(36):
+        cluster = stored[f"a{i}-copy"][1]
+        if where[f"a{i}"] == parts[0]:
+            assert cluster == f"a{i}-copy", (i, cluster)  # (its original is outside the window)
+        else:
+            assert cluster == stored[f"a{i}"][1], (i, cluster)
+    _whole(stored)

@@ -211,11 +211,13 @@ def refuse_plugin_url(connection: Connection) -> None:
 
 @contextmanager
 def index_on(connection: Connection, index: str, *, existing: bool = False, retry_for: Optional[float] = None,
-             rollover_docs: Optional[int] = None, rollover_age: Optional[str] = None) -> Iterator[Any]:
+             rollover_docs: Optional[int] = None, rollover_age: Optional[str] = None,
+             window: Optional[int] = None) -> Iterator[Any]:
     """The index a command runs on: a backend of one's own when the URL's scheme is a plug-in's
     (:func:`~es_simhash.index.plugins.open_plugin_index`), else the ``ElasticIndex`` ``index`` on the cluster
     (``existing``: one that must exist already, :meth:`ElasticIndex.existing`; ``rollover_docs``,
-    ``rollover_age``: an alias over partitions it rolls over, ``ElasticIndex``'s options). The library's errors
+    ``rollover_age``: an alias over partitions it rolls over; ``window``: lookups in its newest partitions only:
+    ``ElasticIndex``'s options). The library's errors
     become one line: a URL that cannot be used exit 1, the cluster's errors exit 3."""
     from es_simhash.index.plugins import UnknownBackend, open_plugin_index
 
@@ -229,12 +231,12 @@ def index_on(connection: Connection, index: str, *, existing: bool = False, retr
             else:
                 yield ElasticIndex(es.client, index, url=es.settings.safe_url,
                                    retry_for=RETRY_FOR if retry_for is None else retry_for,
-                                   rollover_docs=rollover_docs, rollover_age=rollover_age)
+                                   rollover_docs=rollover_docs, rollover_age=rollover_age, window=window)
         return
-    for option, value in (("--rollover-docs", rollover_docs), ("--rollover-age", rollover_age)):
+    for option, value in (("--rollover-docs", rollover_docs), ("--rollover-age", rollover_age), ("--window", window)):
         if value is not None:
-            raise UserError(f"invalid value for {option}: a backend of one's own (--es-url) has no partitions to "
-                            f"roll over: leave {option} out", code=2)
+            raise UserError(f"invalid value for {option}: a backend of one's own (--es-url) has no partitions: "
+                            f"leave {option} out", code=2)
     try:
         backend = open_plugin_index(url, index, where="--es-url or ES_URL")  # type: ignore[arg-type]
     except UnknownBackend as exc:

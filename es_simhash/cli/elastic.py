@@ -36,6 +36,9 @@ RolloverAge = Annotated[Optional[str], typer.Option(
                            "partition once its write index is this old: days, hours, minutes or seconds (30d, 12h; "
                            "checked between batches). With --rollover-docs too, whichever comes first.",
     show_default=False)]
+Window = Annotated[Optional[int], typer.Option(
+    "--window", min=1, help="A dedup window over an alias of partitions: look duplicates up in the newest N partitions "
+                            "only (one search still; default: every partition).", show_default=False)]
 Ids = Annotated[Optional[List[str]], typer.Argument(help="Ids of the documents to delete.", show_default=False)]
 IdsFile = Annotated[Optional[Path], typer.Option("--ids", help="A file of ids, one per line (- for stdin).",
                                                  show_default=False)]
@@ -95,6 +98,7 @@ def index_cmd(
     resume: Resume = False,
     rollover_docs: RolloverDocs = None,
     rollover_age: RolloverAge = None,
+    window: Window = None,
     *, connection: Connection,
 ) -> None:
     """Index crawl output into Elasticsearch or OpenSearch, detecting duplicates on ingest.
@@ -122,7 +126,7 @@ def index_cmd(
                           ("--checkpoint", Path(checkpoint.path)))
     fingerprinter = make_fingerprinter(idf)
     with index_on(connection, index, retry_for=retry_for, rollover_docs=rollover_docs,
-                  rollover_age=rollover_age) as backend:
+                  rollover_age=rollover_age, window=window) as backend:
         if recheck and not can_recheck(backend):
             raise UserError("the backend of --es-url cannot rewrite what it stored (it is no MaintainedIndex), so the "
                             "run cannot take its decisions again at its end: add --no-recheck", code=2)

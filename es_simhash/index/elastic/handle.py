@@ -45,9 +45,14 @@ class IndexHandle:
     would make settling read every document written since (other writers may write many), so it refreshes again."""
 
     def __init__(self, client: SearchClient, index: str, *, url: str = "", retry_for: float = RETRY_FOR,
-                 lookup_keys: LookupKeys | None = None) -> None:
+                 lookup_keys: LookupKeys | None = None, window: int | None = None) -> None:
+        if window is not None and window < 1:
+            raise ValueError(f"window must be at least 1 partition, not {window}")
         self.client = as_search_client(client)
         self.index = validate_index_name(index)
+        self.window = window
+        """The dedup window: lookups search the newest this many partitions of the alias (:meth:`lookup_target`);
+        ``None``: every partition."""
         self.url = url
         """The cluster's URL as messages show it (no credentials)."""
         self.retry_for = retry_for
@@ -103,6 +108,14 @@ class IndexHandle:
         if not self.is_alias():
             return self.index
         return self.retrying(lambda: write_index(self.client, self.index), "reading the alias's write index")
+
+    def lookup_target(self) -> str:
+        """What a lookup searches, read now: the index, or the alias (every partition), or with a :attr:`window` the
+        newest :attr:`window` partitions of the alias (in rollover order: by name), comma-separated (one search
+        still: the request names them all)."""
+        if self.window is None or not self.is_alias():
+            return self.index
+        return ",".join(self.partitions()[-self.window:])
 
     def read_only_partitions(self) -> frozenset[str]:
         """The partitions behind the alias that refuse writes for good, read now (one settings request): those
@@ -205,7 +218,7 @@ class IndexHandle:
         """A point in time of the index, closed on leaving: searches on it see the same documents, though the index
         is refreshed between them. (A point in time whose node left fails its searches with a retryable error: the
         caller opens another.)"""
-        pit = self.client.open_point_in_time(index=self.index, keep_alive="1m")["id"]
+        pit = self.client.open_point_in_time(index=self.lookup_target(), keep_alive="1m")["id"]
         try:
             yield pit
         finally:
@@ -222,10 +235,11 @@ class IndexHandle:
         if not bodies:
             return []
         searches: list[dict[str, Any]] = []
+        target = self.index if pit else self.lookup_target()
         for b in bodies:
             # no partial results: a shard that failed would leave candidates out silently
             searches += ([{"allow_partial_search_results": False}, {**b, "pit": {"id": pit}}] if pit else
-                         [{"index": self.index, "allow_partial_search_results": False}, b])
+                         [{"index": target, "allow_partial_search_results": False}, b])
         out = []
         for r in self.client.msearch(searches=searches, filter_path=MSEARCH_FILTER)["responses"]:
             if "error" in r:

@@ -45,7 +45,8 @@ class ElasticIndex:
     mapping from the alias's partition template (installed by :meth:`prepare`:
     :func:`~es_simhash.index.elastic.admin.install_partition_template`), new documents go to whichever index is
     the write index, and :meth:`visible_mark` and :meth:`written_since` count a partition made since the mark
-    whole.
+    whole. With a ``window`` of N partitions, lookups search only the newest N partitions of the alias (a dedup
+    window: a document is compared with those written in them; every other read still covers every partition).
     """
 
     overlapping_writes = True
@@ -70,6 +71,7 @@ class ElasticIndex:
         lookup_keys: LookupKeys | None = None,
         rollover_docs: int | None = None,
         rollover_age: str | None = None,
+        window: int | None = None,
     ) -> None:
         if rollover_docs is not None and rollover_docs < 1:
             raise ValueError(f"rollover_docs must be at least 1, not {rollover_docs}")
@@ -82,7 +84,7 @@ class ElasticIndex:
         self.rollover_age = rollover_age
         """The age (since it was created) after which the alias's write index is rolled over, as
         :attr:`rollover_docs`; ``None``: never by es-simhash."""
-        self.handle = IndexHandle(client, index, url=url, retry_for=retry_for, lookup_keys=lookup_keys)
+        self.handle = IndexHandle(client, index, url=url, retry_for=retry_for, lookup_keys=lookup_keys, window=window)
         self.boilerplate = Boilerplate(max_sentence_df)
         self.planner = LookupPlanner(self.handle, self.boilerplate, page_size=page_size, batch_page=batch_page,
                                      max_candidates=max_candidates)
