@@ -370,6 +370,28 @@ def test_concurrent_writers_find_the_pairs_of_a_sequential_run(corpus, sequentia
     check(client, es_index_name, corpus, sequential.forward, f"{WRITERS} concurrent writers, batch size {batch_size}")
 
 
+def test_concurrent_writers_into_an_alias_they_roll_over_find_the_pairs_of_a_sequential_run(
+        corpus, sequential, es_url, client, es_index_name):
+    """The writers of the test above writing into an alias over partitions that each of them rolls over between
+    its batches (``--rollover-docs``): partitions are made while the others write (a writer's batch may land in a
+    partition another writer just made, and a document another wrote is rewritten where it is). Every id is stored
+    once across the partitions, the invariants hold, and the pairs are those of one sequential run."""
+    from es_simhash.index.elastic import partition_template_name
+
+    try:
+        procs = [start(index_command(corpus.parts[w], es_index_name, 50, f"roll-w{w}") + ["--rollover-docs", "150"],
+                       es_url, corpus.dir) for w in range(WRITERS)]
+        for w, p in enumerate(procs):
+            finish(p, f"writer {w}")
+        assert len(client.indices.get_alias(name=es_index_name)) >= 3  # (rolled over while the others wrote)
+        client.indices.refresh(index=es_index_name)
+        assert client.count(index=es_index_name)["count"] == len(corpus.ids)  # (no id stored twice)
+        check(client, es_index_name, corpus, sequential.forward, f"{WRITERS} concurrent writers through a rolled alias")
+    finally:
+        client.options(ignore_status=404).indices.delete(index=f"{es_index_name}-0*", expand_wildcards="all")
+        client.options(ignore_status=404).indices.delete_index_template(name=partition_template_name(es_index_name))
+
+
 def _stored(client, index: str, ids: list[str]) -> int:
     """How many of ``ids`` the index holds (0 while its shard cannot be searched yet)."""
     found = client.options(ignore_status=503, retry_on_status=()).count(index=index, query={"ids": {"values": ids}})

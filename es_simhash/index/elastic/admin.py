@@ -242,7 +242,8 @@ def roll_over(client, alias: str, max_docs: int | None = None, max_age: str | No
     the next partition (``crawl-000002`` after ``crawl-000001``) as the new write index, with the current write
     index's mapping (its ``_meta``: fingerprint settings, lookup keys) and settings (:func:`partition_settings`;
     the same the partition template gives a partition made by a rollover without them). Returns the new
-    partition's name, ``None`` when no condition is met."""
+    partition's name, ``None`` when no condition is met or another writer's rollover overtook this one (the next
+    batch reads the conditions again)."""
     conditions: dict[str, Any] = {}
     if max_docs is not None:
         conditions["max_docs"] = max_docs
@@ -251,12 +252,22 @@ def roll_over(client, alias: str, max_docs: int | None = None, max_age: str | No
     if not conditions:
         raise ValueError("roll_over: give max_docs or max_age")
     mapping, settings = partition_settings(client, write_index(client, alias))
-    resp = client.indices.rollover(alias=alias, conditions=conditions, mappings=mapping, settings=settings)
+    try:
+        resp = client.indices.rollover(alias=alias, conditions=conditions, mappings=mapping, settings=settings)
+    except Exception as exc:
+        if _ROLLED_BY_ANOTHER.search(str(exc)):
+            return None  # (another writer rolled the alias over at the same moment: the next batch checks again)
+        raise
     if not resp.get("rolled_over"):
         return None
     new = str(resp["new_index"])
     client.cluster.health(index=new, wait_for_status="yellow", timeout="60s")
     return new
+
+
+_ROLLED_BY_ANOTHER = re.compile(r"Concurrent modification of alias|resource_already_exists_exception")
+"""How a rollover that another writer's rollover overtook is refused (OpenSearch: a 500 naming the concurrent
+modification of the alias; either engine: the next partition exists already)."""
 
 
 def index_exists(client, index: str, url: str = "") -> bool:
