@@ -579,7 +579,9 @@ def test_partitions_made_read_only_are_never_written_and_a_drop_they_point_into_
 
     res = run_cli("repair", "--index", alias, es_url=es_url, cwd=second)
     assert res.returncode == 0, res.stderr.decode()
-    assert {i: v for i, v in _stored_with_seq(client, alias).items() if i in held} == held
+    repaired = _stored_with_seq(client, alias)
+    assert {i: v for i, v in repaired.items() if i in held} == held
+    _whole(repaired)
 
     pointing = [i for i, v in held.items() if v[0] == frozen[1] and (
         before[v[1]][0] == frozen[0] or (v[2] is not None and before[v[2]][0] == frozen[0]))]

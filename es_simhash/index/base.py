@@ -43,7 +43,7 @@ def without_payload(doc: StoredDoc) -> StoredDoc:
         return doc
     if type(doc) is StoredDoc:  # (the constructor is cheaper than dataclasses.replace)
         return StoredDoc(doc.id, doc.fingerprint, doc.cluster, doc.duplicate_of, doc.distance, doc.reason,
-                         arrival=doc.arrival)
+                         arrival=doc.arrival, final=doc.final)
     return replace(doc, fields=None, text=None)
 
 
@@ -51,7 +51,7 @@ def with_version(doc: StoredDoc, version: Any) -> StoredDoc:
     """``doc`` with the backend's ``version`` of it (what :meth:`MaintainedIndex.fetch` hands out)."""
     if type(doc) is StoredDoc:  # (the constructor is cheaper than dataclasses.replace: a recheck fetches every doc)
         return StoredDoc(doc.id, doc.fingerprint, doc.cluster, doc.duplicate_of, doc.distance, doc.reason,
-                         doc.fields, doc.text, doc.arrival, version)
+                         doc.fields, doc.text, doc.arrival, version, doc.final)
     return replace(doc, version=version)
 
 

@@ -350,15 +350,23 @@ def _rewrites(was: Mapping[str, StoredDoc], final: Mapping[str, StoredDoc]
 
 def _around_final(was: Mapping[str, StoredDoc], final: Mapping[str, StoredDoc]) -> Mapping[str, StoredDoc]:
     """``final`` with each document that can no longer be written (:attr:`StoredDoc.final`: in a read-only
-    partition) as it was, and every other document's cluster the canonical its cluster leads to then: a document
-    the set made a canonical but that stays a member hands its members to its own cluster; one that stays a
-    canonical keeps the members it has."""
-    if not any(d.final for d in was.values()):
+    partition) as it was, and so the canonical its cluster names (its final members could not follow it into
+    another cluster), and every other document's cluster the canonical its cluster leads to then: a document the
+    set made a canonical but that stays a member hands its members to its own cluster; one that stays a canonical
+    keeps the members it has."""
+    kept = {i for i, d in was.items() if d.final}
+    if not kept:
         return final
+    todo = list(kept)
+    while todo:  # (and the cluster each kept document names, and so on)
+        c = was[todo.pop()].cluster
+        if c in was and c not in kept:
+            kept.add(c)
+            todo.append(c)
     out = dict(final)
-    out.update((i, d) for i, d in was.items() if d.final)
+    out.update((i, was[i]) for i in kept)
     for i, d in out.items():
-        if was[i].final:
+        if i in kept:
             continue
         c, steps = d.cluster, 0
         while c in out and out[c].cluster != c and steps < 64:
