@@ -205,17 +205,14 @@ def event_bags(normalized: str) -> tuple[int, int]:
     return _dates(_sentences_of(normalized)), _place_bag_of(_place_lines(normalized), normalized)
 
 
-_BYLINE_LINE = re.compile(r"[(（][^()（）]{1,60}[)）]")
-"""A line that is wholly a part in brackets of 1 to 60 characters: who wrote the text and where from (a reader's unit
-and place, ``（贵州玉屏县委办公室伍洪伦）``; a reporter's, ``（本报记者 张三 北京报道）``), the line of its own that
-:func:`~es_simhash.fingerprint.text.ends_sentence` reads at a sentence's end (``。（孔繁文）``)."""
-
-
 def _place_lines(normalized: str) -> str:
-    """The lines whose places name the event: the sentence lines (:func:`_sentence_lines`) and the lines that are
-    wholly a part in brackets (:data:`_BYLINE_LINE`), joined by line breaks."""
+    """The lines whose places name the event, joined by line breaks: the sentence lines (:func:`_sentence_lines`)
+    and the lines that are wholly the part in brackets of 1 to 60 characters that
+    :func:`~es_simhash.fingerprint.text.ends_sentence` reads after a sentence's end (``。（孔繁文）``): who wrote the
+    text and where from (a reader's unit and place, ``（贵州玉屏县委办公室伍洪伦）``; a reporter's, ``（本报记者 张三
+    北京报道）``)."""
     return "\n".join(line for line in normalized.split("\n") if line and (
-        _text.ends_sentence(line) or _BYLINE_LINE.fullmatch(line)))
+        _text.ends_sentence(line) or _text._BYLINE.fullmatch(line)))
 
 
 def _sentences_of(normalized: str) -> str:

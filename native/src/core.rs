@@ -1186,21 +1186,22 @@ const MIN_NUMBERS: usize = 3;
 const TERMINAL: &[char] = &['。', '！', '？', '!', '?', '…', '.', '．', '｡'];
 const CLOSING: &[char] = &['”', '’', '"', '\'', '」', '』', ')', '）', '》', ']', '］', '〕', '＂', '＇'];
 
-/// `text.ends_sentence`: the line ends with a sentence's end, closing marks after it and a final part of 1 to 60
-/// characters in brackets (a reporter's name, a reader's address, a note) left aside.
-fn ends_sentence(line: &str) -> bool {
-    let mut line = line;
-    if line.ends_with(')') || line.ends_with('）') {
-        let inner_end = line.len() - line.chars().next_back().unwrap().len_utf8();
-        let inner = &line[..inner_end];
-        if let Some((open, _)) = inner.char_indices().rev().find(|&(_, c)| matches!(c, '(' | ')' | '（' | '）')) {
-            let c = inner[open..].chars().next().unwrap();
-            let n = inner[open + c.len_utf8()..].chars().count();
-            if matches!(c, '(' | '（') && (1..=60).contains(&n) {
-                line = &line[..open];
-            }
-        }
+/// `text._BYLINE`: where the line's final part of 1 to 60 characters in brackets (a reporter's name, a reader's
+/// address, a note) begins, if it ends with one.
+fn byline_start(line: &str) -> Option<usize> {
+    if !(line.ends_with(')') || line.ends_with('）')) {
+        return None;
     }
+    let inner = &line[..line.len() - line.chars().next_back()?.len_utf8()];
+    let (open, c) = inner.char_indices().rev().find(|&(_, c)| matches!(c, '(' | ')' | '（' | '）'))?;
+    let n = inner[open + c.len_utf8()..].chars().count();
+    (matches!(c, '(' | '（') && (1..=60).contains(&n)).then_some(open)
+}
+
+/// `text.ends_sentence`: the line ends with a sentence's end, closing marks after it and a final part in brackets
+/// (`byline_start`) left aside.
+fn ends_sentence(line: &str) -> bool {
+    let line = byline_start(line).map_or(line, |open| &line[..open]);
     line.trim_end_matches(CLOSING).ends_with(TERMINAL)
 }
 
@@ -1260,20 +1261,10 @@ fn sentence_lines(normalized: &str) -> Vec<char> {
     lines_where(normalized, ends_sentence)
 }
 
-/// `events._BYLINE_LINE`: the line is wholly a part in brackets of 1 to 60 characters (an author's unit and place).
-fn byline_line(line: &str) -> bool {
-    let mut chars = line.chars();
-    let (Some(open), Some(close)) = (chars.next(), chars.next_back()) else {
-        return false;
-    };
-    let n = chars.clone().count();
-    matches!(open, '(' | '（') && matches!(close, ')' | '）') && (1..=60).contains(&n)
-        && !chars.any(|c| matches!(c, '(' | ')' | '（' | '）'))
-}
-
-/// `events._place_lines`: the sentence lines and the lines wholly in brackets, joined by line breaks.
+/// `events._place_lines`: the sentence lines and the lines that are wholly a final part in brackets
+/// (`byline_start` at 0: an author's unit and place), joined by line breaks.
 fn place_lines(normalized: &str) -> Vec<char> {
-    lines_where(normalized, |line| ends_sentence(line) || byline_line(line))
+    lines_where(normalized, |line| ends_sentence(line) || byline_start(line) == Some(0))
 }
 
 /// The non-empty lines of `normalized` that `keep`, joined by line breaks.

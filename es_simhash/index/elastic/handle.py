@@ -104,7 +104,7 @@ class IndexHandle:
         return partitions(self.client, self.index)
 
     def write_index(self) -> str:
-        """The index new documents go to, read now: the alias's write index (``[index]`` for an index)."""
+        """The index new documents go to, read now: the alias's write index (the index itself for an index)."""
         if not self.is_alias():
             return self.index
         return self.retrying(lambda: write_index(self.client, self.index), "reading the alias's write index")

@@ -337,7 +337,7 @@ class ElasticIndex:
         with elastic_errors(self.handle.url):
             self._require_partition(partition)
             detach(client, alias, partition)
-        return self.partition_documents(partition)
+            return self._documents_of(partition)
 
     def partition_documents(self, partition: str) -> list[StoredDoc]:
         """The documents of ``partition`` as stored (without text or record), whether it is behind the alias or
@@ -345,8 +345,12 @@ class ElasticIndex:
         (:class:`~es_simhash.errors.ElasticError`, one line)."""
         with elastic_errors(self.handle.url):
             self._require_partition(partition)
-            part = ElasticIndex(self.handle.client, partition, url=self.handle.url, retry_for=self.handle.retry_for)
-            return [d for page in part.scan() for d in page]
+            return self._documents_of(partition)
+
+    def _documents_of(self, partition: str) -> list[StoredDoc]:
+        """:meth:`partition_documents` of a name known to be a partition."""
+        part = ElasticIndex(self.handle.client, partition, url=self.handle.url, retry_for=self.handle.retry_for)
+        return [d for page in part.scan() for d in page]
 
     def _require_partition(self, partition: str) -> None:
         """Refuse a name that is no partition of the alias (behind it, or taken out and not yet deleted)."""

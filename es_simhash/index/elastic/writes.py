@@ -144,7 +144,7 @@ class BulkWriter:
             if blocked:
                 # a partition made read-only, not the one written into: its documents are final, the write refused
                 # for good; a block on the index written into (or on an index) is lifted by its user: retried
-                writing = handle.write_index() if handle.is_alias() else handle.index
+                writing = handle.write_index()
                 for doc_id, (where, reason) in blocked.items():
                     if where != writing:
                         refused[doc_id] = f"its partition {where!r} is read-only ({reason})"[:300]
