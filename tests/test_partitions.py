@@ -575,7 +575,7 @@ def test_partitions_made_read_only_are_never_written_and_a_drop_they_point_into_
     assert {i: after[i] for i in held} == held  # (not one write into a read-only partition)
     for i in range(30):
         assert after[f"zh{i}-copy"][1] == before[f"zh{i}"][1], i  # (joined the cluster stored read-only)
-    _whole(after)
+
 
     res = run_cli("repair", "--index", alias, es_url=es_url, cwd=second)
     assert res.returncode == 0, res.stderr.decode()
@@ -623,3 +623,43 @@ def test_a_window_of_the_last_two_partitions_looks_duplicates_up_in_those_only(e
         else:
             assert cluster == stored[f"a{i}"][1], (i, cluster)
     _whole(stored)
+
+
+def test_a_partition_deleted_by_the_cluster_leaves_no_pointer_after_the_next_run(
+        crawl, es_url, client, alias, tmp_path):
+    """The oldest partition deleted by the cluster (a lifecycle policy's delete phase: no `drop-partition`, its
+    documents are gone before es-simhash hears of it), then a second crawl: copies of the articles that were
+    stored there. After that run every `cluster` and `duplicate_of` names a stored document, the members of the
+    clusters whose canonical went are decided again as `repair` decides them (a repair right after regroups none of
+    them), each copy joins the reprint of its article that outlived the original; a run after it, with nothing
+    deleted since, rewrites nothing."""
+    index_into(alias, crawl, es_url, tmp_path)
+    parts = sorted(partitions(client, alias))
+    before = _stored_with_seq(client, alias)
+    gone = {i for i, v in before.items() if v[0] == parts[0]}
+    orphaned = sorted(i for i, v in before.items() if i not in gone and (v[1] in gone or v[2] in gone))
+    assert len(orphaned) > 20  # (members elsewhere of clusters led from the deleted partition: the test has a case)
+    client.indices.delete(index=parts[0])
+    articles = chinese_articles()[:30]
+    records = [{"id": f"zh{i}-copy", "content": "来源：某某网\n" + t + "\n（责任编辑：王五）"} for i, t in enumerate(articles)]
+    second = tmp_path / "second"
+    second.mkdir()
+    more = _write(second / "more.jsonl", records)
+
+    def run() -> None:
+        res = run_cli("index", more, "--index", alias, "--rollover-docs", str(ROLLOVER), "--batch-size", "20",
+                      "--no-progress", cwd=second, es_url=es_url)
+        assert res.returncode == 0, res.stderr.decode()
+
+    run()
+    after = _stored_with_seq(client, alias)
+    _whole(after)
+    for i in range(30):  # (each copy joined the reprint of its article, which outlived the original)
+        assert after[f"zh{i}-copy"][1] == after[f"zh{i}-reprint"][1], i
+    run()
+    assert _stored_with_seq(client, alias) == after  # (nothing vanished since: nothing rewritten)
+    repaired = run_cli("repair", "--index", alias, "--no-progress", es_url=es_url, cwd=second)
+    assert repaired.returncode == 0, repaired.stderr.decode()
+    regrouped = [c for c in map(json.loads, repaired.stdout.decode().splitlines()) if c["cluster"] != c["was_cluster"]
+                 and c["id"] != c["was_cluster"]]
+    assert not [c for c in regrouped if c["change"] != "decided again"], regrouped[:3]

@@ -14,12 +14,12 @@ Modules: :mod:`~es_simhash.clustering.writes` (the conditional writer and what c
 """
 
 from es_simhash.clustering.delete import delete, iter_ids
-from es_simhash.clustering.partitions import drop_partition
+from es_simhash.clustering.partitions import drop_partition, settle_vanished
 from es_simhash.clustering.recheck import recheck
 from es_simhash.clustering.repair import RepairInterrupted, repair
 from es_simhash.clustering.settle import settle
 from es_simhash.clustering.writes import Change, RepairReport, Settled
 from es_simhash.errors import MaintenanceError
 
-__all__ = ["settle", "delete", "drop_partition", "iter_ids", "repair", "recheck", "RepairInterrupted", "Change",
+__all__ = ["settle", "delete", "drop_partition", "settle_vanished", "iter_ids", "repair", "recheck", "RepairInterrupted", "Change",
            "Settled", "RepairReport", "MaintenanceError"]

@@ -7,6 +7,8 @@ from es_simhash.decide.rule import DecisionRule
 from es_simhash.errors import MaintenanceError
 from es_simhash.index.base import PartitionedIndex
 from es_simhash.clustering.delete import settle_departed
+from es_simhash.clustering.recheck import until_settled
+from es_simhash.clustering.settle import redecide, repoint
 from es_simhash.clustering.writes import Settled, Writer
 
 
@@ -32,4 +34,31 @@ def drop_partition(index: PartitionedIndex, rule: DecisionRule, partition: str) 
     if departed:
         settle_departed(index, rule, Writer(index, settled), departed)
     index.delete_partition(partition)
+    index.record_partitions()
     return len(departed), settled
+
+
+def settle_vanished(index: PartitionedIndex, rule: DecisionRule) -> tuple[list[str], Settled]:
+    """Put right what partitions deleted by someone else left behind (a lifecycle policy's delete phase: their
+    documents are gone before es-simhash hears of it, unlike :func:`drop_partition`): when a partition recorded
+    last time is gone (:meth:`~es_simhash.index.base.PartitionedIndex.vanished_partitions`), every document naming
+    a missing document in its ``cluster`` or ``duplicate_of`` (:meth:`~es_simhash.index.base.PartitionedIndex.
+    dangling_targets`: one pass over the members' cluster fields) is decided again without the missing ones, as
+    :func:`~es_simhash.clustering.repair` decides them: the members of a cluster whose canonical went keep together
+    under the earliest remaining member. Then the partitions there are now are recorded. Returns the partitions
+    found gone and the changes. ``es-simhash index`` into an alias calls it once every record is decided, before
+    its recheck."""
+    vanished = index.vanished_partitions()
+    settled = Settled()
+    if vanished:
+        gone = index.dangling_targets()
+        if gone:
+            writer = Writer(index, settled)
+            dangling = [d for d in index.pointing_at(gone) if d.id not in gone]
+            roots = {d.cluster for d in dangling if d.cluster not in gone}
+            redecide(index, rule, writer, roots, gone)
+            repoint(index, writer, [d.id for d in dangling], rule)
+            if rule.recheck:  # (what changed decided again as the recheck decides, as repair checks it)
+                until_settled(index, rule, writer, {c.id for c in settled.changes})
+    index.record_partitions()
+    return vanished, settled

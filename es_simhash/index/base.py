@@ -200,6 +200,7 @@ class MaintainedIndex(FingerprintIndex, Protocol):
         ...
 
 
+@runtime_checkable
 class PartitionedIndex(MaintainedIndex, Protocol):
     """A maintained index stored in partitions (an alias over time-partitioned indexes): what dropping one needs
     (:func:`~es_simhash.clustering.drop_partition`)."""
@@ -217,4 +218,16 @@ class PartitionedIndex(MaintainedIndex, Protocol):
 
     def delete_partition(self, partition: str) -> None:
         """Delete ``partition`` (taken out by :meth:`detach_partition`) and its documents for good."""
+        ...
+
+    def vanished_partitions(self) -> list[str]:
+        """The partitions last recorded (:meth:`record_partitions`) that someone else deleted since."""
+        ...
+
+    def record_partitions(self) -> None:
+        """Record the partitions there are now, for :meth:`vanished_partitions` to compare with."""
+        ...
+
+    def dangling_targets(self) -> set[str]:
+        """The ids a stored document's ``cluster`` or ``duplicate_of`` names and no stored document holds."""
         ...

@@ -22,7 +22,9 @@ from es_simhash.engine.decisions import FarMarks
 from es_simhash.records import Document, Result, StoredDoc
 from es_simhash.files.sources import DeadLetter, DeadLetterWriter, excerpt, RecordReader
 from es_simhash.fingerprint.idf import IDFTable
+from es_simhash.index.base import PartitionedIndex
 from es_simhash.index.memory import MemoryIndex
+from es_simhash.clustering.partitions import settle_vanished
 from es_simhash.pipeline.checkpoint import Checkpoint
 from es_simhash.pipeline.precedence import decide_run, precedence_run, run_documents, set_run
 from es_simhash.pipeline.recheck import (RecheckOutcome, Where, correct_outputs, is_rewritable, recheck_run,
@@ -129,6 +131,8 @@ def _run_on_arrival(inputs: Sequence[str], engine: DedupEngine, reader: RecordSo
                   checkpoint) as run:
         run.keep_where(inputs, report, output, at_end=False, recheck=recheck, held_back=held_back)
         run.read(inputs, engine, start, stop, decide=True)
+        if isinstance(engine.index, PartitionedIndex):  # (partitions deleted by someone else: no pointer left)
+            settle_vanished(engine.index, engine.rule)
         if recheck and (run.summary.kept or run.summary.duplicates):
             outcome = _final_decisions(engine, run.summary, run.since, checkpoint, on_recheck)
             correct_outputs(outcome, inputs, reader, report, output, run.where or {},

@@ -161,9 +161,11 @@ def install_partition_template(client, alias: str) -> None:
     mapping; one with the same priority is an :class:`ElasticError` naming it."""
     mapping, settings = partition_settings(client, write_index(client, alias))
     name, priority = partition_template_name(alias), PARTITION_PRIORITY + len(alias)
+    known = recorded_partitions(client, alias)
+    meta = {} if known is None else {"meta": {"partitions": known}}  # (kept: see record_partitions)
     try:
         client.indices.put_index_template(name=name, index_patterns=[f"{alias}-0*"], priority=priority,
-                                          template={"settings": settings, "mappings": mapping})
+                                          template={"settings": settings, "mappings": mapping}, **meta)
     except Exception as exc:
         found = _SAME_PRIORITY.search(str(exc))
         if api_status(exc) != 400 or not found:
@@ -171,6 +173,33 @@ def install_partition_template(client, alias: str) -> None:
         raise ElasticError(f"index template {found.group(1)!r} has priority {priority} and matches partitions of "
                            f"{alias!r} ({alias}-0*), as es-simhash's template {name!r} does: give it another "
                            "priority") from exc
+
+
+def recorded_partitions(client, alias: str) -> list[str] | None:
+    """The partitions of ``alias`` as :func:`record_partitions` last recorded them (in its partition template's
+    ``_meta``); ``None`` when none are recorded (no template, or one installed before partitions were recorded)."""
+    resp = client.options(ignore_status=404).indices.get_index_template(name=partition_template_name(alias))
+    found = resp.get("index_templates") or []
+    parts = (found[0]["index_template"].get("_meta") or {}).get("partitions") if found else None
+    return [str(p) for p in parts] if isinstance(parts, list) else None
+
+
+def record_partitions(client, alias: str, partitions: list[str]) -> None:
+    """Record ``partitions`` as those of ``alias`` now (its partition template's ``_meta.partitions``; the template
+    is installed first when it is missing): a partition recorded and no longer there later was deleted by
+    someone else than es-simhash (:meth:`~es_simhash.index.elastic.ElasticIndex.vanished_partitions`)."""
+    name = partition_template_name(alias)
+    resp = client.options(ignore_status=404).indices.get_index_template(name=name)
+    found = resp.get("index_templates") or []
+    if not found:
+        install_partition_template(client, alias)
+        found = client.indices.get_index_template(name=name)["index_templates"]
+    body = found[0]["index_template"]
+    if (body.get("_meta") or {}).get("partitions") == sorted(partitions):
+        return
+    client.indices.put_index_template(
+        name=name, index_patterns=body["index_patterns"], priority=body["priority"],
+        template=body.get("template", {}), meta={**(body.get("_meta") or {}), "partitions": sorted(partitions)})
 
 
 _SAME_PRIORITY = re.compile(r"matching patterns from existing templates \[([^\]]+)\]")

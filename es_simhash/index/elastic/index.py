@@ -9,6 +9,7 @@ from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.records import StoredDoc
 from es_simhash.errors import ElasticError
 from es_simhash.index.elastic.admin import (check_index_config, detach, ensure_index, ensure_partitioned,
+                                            record_partitions, recorded_partitions,
                                             index_exists, is_partition_of, require_index, roll_over,
                                             ROLLOVER_AGE)
 from es_simhash.index.elastic.errors import elastic_errors
@@ -327,6 +328,34 @@ class ElasticIndex:
         """The partitions behind the alias, read now (``[index]`` for an index)."""
         with elastic_errors(self.handle.url):
             return self.handle.partitions()
+
+    def vanished_partitions(self) -> list[str]:
+        """The partitions last recorded (:meth:`record_partitions`) that are gone: neither behind the alias nor
+        taken out by :meth:`detach_partition` and not yet deleted (deleted by someone else: a lifecycle policy's
+        delete phase, a user's ``DELETE``); ``[]`` for an index, or when nothing was recorded yet."""
+        if not self.handle.is_alias():
+            return []
+        alias, client = self.handle.index, self.handle.client
+        with elastic_errors(self.handle.url):
+            known = recorded_partitions(client, alias)
+            if not known:
+                return []
+            now = set(self.handle.partitions())
+            return [p for p in known if p not in now and not client.indices.exists(index=p)]
+
+    def record_partitions(self) -> None:
+        """Record the partitions behind the alias now (in its partition template:
+        :func:`~es_simhash.index.elastic.admin.record_partitions`), for :meth:`vanished_partitions` to compare
+        with later; nothing for an index."""
+        if self.handle.is_alias():
+            with elastic_errors(self.handle.url):
+                record_partitions(self.handle.client, self.handle.index, self.handle.partitions())
+
+    def dangling_targets(self) -> set[str]:
+        """The ids a stored document's cluster fields name and no stored document holds
+        (:meth:`MaintenanceReader.dangling_targets`)."""
+        with elastic_errors(self.handle.url):
+            return self.reader.dangling_targets()
 
     def detach_partition(self, partition: str) -> list[StoredDoc]:
         """Take ``partition`` (``ALIAS-NNNNNN``) out of the alias and return its documents as stored (without text

@@ -108,6 +108,8 @@ class Indices(_Namespace):
         return self._call("get_settings", index=index, **kw)
 
     def put_index_template(self, name: str, **template: Any) -> Any:
+        if "meta" in template:  # (elasticsearch-py's name for the body's ``_meta``)
+            template["_meta"] = template.pop("meta")
         return self._call("put_index_template", name=name, body=template)
 
     def get_index_template(self, name: str) -> Any:

@@ -73,6 +73,42 @@ class MaintenanceReader:
                 return
             cursor = hits[-1]["sort"]
 
+    def dangling_targets(self, page: int = 500) -> set[str]:
+        """The ids that a stored document's ``dup_cluster`` or ``dup_of`` names and no stored document holds (what a
+        partition deleted by someone else leaves behind). The members' two fields are read as a composite
+        aggregation, ``page`` distinct ids at a time; the ids a search does not find are asked again in real time
+        (:meth:`fetch`: a canonical written since the last refresh is there)."""
+        gone: set[str] = set()
+        for field in ("dup_cluster", "dup_of"):
+            after: dict[str, Any] | None = None
+            while True:
+                composite: dict[str, Any] = {"size": page, "sources": [{"id": {"terms": {"field": field}}}]}
+                if after is not None:
+                    composite["after"] = after
+                body = {"size": 0, "query": {"exists": {"field": "dup_of"}}, "aggs": {"ids": {"composite": composite}}}
+
+                def attempt() -> dict[str, Any]:
+                    return self.handle.client.search(index=self.handle.index, body=body)["aggregations"]["ids"]
+
+                found = self.handle.retrying(attempt, "search")
+                ids = [b["key"]["id"] for b in found["buckets"]]
+                if ids:
+                    gone |= self._absent(ids)
+                after = found.get("after_key")
+                if after is None or len(ids) < page:
+                    break
+        return gone
+
+    def _absent(self, ids: list[str]) -> set[str]:
+        """Those of ``ids`` no stored document holds: not found by a search, nor by a real-time :meth:`fetch`."""
+        body = {"size": len(ids), "query": {"ids": {"values": ids}}, "_source": False, "track_total_hits": False}
+
+        def attempt() -> set[str]:
+            return {h["_id"] for h in self.handle.client.search(index=self.handle.index, body=body)["hits"]["hits"]}
+
+        unseen = set(ids) - self.handle.retrying(attempt, "search")
+        return unseen - self.fetch(sorted(unseen), whole=False).keys() if unseen else set()
+
     def pointing_at(self, ids: Collection[str]) -> list[StoredDoc]:
         """The stored documents whose ``dup_cluster`` or ``dup_of`` is one of ``ids`` (without text or record)."""
         ids = sorted(set(ids))
