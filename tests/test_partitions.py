@@ -15,6 +15,7 @@ twice.
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -619,6 +620,37 @@ def test_a_window_of_the_last_two_partitions_looks_duplicates_up_in_those_only(e
     for i in range(36):
         cluster = stored[f"a{i}-copy"][1]
         if where[f"a{i}"] == parts[0]:
+            assert cluster == f"a{i}-copy", (i, cluster)  # (its original is outside the window)
+        else:
+            assert cluster == stored[f"a{i}"][1], (i, cluster)
+    _whole(stored)
+
+
+def test_a_window_by_age_looks_duplicates_up_in_the_partitions_written_into_in_that_time(
+        es_url, client, alias, tmp_path):
+    """24 articles in two partitions of 12, then, 25 seconds later, 12 more (a third partition); then a copy of each
+    with `--window 20s`: the second partition was written into until the third was made, seconds ago, so the copies
+    of its articles and of the third's join their clusters; the first was last written into more than 20 seconds
+    ago: the copies of its articles start clusters of their own. The invariants hold."""
+    articles = chinese_articles()[:36]
+
+    def index(name: str, records: list[dict], *args: str) -> None:
+        res = run_cli("index", _write(tmp_path / name, records), "--index", alias, "--batch-size", "12",
+                      "--no-progress", *args, cwd=tmp_path, es_url=es_url)
+        assert res.returncode == 0, res.stderr.decode()
+
+    index("old.jsonl", [{"id": f"a{i}", "content": t} for i, t in enumerate(articles[:24])], "--rollover-docs", "12")
+    time.sleep(25)
+    index("new.jsonl", [{"id": f"a{i}", "content": t} for i, t in enumerate(articles) if i >= 24],
+          "--rollover-docs", "12")
+    parts = sorted(partitions(client, alias))
+    assert parts == [f"{alias}-{n:06d}" for n in (1, 2, 3)], parts
+    index("copies.jsonl", [{"id": f"a{i}-copy", "content": "转载：" + t + "\n（来源：某某网）"}
+                           for i, t in enumerate(articles)], "--window", "20s")
+    stored = _stored_with_seq(client, alias)
+    for i in range(36):
+        cluster = stored[f"a{i}-copy"][1]
+        if stored[f"a{i}"][0] == parts[0]:
             assert cluster == f"a{i}-copy", (i, cluster)  # (its original is outside the window)
         else:
             assert cluster == stored[f"a{i}"][1], (i, cluster)

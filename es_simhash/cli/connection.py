@@ -9,7 +9,7 @@ import functools
 import inspect
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, NamedTuple, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Literal, NamedTuple, Optional, Union
 
 import typer
 
@@ -212,7 +212,7 @@ def refuse_plugin_url(connection: Connection) -> None:
 @contextmanager
 def index_on(connection: Connection, index: str, *, existing: bool = False, retry_for: Optional[float] = None,
              rollover_docs: Optional[int] = None, rollover_age: Optional[str] = None,
-             window: Optional[int] = None) -> Iterator[Any]:
+             window: Optional[Union[int, str]] = None) -> Iterator[Any]:
     """The index a command runs on: a backend of one's own when the URL's scheme is a plug-in's
     (:func:`~es_simhash.index.plugins.open_plugin_index`), else the ``ElasticIndex`` ``index`` on the cluster
     (``existing``: one that must exist already, :meth:`ElasticIndex.existing`; ``rollover_docs``,

@@ -36,9 +36,10 @@ RolloverAge = Annotated[Optional[str], typer.Option(
                            "partition once its write index is this old: days, hours, minutes or seconds (30d, 12h; "
                            "checked between batches). With --rollover-docs too, whichever comes first.",
     show_default=False)]
-Window = Annotated[Optional[int], typer.Option(
-    "--window", min=1, help="A dedup window over an alias of partitions: look duplicates up in the newest N partitions "
-                            "only (one search still; default: every partition).", show_default=False)]
+Window = Annotated[Optional[str], typer.Option(
+    "--window", help="A dedup window over an alias of partitions: look duplicates up in the newest N partitions "
+                     "only (3), or in the partitions written into in the last days, hours, minutes or seconds (30d, "
+                     "12h): one search still; default: every partition.", show_default=False)]
 Ids = Annotated[Optional[List[str]], typer.Argument(help="Ids of the documents to delete.", show_default=False)]
 IdsFile = Annotated[Optional[Path], typer.Option("--ids", help="A file of ids, one per line (- for stdin).",
                                                  show_default=False)]
@@ -119,6 +120,7 @@ def index_cmd(
     if rollover_age is not None and not ROLLOVER_AGE.fullmatch(rollover_age):
         raise UserError(f"invalid value for --rollover-age: {rollover_age!r} is no age: give days, hours, minutes or "
                         "seconds, e.g. 30d or 12h", code=2)
+    lookups_in = _window(window)
     keys = parse_lookup_keys(lookup)
     reader = make_reader(text_field, id_field, encoding, html)
     checkpoint = open_run_checkpoint(checkpoint_file, index, inputs, resume)
@@ -126,7 +128,7 @@ def index_cmd(
                           ("--checkpoint", Path(checkpoint.path)))
     fingerprinter = make_fingerprinter(idf)
     with index_on(connection, index, retry_for=retry_for, rollover_docs=rollover_docs,
-                  rollover_age=rollover_age, window=window) as backend:
+                  rollover_age=rollover_age, window=lookups_in) as backend:
         if recheck and not can_recheck(backend):
             raise UserError("the backend of --es-url cannot rewrite what it stored (it is no MaintainedIndex), so the "
                             "run cannot take its decisions again at its end: add --no-recheck", code=2)
@@ -140,6 +142,22 @@ def index_cmd(
     if getattr(backend, "truncated_lookups", 0):  # (an ElasticIndex's count)
         err(f"warning: {backend.truncated_lookups:,} lookups hit a bucket larger than "
             f"{backend.max_candidates:,} documents and compared only that many candidates")
+
+def _window(window: str | None) -> int | str | None:
+    """``--window``: a number of partitions (``3``) or an age (``30d``, as ``ElasticIndex(window=...)`` takes
+    them); a one-line error naming the option for anything else."""
+    from es_simhash.index.elastic.admin import age_seconds
+
+    if window is None:
+        return None
+    if window.isdigit() and int(window) >= 1:
+        return int(window)
+    try:
+        age_seconds(window)
+    except ValueError:
+        raise UserError(f"invalid value for --window: {window!r} is neither a number of partitions (3) nor an age "
+                        "(30d, 12h, 90m, 45s)", code=2) from None
+    return window
 
 def _engine_into(backend, fingerprinter, keys, k: int, recheck: bool, batch_size: int, workers: int):
     """The engine of a run into ``backend``, and for an ``ElasticIndex`` the function that creates its index before

@@ -265,6 +265,23 @@ ROLLOVER_AGE = re.compile(r"[1-9][0-9]*(d|h|m|s)")
 """A rollover age as the rollover API's ``max_age`` takes it, in days, hours, minutes or seconds (``30d``)."""
 
 
+_SECONDS = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}
+
+
+def age_seconds(age: str) -> int:
+    """The seconds of an age written as :data:`ROLLOVER_AGE` reads it (``30d``: 2,592,000); a ``ValueError`` for
+    anything else."""
+    if not ROLLOVER_AGE.fullmatch(age):
+        raise ValueError(f"{age!r} is no age: give days, hours, minutes or seconds (30d, 12h, 90m, 45s)")
+    return int(age[:-1]) * _SECONDS[age[-1]]
+
+
+def creation_times(client, alias: str) -> dict[str, float]:
+    """When each partition behind ``alias`` was created (``index.creation_date``), in seconds since the epoch."""
+    got = client.indices.get_settings(index=alias, name="index.creation_date", flat_settings=True)
+    return {name: int(body["settings"]["index.creation_date"]) / 1000 for name, body in got.items()}
+
+
 def roll_over(client, alias: str, max_docs: int | None = None, max_age: str | None = None) -> str | None:
     """Roll ``alias`` over when its write index holds ``max_docs`` documents or more, or was created ``max_age``
     ago or longer (:data:`ROLLOVER_AGE`): one rollover request (the API's ``conditions``, either met) that creates

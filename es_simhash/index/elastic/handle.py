@@ -13,7 +13,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from es_simhash.defaults import RETRY_FOR
-from es_simhash.index.elastic.admin import partitions, read_lookup_keys, validate_index_name, write_index
+from es_simhash.index.elastic.admin import (age_seconds, creation_times, partitions, read_lookup_keys,
+                                            validate_index_name, write_index)
 from es_simhash.index.elastic.client import as_search_client
 from es_simhash.index.elastic.codec import from_docvalues
 from es_simhash.index.elastic.errors import READ_ONLY_BLOCKS, elastic_errors, raise_item_error, retrying
@@ -45,14 +46,17 @@ class IndexHandle:
     would make settling read every document written since (other writers may write many), so it refreshes again."""
 
     def __init__(self, client: SearchClient, index: str, *, url: str = "", retry_for: float = RETRY_FOR,
-                 lookup_keys: LookupKeys | None = None, window: int | None = None) -> None:
-        if window is not None and window < 1:
+                 lookup_keys: LookupKeys | None = None, window: int | str | None = None) -> None:
+        if isinstance(window, int) and window < 1:
             raise ValueError(f"window must be at least 1 partition, not {window}")
+        self.window_age = age_seconds(window) if isinstance(window, str) else None
+        """A dedup window by age, in seconds (a ``window`` such as ``"30d"``), or ``None``."""
         self.client = as_search_client(client)
         self.index = validate_index_name(index)
         self.window = window
-        """The dedup window: lookups search the newest this many partitions of the alias (:meth:`lookup_target`);
-        ``None``: every partition."""
+        """The dedup window: lookups search the newest this many partitions of the alias, or with an age
+        (``"30d"``, ``"12h"``) the partitions written into in that time (:meth:`lookup_target`); ``None``: every
+        partition."""
         self.url = url
         """The cluster's URL as messages show it (no credentials)."""
         self.retry_for = retry_for
@@ -111,11 +115,18 @@ class IndexHandle:
 
     def lookup_target(self) -> str:
         """What a lookup searches, read now: the index, or the alias (every partition), or with a :attr:`window` the
-        newest :attr:`window` partitions of the alias (in rollover order: by name), comma-separated (one search
-        still: the request names them all)."""
+        newest :attr:`window` partitions of the alias (in rollover order: by name), or with a window by age the
+        write index and every partition whose next partition was made within that age (written into then; one
+        settings request), comma-separated (one search still: the request names them all)."""
         if self.window is None or not self.is_alias():
             return self.index
-        return ",".join(self.partitions()[-self.window:])
+        parts = self.partitions()
+        if self.window_age is None:
+            return ",".join(parts[-int(self.window):])
+        # (a partition is written into until the next one is made: in the window when that was within its age)
+        since = time.time() - self.window_age
+        made = self.retrying(lambda: creation_times(self.client, self.index), "reading the partitions' ages")
+        return ",".join(p for p, then in zip(parts, parts[1:] + [None]) if then is None or made.get(then, 0) >= since)
 
     def read_only_partitions(self) -> frozenset[str]:
         """The partitions behind the alias that refuse writes for good, read now (one settings request): those

@@ -47,7 +47,9 @@ class ElasticIndex:
     :func:`~es_simhash.index.elastic.admin.install_partition_template`), new documents go to whichever index is
     the write index, and :meth:`visible_mark` and :meth:`written_since` count a partition made since the mark
     whole. With a ``window`` of N partitions, lookups search only the newest N partitions of the alias (a dedup
-    window: a document is compared with those written in them; every other read still covers every partition).
+    window: a document is compared with those written in them; every other read still covers every partition);
+    with a ``window`` by age (``"30d"``, ``"12h"``), the partitions written into in that time: the write index and
+    each partition whose next one was made since (a ``ValueError`` for another string).
     """
 
     overlapping_writes = True
@@ -72,7 +74,7 @@ class ElasticIndex:
         lookup_keys: LookupKeys | None = None,
         rollover_docs: int | None = None,
         rollover_age: str | None = None,
-        window: int | None = None,
+        window: int | str | None = None,
     ) -> None:
         if rollover_docs is not None and rollover_docs < 1:
             raise ValueError(f"rollover_docs must be at least 1, not {rollover_docs}")
