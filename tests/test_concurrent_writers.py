@@ -405,17 +405,39 @@ def _lines_done(checkpoint: Path) -> int:
         return 0
 
 
-@pytest.mark.parametrize("again", ["--resume", "from-scratch"])
-def test_a_writer_killed_mid_batch_and_run_again_converges(corpus, sequential, es_url, client, es_index_name, again):
+@pytest.mark.parametrize("again,rollover", [("--resume", None), ("from-scratch", None), ("--resume", 150)],
+                         ids=["--resume", "from-scratch", "--resume-through-a-rolled-alias"])
+def test_a_writer_killed_mid_batch_and_run_again_converges(corpus, sequential, es_url, client, es_index_name, again,
+                                                            rollover):
     """Three writers; one is SIGKILLed mid-batch (its documents of the batch in flight written, its checkpoint not
     yet saved) once it has done a third of its input; the others finish; then its exact command is run again,
     with --resume (what the error message and README tell a user) or from scratch: both converge to the pairs of
-    a sequential run."""
+    a sequential run. So do writers into an alias that each of them rolls over (``--rollover-docs``), the killed
+    one resumed: every id stored once across the partitions."""
+    from es_simhash.index.elastic import partition_template_name
+
     assert sequential.forward == sequential.reverse
     batch_size, victim = 5, 1
-    cwd = corpus.dir / f"kill-{again.strip('-')}"
+    cwd = corpus.dir / f"kill-{again.strip('-')}{'-rolled' if rollover else ''}"
     cwd.mkdir()
-    commands = [index_command(corpus.parts[w], es_index_name, batch_size, f"w{w}") for w in range(WRITERS)]
+    rolls = ["--rollover-docs", str(rollover)] if rollover else []
+    commands = [index_command(corpus.parts[w], es_index_name, batch_size, f"w{w}") + rolls for w in range(WRITERS)]
+    try:
+        _kill_one_and_run_it_again(corpus, sequential, es_url, client, es_index_name, again, commands, cwd, victim)
+        if rollover:
+            assert len(client.indices.get_alias(name=es_index_name)) >= 3  # (rolled over while the others wrote)
+            assert client.count(index=es_index_name)["count"] == len(corpus.ids)  # (no id stored twice)
+    finally:
+        if rollover:
+            client.options(ignore_status=404).indices.delete(index=f"{es_index_name}-0*", expand_wildcards="all")
+            client.options(ignore_status=404).indices.delete_index_template(
+                name=partition_template_name(es_index_name))
+
+
+def _kill_one_and_run_it_again(corpus, sequential, es_url, client, es_index_name, again, commands, cwd, victim
+                               ) -> None:
+    """The writers of ``commands`` started, ``victim`` killed mid-batch, the others finished, the victim's command
+    run again (``again``), the pairs checked."""
     procs = [start(cmd, es_url, cwd) for cmd in commands]
     checkpoint = cwd / f"w{victim}.checkpoint.json"
     victim_ids = [json.loads(x)["id"] for x in corpus.parts[victim].read_text(encoding="utf-8").splitlines()]
