@@ -112,14 +112,16 @@ def index_cmd(
     """
     from es_simhash.files.sources import RecordReader
     from es_simhash.index.plugins import can_recheck
-    from es_simhash.index.elastic.admin import ROLLOVER_AGE
+    from es_simhash.index.elastic.admin import age_seconds
     from es_simhash.pipeline import run_checkpointed
 
     require_inputs(inputs)
     require_valid_index(index)
-    if rollover_age is not None and not ROLLOVER_AGE.fullmatch(rollover_age):
-        raise UserError(f"invalid value for --rollover-age: {rollover_age!r} is no age: give days, hours, minutes or "
-                        "seconds, e.g. 30d or 12h", code=2)
+    if rollover_age is not None:
+        try:
+            age_seconds(rollover_age)
+        except ValueError as exc:
+            raise UserError(f"invalid value for --rollover-age: {exc}", code=2) from None
     lookups_in = _window(window)
     keys = parse_lookup_keys(lookup)
     reader = make_reader(text_field, id_field, encoding, html)

@@ -348,10 +348,12 @@ class ElasticIndex:
     def record_partitions(self) -> None:
         """Record the partitions behind the alias now (in its partition template:
         :func:`~es_simhash.index.elastic.admin.record_partitions`), for :meth:`vanished_partitions` to compare
-        with later; nothing for an index."""
+        with later; nothing for an index, or for an alias over indexes not named as its partitions (``migrate``'s)."""
         if self.handle.is_alias():
             with elastic_errors(self.handle.url):
-                record_partitions(self.handle.client, self.handle.index, self.handle.partitions())
+                parts = self.handle.partitions()
+                if all(is_partition_of(self.handle.index, p) for p in parts):  # (not an alias `migrate` switched)
+                    record_partitions(self.handle.client, self.handle.index, parts)
 
     def dangling_targets(self) -> set[str]:
         """The ids a stored document's cluster fields name and no stored document holds
