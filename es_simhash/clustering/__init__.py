@@ -21,5 +21,5 @@ from es_simhash.clustering.settle import settle
 from es_simhash.clustering.writes import Change, RepairReport, Settled
 from es_simhash.errors import MaintenanceError
 
-__all__ = ["settle", "delete", "drop_partition", "settle_vanished", "iter_ids", "repair", "recheck", "RepairInterrupted", "Change",
-           "Settled", "RepairReport", "MaintenanceError"]
+__all__ = ["settle", "delete", "drop_partition", "settle_vanished", "iter_ids", "repair", "recheck",
+           "RepairInterrupted", "Change", "Settled", "RepairReport", "MaintenanceError"]
