@@ -49,10 +49,21 @@ class _Indices:
     def put_index_template(self, name: str, **template: Any) -> None:
         self.templates[name] = template
 
+    def get_index_template(self, name: str) -> dict[str, Any]:
+        """As the API answers (a missing template: the 404's body, under ``options(ignore_status=404)``)."""
+        if name not in self.templates:
+            return {"error": {"type": "resource_not_found_exception"}, "status": 404}
+        t = dict(self.templates[name])
+        meta = t.pop("meta", None)
+        return {"index_templates": [{"name": name, "index_template": {**t, **({"_meta": meta} if meta else {})}}]}
+
 
 class _Client:
     def __init__(self) -> None:
         self.indices = _Indices()
+
+    def options(self, **kw: Any) -> "_Client":
+        return self
 
 
 def test_a_partition_takes_the_write_index_mapping_and_its_lasting_settings_only():
