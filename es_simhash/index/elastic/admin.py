@@ -112,7 +112,14 @@ def ensure_partitioned(client, alias: str, fingerprint_config: dict[str, Any], r
     is installed again from its write index; an existing index named ``alias`` is an :class:`ElasticError` (an
     index is not turned into partitions)."""
     validate_index_name(alias)
-    if client.indices.exists_alias(name=alias):
+    made = client.indices.exists_alias(name=alias)
+    if not made and client.indices.exists(index=alias):
+        # (the exists API answers True for an alias too: one that another writer made since the first request)
+        made = client.indices.exists_alias(name=alias)
+        if not made:
+            raise ElasticError(f"{alias!r} is an index, not an alias over partitions: partitions rolled over need "
+                               "a new index name (or an alias es-simhash made over partitions)")
+    if made:
         _check_and_extend(client, alias, fingerprint_config)
         current = write_index(client, alias)
         if not _ROLLED_NAME.search(current):  # (the rollover API names the next index after this one's number)
@@ -121,9 +128,6 @@ def ensure_partitioned(client, alias: str, fingerprint_config: dict[str, Any], r
         if is_partition_of(alias, current):
             install_partition_template(client, alias)
         return False
-    if client.indices.exists(index=alias):
-        raise ElasticError(f"{alias!r} is an index, not an alias over partitions: partitions rolled over need a "
-                           "new index name (or an alias es-simhash made over partitions)")
     body = _recording(fingerprint_config, replicas, lookup_keys)["template"]
     created = _create_once(client, partition_name(alias, 1), settings=body["settings"], mappings=body["mappings"],
                            aliases={alias: {"is_write_index": True}})
