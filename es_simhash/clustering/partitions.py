@@ -54,7 +54,7 @@ def settle_vanished(index: PartitionedIndex, rule: DecisionRule) -> tuple[list[s
         gone = index.dangling_targets()
         if gone:
             writer = Writer(index, settled)
-            dangling = [d for d in index.pointing_at(gone) if d.id not in gone]
+            dangling = index.pointing_at(gone)
             roots = {d.cluster for d in dangling if d.cluster not in gone}
             redecide(index, rule, writer, roots, gone)
             repoint(index, writer, [d.id for d in dangling], rule)

@@ -112,13 +112,10 @@ def ensure_partitioned(client, alias: str, fingerprint_config: dict[str, Any], r
     is installed again from its write index; an existing index named ``alias`` is an :class:`ElasticError` (an
     index is not turned into partitions)."""
     validate_index_name(alias)
-    made = client.indices.exists_alias(name=alias)
-    if not made and client.indices.exists(index=alias):
-        # (the exists API answers True for an alias too: one that another writer made since the first request)
-        made = client.indices.exists_alias(name=alias)
-        if not made:
-            raise ElasticError(f"{alias!r} is an index, not an alias over partitions: partitions rolled over need "
-                               "a new index name (or an alias es-simhash made over partitions)")
+    made = is_alias_name(client, alias)
+    if made is False:
+        raise ElasticError(f"{alias!r} is an index, not an alias over partitions: partitions rolled over need a new "
+                           "index name (or an alias es-simhash made over partitions)")
     if made:
         _check_and_extend(client, alias, fingerprint_config)
         current = write_index(client, alias)
@@ -320,6 +317,15 @@ _ROLLED_BY_ANOTHER = re.compile(r"Concurrent modification of alias|resource_alre
 modification of the alias; either engine: the next partition exists already)."""
 
 
+def is_alias_name(client, name: str) -> bool | None:
+    """Whether ``name`` is an alias (True) or an index (False); ``None`` when it is neither yet. Asked in this
+    order, so an alias that another writer makes meanwhile is never taken for an index: the exists API answers True
+    for an alias as for an index, and an index never becomes an alias."""
+    if not client.indices.exists(index=name):
+        return None
+    return bool(client.indices.exists_alias(name=name))
+
+
 def index_exists(client, index: str, url: str = "") -> bool:
     """Whether ``index`` exists (an index or an alias)."""
     with elastic_errors(url):
@@ -347,7 +353,7 @@ def switch_alias(client, alias: str, index: str, url: str = "") -> list[str]:
     indexes it pointed at before."""
     validate_index_name(alias)
     with elastic_errors(url):
-        if client.indices.exists(index=alias) and not client.indices.exists_alias(name=alias):
+        if is_alias_name(client, alias) is False:
             raise ElasticError(f"{alias!r} is an index, not an alias: pick another alias name")
         try:
             before = sorted(client.indices.get_alias(name=alias))

@@ -13,8 +13,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from es_simhash.defaults import RETRY_FOR
-from es_simhash.index.elastic.admin import (age_seconds, creation_times, partitions, read_lookup_keys,
-                                            validate_index_name, write_index)
+from es_simhash.index.elastic.admin import (age_seconds, creation_times, is_alias_name, partitions,
+                                            read_lookup_keys, validate_index_name, write_index)
 from es_simhash.index.elastic.client import as_search_client
 from es_simhash.index.elastic.codec import from_docvalues
 from es_simhash.index.elastic.errors import READ_ONLY_BLOCKS, elastic_errors, raise_item_error, retrying
@@ -92,11 +92,8 @@ class IndexHandle:
         """Whether the name is an alias (over partitions) rather than an index; read once it exists (a name that
         does not exist yet is no alias: the first write creates it)."""
         if self._alias is None:
-            if self.client.indices.exists_alias(name=self.index):
-                self._alias = True
-            elif self.client.indices.exists(index=self.index):
-                self._alias = False
-            else:
+            self._alias = is_alias_name(self.client, self.index)
+            if self._alias is None:
                 return False
         return self._alias
 
@@ -120,13 +117,14 @@ class IndexHandle:
         settings request), comma-separated (one search still: the request names them all)."""
         if self.window is None or not self.is_alias():
             return self.index
-        parts = self.partitions()
         if self.window_age is None:
-            return ",".join(parts[-int(self.window):])
-        # (a partition is written into until the next one is made: in the window when that was within its age)
+            return ",".join(self.partitions()[-int(self.window):])
+        # (a partition is written into until the next one is made: in the window when that was within its age; the
+        # settings request names every partition behind the alias)
         since = time.time() - self.window_age
         made = self.retrying(lambda: creation_times(self.client, self.index), "reading the partitions' ages")
-        return ",".join(p for p, then in zip(parts, parts[1:] + [None]) if then is None or made.get(then, 0) >= since)
+        parts = sorted(made)
+        return ",".join(p for p, then in zip(parts, parts[1:] + [None]) if then is None or made[then] >= since)
 
     def read_only_partitions(self) -> frozenset[str]:
         """The partitions behind the alias that refuse writes for good, read now (one settings request): those

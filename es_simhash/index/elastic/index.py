@@ -8,10 +8,9 @@ from es_simhash.defaults import MAX_SENTENCE_DF, RETRY_FOR
 from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.records import StoredDoc
 from es_simhash.errors import ElasticError
-from es_simhash.index.elastic.admin import (check_index_config, detach, ensure_index, ensure_partitioned,
-                                            record_partitions, recorded_partitions,
-                                            index_exists, is_partition_of, require_index, roll_over,
-                                            ROLLOVER_AGE)
+from es_simhash.index.elastic.admin import (age_seconds, check_index_config, detach, ensure_index,
+                                            ensure_partitioned, index_exists, is_partition_of, record_partitions,
+                                            recorded_partitions, require_index, roll_over)
 from es_simhash.index.elastic.errors import elastic_errors
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.planner import Boilerplate, LookupPlanner
@@ -78,9 +77,8 @@ class ElasticIndex:
     ) -> None:
         if rollover_docs is not None and rollover_docs < 1:
             raise ValueError(f"rollover_docs must be at least 1, not {rollover_docs}")
-        if rollover_age is not None and not ROLLOVER_AGE.fullmatch(rollover_age):
-            raise ValueError(f"rollover_age is a number of days, hours, minutes or seconds (30d, 12h, 90m, 45s), "
-                             f"not {rollover_age!r}")
+        if rollover_age is not None:
+            age_seconds(rollover_age)  # (a ValueError for anything but an age)
         self.rollover_docs = rollover_docs
         """Documents after which the alias's write index is rolled over (before the next batch is written); ``None``:
         never by es-simhash."""
