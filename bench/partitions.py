@@ -165,7 +165,7 @@ def load_partitioned(client, url: str, config: dict, sims, contents, args, made:
         for k, v in ld.items():
             total[k] = total.get(k, 0.0) + v
     total["wall_s"] = time.perf_counter() - t0
-    index = ElasticIndex(client, alias, url=url)
+    index = ElasticIndex(client, alias, url=url, filter_partitions=not args.no_filters)
     assert index.lookup_keys == DEFAULT and index.handle.is_alias(), alias
     parts = partitions(client, alias)
     assert parts == [partition_name(alias, p + 1) for p in range(args.partitions)], parts
@@ -188,6 +188,13 @@ def one_pass(index, queries, sweeps: int) -> dict[str, Any]:
 def measure(layouts: dict[str, dict[str, Any]], queries, truth, url: str, args) -> float:
     """Warm-up (capturing the requests), interleaved timed passes, recall, profile and replay; the figures go into
     ``layouts[key]``. Returns the highest load average seen during the passes."""
+    part = layouts["partitioned"]["index"]
+    t0 = time.perf_counter()
+    part.partition_filters.route()  # (made by the first lookup otherwise: the warm-up)
+    pf = part.partition_filters
+    print(f"partition term filters: {pf.built} made in {time.perf_counter() - t0:.1f} s (reading the partitions "
+          f"{pf.build_seconds:.1f} s), {pf.nbytes / 2**20:,.0f} MB" if pf.enabled else "partition term filters: off",
+          flush=True)
     for key, e in layouts.items():  # warm-up, untimed: what ElasticIndex sends, replayed later
         e["captured"] = {}
         for mode, b in MODES:
@@ -276,20 +283,26 @@ def diagnose(layouts: dict[str, dict[str, Any]], url: str, repeats: int) -> None
     """Replay variants of the first captured 500-lookup search on both layouts (``took``, median of ``repeats``,
     after one untimed send), and the profile API's breakdown of it summed over the shards searched."""
     names = {key: e["index"].index for key, e in layouts.items()}
-    body = layouts["one"]["captured"]["b500"][0][0]  # (the same queries: the same body on both layouts)
-    assert body == layouts["partitioned"]["captured"]["b500"][0][0]
+    bodies = {key: e["captured"]["b500"][0][0] for key, e in layouts.items()}
+    body = bodies["one"]  # (the same queries; the partitioned layout's search routed by its filters, if any)
     rows = [("search (first 500 lookups)", *(f"{k} took ms" for k in names), "part/one")]
-    for label, b in variants(body).items():
+    cases = {"as sent": bodies} if bodies["one"] != bodies["partitioned"] else {}
+    cases.update({label: {k: b for k in names} for label, b in variants(body).items()
+                  if label != "as sent" or not cases})
+    if bodies["one"] != bodies["partitioned"]:
+        cases = {("as sent (partitioned: routed by its filters)" if k == "as sent" else f"{k} (not routed)"): v
+                 for k, v in cases.items()}
+    for label, per in cases.items():
         took = {}
         for key, name in names.items():
-            _send(url, name, b, "responses.took")
-            took[key] = _es.median([_send(url, name, b, "responses.took")["took"] for _ in range(repeats)])
+            _send(url, name, per[key], "responses.took")
+            took[key] = _es.median([_send(url, name, per[key], "responses.took")["took"] for _ in range(repeats)])
         rows.append((label, *(f"{took[k]:.0f}" for k in names),
                      f"{took['partitioned'] / took['one']:.1f}x" if took["one"] else "-"))
     print(f"\n-- why: the first captured 500-lookup search and variants of it, replayed with urllib (took, median of "
           f"{repeats}; the node shared as above)")
     print(_es.fmt_table(rows))
-    prof = {key: _send(url, name, {**body, "profile": True}, "responses.profile.shards")["profile"]["shards"]
+    prof = {key: _send(url, name, {**bodies[key], "profile": True}, "responses.profile.shards")["profile"]["shards"]
             for key, name in names.items()}
     parts: dict[str, dict[str, float]] = {}
     for key, shards in prof.items():
@@ -415,6 +428,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _es.add_node_options(ap, heap="2g")
     ap.add_argument("--no-diagnose", action="store_true", help="leave out the replay of variants of one captured "
                     "search and its profile breakdown (where the partitions' extra time goes)")
+    ap.add_argument("--no-filters", action="store_true", help="search every partition for every term (no "
+                    "partition term filters: ElasticIndex(filter_partitions=False))")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a check fails")
     args = ap.parse_args(argv)
     if min(args.size, args.partitions, args.queries, args.passes, args.sweeps, args.merge_segments, args.load_chunk,

@@ -73,6 +73,10 @@ class IndexHandle:
         operation up to it is visible to any search sent since."""
         self._visible_at = 0.0
         """When (``time.monotonic``) a refresh last raised :attr:`_visible`."""
+        self.partition_uuids: dict[str, str] = {}
+        """Each partition's index UUID, as the latest :meth:`checkpoint` read them."""
+        self.last_target: str | None = None
+        """What the latest lookup searched with a window by age (:meth:`lookup_target`)."""
 
     @cached_property
     def max_clause_count(self) -> int | None:
@@ -124,7 +128,9 @@ class IndexHandle:
         since = time.time() - self.window_age
         made = self.retrying(lambda: creation_times(self.client, self.index), "reading the partitions' ages")
         parts = sorted(made)
-        return ",".join(p for p, then in zip(parts, parts[1:] + [None]) if then is None or made[then] >= since)
+        self.last_target = ",".join(p for p, then in zip(parts, parts[1:] + [None])
+                                    if then is None or made[then] >= since)
+        return self.last_target
 
     def read_only_partitions(self) -> frozenset[str]:
         """The partitions behind the alias that refuse writes for good, read now (one settings request): those
@@ -174,8 +180,9 @@ class IndexHandle:
         """The lowest global checkpoint of the index's shards: every operation up to it has been processed by every
         copy (with several shards, the lowest over them). For an alias: that of each partition, by name."""
         stats = self.client.indices.stats(index=self.index, level="shards", metric="docs",
-                                          filter_path="indices.*.shards.*.seq_no.global_checkpoint")
+                                          filter_path="indices.*.shards.*.seq_no.global_checkpoint,indices.*.uuid")
         per: dict[str, int] = {}
+        self.partition_uuids = {name: str(index.get("uuid", "")) for name, index in stats.get("indices", {}).items()}
         for name, index in stats.get("indices", {}).items():
             marks = [copy["seq_no"]["global_checkpoint"] for copies in index["shards"].values() for copy in copies]
             per[name] = min(marks) if marks else -1

@@ -13,6 +13,7 @@ from es_simhash.index.elastic.admin import (age_seconds, check_index_config, det
                                             recorded_partitions, require_index, roll_over)
 from es_simhash.index.elastic.errors import elastic_errors
 from es_simhash.index.elastic.handle import IndexHandle
+from es_simhash.index.elastic.keyfilter import PartitionFilters
 from es_simhash.index.elastic.planner import Boilerplate, LookupPlanner
 from es_simhash.index.elastic.reads import MaintenanceReader
 from es_simhash.index.elastic.writes import BulkWriter
@@ -48,7 +49,9 @@ class ElasticIndex:
     whole. With a ``window`` of N partitions, lookups search only the newest N partitions of the alias (a dedup
     window: a document is compared with those written in them; every other read still covers every partition);
     with a ``window`` by age (``"30d"``, ``"12h"``), the partitions written into in that time: the write index and
-    each partition whose next one was made since (a ``ValueError`` for another string).
+    each partition whose next one was made since (a ``ValueError`` for another string). Through an alias, a batched
+    lookup asks each partition but the newest only for the batch's terms its documents hold
+    (:attr:`partition_filters`; ``filter_partitions=False``: every partition for every term).
     """
 
     overlapping_writes = True
@@ -74,6 +77,7 @@ class ElasticIndex:
         rollover_docs: int | None = None,
         rollover_age: str | None = None,
         window: int | str | None = None,
+        filter_partitions: bool = True,
     ) -> None:
         if rollover_docs is not None and rollover_docs < 1:
             raise ValueError(f"rollover_docs must be at least 1, not {rollover_docs}")
@@ -89,6 +93,7 @@ class ElasticIndex:
         self.boilerplate = Boilerplate(max_sentence_df)
         self.planner = LookupPlanner(self.handle, self.boilerplate, page_size=page_size, batch_page=batch_page,
                                      max_candidates=max_candidates)
+        self.planner.batched.filters.enabled = filter_partitions
         self.writer = BulkWriter(self.handle, chunk_size=chunk_size, max_retries=max_retries)
         self.reader = MaintenanceReader(self.handle)
         self._settings_checked: dict[str, Any] | None = None
@@ -121,6 +126,12 @@ class ElasticIndex:
     def url(self) -> str:
         """The cluster's URL as messages show it."""
         return self.handle.url
+
+    @property
+    def partition_filters(self) -> PartitionFilters:
+        """The term filters of an alias's older partitions, through which batched lookups ask each partition only
+        for the terms it holds (:mod:`~es_simhash.index.elastic.keyfilter`)."""
+        return self.planner.batched.filters
 
     @property
     def lookup_keys(self) -> LookupKeys:

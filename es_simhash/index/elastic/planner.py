@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -16,11 +18,52 @@ from es_simhash.fingerprint.model import SKETCH_BIT, Fingerprint, hex64, is_sent
 from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.index.elastic.codec import Hits
 from es_simhash.index.elastic.handle import IndexHandle
+from es_simhash.index.elastic.keyfilter import PartitionFilters, Routing, TermFilter, key_codes, term_codes
 from es_simhash.index.elastic.schema import LOOKUP_FIELDS
 from es_simhash.lookup import hamming
 from es_simhash.lookup.candidates import CandidateContract, sentence_candidate, sharing_at_least
 
 log = logging.getLogger("es_simhash.index.elastic")
+
+
+@dataclass(frozen=True)
+class CandidateTerms:
+    """The terms a batched lookup asks every stored document for, by field: ids, content hashes, lookup keys and
+    long-sentence hashes (a document holding any one is brought); ``key_codes``: the keys' codes, in their order
+    (:func:`~es_simhash.index.elastic.keyfilter.key_codes`, made with them), for partition filters."""
+
+    ids: list[str]
+    contents: list[str]
+    keys: list[str]
+    sentences: list[str]
+    key_codes: np.ndarray | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.ids or self.contents or self.keys or self.sentences)
+
+    def should(self, handle: IndexHandle) -> list[dict[str, Any]]:
+        """The ``should`` clauses asking for them (``terms`` split to the engine's bound)."""
+        should: list[dict[str, Any]] = handle.terms("ids", self.ids) if self.ids else []
+        for field, values in (("content_hash", self.contents), ("lookup_keys", self.keys),
+                              ("sentences", self.sentences)):
+            if values:
+                should += handle.terms(field, values)
+        return should
+
+    @cached_property
+    def _coded(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each field's values (an object array) and their codes (:func:`term_codes`), made once for every
+        partition."""
+        keys = self.key_codes if self.key_codes is not None else term_codes("key", self.keys)
+        return [(np.array(values, dtype=object), codes) for values, codes in (
+            (self.ids, term_codes("id", self.ids)), (self.contents, term_codes("hex", self.contents)),
+            (self.keys, keys), (self.sentences, term_codes("hex", self.sentences)))]
+
+    def within(self, held: TermFilter) -> "CandidateTerms":
+        """Those a partition holds (every one it holds: :meth:`TermFilter.has`)."""
+        ids, contents, keys, sentences = (values[held.has(codes)].tolist() for values, codes in self._coded)
+        return CandidateTerms(ids, contents, keys, sentences)
+
 
 
 def shared_keys(qkeys: np.ndarray, hkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -257,6 +300,10 @@ class BatchedLookups:
         """Documents whose own lookup search was full, so they were read to the end one page at a time."""
         self.split_batches = 0
         """Batched searches that came back full and were split in two."""
+        self.filters = PartitionFilters(handle)
+        """The partitions' term filters (an alias's older partitions are asked only for the terms they hold)."""
+        self.routed_searches = 0
+        """Batched searches whose terms were routed by partition filters."""
 
     def lookup(self, queries: Sequence[Lookup], contract: CandidateContract, exclude: Sequence[str]
                ) -> list[LookupResult]:
@@ -288,15 +335,17 @@ class BatchedLookups:
         the sketch only for the hashes some document holds and that are not boilerplate (a short text's shingles
         are mostly held by no other document: left out, they cost the search nothing and change no answer)."""
         handle, boilerplate = self.handle, self.boilerplate
+        routing = self.filters.route()  # (before a point in time is opened: it may read a partition whole)
         sketch_terms = sorted({x for q in queries for x in boilerplate.terms(q.fingerprint, sentences=False)})
         if not sketch_terms:
-            return handle.retrying(lambda: self._candidate_search(queries, contract, exclude, None, {}), "lookup")
+            return handle.retrying(lambda: self._candidate_search(queries, contract, exclude, None, {}, routing),
+                                   "lookup")
 
         def pinned() -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
             with handle.point_in_time() as pit:
                 sketch_df = self._counted(handle.msearch_once(self._count_bodies(sketch_terms, exclude), pit))
                 boilerplate.learn(sketch_df)
-                return self._candidate_search(queries, contract, exclude, pit, sketch_df)
+                return self._candidate_search(queries, contract, exclude, pit, sketch_df, routing)
 
         return handle.retrying(pinned, "lookup")
 
@@ -337,29 +386,35 @@ class BatchedLookups:
         return {x: n for x, n in df.items() if n > 0}
 
     def _candidate_search(self, queries: Sequence[Lookup], contract: CandidateContract, exclude: Sequence[str],
-                          pit: str | None, sketch_df: dict[str, int]
+                          pit: str | None, sketch_df: dict[str, int], routing: Routing | None = None
                           ) -> tuple[list[dict[str, Any]], dict[str, int]] | bool:
         """One search for the candidates of all ``queries`` (on the point in time ``pit``), the sketch hashes'
-        document frequencies ``sketch_df`` already counted; for a full page, whether it showed boilerplate."""
+        document frequencies ``sketch_df`` already counted, its terms routed by partition filters (``routing``);
+        for a full page, whether it showed boilerplate."""
         handle, boilerplate = self.handle, self.boilerplate
         lk = handle.lookup_keys
         fps = [q.fingerprint for q in queries]
-        should: list[dict[str, Any]] = handle.terms("ids", [q.id for q in queries])
-        contents = sorted({hex64(fp.content_hash) for fp in fps if fp.n_chars})
-        if contents:
-            should += handle.terms("content_hash", contents)
         with_keys = [fp.simhash for fp in fps if fp.n_features]
-        if with_keys:
-            terms = sorted({t for row in lk.terms(hamming.as_uint64(with_keys)) for t in row})
-            should += handle.terms("lookup_keys", terms)
-        # long-sentence hashes: every stored document holding one is brought (the hits then keep those holding
-        # contract.shared_sentences of a query's; counting them in the hits gives each hash's document frequency)
-        sentences = sorted({x for fp in fps for x in boilerplate.terms(fp, sketch=False)})
-        if sentences:
-            should += handle.terms("sentences", sentences)
+        keys: list[str] = []
+        codes = None
+        if with_keys:  # (each key once, in the order of its code)
+            sims = hamming.as_uint64(with_keys)
+            flat = [t for row in lk.terms(sims) for t in row]
+            codes, first = np.unique(key_codes(lk, sims), return_index=True)
+            keys = [flat[i] for i in first.tolist()]
+        terms = CandidateTerms(
+            ids=[q.id for q in queries],
+            contents=sorted({hex64(fp.content_hash) for fp in fps if fp.n_chars}),
+            keys=keys, key_codes=codes,
+            # long-sentence hashes: every stored document holding one is brought (the hits then keep those holding
+            # contract.shared_sentences of a query's; counting them in the hits gives each hash's document
+            # frequency)
+            sentences=sorted({x for fp in fps for x in boilerplate.terms(fp, sketch=False)}))
+        sentences = terms.sentences
+        should, above = self._routed(terms, routing)
         # shingle-sketch hashes: only a document holding contract.shared_sketch of one query's is a candidate (one
         # shared common shingle would bring thousands), so one clause per query, over its hashes held by some
-        # document (boilerplate ones are already left out)
+        # document (boilerplate ones are already left out); asked of every partition
         least = contract.shared_sketch
         sketches = [[x for x in boilerplate.terms(fp, sentences=False) if sketch_df.get(x)] for fp in fps]
         should += [{"bool": {"should": [{"term": {"sentences": x}} for x in terms], "minimum_should_match": least}}
@@ -367,13 +422,48 @@ class BatchedLookups:
         query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
         if exclude:
             query["bool"]["must_not"] = handle.terms("ids", list(exclude))
+        if above:
+            query = {"bool": {"should": [query, *above], "minimum_should_match": 1}}
         body: dict[str, Any] = {"size": self.batch_page, "_source": False, "stored_fields": "_none_",
                                 "docvalue_fields": LOOKUP_FIELDS, "query": {"bool": {"filter": query}},
                                 "track_total_hits": False}
+        if routing is not None:
+            body["seq_no_primary_term"] = True
         hits = handle.msearch_once([body], pit)[0]["hits"]["hits"]
         if len(hits) >= self.batch_page:
             return self._learn_boilerplate(hits, sentences)
+        if routing is not None:
+            self.filters.absorb(routing, hits)
+            if exclude:  # (documents above a filter's mark came whatever their id)
+                left_out = set(exclude)
+                hits = [h for h in hits if h["_id"] not in left_out]
         return hits, sketch_df
+
+    def _routed(self, terms: CandidateTerms, routing: Routing | None
+                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The ``should`` clauses asking for ``terms``: of every partition; or through an alias with partition
+        filters (:mod:`~es_simhash.index.elastic.keyfilter`), of each filtered partition only the terms it holds (a
+        clause per partition with any, on its ``_index``) and of every other partition all of them. And the clauses
+        asking each filtered partition for every document above its filter's mark (``_seq_no``), which an
+        ``exclude`` must not leave out (the filter takes their terms in)."""
+        if routing is None:
+            return terms.should(self.handle), []
+        names = sorted(routing.filters)
+        should: list[dict[str, Any]] = []
+        if terms:
+            should.append({"bool": {"filter": [{"bool": {"should": terms.should(self.handle),
+                                                         "minimum_should_match": 1}}],
+                                    "must_not": [{"terms": {"_index": names}}]}})
+        for name in names:
+            held = terms.within(routing.filters[name])
+            if held:
+                should.append({"bool": {"filter": [{"term": {"_index": name}},
+                                                   {"bool": {"should": held.should(self.handle),
+                                                             "minimum_should_match": 1}}]}})
+        above = [{"bool": {"filter": [{"term": {"_index": name}}, {"range": {"_seq_no": {"gt": routing.since[name]}}}]}}
+                 for name in names]
+        self.routed_searches += 1
+        return should, above
 
     def _learn_boilerplate(self, hits: list[dict[str, Any]], sentences: Sequence[str]) -> bool:
         """From a full page: the batch's sentence hashes held by more than ``max_sentence_df`` of its hits are
