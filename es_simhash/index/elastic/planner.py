@@ -414,11 +414,11 @@ class BatchedLookups:
         should, above = self._routed(terms, routing)
         # shingle-sketch hashes: only a document holding contract.shared_sketch of one query's is a candidate (one
         # shared common shingle would bring thousands), so one clause per query, over its hashes held by some
-        # document (boilerplate ones are already left out); asked of every partition
+        # document (boilerplate ones are already left out)
         least = contract.shared_sketch
         sketches = [[x for x in boilerplate.terms(fp, sentences=False) if sketch_df.get(x)] for fp in fps]
-        should += [{"bool": {"should": [{"term": {"sentences": x}} for x in terms], "minimum_should_match": least}}
-                   for terms in dict.fromkeys(map(tuple, sketches)) if len(terms) >= least]
+        should += self._sketch_clauses([g for g in dict.fromkeys(map(tuple, sketches)) if len(g) >= least], least,
+                                       routing)
         query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
         if exclude:
             query["bool"]["must_not"] = handle.terms("ids", list(exclude))
@@ -464,6 +464,28 @@ class BatchedLookups:
                  for name in names]
         self.routed_searches += 1
         return should, above
+
+    @staticmethod
+    def _sketch_clauses(groups: list[tuple[str, ...]], least: int, routing: Routing | None) -> list[dict[str, Any]]:
+        """A clause per short text's sketch hashes (``least`` of them to be shared); with partition filters, each
+        clause leaves out (``must_not`` on ``_index``) the filtered partitions holding fewer than ``least`` of its
+        hashes (one clause more per text, whatever the partitions: the clause bound stays predictable)."""
+        if routing is not None and groups:
+            names = sorted(routing.filters)
+            codes = term_codes("hex", [x for g in groups for x in g])
+            owner = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+            held = {name: np.bincount(owner[routing.filters[name].has(codes)], minlength=len(groups)).tolist()
+                    for name in names}
+        clauses = []
+        for i, g in enumerate(groups):
+            clause: dict[str, Any] = {"bool": {"should": [{"term": {"sentences": x}} for x in g],
+                                               "minimum_should_match": least}}
+            if routing is not None:
+                apart = [name for name in names if held[name][i] < least]
+                if apart:
+                    clause["bool"]["must_not"] = [{"terms": {"_index": apart}}]
+            clauses.append(clause)
+        return clauses
 
     def _learn_boilerplate(self, hits: list[dict[str, Any]], sentences: Sequence[str]) -> bool:
         """From a full page: the batch's sentence hashes held by more than ``max_sentence_df`` of its hits are
@@ -588,12 +610,14 @@ class LookupPlanner:
 
     def _clause_groups(self, queries: Sequence[Lookup]) -> Iterator[Sequence[Lookup]]:
         """``queries`` in consecutive groups whose sketch clauses (each short text's terms and the clause holding
-        them) number at most ``max_sketch_clauses``: the engine limits the clauses of one search."""
+        them; through an alias, the clause naming the partitions it leaves out too) number at most
+        ``max_sketch_clauses``: the engine limits the clauses of one search."""
         start, used = 0, 0
         limit = self.max_sketch_clauses
+        per_text = 2 if self.handle.is_alias() else 1  # (through an alias, a clause of the partitions left out)
         for i, q in enumerate(queries):
             n = len(q.fingerprint.sketch)
-            n += 1 if n else 0
+            n += per_text if n else 0
             if used + n > limit and i > start:
                 yield queries[start:i]
                 start, used = i, 0
