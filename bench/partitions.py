@@ -23,7 +23,10 @@ the last partition) and loaded in that same order, with the same ids ``d0``..``d
 refreshes off, then a refresh and a force-merge to ``--merge-segments`` segment(s): of the one index, and of each
 partition after its share is loaded, so one segment per partition by default). The node query cache is off on
 every index of both layouts (set while each is empty; ``--query-cache`` keeps it on): the passes replay identical
-queries. The ground truth is ``lookup.ground_truth`` (numpy popcount over every stored SimHash, cross-checked with
+queries. The alias is searched as ``ElasticIndex`` searches it, with partition term filters (each partition but the
+newest asked only for the terms it holds: ``es_simhash.index.elastic.keyfilter``; made before the warm-up, their
+time and size printed; ``--no-filters``: every partition asked for every term). The ground truth is
+``lookup.ground_truth`` (numpy popcount over every stored SimHash, cross-checked with
 a SWAR popcount), the same for both.
 
 Then one untimed pass per layout (warm-up; it also captures the requests sent, for the replay below) and
@@ -51,29 +54,20 @@ The last line is::
 with R = Y / X (target: R >= 0.8 at 1M documents in 10 partitions, both recalls 1.0; PASS/FAIL lines before it,
 ``--strict``: exit 1 when one fails).
 
-**MEASURED** on this 2-core machine (Elasticsearch 9.5.2, heap 2g, an external node started with
-``scripts/es_node.py``; the machine shared with other benchmarks, tests and builds, load average
-2-7 during the runs), ``--size 1000000 --passes 5``, three runs of 350-458 s each (loads: one index 142-184 s,
-10 partitions 93-139 s of load time, 96-151 s wall incl. the rollovers):
+**MEASURED** on this 2-core machine (Elasticsearch 9.5.2, heap 2g, a private node started by the script, the
+machine shared with other work, load average 1-2 during the passes), ``--size 1000000 --passes 3``, two runs of
+404 and 425 s (filters: 9 made in 40 s, 151-187 MB):
 
-* ratio 0.53, 0.71 and 0.46 (one index 4,185 / 4,316 / 4,350 lookups/s, 10 partitions 2,208 / 3,069 / 2,003;
-  load average up to 3.7 / 2.6 / 3.4 during the passes), recall 1.0 for both in every run: the target 0.8 is
-  missed. Single-lookup p50 1.6-2.0x the one index's (2.4-2.8 against 3.9-5.2 ms). A fourth run, ``--passes 3
-  --no-diagnose`` (330 s, load average 1.0 at its start): ratio 0.68 (4,243 against 2,892 lookups/s), single p50
-  1.51x, recall 1.0.
-* Where it goes: Elasticsearch's own time (``took``) for a 500-lookup search is 28-30 ms on the one index and
-  138-148 ms over the 10 partitions (replayed, median over calls). The ``lookup_keys`` clause alone (10,000
-  terms for 500 lookups) costs 26-50 ms against 76-153 ms: the profile API puts nearly all of the query phase in
-  ``build_scorer`` (where Lucene seeks every term of the ``terms`` clause in the segment's term dictionary),
-  12 ms on the one index against 150-257 ms summed over the 10 partitions' shards. Every partition's segment is
-  searched for every key, so the term-dictionary seeks are 10x; the rest (fetch of doc values per shard, one more
-  shard request per partition and phase) costs a fixed amount per shard, which is why 100 lookups per call and
-  single lookups suffer as much or more. Client-side matching is the same on both (same hits: 5.06 per lookup).
-* The cost grows with the number of partitions: ``--partitions 3`` (333,333 documents each, one run, 374 s, load
-  average up to 3.3): ratio 0.82 (3,113 against 2,544 lookups/s; the one index's passes ranged 2,779-4,061 as the
-  machine's load changed), ``took`` of the 500-lookup search 29-32 against 46-78 ms, ``build_scorer`` 14 against
-  43 ms summed over 3 shards; recall 1.0.
-* ``--size 100000 --passes 3`` (10 partitions of 10,000): ratio 0.66, recall 1.0 (load average up to 6).
+* ratio 0.75 and 0.71 (one index 3,697 / 3,973 lookups/s, 10 partitions 2,760 / 2,811), recall 1.0 for both in
+  every run: the target 0.8 is missed. Single-lookup p50 1.6-1.8x the one index's. The same
+  searches without filters (every partition asked for every term, as ``--no-filters`` sends them) gave 0.46-0.71
+  over five runs.
+* Where it goes: Elasticsearch's own time (``took``) for a 500-lookup search is 29-31 ms on the one index and
+  46-59 ms over the 10 partitions (138-148 ms without filters, when every partition's term dictionary was sought
+  for every one of the 10,000 keys: ``build_scorer`` 150-257 ms summed over the shards, against 35-60 ms now).
+  Left: each partition adds a shard request per phase (the fetch of its hits' doc values: 103-136 ms summed over
+  the 10 shards against 12-16 ms on one), and the client routes the terms (21-31 ms a call against 10 ms).
+* ``--partitions 3`` without filters gave 0.82; ``--size 100000`` (10 partitions of 10,000) 0.66 without filters.
 
 **Node**: ``--es-url`` / ``ES_URL`` names a running Elasticsearch or OpenSearch node; else a private
 Elasticsearch node is started (``--heap``, 2g) and stopped at the end. The indexes made are dropped at the end,
@@ -414,7 +408,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(500 and 100 per call, as bench/lookup.py), single-lookup latency, recall at k=0..3 against brute force, "
         "over the same --size synthetic fingerprints (bench/lookup.py's data and loading), interleaved passes, "
         "medians; then where a call's time goes on each layout. At the default 1M in 10 partitions MEASURED 350-458 s "
-        "per run on this 2-core machine (shared with other work), ratio 0.46-0.71 in four runs (latest 0.68), recall 1.0.")
+        "per run on this 2-core machine (shared with other work), ratio 0.71-0.75 with partition term filters (0.46-0.71 "
+        "without), recall 1.0.")
     ap.add_argument("--size", type=int, default=1_000_000, help="stored fingerprints (default 1,000,000)")
     ap.add_argument("--sizes", dest="size", type=int, help="the same as --size (one size)")
     ap.add_argument("--partitions", type=int, default=10, help="partitions behind the alias, --size / partitions "

@@ -231,8 +231,8 @@ class PartitionFilters:
                 del self._filters[gone]
             uuids = self.handle.partition_uuids
             for name in wanted:  # a partition made again under its name: another index
-                f = self._filters.get(name)
-                if f is not None and uuids.get(name, f.uuid) != f.uuid:
+                f, uuid = self._filters.get(name), uuids.get(name)
+                if f is not None and uuid and uuid != f.uuid:
                     del self._filters[name]
             used = self.nbytes
             for name in reversed(wanted):  # newest first, within the memory bound

@@ -65,7 +65,6 @@ class CandidateTerms:
         return CandidateTerms(ids, contents, keys, sentences)
 
 
-
 def shared_keys(qkeys: np.ndarray, hkeys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(query, hit) pairs that share a key in some table, from ``(n_queries, T)`` and ``(n_hits, T)`` key arrays
     (pairs may repeat when they share several keys)."""

@@ -28,7 +28,8 @@ LOOKUP_FIELDS = [  # read from doc values by lookups, never from _source (which 
     "arrival",
 ]
 MSEARCH_FILTER = (
-    "responses.hits.hits._id,responses.hits.hits._index,responses.hits.hits._seq_no,responses.hits.hits.fields,responses.hits.hits.sort,"
+    "responses.hits.hits._id,responses.hits.hits._index,responses.hits.hits._seq_no,responses.hits.hits.fields,"
+    "responses.hits.hits.sort,"
     "responses.aggregations,responses.error,responses.status"
 )
 
