@@ -75,8 +75,6 @@ class IndexHandle:
         """When (``time.monotonic``) a refresh last raised :attr:`_visible`."""
         self.partition_uuids: dict[str, str] = {}
         """Each partition's index UUID, as the latest :meth:`checkpoint` read them."""
-        self.last_target: str | None = None
-        """What the latest lookup searched with a window by age (:meth:`lookup_target`)."""
 
     @cached_property
     def max_clause_count(self) -> int | None:
@@ -128,9 +126,7 @@ class IndexHandle:
         since = time.time() - self.window_age
         made = self.retrying(lambda: creation_times(self.client, self.index), "reading the partitions' ages")
         parts = sorted(made)
-        self.last_target = ",".join(p for p, then in zip(parts, parts[1:] + [None])
-                                    if then is None or made[then] >= since)
-        return self.last_target
+        return ",".join(p for p, then in zip(parts, parts[1:] + [None]) if then is None or made[then] >= since)
 
     def read_only_partitions(self) -> frozenset[str]:
         """The partitions behind the alias that refuse writes for good, read now (one settings request): those
@@ -184,7 +180,8 @@ class IndexHandle:
         per: dict[str, int] = {}
         self.partition_uuids = {name: str(index.get("uuid", "")) for name, index in stats.get("indices", {}).items()}
         for name, index in stats.get("indices", {}).items():
-            marks = [copy["seq_no"]["global_checkpoint"] for copies in index["shards"].values() for copy in copies]
+            marks = [copy["seq_no"]["global_checkpoint"] for copies in index.get("shards", {}).values()
+                     for copy in copies if "seq_no" in copy]
             per[name] = min(marks) if marks else -1
         if self.is_alias():
             return per
@@ -194,13 +191,17 @@ class IndexHandle:
         """Refresh the index, and remember the checkpoint read just before (:meth:`checkpoint`): once the refresh
         has finished, every document with a ``_seq_no`` up to it is visible (:meth:`visible_mark` then costs no
         request)."""
+        before = dict(self.partition_uuids)
         mark = self.checkpoint()
         self.client.indices.refresh(index=self.index)
         with self._counting:
             seen = self._visible
-            if isinstance(mark, dict):  # (per partition: the highest seen of each, and the partitions new since)
+            if isinstance(mark, dict):  # (per partition: the highest seen of each, and the partitions new since; a
+                # partition made again under its name, another index, starts over)
                 if isinstance(seen, dict):
-                    mark = {name: max(m, seen.get(name, m)) for name, m in mark.items()}
+                    now = self.partition_uuids
+                    mark = {name: m if before.get(name, now.get(name)) != now.get(name) else max(m, seen.get(name, m))
+                            for name, m in mark.items()}
                 self._visible, self._visible_at = mark, time.monotonic()
             elif seen is None or isinstance(seen, dict) or mark >= seen:
                 self._visible, self._visible_at = mark, time.monotonic()

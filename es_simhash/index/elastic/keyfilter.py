@@ -21,14 +21,18 @@ of that search (:meth:`PartitionFilters.absorb`). Terms of a document rewritten 
 asked for in vain, never a candidate lost. Terms are kept as 64-bit codes (:func:`term_codes`: a hex hash as its value, a
 lookup key as its table and key, an id by an 8-byte BLAKE2b digest; a collision asks for a term in vain). Only single-shard partitions are filtered (the shipped template's): sequence numbers are per shard,
 and a partition's mark is the lowest of its shards', so a shard ahead of another would return its documents above
-that mark in every search.
+that mark in every search. A search that comes back full has the filters take in every document above their
+marks first (read in ``_seq_no`` order: :meth:`PartitionFilters.catch_up`) and is sent again. With a dedup window
+(``--window``) lookups are not routed: what a windowed search covers is read as it is sent.
 
-**Memory and disk**: 8 bytes per distinct term of a partition (about 25-45 a document: 200-360 MB for 1M
-documents). Filters are made newest partition first up to :attr:`PartitionFilters.max_bytes` (1 GiB by default);
-older partitions are searched for every term. A filter made is kept on disk (``ES_SIMHASH_CACHE``, by default
+**Memory and disk**: about 10 bytes per distinct term of a partition (8 for the code, 1-2 for the bit set; about
+25-45 terms a document: 250-450 MB for 1M documents). Filters are made newest partition first while the filters
+made take less than :attr:`PartitionFilters.max_bytes` (1 GiB by default: the last one made may pass it); older
+partitions are searched for every term. A filter made is kept on disk (``ES_SIMHASH_CACHE``, by default
 ``~/.cache/es-simhash/partition-filters``, one file per partition, named by the index's UUID, which no other index
 ever has), so the next run on this machine reads it instead of the partition and asks for what was written above
-its mark; deleting the folder costs a read of each partition.
+its mark; deleting the folder costs a read of each partition. The first filter a process saves removes the files
+no run has read or written for 30 days.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
@@ -103,41 +107,30 @@ class TermFilter:
     """The terms one partition's documents hold (:data:`FILTERED_FIELDS`), as sorted unique codes
     (:func:`term_codes`), for every document whose ``_seq_no`` is at most ``mark``; ``uuid``: the partition's.
     Membership is asked of a bit set first (one bit per slot, about 8 slots a code: a code it does not hold is
-    told apart there 7 times in 8), then of the codes themselves."""
+    told apart there 7 times in 8), then of the codes themselves. The codes, the bit set and its shift are one
+    value replaced whole by :meth:`add`, so a lookup thread asking meanwhile reads the old one or the new one."""
 
     def __init__(self, name: str, uuid: str, mark: int, codes: np.ndarray) -> None:
         self.name, self.uuid, self.mark = name, uuid, mark
-        self.codes = codes
-        self._shift = np.uint64(64)
-        self._bits = np.zeros(0, dtype=np.uint8)
-        self._index()
+        self._state = _indexed(codes)
 
-    def _slots(self, codes: np.ndarray) -> np.ndarray:
-        return ((codes.view(np.uint64) * _MIX) >> self._shift).astype(np.int64)
-
-    def _index(self) -> None:
-        """The bit set over :attr:`codes` (made again as the codes outgrow it)."""
-        width = max(16, int(8 * len(self.codes)).bit_length())
-        self._shift = np.uint64(64 - width)
-        self._bits = np.zeros(1 << (width - 3), dtype=np.uint8)
-        self._mark_slots(self.codes)
-
-    def _mark_slots(self, codes: np.ndarray) -> None:
-        slots = self._slots(codes)
-        np.bitwise_or.at(self._bits, slots >> 3, np.left_shift(1, slots & 7).astype(np.uint8))
+    @property
+    def codes(self) -> np.ndarray:
+        return self._state[0]
 
     def has(self, codes: np.ndarray) -> np.ndarray:
         """For each code, whether the partition may hold its term: every one it holds (a code shared by chance
         lets one more through)."""
+        held, bits, shift = self._state  # (read once: add replaces it whole)
         out = np.zeros(len(codes), dtype=bool)
-        if not len(codes) or not len(self.codes):
+        if not len(codes) or not len(held):
             return out
-        slots = self._slots(codes)
-        maybe = np.flatnonzero((self._bits[slots >> 3] >> (slots & 7).astype(np.uint8)) & 1)
+        slots = _slots(codes, shift)
+        maybe = np.flatnonzero((bits[slots >> 3] >> (slots & 7).astype(np.uint8)) & 1)
         if len(maybe):
-            at = np.searchsorted(self.codes, codes[maybe])
-            at[at == len(self.codes)] = 0
-            out[maybe] = self.codes[at] == codes[maybe]
+            at = np.searchsorted(held, codes[maybe])
+            at[at == len(held)] = 0
+            out[maybe] = held[at] == codes[maybe]
         return out
 
     def holding(self, kind: str, values: Sequence[str]) -> list[str]:
@@ -147,16 +140,37 @@ class TermFilter:
     def add(self, codes: np.ndarray, mark: int) -> None:
         """Hold ``codes`` too (the terms of documents written up to ``mark``), and move the mark there."""
         if len(codes):
-            self.codes = np.union1d(self.codes, codes)
-            if 8 * len(self.codes) >= 2 * (len(self._bits) << 3):
-                self._index()
+            held, bits, shift = self._state
+            merged = np.union1d(held, codes)
+            if 8 * len(merged) >= 2 * (len(bits) << 3):
+                self._state = _indexed(merged)
             else:
-                self._mark_slots(codes)
+                bits = bits.copy()
+                _mark_slots(bits, codes, shift)
+                self._state = (merged, bits, shift)
         self.mark = max(self.mark, mark)
 
     @property
     def nbytes(self) -> int:
-        return int(self.codes.nbytes + self._bits.nbytes)
+        return int(self._state[0].nbytes + self._state[1].nbytes)
+
+
+def _slots(codes: np.ndarray, shift: np.uint64) -> np.ndarray:
+    return ((codes.view(np.uint64) * _MIX) >> shift).astype(np.int64)
+
+
+def _mark_slots(bits: np.ndarray, codes: np.ndarray, shift: np.uint64) -> None:
+    slots = _slots(codes, shift)
+    np.bitwise_or.at(bits, slots >> 3, np.left_shift(1, slots & 7).astype(np.uint8))
+
+
+def _indexed(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.uint64]:
+    """``(codes, bit set, shift)``: the bit set sized to about 8 slots a code."""
+    width = max(16, int(8 * len(codes)).bit_length())
+    shift = np.uint64(64 - width)
+    bits = np.zeros(1 << (width - 3), dtype=np.uint8)
+    _mark_slots(bits, codes, shift)
+    return codes, bits, shift
 
 
 @dataclass
@@ -204,7 +218,10 @@ class PartitionFilters:
         self.build_seconds = 0.0
         """Time spent reading partitions whole."""
         self.absorbed = 0
-        """Documents a routed search returned above their partition filter's mark, whose terms it took in."""
+        """Documents above their partition filter's mark whose terms were taken in (returned by a routed search,
+        or read by :meth:`catch_up`)."""
+        self.catch_ups = 0
+        """Full routed searches after which the filters read the documents above their marks."""
 
     def of(self, partition: str) -> TermFilter | None:
         """The filter of ``partition`` made so far, if any."""
@@ -218,14 +235,12 @@ class PartitionFilters:
     def route(self) -> Routing | None:
         """The filters a lookup searching now may route its terms by (``None`` for an index, an alias over one
         partition, or when disabled), each partition's filter made first when it has none."""
-        if not self.enabled or not self.handle.is_alias():
-            return None
+        if not self.enabled or self.handle.window is not None or not self.handle.is_alias():
+            return None  # (a window: what a search covers is read as it is sent; marks move for what it covers only)
         mark = self.handle.visible_mark()
         if not isinstance(mark, dict) or len(mark) < 2:
             return None
-        names = sorted(mark)
-        searched = self._searched(names)
-        wanted = [n for n in names[:-1] if n in searched]  # (the newest: the write index)
+        wanted = sorted(mark)[:-1]  # (the newest: the write index)
         with self._lock:
             for gone in set(self._filters) - set(mark):
                 del self._filters[gone]
@@ -274,15 +289,26 @@ class PartitionFilters:
                     if self._unsaved[name] >= self.save_after:
                         self._save(f)
 
-    def _searched(self, names: list[str]) -> set[str]:
-        """The partitions a lookup searches (a window: the newest N, or those of the latest target by age)."""
-        window = self.handle.window
-        if window is None:
-            return set(names)
-        if isinstance(window, int):
-            return set(names[-window:])
-        last = self.handle.last_target
-        return set(last.split(",")) if last else set(names)
+    def catch_up(self, routing: Routing) -> int:
+        """Take in the terms of every document above each routed filter's mark (read a page at a time, in
+        ``_seq_no`` order) and move the marks to the partitions' visible marks of ``routing``: when a routed search
+        came back full, so that the documents above the marks do not fill every search. Returns the documents
+        read."""
+        keys = self.handle.lookup_keys
+        read = 0
+        with self._lock:
+            for name, f in routing.filters.items():
+                if self._filters.get(name) is not f:
+                    continue
+                query = {"range": {"_seq_no": {"gt": routing.since[name]}}}
+                pages = list(self._pages(name, query, "_seq_no"))
+                read += sum(len(srcs) for srcs in pages)
+                parts = [_codes(keys, srcs) for srcs in pages]
+                f.add(np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64), routing.upto[name])
+                self._save(f)
+        self.absorbed += read
+        self.catch_ups += 1 if read else 0
+        return read
 
     def _build(self, name: str, mark: int) -> TermFilter | None:
         """The filter of partition ``name`` holding every document visible up to ``mark``: read from the cache
@@ -307,7 +333,12 @@ class PartitionFilters:
             self.loaded += 1
             return cached
         t0 = time.perf_counter()
-        made = TermFilter(name, uuid, mark, self._read(name))
+        try:
+            made = TermFilter(name, uuid, mark, self._read(name))
+        except Exception as exc:  # (dropped while read, or failing: searched for every term)
+            log.info("no term filter for partition %r: %s", name, exc)
+            self._unfiltered.add(name)
+            return None
         self.built += 1
         self.build_seconds += time.perf_counter() - t0
         log.debug("term filter of partition %r: %d terms, %.1f s", name, len(made.codes), time.perf_counter() - t0)
@@ -356,14 +387,17 @@ class PartitionFilters:
             log.info("partition filter of %r not kept in %s: %s", f.name, self.folder, exc)
 
     def _read(self, name: str) -> np.ndarray:
-        """The sorted unique codes of the terms the documents of partition ``name`` hold, read a page at a time (in
-        ``doc_id`` order)."""
+        """The sorted unique codes of the terms the documents of partition ``name`` hold."""
+        parts = [_codes(self.handle.lookup_keys, srcs) for srcs in self._pages(name, {"match_all": {}}, "doc_id")]
+        return np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64)
+
+    def _pages(self, name: str, query: dict[str, Any], order: str) -> Iterator[list[dict[str, Any]]]:
+        """The doc values of :data:`READ_FIELDS` of the documents of partition ``name`` matching ``query``, a page at
+        a time in ``order`` (a field unique within the partition)."""
         client = self.handle.client
-        keys = self.handle.lookup_keys
-        parts: list[np.ndarray] = []
         cursor: list[Any] | None = None
         while True:
-            body: dict[str, Any] = {"size": self.page, "query": {"match_all": {}}, "sort": [{"doc_id": "asc"}],
+            body: dict[str, Any] = {"size": self.page, "query": query, "sort": [{order: "asc"}],
                                     "_source": False, "docvalue_fields": list(READ_FIELDS),
                                     "track_total_hits": False}
             if cursor is not None:
@@ -372,10 +406,8 @@ class PartitionFilters:
                 index=name, body=body, filter_path="hits.hits.fields,hits.hits.sort"),
                 "reading a partition's terms").get("hits", {}).get("hits", [])
             if not hits:
-                break
-            srcs = [{k: v if k == "sentences" else v[0] for k, v in h.get("fields", {}).items() if v} for h in hits]
-            parts.append(_codes(keys, srcs))
+                return
+            yield [{k: v if k == "sentences" else v[0] for k, v in h.get("fields", {}).items() if v} for h in hits]
             if len(hits) < self.page:
-                break
+                return
             cursor = hits[-1]["sort"]
-        return np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64)

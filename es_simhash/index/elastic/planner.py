@@ -429,13 +429,17 @@ class BatchedLookups:
         if routing is not None:
             body["seq_no_primary_term"] = True
         hits = handle.msearch_once([body], pit)[0]["hits"]["hits"]
-        if len(hits) >= self.batch_page:
-            return self._learn_boilerplate(hits, sentences)
+        full = len(hits) >= self.batch_page
         if routing is not None:
-            self.filters.absorb(routing, hits)
+            if full and self.filters.catch_up(routing):
+                return True  # (the documents above the filters' marks filled it: held now, so search again)
+            if not full:
+                self.filters.absorb(routing, hits)
             if exclude:  # (documents above a filter's mark came whatever their id)
                 left_out = set(exclude)
                 hits = [h for h in hits if h["_id"] not in left_out]
+        if full:
+            return self._learn_boilerplate(hits, sentences)
         return hits, sketch_df
 
     def _routed(self, terms: CandidateTerms, routing: Routing | None
