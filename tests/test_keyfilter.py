@@ -39,8 +39,8 @@ def test_codes_are_the_same_in_every_process():
     assert key_codes(DEFAULT, sims).tolist() == term_codes("key", asked).tolist()
 
 
-def test_holding_keeps_the_values_held_in_their_order():
+def test_has_answers_each_code_in_its_place():
     f = TermFilter("p", "uuid", 0, np.unique(term_codes("hex", ["00000000000000aa", "00000000000000cc"])))
-    assert f.holding("hex", ["00000000000000cc", "00000000000000bb", "00000000000000aa"]) == [
-        "00000000000000cc", "00000000000000aa"]
-    assert f.holding("hex", []) == []
+    assert f.has(term_codes("hex", ["00000000000000cc", "00000000000000bb", "00000000000000aa"])).tolist() == [
+        True, False, True]
+    assert f.has(term_codes("hex", [])).tolist() == []

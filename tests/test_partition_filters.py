@@ -110,6 +110,7 @@ def test_a_filtered_lookup_answers_as_an_unfiltered_one(alias, client, es_url, t
 def test_a_page_re_indexed_in_an_old_partition_after_its_filter_was_made_is_found(alias, client, es_url, tmp_path):
     from es_simhash import DefaultRule, ElasticIndex, Fingerprinter
     from es_simhash.index.base import Lookup
+    from es_simhash.index.elastic.keyfilter import term_codes
 
     records = _records()
     _indexed(alias, records, tmp_path, es_url)
@@ -122,7 +123,8 @@ def test_a_page_re_indexed_in_an_old_partition_after_its_filter_was_made_is_foun
     held = index.partition_filters.of(oldest)
     # an article none of whose terms the oldest partition holds (a fuzzy hash may be shared by chance)
     new_text = next(t for t in chinese_articles()[60:]
-                    if not any(held.holding(kind, [v]) for kind, v in _terms(index, fp.fingerprint(t + "（完）"))))
+                    if not any(held.has(term_codes(kind, [v])).any()
+                            for kind, v in _terms(index, fp.fingerprint(t + "（完）"))))
     probe = [Lookup("probe", fp.fingerprint(new_text + "（完）"))]
     assert index.lookup(probe, contract)[0].candidates == []
     assert client.get(index=oldest, id="zh3")["found"]

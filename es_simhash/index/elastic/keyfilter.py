@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
+from es_simhash.index.elastic.codec import from_docvalues
 from es_simhash.settings import cache_root
 
 if TYPE_CHECKING:
@@ -132,10 +133,6 @@ class TermFilter:
             at[at == len(held)] = 0
             out[maybe] = held[at] == codes[maybe]
         return out
-
-    def holding(self, kind: str, values: Sequence[str]) -> list[str]:
-        """The values (of a :func:`term_codes` ``kind``) the partition may hold (:meth:`has`)."""
-        return [v for v, held in zip(values, self.has(term_codes(kind, values)).tolist()) if held]
 
     def add(self, codes: np.ndarray, mark: int) -> None:
         """Hold ``codes`` too (the terms of documents written up to ``mark``), and move the mark there."""
@@ -281,10 +278,9 @@ class PartitionFilters:
                 if self._filters.get(name) is not f:
                     continue  # (dropped or made again meanwhile)
                 srcs = fresh.get(name, [])
-                before = f.mark
                 f.add(_codes(keys, srcs) if srcs else np.empty(0, np.int64), routing.upto[name])
                 self.absorbed += len(srcs)
-                if srcs or f.mark > before:
+                if srcs:
                     self._unsaved[name] = self._unsaved.get(name, 0) + len(srcs)
                     if self._unsaved[name] >= self.save_after:
                         self._save(f)
@@ -294,18 +290,17 @@ class PartitionFilters:
         ``_seq_no`` order) and move the marks to the partitions' visible marks of ``routing``: when a routed search
         came back full, so that the documents above the marks do not fill every search. Returns the documents
         read."""
-        keys = self.handle.lookup_keys
         read = 0
         with self._lock:
             for name, f in routing.filters.items():
                 if self._filters.get(name) is not f:
                     continue
-                query = {"range": {"_seq_no": {"gt": routing.since[name]}}}
-                pages = list(self._pages(name, query, "_seq_no"))
-                read += sum(len(srcs) for srcs in pages)
-                parts = [_codes(keys, srcs) for srcs in pages]
-                f.add(np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64), routing.upto[name])
-                self._save(f)
+                codes, n = self._read(name, {"range": {"_seq_no": {"gt": routing.since[name]}}}, "_seq_no")
+                read += n
+                before = f.mark
+                f.add(codes, routing.upto[name])
+                if n or f.mark > before:
+                    self._save(f)
         self.absorbed += read
         self.catch_ups += 1 if read else 0
         return read
@@ -334,7 +329,7 @@ class PartitionFilters:
             return cached
         t0 = time.perf_counter()
         try:
-            made = TermFilter(name, uuid, mark, self._read(name))
+            made = TermFilter(name, uuid, mark, self._read(name, {"match_all": {}}, "doc_id")[0])
         except Exception as exc:  # (dropped while read, or failing: searched for every term)
             log.info("no term filter for partition %r: %s", name, exc)
             self._unfiltered.add(name)
@@ -386,10 +381,14 @@ class PartitionFilters:
         except OSError as exc:  # (a read-only home: the filter lives as long as the process)
             log.info("partition filter of %r not kept in %s: %s", f.name, self.folder, exc)
 
-    def _read(self, name: str) -> np.ndarray:
-        """The sorted unique codes of the terms the documents of partition ``name`` hold."""
-        parts = [_codes(self.handle.lookup_keys, srcs) for srcs in self._pages(name, {"match_all": {}}, "doc_id")]
-        return np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64)
+    def _read(self, name: str, query: dict[str, Any], order: str) -> tuple[np.ndarray, int]:
+        """The sorted unique codes of the terms held by the documents of partition ``name`` matching ``query`` (read
+        in ``order``: :meth:`_pages`), and how many documents they are."""
+        parts, n = [], 0
+        for srcs in self._pages(name, query, order):
+            parts.append(_codes(self.handle.lookup_keys, srcs))
+            n += len(srcs)
+        return (np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64)), n
 
     def _pages(self, name: str, query: dict[str, Any], order: str) -> Iterator[list[dict[str, Any]]]:
         """The doc values of :data:`READ_FIELDS` of the documents of partition ``name`` matching ``query``, a page at
@@ -407,7 +406,7 @@ class PartitionFilters:
                 "reading a partition's terms").get("hits", {}).get("hits", [])
             if not hits:
                 return
-            yield [{k: v if k == "sentences" else v[0] for k, v in h.get("fields", {}).items() if v} for h in hits]
+            yield [from_docvalues(h.get("fields", {})) for h in hits]
             if len(hits) < self.page:
                 return
             cursor = hits[-1]["sort"]
