@@ -152,6 +152,7 @@ MIN_CHARS = 80
 BASE_CHUNK = 20_000  # preload: documents generated (and lookup keys computed) per vectorised chunk
 NOW = "2024-06-01T00:00:00+00:00"
 MAX_TERMS = 65_536  # Elasticsearch's index.max_terms_count: the most values one terms clause may hold
+TARGET = "_es_simhash_target"  # in a captured lookup body: the partitions it searched (a routed lookup's), replayed so
 
 _SENT = re.compile(r"[^。！？!?.\n]+[。！？!?.]*")
 
@@ -518,9 +519,12 @@ def run_dedup(client, url: str, base: str, fp, docs, batch_size: int, chunk_size
     if requests is not None:
         msearch = index.handle.msearch_once  # (every lookup search goes through it)
 
-        def captured(bodies, pit=None):
-            responses = msearch(bodies, pit)
-            requests.append(list(bodies))  # (once it answered: a retried request is recorded once)
+        def captured(bodies, pit=None, targets=None):
+            responses = msearch(bodies, pit, targets)
+            # (once it answered: a retried request is recorded once; a body searching partitions it names, as a
+            # routed lookup's do, keeps them under TARGET for the replay)
+            requests.append([b if targets is None or isinstance(t, str) else {**b, TARGET: ",".join(t)}
+                             for b, t in zip(bodies, targets or bodies)])
             return responses
 
         index.handle.msearch_once = captured
@@ -729,7 +733,11 @@ def _searches(index: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``bodies`` as the ``searches`` of one ``_msearch`` on ``index``, the request cache off."""
     searches: list[dict[str, Any]] = []
     for b in bodies:
-        searches += [{"index": index, "request_cache": False}, b]
+        if TARGET in b:
+            b = dict(b)
+            searches += [{"index": b.pop(TARGET), "ignore_unavailable": True, "request_cache": False}, b]
+        else:
+            searches += [{"index": index, "request_cache": False}, b]
     return searches
 
 

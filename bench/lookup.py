@@ -269,11 +269,16 @@ class Capture:
     def __init__(self, index) -> None:
         self.handle = index.handle
         self.calls: list[list[dict[str, Any]]] = []
+        self.targets: list[list[str | None]] = []
+        """Per call, each body's partitions (comma-separated) when it names them (a search through partition
+        filters), else ``None`` (the index or alias)."""
         orig = self.handle.msearch_once
 
-        def wrapped(bodies, pit=None):
+        def wrapped(bodies, pit=None, targets=None):
             self.calls.append(json.loads(json.dumps(bodies)))  # a copy: nothing mutates what was sent
-            return orig(bodies, pit)
+            self.targets.append([None if targets is None or isinstance(t, str) else ",".join(t)
+                                 for t in (targets or [None] * len(bodies))])
+            return orig(bodies, pit, targets)
 
         self.handle.msearch_once = wrapped
 
@@ -281,16 +286,28 @@ class Capture:
         del self.handle.msearch_once
 
 
-def replay(url: str, index_name: str, calls: list[list[dict[str, Any]]], repeats: int = 3) -> dict[str, float]:
-    """Send the captured ``_msearch`` calls again, byte for byte as the client would (same ``filter_path``), with
-    urllib: request/response bytes, the raw round trip and the server's ``took`` (each the best of ``repeats``,
-    median over the calls), and for the first call the server's query and fetch phases (profile API)."""
+def replay(url: str, index_name: str, calls: list[list[dict[str, Any]]], repeats: int = 3,
+           targets: list[list[str | None]] | None = None) -> dict[str, float]:
+    """Send the captured ``_msearch`` calls again, byte for byte as the client would (same ``filter_path``; each
+    body to its captured ``targets``, else to ``index_name``), with urllib: request/response bytes, the raw round
+    trip and the server's ``took`` (each the best of ``repeats``, median over the calls), and for the first call
+    the server's query and fetch phases (profile API)."""
     from es_simhash.index.elastic.schema import MSEARCH_FILTER as _MSEARCH_FILTER
 
-    header = json.dumps({"index": index_name}, separators=(",", ":"))
+    def header(target: str | None) -> str:
+        if target is None:
+            return json.dumps({"index": index_name}, separators=(",", ":"))
+        return json.dumps({"index": target, "ignore_unavailable": True}, separators=(",", ":"))
 
-    def ndjson(call, **extra) -> bytes:
-        return "".join(f"{header}\n{json.dumps({**b, **extra}, separators=(',', ':'))}\n" for b in call).encode()
+    def ndjson(call, at=None, **extra) -> bytes:
+        at = at or [None] * len(call)
+        return "".join(f"{header(t)}\n{json.dumps({**b, **extra}, separators=(',', ':'))}\n"
+                       for b, t in zip(call, at)).encode()
+
+    if targets is not None:  # (each call with its targets)
+        calls_at = list(zip(calls, targets))
+    else:
+        calls_at = [(c, None) for c in calls]
 
     def send(data: bytes, filter_path: str) -> bytes:
         req = urllib.request.Request(f"{url}/_msearch?filter_path={urllib.parse.quote(filter_path, safe=',._')}",
@@ -298,7 +315,7 @@ def replay(url: str, index_name: str, calls: list[list[dict[str, Any]]], repeats
         with urllib.request.urlopen(req, timeout=300) as resp:
             return resp.read()
 
-    bodies = [ndjson(call) for call in calls]
+    bodies = [ndjson(call, at) for call, at in calls_at]
     req_bytes = sum(len(b) for b in bodies)
     resp_bytes = 0
     rtt, took_sum, took_max = [], [], []
@@ -316,7 +333,7 @@ def replay(url: str, index_name: str, calls: list[list[dict[str, Any]]], repeats
                         ["responses"]])
         took_sum.append(min(sum(t) for t in tks))
         took_max.append(min(max(t) for t in tks))
-    prof = json.loads(send(ndjson(calls[0], profile=True), "responses.profile.shards.searches.query.time_in_nanos,"
+    prof = json.loads(send(ndjson(calls_at[0][0], calls_at[0][1], profile=True), "responses.profile.shards.searches.query.time_in_nanos,"
                                                             "responses.profile.shards.fetch.time_in_nanos"))
     query_ns = fetch_ns = 0
     for r in prof["responses"]:

@@ -55,18 +55,20 @@ with R = Y / X (target: R >= 0.8 at 1M documents in 10 partitions, both recalls 
 ``--strict``: exit 1 when one fails).
 
 **MEASURED** on this 2-core machine (Elasticsearch 9.5.2, heap 2g, a private node started by the script, the
-machine shared with other work, load average 1-2 during the passes), ``--size 1000000 --passes 3``, two runs of
-404 and 425 s (filters: 9 made in 40 s, 151-187 MB):
+machine shared with other work, load average 1-2 during the passes), ``--size 1000000 --passes 3``, 419 s (filters:
+9 made in 47 s, 187 MB):
 
-* ratio 0.75 and 0.71 (one index 3,697 / 3,973 lookups/s, 10 partitions 2,760 / 2,811), recall 1.0 for both in
-  every run: the target 0.8 is missed. Single-lookup p50 1.6-1.8x the one index's. The same
-  searches without filters (every partition asked for every term, as ``--no-filters`` sends them) gave 0.46-0.71
-  over five runs.
-* Where it goes: Elasticsearch's own time (``took``) for a 500-lookup search is 29-31 ms on the one index and
-  46-59 ms over the 10 partitions (138-148 ms without filters, when every partition's term dictionary was sought
-  for every one of the 10,000 keys: ``build_scorer`` 150-257 ms summed over the shards, against 35-60 ms now).
-  Left: each partition adds a shard request per phase (the fetch of its hits' doc values: 103-136 ms summed over
-  the 10 shards against 12-16 ms on one), and the client routes the terms (21-31 ms a call against 10 ms).
+* ratio **0.87** (one index 3,927 lookups/s, 10 partitions 3,399; 500 per call 0.87, 100 per call 0.72), recall 1.0
+  for both: the target 0.8 is met. Single-lookup p50 1.67x the one index's.
+* Where it goes: Elasticsearch's own time (``took``) for the first 500-lookup request is 37 ms over the 10
+  partitions against 33 ms on the one index: the search of the alias (newest partition, every term) and 9
+  single-shard searches of the filtered partitions for the terms they hold, side by side. Sent as one search over
+  the 10 shards with a clause per partition on ``_index`` (what a batch with sketch hashes still sends), the same
+  lookups took 46-59 ms against 29-31 (ratio 0.71-0.76): each shard of a search over several pays a query request
+  and a fetch request (the fetch phase 103-150 ms summed over the 10 shards against 12-16 on one). Without filters
+  (every partition asked for every term, as ``--no-filters`` sends them) 138-148 ms, ratio 0.46-0.71. What is left:
+  a search request per filtered partition holding terms (100 lookups per call pay it most: 0.72), and the client's
+  routing (about 10 ms a 500-lookup call).
 * ``--partitions 3`` without filters gave 0.82; ``--size 100000`` (10 partitions of 10,000) 0.66 without filters.
 
 **Node**: ``--es-url`` / ``ES_URL`` names a running Elasticsearch or OpenSearch node; else a private
@@ -190,7 +192,7 @@ def measure(layouts: dict[str, dict[str, Any]], queries, truth, url: str, args) 
           f"{pf.build_seconds:.1f} s), {pf.nbytes / 2**20:,.0f} MB" if pf.enabled else "partition term filters: off",
           flush=True)
     for key, e in layouts.items():  # warm-up, untimed: what ElasticIndex sends, replayed later
-        e["captured"] = {}
+        e["captured"], e["targets"] = {}, {}
         for mode, b in MODES:
             cap = lookup.Capture(e["index"])
             try:
@@ -199,6 +201,7 @@ def measure(layouts: dict[str, dict[str, Any]], queries, truth, url: str, args) 
             finally:
                 cap.close()
             e["captured"][mode] = cap.calls
+            e["targets"][mode] = cap.targets
     loadavg = os.getloadavg()[0]
     for e in layouts.values():
         e["passes"] = {"b500": [], "b100": [], "p50": [], "p99": []}
@@ -228,7 +231,8 @@ def measure(layouts: dict[str, dict[str, Any]], queries, truth, url: str, args) 
         e["min_recall"] = min(e["min_recall"], f1 / e1 if e1 else 1.0)
         e["truncated"], e["crowded"] = e["index"].truncated_lookups, e["index"].crowded_batches
         e["profile"] = lookup.profile(e["index"], queries, 500, args.sweeps)
-        e["replay"] = {mode: lookup.replay(url, e["index"].index, calls) for mode, calls in e["captured"].items()}
+        e["replay"] = {mode: lookup.replay(url, e["index"].index, calls, targets=e["targets"][mode])
+                       for mode, calls in e["captured"].items()}
         e["shards"] = _shards_searched(e["index"], queries[:500])
     return loadavg
 
@@ -240,19 +244,28 @@ def _shards_searched(index, queries) -> int:
         index.lookup(queries, K)
     finally:
         cap.close()
-    body = cap.calls[0][0]
-    resp = index.client.search(index=index.index, body=body, filter_path="_shards")
-    return int(resp["_shards"]["total"])
+    return sum(int(index.client.search(index=target or index.index, body=body, filter_path="_shards",
+                                       ignore_unavailable=True)["_shards"]["total"])
+               for body, target in zip(cap.calls[0], cap.targets[0]))
 
 
-def _send(url: str, index_name: str, body: dict[str, Any], filter_path: str) -> dict[str, Any]:
-    """One search in an ``_msearch`` request (as ElasticIndex sends it), with urllib."""
-    header = json.dumps({"index": index_name, "allow_partial_search_results": False})
-    data = f"{header}\n{json.dumps(body, separators=(',', ':'))}\n".encode()
+def _send(url: str, index_name: str, body: dict[str, Any] | list[tuple[dict[str, Any], str | None]],
+          filter_path: str) -> dict[str, Any]:
+    """One search in an ``_msearch`` request (as ElasticIndex sends it), with urllib; or the searches of one
+    ``_msearch`` (body, partitions named or ``None``), as a routed lookup sends them: their longest ``took``
+    (they run side by side) and every shard's profile."""
+    lines = [(body, None)] if isinstance(body, dict) else body
+    data = "".join(
+        f"{json.dumps({'index': t or index_name, 'allow_partial_search_results': False, **({'ignore_unavailable': True} if t else {})})}\n"
+        f"{json.dumps(b, separators=(',', ':'))}\n" for b, t in lines).encode()
     req = urllib.request.Request(f"{url}/_msearch?filter_path={urllib.parse.quote(filter_path, safe=',._*')}",
                                  data=data, headers={"Content-Type": "application/x-ndjson"}, method="POST")
     with urllib.request.urlopen(req, timeout=300) as resp:
-        return json.loads(resp.read())["responses"][0]
+        responses = json.loads(resp.read())["responses"]
+    if len(responses) == 1:
+        return responses[0]
+    return {"took": max(r.get("took", 0) for r in responses),
+            "profile": {"shards": [sh for r in responses for sh in r.get("profile", {}).get("shards", [])]}}
 
 
 def variants(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -279,6 +292,9 @@ def diagnose(layouts: dict[str, dict[str, Any]], url: str, repeats: int) -> None
     names = {key: e["index"].index for key, e in layouts.items()}
     bodies = {key: e["captured"]["b500"][0][0] for key, e in layouts.items()}
     body = bodies["one"]  # (the same queries; the partitioned layout's search routed by its filters, if any)
+    if len(layouts["partitioned"]["captured"]["b500"][0]) > 1:  # (routed: a search per filtered partition)
+        bodies["partitioned"] = list(zip(layouts["partitioned"]["captured"]["b500"][0],
+                                         layouts["partitioned"]["targets"]["b500"][0]))
     rows = [("search (first 500 lookups)", *(f"{k} took ms" for k in names), "part/one")]
     cases = {"as sent": bodies} if bodies["one"] != bodies["partitioned"] else {}
     cases.update({label: {k: b for k in names} for label, b in variants(body).items()
@@ -296,7 +312,9 @@ def diagnose(layouts: dict[str, dict[str, Any]], url: str, repeats: int) -> None
     print(f"\n-- why: the first captured 500-lookup search and variants of it, replayed with urllib (took, median of "
           f"{repeats}; the node shared as above)")
     print(_es.fmt_table(rows))
-    prof = {key: _send(url, name, {**bodies[key], "profile": True}, "responses.profile.shards")["profile"]["shards"]
+    prof = {key: _send(url, name, {**bodies[key], "profile": True} if isinstance(bodies[key], dict) else
+                       [({**b, "profile": True}, t) for b, t in bodies[key]],
+                       "responses.took,responses.profile.shards")["profile"]["shards"]
             for key, name in names.items()}
     parts: dict[str, dict[str, float]] = {}
     for key, shards in prof.items():
@@ -343,7 +361,7 @@ def report(layouts: dict[str, dict[str, Any]], n: int, args, n_queries: int, loa
     row("  force-merge s", lambda e: e["load"]["merge_s"], lambda v: f"{v:.1f}")
     row("index store bytes per doc", lambda e: e["store_bytes"] / n, i0)
     row("  segments (all shards)", lambda e: e["segments"], i0, False)
-    row("shards one search runs on", lambda e: e["shards"], i0, False)
+    row("shards a 500-lookup call searches", lambda e: e["shards"], i0, False)
     row(f"batched 500/call lookups/s (median of {args.passes})", lambda e: e["b500"], i0)
     row("  slowest / fastest pass", lambda e: min(e["passes"]["b500"]), i0)
     rows[-1] = rows[-1][:1] + tuple(f"{min(e['passes']['b500']):,.0f} / {max(e['passes']['b500']):,.0f}"
@@ -407,8 +425,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ensure_partitioned and roll_over, as `es-simhash index --rollover-docs` makes them) in one run: lookups/s "
         "(500 and 100 per call, as bench/lookup.py), single-lookup latency, recall at k=0..3 against brute force, "
         "over the same --size synthetic fingerprints (bench/lookup.py's data and loading), interleaved passes, "
-        "medians; then where a call's time goes on each layout. At the default 1M in 10 partitions MEASURED 350-458 s "
-        "per run on this 2-core machine (shared with other work), ratio 0.71-0.75 with partition term filters (0.46-0.71 "
+        "medians; then where a call's time goes on each layout. At the default 1M in 10 partitions MEASURED 419 s "
+        "per run on this 2-core machine (shared with other work), ratio 0.87 with partition term filters (0.46-0.71 "
         "without), recall 1.0.")
     ap.add_argument("--size", type=int, default=1_000_000, help="stored fingerprints (default 1,000,000)")
     ap.add_argument("--sizes", dest="size", type=int, help="the same as --size (one size)")

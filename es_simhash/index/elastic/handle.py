@@ -10,7 +10,7 @@ import threading
 import time
 from contextlib import contextmanager
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
 
 from es_simhash.defaults import RETRY_FOR
 from es_simhash.index.elastic.admin import (age_seconds, creation_times, is_alias_name, partitions,
@@ -245,18 +245,24 @@ class IndexHandle:
                 log.warning("closing a point in time of index %r failed (it expires within a minute): %s",
                             self.index, exc)
 
-    def msearch_once(self, bodies: list[dict[str, Any]], pit: str | None = None) -> list[dict[str, Any]]:
-        """The responses of ``bodies`` sent in one ``_msearch`` (on the point in time ``pit``, when given), each
-        hit's doc values read into its ``_source``; a failed search raises :class:`Transient` or
-        :class:`ElasticError`. Every lookup search goes through it."""
+    def msearch_once(self, bodies: list[dict[str, Any]], pit: str | None = None,
+                     targets: Sequence[str | list[str]] | None = None) -> list[dict[str, Any]]:
+        """The responses of ``bodies`` sent in one ``_msearch`` (on the point in time ``pit``, when given; else
+        each searching its partitions in ``targets``, or what lookups search: :meth:`lookup_target`), each hit's
+        doc values read into its ``_source``; a failed search raises :class:`Transient` or :class:`ElasticError`.
+        Every lookup search goes through it."""
         if not bodies:
             return []
         searches: list[dict[str, Any]] = []
-        target = self.index if pit else self.lookup_target()
-        for b in bodies:
+        if targets is None:
+            targets = [self.index if pit else self.lookup_target()] * len(bodies)
+        for b, target in zip(bodies, targets):
             # no partial results: a shard that failed would leave candidates out silently
             searches += ([{"allow_partial_search_results": False}, {**b, "pit": {"id": pit}}] if pit else
-                         [{"index": target, "allow_partial_search_results": False}, b])
+                         [{"index": target, "allow_partial_search_results": False}, b] if isinstance(target, str) else
+                         # (partitions named: one dropped meanwhile holds no document the alias would show)
+                         [{"index": ",".join(target), "ignore_unavailable": True,
+                           "allow_partial_search_results": False}, b])
         out = []
         for r in self.client.msearch(searches=searches, filter_path=MSEARCH_FILTER)["responses"]:
             if "error" in r:

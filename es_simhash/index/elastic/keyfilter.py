@@ -4,18 +4,21 @@ A batched lookup search asks for the batch's ids, content hashes, lookup keys an
 a document). Lucene seeks every one of them in the term dictionary of every partition searched, so over P partitions
 a lookup costs about P times the seeks of one index, though a partition past the newest holds few of the batch's
 terms (its documents are older; new documents go to the write index). For each such partition the handle keeps the
-hashes of every term its documents hold in those fields (:class:`TermFilter`), and the search asks it only for the
-batch's terms among them: still one search, a clause per partition (a ``term`` on ``_index``, which each shard
-answers from its name without reading a document), the newest partition and every partition without a filter asked
-for every term. The sketch hashes of short texts (a clause per text, ``minimum_should_match``) are asked of every
-partition alike.
+hashes of every term its documents hold in those fields (:class:`TermFilter`), and a lookup asks it only for the
+batch's terms among them, the newest partition and every partition without a filter being asked for every term.
+Still one request per batch: an ``_msearch`` holding a search of the alias (every term, the filtered partitions left
+out by a ``must_not`` on ``_index``, which each shard answers from its name without reading a document) and a
+search of each filtered partition holding some of the terms, for those only (a single-shard search, queried and
+fetched in one round). A batch with short texts' sketch hashes searches on a point in time, which names no
+partition: there it is one search with a clause per filtered partition on ``_index``, and each text's sketch clause
+(``minimum_should_match``) leaves out the partitions holding fewer than that many of its hashes.
 
 **Exact, not approximate.** A filter holds the terms of every document of its partition whose ``_seq_no`` is at or
 below its ``mark``: made by reading the whole partition, its mark the partition's visible checkpoint then
 (:meth:`~es_simhash.index.elastic.handle.IndexHandle.visible_mark`: every document up to it is visible). The
 search asks each filtered partition also for every document above the filter's mark (a ``range`` on ``_seq_no``: a
-page re-indexed with other content there, a member re-pointed), so it finds every document an unfiltered search
-finds (and those few more, which the exact matching after it sets aside as it does any hit); once it has returned
+page re-indexed with other content there, a member re-pointed; in the search of the alias), so it finds every
+document an unfiltered search finds (and those few more, which the exact matching after it sets aside as it does any hit); once it has returned
 all its matches, the terms of those documents are taken in and the mark moves to the partition's visible mark
 of that search (:meth:`PartitionFilters.absorb`). Terms of a document rewritten since stay in the filter: a term
 asked for in vain, never a candidate lost. Terms are kept as 64-bit codes (:func:`term_codes`: a hex hash as its value, a

@@ -286,8 +286,10 @@ class PerDocumentLookups:
 
 
 class BatchedLookups:
-    """A batch of lookups in one search (``batch_page`` hits at most), split in halves while the search comes back
-    full; a single document whose own search is still full is looked up by ``per_document``."""
+    """A batch of lookups in one search (``batch_page`` hits at most; through partition filters, one ``_msearch``
+    of a search per filtered partition holding some of its terms beside the search of the alias), split in halves
+    while a search comes back full; a single document whose own search is still full is looked up by
+    ``per_document``."""
 
     def __init__(self, handle: IndexHandle, boilerplate: Boilerplate, per_document: PerDocumentLookups, *,
                  batch_page: int = 10_000) -> None:
@@ -410,26 +412,31 @@ class BatchedLookups:
             # frequency)
             sentences=sorted({x for fp in fps for x in boilerplate.terms(fp, sketch=False)}))
         sentences = terms.sentences
-        should, above = self._routed(terms, routing)
         # shingle-sketch hashes: only a document holding contract.shared_sketch of one query's is a candidate (one
         # shared common shingle would bring thousands), so one clause per query, over its hashes held by some
         # document (boilerplate ones are already left out)
         least = contract.shared_sketch
         sketches = [[x for x in boilerplate.terms(fp, sentences=False) if sketch_df.get(x)] for fp in fps]
-        should += self._sketch_clauses([g for g in dict.fromkeys(map(tuple, sketches)) if len(g) >= least], least,
-                                       routing)
-        query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
-        if exclude:
-            query["bool"]["must_not"] = handle.terms("ids", list(exclude))
-        if above:
-            query = {"bool": {"should": [query, *above], "minimum_should_match": 1}}
+        groups = [g for g in dict.fromkeys(map(tuple, sketches)) if len(g) >= least]
+        if routing is not None and pit is None and not groups:
+            targets, queries_ = self._partition_searches(terms, routing, exclude)
+        else:
+            should, above = self._routed(terms, routing)
+            should += self._sketch_clauses(groups, least, routing)
+            query: dict[str, Any] = {"bool": {"should": should, "minimum_should_match": 1}}
+            if exclude:
+                query["bool"]["must_not"] = handle.terms("ids", list(exclude))
+            if above:
+                query = {"bool": {"should": [query, *above], "minimum_should_match": 1}}
+            targets, queries_ = None, [query]
         body: dict[str, Any] = {"size": self.batch_page, "_source": False, "stored_fields": "_none_",
-                                "docvalue_fields": LOOKUP_FIELDS, "query": {"bool": {"filter": query}},
-                                "track_total_hits": False}
+                                "docvalue_fields": LOOKUP_FIELDS, "track_total_hits": False}
         if routing is not None:
             body["seq_no_primary_term"] = True
-        hits = handle.msearch_once([body], pit)[0]["hits"]["hits"]
-        full = len(hits) >= self.batch_page
+        pages = [r["hits"]["hits"] for r in handle.msearch_once(
+            [{**body, "query": {"bool": {"filter": q}}} for q in queries_], pit, targets)]
+        full = any(len(page) >= self.batch_page for page in pages)
+        hits = [h for page in pages for h in page]
         if routing is not None:
             if full and self.filters.catch_up(routing):
                 return True  # (the documents above the filters' marks filled it: held now, so search again)
@@ -444,8 +451,9 @@ class BatchedLookups:
 
     def _routed(self, terms: CandidateTerms, routing: Routing | None
                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The ``should`` clauses asking for ``terms``: of every partition; or through an alias with partition
-        filters (:mod:`~es_simhash.index.elastic.keyfilter`), of each filtered partition only the terms it holds (a
+        """The ``should`` clauses asking for ``terms`` in one search: of every partition; or through an alias with
+        partition filters (:mod:`~es_simhash.index.elastic.keyfilter`; a search on a point in time, which names no
+        partition: :meth:`_partition_searches` otherwise), of each filtered partition only the terms it holds (a
         clause per partition with any, on its ``_index``) and of every other partition all of them. And the clauses
         asking each filtered partition for every document above its filter's mark (``_seq_no``), which an
         ``exclude`` must not leave out (the filter takes their terms in)."""
@@ -467,6 +475,37 @@ class BatchedLookups:
                  for name in names]
         self.routed_searches += 1
         return should, above
+
+    def _partition_searches(self, terms: CandidateTerms, routing: Routing, exclude: Sequence[str]
+                            ) -> tuple[list[str | list[str]], list[dict[str, Any]]]:
+        """The searches (targets and queries, sent in one ``_msearch``) asking for ``terms`` through partition
+        filters: one of the alias, for every term of every partition but the filtered ones (the newest, those
+        without a filter, one made meanwhile) and for every document above a filter's mark; and one of each
+        filtered partition holding some of the terms, for those (a single-shard search, which Elasticsearch and
+        OpenSearch query and fetch in one round). ``exclude`` leaves its ids out of the term clauses only (the
+        filters take in every document above their marks)."""
+        handle = self.handle
+
+        def asking(t: CandidateTerms) -> dict[str, Any]:
+            q: dict[str, Any] = {"bool": {"should": t.should(handle), "minimum_should_match": 1}}
+            if exclude:
+                q["bool"]["must_not"] = handle.terms("ids", list(exclude))
+            return q
+
+        names = sorted(routing.filters)
+        rest = asking(terms)
+        rest["bool"]["must_not"] = [*rest["bool"].get("must_not", []), {"terms": {"_index": names}}]
+        above = [{"bool": {"filter": [{"term": {"_index": name}}, {"range": {"_seq_no": {"gt": routing.since[name]}}}]}}
+                 for name in names]
+        targets: list[str | list[str]] = [handle.index]
+        queries: list[dict[str, Any]] = [{"bool": {"should": [rest, *above], "minimum_should_match": 1}}]
+        for name in names:
+            held = terms.within(routing.filters[name])
+            if held:
+                targets.append([name])
+                queries.append(asking(held))
+        self.routed_searches += 1
+        return targets, queries
 
     @staticmethod
     def _sketch_clauses(groups: list[tuple[str, ...]], least: int, routing: Routing | None) -> list[dict[str, Any]]:
