@@ -144,3 +144,24 @@ def test_a_page_re_indexed_in_an_old_partition_after_its_filter_was_made_is_foun
     later = ElasticIndex(client, alias, url=es_url)
     assert [d.id for d in later.lookup(probe, contract)[0].candidates] == ["zh3"]
     assert later.partition_filters.loaded >= 3 and later.partition_filters.built == 0
+    # a short text re-indexed there too: the hashes of its shingle sketch are in no filter, and the document
+    # frequencies the lookup counts for them (which decide what is boilerplate) count it, as an unfiltered count does
+    from es_simhash.fingerprint.model import SKETCH_BIT, hex64
+
+    short = next(t[:150] for t in chinese_articles()[90:]
+                 if (sketch := [h for h in fp.fingerprint(t[:150]).hashes if h >= SKETCH_BIT])
+                 and not held.has(term_codes("hex", [hex64(h) for h in sketch])).any())
+    short_fp = fp.fingerprint(short)
+    third = tmp_path / "third"
+    third.mkdir()
+    _indexed(alias, [{"id": "zh4", "content": short}], third, es_url)
+    assert client.get(index=oldest, id="zh4")["_source"]["content"] == short
+    client.indices.refresh(index=alias)
+    index.handle.refresh()
+    plain = ElasticIndex(client, alias, url=es_url, filter_partitions=False)
+    probe = [Lookup("probe-short", short_fp)]
+    got, want = index.lookup(probe, contract)[0], plain.lookup(probe, contract)[0]
+    assert [d.id for d in got.candidates] == [d.id for d in want.candidates] == ["zh4"]
+    sketch_df = {h: n for h, n in got.sentence_df.items() if h >= SKETCH_BIT}
+    assert sketch_df and min(sketch_df.values()) >= 1, got.sentence_df
+    assert got.sentence_df == want.sentence_df
