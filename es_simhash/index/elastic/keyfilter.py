@@ -11,7 +11,10 @@ out by a ``must_not`` on ``_index``, which each shard answers from its name with
 search of each filtered partition holding some of the terms, for those only (a single-shard search, queried and
 fetched in one round). A batch with short texts' sketch hashes searches on a point in time, which names no
 partition: there it is one search with a clause per filtered partition on ``_index``, and each text's sketch clause
-(``minimum_should_match``) leaves out the partitions holding fewer than that many of its hashes.
+(``minimum_should_match``) leaves out the partitions holding fewer than that many of its hashes; the count of those
+hashes' document frequencies before it (a ``filters`` aggregation, a filter per hash) leaves out of each hash's filter
+the partitions holding it in no document up to their marks, and counts their documents above the marks by a search
+of their own.
 
 **Exact, not approximate.** A filter holds the terms of every document of its partition whose ``_seq_no`` is at or
 below its ``mark``: made by reading the whole partition, its mark the partition's visible checkpoint then
