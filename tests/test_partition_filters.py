@@ -144,6 +144,15 @@ def test_a_page_re_indexed_in_an_old_partition_after_its_filter_was_made_is_foun
     later = ElasticIndex(client, alias, url=es_url)
     assert [d.id for d in later.lookup(probe, contract)[0].candidates] == ["zh3"]
     assert later.partition_filters.loaded >= 3 and later.partition_filters.built == 0
+    # a page written again there with the same content (a member re-pointed; its terms are in the filter, and it
+    # is above the mark): found once, as an unfiltered lookup finds it
+    stored = client.get(index=oldest, id="zh5")["_source"]
+    client.index(index=oldest, id="zh5", document=stored, refresh=True)
+    index.handle.refresh()
+    same = [Lookup("probe-same", fp.fingerprint(records[5]["content"]))]
+    ids = [d.id for d in index.lookup(same, contract)[0].candidates]
+    unfiltered = ElasticIndex(client, alias, url=es_url, filter_partitions=False)
+    assert "zh5" in ids and ids == [d.id for d in unfiltered.lookup(same, contract)[0].candidates]
     # a short text re-indexed there too: the hashes of its shingle sketch are in no filter, and the document
     # frequencies the lookup counts for them (which decide what is boilerplate) count it, as an unfiltered count does
     from es_simhash.fingerprint.model import SKETCH_BIT, hex64

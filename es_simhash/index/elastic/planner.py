@@ -518,8 +518,8 @@ class BatchedLookups:
         """The searches (targets and queries, sent in one ``_msearch``) asking for ``terms`` through partition
         filters: one of the alias, for every term of every partition but the filtered ones (the newest, those
         without a filter, one made meanwhile) and for every document above a filter's mark; and one of each
-        filtered partition holding some of the terms, for those (a single-shard search, which Elasticsearch and
-        OpenSearch query and fetch in one round). ``exclude`` leaves its ids out of the term clauses only (the
+        filtered partition holding some of the terms, for those in its documents up to the mark (a single-shard
+        search, which Elasticsearch and OpenSearch query and fetch in one round; each document comes once). ``exclude`` leaves its ids out of the term clauses only (the
         filters take in every document above their marks)."""
         handle = self.handle
 
@@ -538,9 +538,12 @@ class BatchedLookups:
         queries: list[dict[str, Any]] = [{"bool": {"should": [rest, *above], "minimum_should_match": 1}}]
         for name in names:
             held = terms.within(routing.filters[name])
-            if held:
+            if held:  # (up to the mark only: a document above it comes once, from the search of the alias)
+                q = asking(held)
+                q["bool"]["must_not"] = [*q["bool"].get("must_not", []),
+                                         {"range": {"_seq_no": {"gt": routing.since[name]}}}]
                 targets.append([name])
-                queries.append(asking(held))
+                queries.append(q)
         self.routed_searches += 1
         return targets, queries
 
