@@ -174,3 +174,26 @@ def test_a_page_re_indexed_in_an_old_partition_after_its_filter_was_made_is_foun
     sketch_df = {h: n for h, n in got.sentence_df.items() if h >= SKETCH_BIT}
     assert sketch_df and min(sketch_df.values()) >= 1, got.sentence_df
     assert got.sentence_df == want.sentence_df
+
+
+def test_a_partition_taken_out_of_the_alias_is_not_searched_by_a_filtered_lookup(alias, client, es_url, tmp_path):
+    """A partition being dropped leaves the alias before it is deleted: a lookup routed by filters made before
+    (its partitions read up to seconds earlier) must not bring its documents back, as a search of the alias would
+    not."""
+    from es_simhash import DefaultRule, ElasticIndex, Fingerprinter
+    from es_simhash.index.base import Lookup
+
+    records = _records()
+    _indexed(alias, records, tmp_path, es_url)
+    index = ElasticIndex(client, alias, url=es_url)
+    contract = DefaultRule.rechecked().candidate_contract
+    fp = Fingerprinter()
+    probe = [Lookup("probe", fp.fingerprint(records[0]["content"]))]
+    assert "zh0" in [d.id for d in index.lookup(probe, contract)[0].candidates]  # (filters made, marks read)
+    oldest = index.partitions()[0]
+    assert client.get(index=oldest, id="zh0")["found"] and index.partition_filters.of(oldest) is not None
+    client.indices.update_aliases(actions=[{"remove": {"index": oldest, "alias": alias}}])
+    got = [d.id for d in index.lookup(probe, contract)[0].candidates]
+    want = [d.id for d in ElasticIndex(client, alias, url=es_url, filter_partitions=False)
+            .lookup(probe, contract)[0].candidates]
+    assert "zh0" not in want and got == want

@@ -472,11 +472,16 @@ class BatchedLookups:
             body["seq_no_primary_term"] = True
         pages = [r["hits"]["hits"] for r in handle.msearch_once(
             [{**body, "query": {"bool": {"filter": q}}} for q in queries_], pit, targets)]
+        if targets is not None and any(pages[1:]):  # (a partition named may have left the alias meanwhile, being
+            # dropped: the alias would not have shown its documents)
+            behind = set(handle.partitions())
+            pages[1:] = [page if set(at) <= behind else [] for page, at in zip(pages[1:], targets[1:])]
         full = any(len(page) >= self.batch_page for page in pages)
         hits = [h for page in pages for h in page]
         if routing is not None:
-            if full and self.filters.catch_up(routing):
-                return True  # (the documents above the filters' marks filled it: held now, so search again)
+            if len(pages[0]) >= self.batch_page and self.filters.catch_up(routing):
+                return True  # (the documents above the filters' marks filled it: held now, so search again; only the
+                # search of the alias, which asks for them, can be filled by them)
             if not full:
                 self.filters.absorb(routing, hits)
             if exclude:  # (documents above a filter's mark came whatever their id)
