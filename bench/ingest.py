@@ -116,8 +116,10 @@ the partitions whose filter holds them): ``--rollover-docs 100000`` (10 partitio
 per 1,000 documents: a partition but the newest is asked only for what it holds), but raw bulk into a partition of
 100,000 is cheaper still than into the 1M index (0.553 against 0.761), which widens the ratio; raw bulk's cost moves
 between runs (0.51-0.64 into a partition), and the ratio with it (1.77 in the run before, whose count step was not
-yet routed). The lookups' node time through the alias (profile of the replayed searches): the sketch hashes' count
-step 27%, the sketch channel as a whole 52%.
+yet routed). The lookups' node time through the alias (``profile_lookups``: 10 of the warm-up run's searches sent
+again with ``profile``): query phase 33%, the sketch hashes' count (aggregations) 25%, fetch 31%. Through an alias
+the replayed breakdown after it (sketch channel, count step, floors) is left out: its replays rebuild one index's
+search shapes.
 
 **OpenSearch** (2 and 3): ``--es-url`` / ``ES_URL`` may name an OpenSearch node: every request goes through the
 client of ``es_simhash.index.elastic.connect`` in ``elasticsearch-py``'s form (bulk loads and deletes through
@@ -629,7 +631,9 @@ def profile_lookups(client, index: str, bodies: list[dict[str, Any]], n_docs: in
     by_clause: dict[str, float] = {}
     rewrite = aggs = fetch = total_query = 0.0
     for body in bodies:
-        resp = client.search(index=index, body={**body, "profile": True})
+        body = dict(body)
+        target = body.pop(TARGET, index)  # (a routed lookup's search of the partitions it names)
+        resp = client.search(index=target, body={**body, "profile": True}, ignore_unavailable=True)
         for shard in resp["profile"]["shards"]:
             for search in shard["searches"]:
                 rewrite += search.get("rewrite_time", 0) / 1e9
@@ -905,6 +909,22 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.
     return args
 
 
+def replay_breakdown(client, base: str, replayed: list[dict[str, Any]], index, args):
+    """The replayed lookups' node CPU: as sent and without the sketch channel (:func:`sketch_channel_share`), the
+    count step and term statistics (:func:`count_step_cost`), the least an exact sketch channel reads
+    (:func:`sketch_read_floor`), the other channels merged into one search per batch (:func:`one_search_per_batch`):
+    ``(sent, unsketched, counted, statistics, read_all, read_held, batched searches, batched)``. Through an alias
+    (``--rollover-docs``) all zero: the replays rebuild one index's search shapes, not a routed lookup's."""
+    if args.rollover_docs:
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, [], 0.0
+    sent_cpu, unsketched_cpu = sketch_channel_share(client, base, replayed)
+    counted_cpu, statistics_cpu = count_step_cost(client, base, replayed)
+    read_all_cpu, read_held_cpu = sketch_read_floor(client, base, replayed, index.max_sentence_df)
+    batched = one_search_per_batch(_without_sketch(replayed), args.batch_size)
+    batched_cpu = node_cpu_per_pass(client, _replay(client, base, batched))
+    return sent_cpu, unsketched_cpu, counted_cpu, statistics_cpu, read_all_cpu, read_held_cpu, batched, batched_cpu
+
+
 def write_path_bound(batch_size: int, node_dedup: float, node_raw: float, node_free: float, node_refreshed: float,
                      node_unrefreshed: float, batched_share: float) -> None:
     """INFO lines: what the refreshes cost the node (raw bulk with a refresh per batch against raw bulk; the
@@ -917,6 +937,8 @@ def write_path_bound(batch_size: int, node_dedup: float, node_raw: float, node_f
           f"load more); the lookups-free ingest without its refreshes (after each write, and in a visible mark "
           f"older than 10 s; the index's 1 s refresh_interval only) {node_unrefreshed:.3f} "
           f"({node_unrefreshed / node_raw:.2f} of a raw load, against {node_free / node_raw:.2f} with them)")
+    if batched_share != batched_share:  # (nan: not measured, through an alias)
+        return
     guarded = (node_unrefreshed + batched_share * (node_dedup - node_free)) / node_raw
     print(f"INFO the least any sketch design could give with the engine's write path (conditional writes and "
           f"settling kept, no refresh per batch): were the sketch channel free and the other channels one search "
@@ -1136,12 +1158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             profile_lookups(client, base, searches[:: max(1, len(searches) // 10)][:10], n)
             replayed = whole_lookups(requests, 40)
             n_replayed = len(replayed)
-            sent_cpu, unsketched_cpu = sketch_channel_share(client, base, replayed)
-            counted_cpu, statistics_cpu = count_step_cost(client, base, replayed,
-                                                          concrete=index.partitions() if base_parts else ())
-            read_all_cpu, read_held_cpu = sketch_read_floor(client, base, replayed, index.max_sentence_df)
-            batched = one_search_per_batch(_without_sketch(replayed), args.batch_size)
-            batched_cpu = node_cpu_per_pass(client, _replay(client, base, batched))
+            (sent_cpu, unsketched_cpu, counted_cpu, statistics_cpu, read_all_cpu, read_held_cpu, batched,
+             batched_cpu) = replay_breakdown(client, base, replayed, index, args)
             stored = stored_docs(index, ids)  # what the index holds: the raw baseline writes the same documents
             warm_dedup = usage.wall
             _, warm_rolled = clear_run(client, base, ids, args, base_parts)
@@ -1279,9 +1297,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     unsketched = (unsketched_cpu / sent_cpu) if sent_cpu > 0 else float("nan")
     bound = ratio_were(unsketched)
-    print(f"INFO the sketch channel's share of the lookups' node CPU: {1 - unsketched:.0%} ({n_replayed} of the warm-up "
-          f"run's searches, whole lookups, sent again as they were, {sent_cpu:.2f} s, and without it, {unsketched_cpu:.2f} s); were the "
-          f"sketch channel free, node_cpu_ratio would be {bound:.2f} (lookups-free ingest + the other channels)")
+    if sent_cpu <= 0:
+        print("INFO through an alias the replayed lookups' breakdown (sketch channel, count step, floors) is left out: "
+              "its replays rebuild one index's search shapes; the profile above is of the searches as sent")
+    else:
+        print(f"INFO the sketch channel's share of the lookups' node CPU: {1 - unsketched:.0%} ({n_replayed} of the "
+              f"warm-up run's searches, whole lookups, sent again as they were, {sent_cpu:.2f} s, and without it, "
+              f"{unsketched_cpu:.2f} s); were the sketch channel free, node_cpu_ratio would be {bound:.2f} "
+              f"(lookups-free ingest + the other channels)")
     if counted_cpu > 0 and sent_cpu > 0:  # the count step, as sent and at the cost of term statistics
         at_statistics = ratio_were((sent_cpu - counted_cpu + statistics_cpu) / sent_cpu)
         print(f"INFO the count step (the sketch hashes' holders, a filters aggregation): {counted_cpu / sent_cpu:.0%} "
