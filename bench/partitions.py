@@ -62,9 +62,10 @@ machine shared with other work, load average 1-2 during the passes), ``--size 10
   for both: the target 0.8 is met. Single-lookup p50 1.67x the one index's. A second run with the test suite
   running beside it (load average 3-4): 0.82 (2,796 against 2,299).
 * Where it goes: Elasticsearch's own time (``took``) for the first 500-lookup request is 37 ms over the 10
-  partitions (its longest search; summed over its searches, which run side by side and each count the time
-  they share the cores, 105 ms a request: the replay table) against 33 ms on the one index (30): the search of the alias
-  (newest partition, every term) and 9 single-shard searches of the filtered partitions for the terms they hold. Sent as one search over
+  partitions (its longest search; summed over its searches, which run side by side and each count the time they
+  share the cores, 105 ms a request: the replay table) against 33 ms on the one index (30): the search of the
+  alias (newest partition, every term) and 9 single-shard searches of the filtered partitions for the terms they
+  hold. Sent as one search over
   the 10 shards with a clause per partition on ``_index`` (what a batch with sketch hashes still sends), the same
   lookups took 46-59 ms against 29-31 (ratio 0.71-0.76): each shard of a search over several pays a query request
   and a fetch request (the fetch phase 103-150 ms summed over the 10 shards against 12-16 on one). Without filters
