@@ -785,22 +785,19 @@ def whole_lookups(requests: list[list[dict[str, Any]]], n: int) -> list[dict[str
     return out
 
 
-def count_step_cost(client, index: str, bodies: list[dict[str, Any]], min_s: float = 10.0,
-                    concrete: Sequence[str] = ()) -> tuple[float, float]:
+def count_step_cost(client, index: str, bodies: list[dict[str, Any]], min_s: float = 10.0) -> tuple[float, float]:
     """The node's CPU seconds per pass of the count steps among ``bodies`` (captured lookup searches) sent again
     as they were (a ``filters`` aggregation, one ``term`` filter per sketch hash: exact counts of the documents
     the search sees), and of the cheapest count Elasticsearch gives for the same hashes: term statistics
     (``_mtermvectors`` of artificial documents holding them, ``term_statistics: true``), whose ``doc_freq`` is
     an upper bound only (deleted versions count until merged away, per shard) and so cannot decide by itself.
-    ``(0, 0)`` when no body is a count step. ``concrete``: the partitions behind ``index``, an alias (term vectors
-    name one index: the term statistics are asked of each partition)."""
+    ``(0, 0)`` when no body is a count step (one index: :func:`replay_breakdown` leaves an alias out)."""
     counts = [b for b in bodies if _is_count(b)]
     if not counts:
         return 0.0, 0.0
-    statistics = [{"_index": target, "doc": {"sentences": list(b["aggs"]["df"]["filters"]["filters"])},
+    statistics = [{"_index": index, "doc": {"sentences": list(b["aggs"]["df"]["filters"]["filters"])},
                    "fields": ["sentences"], "term_statistics": True, "field_statistics": False,
-                   "positions": False, "offsets": False, "payloads": False}
-                  for b in counts for target in (concrete or [index])]
+                   "positions": False, "offsets": False, "payloads": False} for b in counts]
     return (node_cpu_per_pass(client, _replay(client, index, counts), min_s),
             node_cpu_per_pass(client, lambda: client.mtermvectors(index=index, docs=statistics), min_s))
 

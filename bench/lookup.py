@@ -286,6 +286,17 @@ class Capture:
         del self.handle.msearch_once
 
 
+def msearch_ndjson(index_name: str, lines: list[tuple[dict[str, Any], str | None]], **header: Any) -> bytes:
+    """An ``_msearch`` request body: each ``(body, partitions)`` line searching ``index_name``, or the partitions it
+    names (comma-separated; ``ignore_unavailable``, as ``IndexHandle.msearch_once`` names them), ``header`` added to
+    every header."""
+    def line(body: dict[str, Any], target: str | None) -> str:
+        head = {"index": target or index_name, **({"ignore_unavailable": True} if target else {}), **header}
+        return f"{json.dumps(head, separators=(',', ':'))}\n{json.dumps(body, separators=(',', ':'))}\n"
+
+    return "".join(line(b, t) for b, t in lines).encode()
+
+
 def replay(url: str, index_name: str, calls: list[list[dict[str, Any]]], repeats: int = 3,
            targets: list[list[str | None]] | None = None) -> dict[str, float]:
     """Send the captured ``_msearch`` calls again, byte for byte as the client would (same ``filter_path``; each
@@ -294,20 +305,10 @@ def replay(url: str, index_name: str, calls: list[list[dict[str, Any]]], repeats
     the server's query and fetch phases (profile API)."""
     from es_simhash.index.elastic.schema import MSEARCH_FILTER as _MSEARCH_FILTER
 
-    def header(target: str | None) -> str:
-        if target is None:
-            return json.dumps({"index": index_name}, separators=(",", ":"))
-        return json.dumps({"index": target, "ignore_unavailable": True}, separators=(",", ":"))
-
     def ndjson(call, at=None, **extra) -> bytes:
-        at = at or [None] * len(call)
-        return "".join(f"{header(t)}\n{json.dumps({**b, **extra}, separators=(',', ':'))}\n"
-                       for b, t in zip(call, at)).encode()
+        return msearch_ndjson(index_name, [({**b, **extra}, t) for b, t in zip(call, at or [None] * len(call))])
 
-    if targets is not None:  # (each call with its targets)
-        calls_at = list(zip(calls, targets))
-    else:
-        calls_at = [(c, None) for c in calls]
+    calls_at = list(zip(calls, targets or [None] * len(calls)))
 
     def send(data: bytes, filter_path: str) -> bytes:
         req = urllib.request.Request(f"{url}/_msearch?filter_path={urllib.parse.quote(filter_path, safe=',._')}",
@@ -333,7 +334,7 @@ def replay(url: str, index_name: str, calls: list[list[dict[str, Any]]], repeats
                         ["responses"]])
         took_sum.append(min(sum(t) for t in tks))
         took_max.append(min(max(t) for t in tks))
-    prof = json.loads(send(ndjson(calls_at[0][0], calls_at[0][1], profile=True), "responses.profile.shards.searches.query.time_in_nanos,"
+    prof = json.loads(send(ndjson(*calls_at[0], profile=True), "responses.profile.shards.searches.query.time_in_nanos,"
                                                             "responses.profile.shards.fetch.time_in_nanos"))
     query_ns = fetch_ns = 0
     for r in prof["responses"]:

@@ -258,9 +258,7 @@ def _send(url: str, index_name: str, body: dict[str, Any] | list[tuple[dict[str,
     ``_msearch`` (body, partitions named or ``None``), as a routed lookup sends them: their longest ``took``
     (they run side by side) and every shard's profile."""
     lines = [(body, None)] if isinstance(body, dict) else body
-    data = "".join(
-        f"{json.dumps({'index': t or index_name, 'allow_partial_search_results': False, **({'ignore_unavailable': True} if t else {})})}\n"
-        f"{json.dumps(b, separators=(',', ':'))}\n" for b, t in lines).encode()
+    data = lookup.msearch_ndjson(index_name, lines, allow_partial_search_results=False)
     req = urllib.request.Request(f"{url}/_msearch?filter_path={urllib.parse.quote(filter_path, safe=',._*')}",
                                  data=data, headers={"Content-Type": "application/x-ndjson"}, method="POST")
     with urllib.request.urlopen(req, timeout=300) as resp:

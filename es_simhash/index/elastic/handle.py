@@ -258,11 +258,14 @@ class IndexHandle:
             targets = [self.index if pit else self.lookup_target()] * len(bodies)
         for b, target in zip(bodies, targets):
             # no partial results: a shard that failed would leave candidates out silently
-            searches += ([{"allow_partial_search_results": False}, {**b, "pit": {"id": pit}}] if pit else
-                         [{"index": target, "allow_partial_search_results": False}, b] if isinstance(target, str) else
-                         # (partitions named: one dropped meanwhile holds no document the alias would show)
-                         [{"index": ",".join(target), "ignore_unavailable": True,
-                           "allow_partial_search_results": False}, b])
+            header: dict[str, Any] = {"allow_partial_search_results": False}
+            if pit:
+                b = {**b, "pit": {"id": pit}}
+            elif isinstance(target, str):
+                header["index"] = target
+            else:  # (partitions named: one dropped meanwhile holds no document the alias would show)
+                header.update(index=",".join(target), ignore_unavailable=True)
+            searches += [header, b]
         out = []
         for r in self.client.msearch(searches=searches, filter_path=MSEARCH_FILTER)["responses"]:
             if "error" in r:

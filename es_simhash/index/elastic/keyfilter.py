@@ -21,8 +21,8 @@ below its ``mark``: made by reading the whole partition, its mark the partition'
 (:meth:`~es_simhash.index.elastic.handle.IndexHandle.visible_mark`: every document up to it is visible). The
 search asks each filtered partition also for every document above the filter's mark (a ``range`` on ``_seq_no``: a
 page re-indexed with other content there, a member re-pointed; in the search of the alias), so it finds every
-document an unfiltered search finds (and those few more, which the exact matching after it sets aside as it does any hit); once it has returned
-all its matches, the terms of those documents are taken in and the mark moves to the partition's visible mark
+document an unfiltered search finds (and those few more, which the exact matching after it sets aside as it does any
+hit); once it has returned all its matches, the terms of those documents are taken in and the mark moves to the partition's visible mark
 of that search (:meth:`PartitionFilters.absorb`). Terms of a document rewritten since stay in the filter: a term
 asked for in vain, never a candidate lost. Terms are kept as 64-bit codes (:func:`term_codes`: a hex hash as its value, a
 lookup key as its table and key, an id by an 8-byte BLAKE2b digest; a collision asks for a term in vain). Only single-shard partitions are filtered (the shipped template's): sequence numbers are per shard,
@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 import numpy as np
 
 from es_simhash.index.elastic.codec import from_docvalues
+from es_simhash.index.elastic.schema import written_above
 from es_simhash.settings import cache_root
 
 if TYPE_CHECKING:
@@ -301,7 +302,7 @@ class PartitionFilters:
             for name, f in routing.filters.items():
                 if self._filters.get(name) is not f:
                     continue
-                codes, n = self._read(name, {"range": {"_seq_no": {"gt": routing.since[name]}}}, "_seq_no")
+                codes, n = self._read(name, written_above(routing.since[name]), "_seq_no")
                 read += n
                 before = f.mark
                 f.add(codes, routing.upto[name])

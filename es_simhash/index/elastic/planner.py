@@ -19,7 +19,7 @@ from es_simhash.index.base import Lookup, LookupResult
 from es_simhash.index.elastic.codec import Hits
 from es_simhash.index.elastic.handle import IndexHandle
 from es_simhash.index.elastic.keyfilter import PartitionFilters, Routing, TermFilter, key_codes, term_codes
-from es_simhash.index.elastic.schema import LOOKUP_FIELDS
+from es_simhash.index.elastic.schema import LOOKUP_FIELDS, written_above
 from es_simhash.lookup import hamming
 from es_simhash.lookup.candidates import CandidateContract, sentence_candidate, sharing_at_least
 
@@ -352,7 +352,7 @@ class BatchedLookups:
         return handle.retrying(pinned, "lookup")
 
     def _count_bodies(self, hashes: list[str], exclude: Sequence[str], routing: Routing | None = None
-                      ) -> tuple[list[dict[str, Any]], dict[str, set[str]] | None]:
+                      ) -> tuple[list[dict[str, Any]], dict[str, set[str]]]:
         """Searches counting the documents that hold each of ``hashes`` (their document frequency), leaving out
         ``exclude`` (:meth:`_counted` reads them): a ``filters`` aggregation, one ``term`` filter per hash; and the
         excluded documents' holdings, counted by a search of their own (an aggregation beside the first would make
@@ -375,30 +375,27 @@ class BatchedLookups:
         in each partition its filter left out are added (returned: partition -> the hashes left out there). Each
         holder is counted once."""
         filters: dict[str, Any] = {x: {"term": {"sentences": x}} for x in hashes}
-        apart: dict[str, set[str]] | None = None
-        since = routing.since if routing is not None else {}
+        apart: dict[str, set[str]] = {}  # partition -> the hashes its filter lacks
+        above: list[dict[str, Any]] = []
         if routing is not None:
-            names = sorted(routing.filters)
+            lacking: dict[str, list[str]] = {}  # hash -> the partitions whose filter lacks it
             codes = term_codes("hex", hashes)
-            out = {name: np.flatnonzero(~routing.filters[name].has(codes)) for name in names}
-            apart = {name: {hashes[i] for i in at.tolist()} for name, at in out.items() if len(at)}
-            lacking: dict[int, list[str]] = {}
-            for name, at in out.items():
-                for i in at.tolist():
-                    lacking.setdefault(i, []).append(name)
-            for i, left_out in lacking.items():
-                x = hashes[i]
+            for name in sorted(routing.filters):
+                for i in np.flatnonzero(~routing.filters[name].has(codes)).tolist():
+                    apart.setdefault(name, set()).add(hashes[i])
+                    lacking.setdefault(hashes[i], []).append(name)
+            for x, left_out in lacking.items():
                 filters[x] = {"bool": {"filter": [filters[x]], "must_not": [{"terms": {"_index": left_out}}]}}
+            if apart:
+                above.append({"size": 0, "track_total_hits": False, "query": {"bool": {"should": [
+                    written_above(routing.since[name], name) for name in sorted(apart)], "minimum_should_match": 1}},
+                    "aggs": {"above": {"terms": {"field": "_index", "size": len(apart)},
+                                       "aggs": {"df": held_agg(hashes)}}}})
         aggs = {"df": {"filters": {"filters": filters}}}
         count: dict[str, Any] = {"size": 0, "track_total_hits": False, "aggs": aggs}
         if self.handle.client.engine == "opensearch":
             count["query"] = {"bool": {"filter": {"bool": {"should": self.handle.terms("sentences", hashes)}}}}
-        bodies = [count]
-        if apart:
-            bodies.append({"size": 0, "track_total_hits": False, "query": {"bool": {"should": [
-                {"bool": {"filter": [{"term": {"_index": name}}, {"range": {"_seq_no": {"gt": since[name]}}}]}}
-                for name in sorted(apart)], "minimum_should_match": 1}},
-                "aggs": {"above": {"terms": {"field": "_index", "size": len(apart)}, "aggs": {"df": held_agg(hashes)}}}})
+        bodies = [count, *above]
         if exclude:
             bodies.append({"size": 0, "track_total_hits": False,
                            "query": {"bool": {"filter": {"bool": {"should": self.handle.terms("ids", list(exclude))}}}},
@@ -406,7 +403,7 @@ class BatchedLookups:
         return bodies, apart
 
     @staticmethod
-    def _counted(responses: list[dict[str, Any]], apart: dict[str, set[str]] | None = None) -> dict[str, int]:
+    def _counted(responses: list[dict[str, Any]], apart: Mapping[str, set[str]] | None = None) -> dict[str, int]:
         """The document frequencies :meth:`_count_bodies` searches found (hex -> count; absent: 0); ``apart``:
         the hashes each partition's filter left out, counted above its mark by the second search."""
         df = {x: b["doc_count"] for x, b in responses[0]["aggregations"]["df"]["buckets"].items() if b["doc_count"]}
@@ -513,8 +510,7 @@ class BatchedLookups:
                 should.append({"bool": {"filter": [{"term": {"_index": name}},
                                                    {"bool": {"should": held.should(self.handle),
                                                              "minimum_should_match": 1}}]}})
-        above = [{"bool": {"filter": [{"term": {"_index": name}}, {"range": {"_seq_no": {"gt": routing.since[name]}}}]}}
-                 for name in names]
+        above = [written_above(routing.since[name], name) for name in names]
         self.routed_searches += 1
         return should, above
 
@@ -524,8 +520,9 @@ class BatchedLookups:
         filters: one of the alias, for every term of every partition but the filtered ones (the newest, those
         without a filter, one made meanwhile) and for every document above a filter's mark; and one of each
         filtered partition holding some of the terms, for those in its documents up to the mark (a single-shard
-        search, which Elasticsearch and OpenSearch query and fetch in one round; each document comes once). ``exclude`` leaves its ids out of the term clauses only (the
-        filters take in every document above their marks)."""
+        search, which Elasticsearch and OpenSearch query and fetch in one round; each document comes once).
+        ``exclude`` leaves its ids out of the term clauses only (the filters take in every document above their
+        marks)."""
         handle = self.handle
 
         def asking(t: CandidateTerms) -> dict[str, Any]:
@@ -537,16 +534,14 @@ class BatchedLookups:
         names = sorted(routing.filters)
         rest = asking(terms)
         rest["bool"]["must_not"] = [*rest["bool"].get("must_not", []), {"terms": {"_index": names}}]
-        above = [{"bool": {"filter": [{"term": {"_index": name}}, {"range": {"_seq_no": {"gt": routing.since[name]}}}]}}
-                 for name in names]
+        above = [written_above(routing.since[name], name) for name in names]
         targets: list[str | list[str]] = [handle.index]
         queries: list[dict[str, Any]] = [{"bool": {"should": [rest, *above], "minimum_should_match": 1}}]
         for name in names:
             held = terms.within(routing.filters[name])
             if held:  # (up to the mark only: a document above it comes once, from the search of the alias)
                 q = asking(held)
-                q["bool"]["must_not"] = [*q["bool"].get("must_not", []),
-                                         {"range": {"_seq_no": {"gt": routing.since[name]}}}]
+                q["bool"]["must_not"] = [*q["bool"].get("must_not", []), written_above(routing.since[name])]
                 targets.append([name])
                 queries.append(q)
         self.routed_searches += 1

@@ -10,7 +10,7 @@ from es_simhash.records import StoredDoc
 from es_simhash.index.elastic.codec import stored_doc
 from es_simhash.index.elastic.errors import raise_item_error
 from es_simhash.index.elastic.handle import IndexHandle
-from es_simhash.index.elastic.schema import PAYLOAD
+from es_simhash.index.elastic.schema import PAYLOAD, written_above
 
 
 class MaintenanceReader:
@@ -123,10 +123,8 @@ class MaintenanceReader:
         per partition (an alias's :meth:`~es_simhash.index.elastic.handle.IndexHandle.visible_mark`): in each
         partition those above its own, and every document of a partition made since."""
         if not isinstance(mark, dict):
-            return [d for page in self._search_all({"range": {"_seq_no": {"gt": mark}}}) for d in page]
-        should: list[dict[str, Any]] = [
-            {"bool": {"filter": [{"term": {"_index": name}}, {"range": {"_seq_no": {"gt": seq}}}]}}
-            for name, seq in sorted(mark.items())]
+            return [d for page in self._search_all(written_above(mark)) for d in page]
+        should: list[dict[str, Any]] = [written_above(seq, name) for name, seq in sorted(mark.items())]
         should.append({"bool": {"must_not": [{"terms": {"_index": sorted(mark)}}]}})
         query = {"bool": {"should": should, "minimum_should_match": 1}}
         return [d for page in self._search_all(query) for d in page]

@@ -34,6 +34,13 @@ MSEARCH_FILTER = (
 )
 
 
+def written_above(seq: int, partition: str | None = None) -> dict[str, Any]:
+    """The query of the documents written or rewritten above sequence number ``seq`` (their ``_seq_no``); of
+    ``partition`` only, when named (sequence numbers are per shard: those of two partitions cannot be compared)."""
+    above: dict[str, Any] = {"range": {"_seq_no": {"gt": seq}}}
+    return above if partition is None else {"bool": {"filter": [{"term": {"_index": partition}}, above]}}
+
+
 def index_template() -> dict[str, Any]:
     """The index template shipped in ``templates/index-template.json`` (a fresh copy)."""
     data = resources.files("es_simhash").joinpath("templates").joinpath("index-template.json").read_text(encoding="utf-8")
