@@ -115,8 +115,7 @@ the partitions whose filter holds them): ``--rollover-docs 100000`` (10 partitio
 0.761, 0.969). Dedup itself costs the node less through the alias (0.86x one index's; its lookups 0.12 against 0.31
 per 1,000 documents: a partition but the newest is asked only for what it holds), but raw bulk into a partition of
 100,000 is cheaper still than into the 1M index (0.553 against 0.761), which widens the ratio; raw bulk's cost moves
-between runs (0.51-0.64 into a partition), and the ratio with it (1.77 in the run before, whose count step was not
-yet routed). The lookups' node time through the alias (``profile_lookups``: 10 of the warm-up run's searches sent
+between runs (0.51-0.64 into a partition), and the ratio with it. The lookups' node time through the alias (``profile_lookups``: 10 of the warm-up run's searches sent
 again with ``profile``): query phase 33%, the sketch hashes' count (aggregations) 25%, fetch 31%. Through an alias
 the replayed breakdown after it (sketch channel, count step, floors) is left out: its replays rebuild one index's
 search shapes.
