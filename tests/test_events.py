@@ -155,21 +155,42 @@ def test_copies_that_drop_or_reorder_their_datelines_are_the_same_event(fingerpr
             assert told["duplicate"], told["why"]
 
 
-@pytest.mark.parametrize("text, place", [
-    ("新华社北京1月25日电据此间收到的消息", "北京"),
-    ("英一航母抵海湾\n新华社北京1月25日电 据此间收到的消息", "北京"),
-    ("本报无锡1月23日讯 记者赵志文报道:据海关统计", "无锡"),
-    ("据新华社南京1月14日电(记者周志方)近日,南京军区前线话剧团演出", "南京"),
-    ("新华社北京电 今天上午", "北京"),
-    ("本报北京一月二十五日电 记者", "北京"),
-    ("北京晚报讯 记者张三报道", None),
-    ("本报讯 今天上午,北京举行", None),
-    ("新华社北京1月25日电 甲\n新华社上海1月25日电 乙", None),
+def test_a_page_of_reports_filed_from_other_cities_is_another_event(fingerprint_engines, rule):
+    """A page of two reports and the template's page whose first report was filed from another city (the bodies'
+    places kept): each names a dateline place the other never names. So does a report filed from a third city
+    against the page. Both engines read it alike."""
+    second = ("新华社上海12月5日电 记者从上海市气象局获悉,受强冷空气影响,上海今天最高气温只有6度,"
+              "明后两天将有小雨夹雪。气象部门提醒市民注意添衣保暖,出行注意交通安全。")
+    page = SNOW + "\n" + second
+    pairs = [(page, page.replace("新华社沈阳12月5日电", "新华社长春12月5日电")),
+             (page, SNOW.replace("新华社沈阳12月5日电", "新华社南京12月5日电"))]
+    for fingerprinter in fingerprint_engines:
+        for a, b in pairs:
+            told = rule.explain(*fingerprinter.fingerprint_many([a, b]))
+            assert not told["duplicate"], told["why"]
+            assert told["why"][-1].startswith("another event: their datelines name other places"), told["why"]
+
+
+@pytest.mark.parametrize("text, named", [
+    ("新华社北京1月25日电据此间收到的消息", ["北京"]),
+    ("英一航母抵海湾\n新华社北京1月25日电 据此间收到的消息", ["北京"]),
+    ("本报无锡1月23日讯 记者赵志文报道:据海关统计", ["无锡"]),
+    ("据新华社南京1月14日电(记者周志方)近日,南京军区前线话剧团演出", ["南京"]),
+    ("新华社北京电 今天上午", ["北京"]),
+    ("本报北京一月二十五日电 记者", ["北京"]),
+    ("北京晚报讯 记者张三报道", []),
+    ("本报讯 今天上午,北京举行", []),
+    ("新华社北京1月25日电 甲\n新华社上海1月25日电 乙", ["北京", "上海"]),
+    ("新华社北京1月25日电 甲\n新华社北京1月26日电 乙", ["北京"]),
 ])
-def test_a_dateline_names_the_place_a_report_was_filed_from(fingerprint_engines, text, place):
+def test_a_dateline_names_the_place_a_report_was_filed_from(fingerprint_engines, text, named):
+    """One place: the top 9 bits of its key; several (a page of several reports): the top bit and a bit for each
+    place, its slot modulo 9; none: 0."""
     from es_simhash.fingerprint.events import place_key
 
-    want = place_key(place) if place else 0
+    slots = [place_key(p) >> 1 for p in named]
+    want = (slots[0] if len(slots) == 1 else
+            (1 << 9) | sum(1 << (s % 9) for s in set(slots)) if slots else 0)
     assert dateline_key(_norm(text)) == want
     for fingerprinter in fingerprint_engines:
         assert fingerprinter.fingerprint(text).place_bag >> 54 == want, fingerprinter

@@ -12,7 +12,7 @@ from es_simhash.decide.compare import same_content, sketch_support
 from es_simhash.decide.rule import has_sketch
 from es_simhash.records import Decision, StoredDoc
 from es_simhash.decide.trace import Note, Step, recorder
-from es_simhash.fingerprint.events import DATE_FIELDS, NAMED_PLACES, datelines, place_keys
+from es_simhash.fingerprint.events import DATE_FIELDS, NAMED_PLACES, datelines, other_datelines, place_keys
 from es_simhash.fingerprint.hashes import numbers_alike_in_count, numbers_contained
 from es_simhash.fingerprint.model import Fingerprint
 
@@ -98,7 +98,7 @@ class MatchTests:
         both texts give dates of one kind (days of the month, months, weekdays, years:
         :data:`~es_simhash.fingerprint.events.DATE_FIELDS`) and share fewer than half of the fewer's (none of one
         date each, one of four days: a report's days moved on), or open with datelines of other places (where each
-        report was filed: :func:`~es_simhash.fingerprint.events.dateline_key`), or name other places
+        report was filed: :func:`~es_simhash.fingerprint.events.other_datelines`), or name other places
         (:meth:`_other_places`), they are other events (two years' first snow, two days' earthquake bulletins, two
         cities' accidents, written from one template); where they give the same dates and places, they are one
         event, whatever figures were revised (an update). Where neither dates nor places are given by both, the
@@ -116,8 +116,7 @@ class MatchTests:
                             return True
                         named[kind] = shared
             a, b = fp.place_bag, other.place_bag
-            here, there = datelines(a, b)
-            if here and there and here != there:
+            if other_datelines(*datelines(a, b)):
                 note("event", False, {"other": "dateline"})
                 return True
             if a & NAMED_PLACES and b & NAMED_PLACES:  # (both name places in their sentences)

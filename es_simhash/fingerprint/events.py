@@ -13,7 +13,8 @@ own page date names the same event as its original. A news report's dateline (``
 ``本报无锡1月23日讯``: a place, a date or none, then 电 or 讯, at the head of a line) names where it was filed: the
 place bag carries its place apart from the others (:func:`dateline_key`). Both bags are 64-bit integers (a bitmap of
 dates; the 9-bit keys of the six places with the least keys, a consistent sample of every place the sentences name,
-and the 10-bit key of the dateline's place); the native core computes the same values (``native/src/core.rs``)."""
+and 10 bits for the datelines' places: one place's slot, or the set of several); the native core computes the same
+values (``native/src/core.rs``)."""
 
 from __future__ import annotations
 
@@ -23,20 +24,26 @@ from typing import Iterable, Iterator
 
 from es_simhash.fingerprint import text as _text
 
-__all__ = ["date_bag", "place_bag", "event_bags", "dateline_key", "datelines", "place_key", "place_keys", "places",
+__all__ = ["date_bag", "place_bag", "event_bags", "dateline_key", "datelines", "dateline_places",
+           "dateline_slot", "other_datelines", "place_key", "place_keys", "places",
            "DAYS", "MONTHS", "WEEKDAYS", "YEARS", "DATE_FIELDS", "PLACES_KEPT", "NAMED_PLACES"]
 
 PLACES_KEPT = 6
 """The places a place bag keeps: the six with the least keys (:func:`place_key`)."""
 PLACE_KEY_BITS = 10
-"""The bits of a place's key (:func:`place_key`); the dateline's place is kept whole."""
+"""The bits of a place's key (:func:`place_key`)."""
 PLACE_SLOT_BITS = 9
 """The bits of each of the :data:`PLACES_KEPT` places in a place bag: the top 9 of its key (the least keys stay the
 least), the six in the bag's lowest 54 bits."""
 DATELINE_SHIFT = PLACES_KEPT * PLACE_SLOT_BITS
-"""Where the key of the dateline's place sits in a place bag: its top 10 bits."""
+"""Where the datelines' places sit in a place bag (:func:`dateline_key`): its top 10 bits."""
 NAMED_PLACES = (1 << DATELINE_SHIFT) - 1
-"""The bits of a place bag that hold the places its text's sentences name (the rest: the dateline's place)."""
+"""The bits of a place bag that hold the places its text's sentences name (the rest: the datelines' places)."""
+SEVERAL_DATELINES = 1 << PLACE_SLOT_BITS
+"""The top bit of a dateline code (:func:`dateline_key`): set, the datelines name several places, a set in its
+low :data:`DATELINE_SET_BITS` bits; clear, one place's slot (or 0: none)."""
+DATELINE_SET_BITS = 9
+"""The bits of a dateline code that hold the set of several datelines' places (:func:`dateline_places`)."""
 DATELINE_HEAD = 48
 """How far into a line a dateline's place may begin (after an agency's or a paper's name: ``据新华社``, ``本报``)."""
 _DATELINE_TAIL = re.compile("(?:[0-9]{1,2}月[0-9]{1,2}日|[一二三四五六七八九十]{1,3}月[一二三四五六七八九十]{1,3}日)?[电讯]")
@@ -308,15 +315,43 @@ def _places_in(text: str) -> int:
 
 
 def dateline_key(normalized: str) -> int:
-    """The key (:func:`place_key`) of the place a normalised text's dateline names: a place name (the longest at each
+    """The places a normalised text's datelines name, as a 10-bit code. A dateline is a place name (the longest at each
     point, as :func:`place_bag` reads them) that begins within :data:`DATELINE_HEAD` characters of a line's start and
     is followed by a date (``1月25日``, ``一月二十五日``) or none, then ``电`` or ``讯`` (``新华社北京1月25日电``,
-    ``本报无锡1月23日讯``, ``新华社北京电``). Every line is read, whether it ends a sentence or not. 0 when no line
-    carries a dateline, or when the lines carry datelines of more than one place (a page of several reports, whose
-    copies may give them in another order or keep a part of them)."""
-    seen = {key for line in normalized.split("\n") for key, end in _names(line, DATELINE_HEAD)
+    ``本报无锡1月23日讯``, ``新华社北京电``). Every line is read, whether it ends a sentence or not. One place: its
+    slot (:func:`dateline_slot`); several (a page of several reports, whose copies may give them in another order or
+    keep a part of them): :data:`SEVERAL_DATELINES` and a bit for each place (:func:`dateline_places`); 0 when no line
+    carries a dateline."""
+    seen = {dateline_slot(key) for line in normalized.split("\n") for key, end in _names(line, DATELINE_HEAD)
             if _DATELINE_TAIL.match(line, end)}
-    return next(iter(seen)) if len(seen) == 1 else 0
+    if len(seen) <= 1:
+        return next(iter(seen), 0)
+    return SEVERAL_DATELINES | sum({1 << (slot % DATELINE_SET_BITS) for slot in seen})
+
+
+def dateline_slot(key: int) -> int:
+    """The 9-bit slot of a place's key (:func:`place_key`) as a dateline gives it: its top 9 bits (never 0)."""
+    return (key >> (PLACE_KEY_BITS - PLACE_SLOT_BITS)) or 1
+
+
+def dateline_places(code: int) -> int:
+    """The places a dateline code (:func:`dateline_key`) names, as a set of :data:`DATELINE_SET_BITS` bits: a
+    place's bit is its slot modulo 9 (two places share one with odds 1 in 9)."""
+    if code & SEVERAL_DATELINES:
+        return code & ~SEVERAL_DATELINES
+    return 1 << (code % DATELINE_SET_BITS) if code else 0
+
+
+def other_datelines(a: int, b: int) -> bool:
+    """Whether two dateline codes (:func:`dateline_key`, 0: none) name other places: one place each, two places; or,
+    where a page gives several reports, each names a dateline place the other never names (a copy that keeps one of
+    its reports, or gives them in another order, names none the page does not)."""
+    if not a or not b:
+        return False
+    if not (a | b) & SEVERAL_DATELINES:
+        return a != b
+    here, there = dateline_places(a), dateline_places(b)
+    return bool(here & ~there) and bool(there & ~here)
 
 
 def place_key(name: str) -> int:
@@ -336,7 +371,7 @@ def place_keys(a: int, b: int) -> tuple[frozenset[int], frozenset[int]]:
 
 
 def datelines(a: int, b: int) -> tuple[int, int]:
-    """The keys of the places two place bags' datelines name (:func:`dateline_key`; 0: none)."""
+    """The dateline codes of two place bags (:func:`dateline_key`; 0: none)."""
     return a >> DATELINE_SHIFT, b >> DATELINE_SHIFT
 
 

@@ -7,7 +7,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-FINGERPRINT_VERSION = 12
+FINGERPRINT_VERSION = 13
 WEIGHT_SCALE = 1024
 N_SEGMENTS = 4
 SEGMENT_BITS = 16
@@ -67,7 +67,7 @@ class Fingerprint:
     one repeated word for word (a site's line). ``number_bag``: the set of numbers the body gives
     (dates, figures) as a 64-bit bitmap (:func:`~es_simhash.fingerprint.hashes.number_bag`); two reports of one
     template about different events give other numbers. ``date_bag`` and ``place_bag``: the dates and the places
-    its sentences give, and the place its dateline names (:mod:`~es_simhash.fingerprint.events`), which name the
+    its sentences give, and the places its datelines name (:mod:`~es_simhash.fingerprint.events`), which name the
     event a text reports.
     """
 

@@ -25,7 +25,7 @@ use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
 /// The fingerprint version this core computes (`es_simhash.fingerprint.FINGERPRINT_VERSION` must equal it).
-pub const FINGERPRINT_VERSION: u32 = 12;
+pub const FINGERPRINT_VERSION: u32 = 13;
 const SKETCH_BIT: u64 = 1 << 63;
 const CJK_SENTENCE_BIT: u64 = 1 << 62;
 const GOLDEN: u64 = 0x9E3779B97F4A7C15;
@@ -1479,6 +1479,9 @@ fn pair(a: char, b: char) -> u64 {
 const PLACES_KEPT: usize = 6;
 const PLACE_SLOT_BITS: usize = 9;
 const DATELINE_SHIFT: usize = PLACES_KEPT * PLACE_SLOT_BITS;
+/// `events.SEVERAL_DATELINES`, `events.DATELINE_SET_BITS`
+const SEVERAL_DATELINES: u64 = 1 << PLACE_SLOT_BITS;
+const DATELINE_SET_BITS: u64 = 9;
 const DATELINE_HEAD: usize = 48;
 
 /// `events._names`: `found(key, end)` for each place name `t` reads, left to right, the longest name at each point,
@@ -1541,8 +1544,9 @@ fn dateline_tail(t: &[char], j: usize) -> bool {
     ends(j)
 }
 
-/// `events.dateline_key` of a normalised text: the key of the place its datelines name, when they name one place
-/// (0: none, or several).
+/// `events.dateline_key` of a normalised text: the slot of the place its datelines name (each key's top 9 bits),
+/// when they name one place; when they name several, `SEVERAL_DATELINES` and each place's bit (slot modulo
+/// `DATELINE_SET_BITS`); 0: none.
 fn dateline_key(normalized: &str, places: &Places) -> u64 {
     if places.bits.is_empty() {
         return 0;
@@ -1552,15 +1556,16 @@ fn dateline_key(normalized: &str, places: &Places) -> u64 {
         // (a name of at most 45 characters that begins in the head, and the longest tail after it)
         let t: Vec<char> = line.chars().take(DATELINE_HEAD + 64).collect();
         place_names(&t, places, DATELINE_HEAD, |k, end| {
-            if dateline_tail(&t, end) && !seen.contains(&k) {
-                seen.push(k);
+            let slot = (k >> 1).max(1);
+            if dateline_tail(&t, end) && !seen.contains(&slot) {
+                seen.push(slot);
             }
         });
     }
-    if seen.len() == 1 {
-        seen[0]
-    } else {
-        0
+    match seen.len() {
+        0 => 0,
+        1 => seen[0],
+        _ => seen.iter().fold(SEVERAL_DATELINES, |code, &slot| code | (1 << (slot % DATELINE_SET_BITS))),
     }
 }
 
