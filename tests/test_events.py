@@ -457,3 +457,27 @@ def test_prefectures_with_common_word_short_forms_and_taiwans_counties_are_place
     if short:
         assert place_bag(_norm(f"{short}迎来初雪。")) == bag  # (a name and its short form: one place)
     assert place_bag(_norm("白银价格今天上涨。")) == 0  # (the common word alone is no place)
+
+
+@pytest.mark.parametrize("title, place, others", [
+    ("盗窃：“家鼠”“田鼠”两祸害", "重庆", ("厦门", "辽宁")),  # (the place in one sentence)
+    ("李宁牌———中国体育用品第一品牌", "北京", ("湖北", "陕西")),
+    ("我国铁路营业里程亚洲第一", "北京", ("湖北", "陕西")),  # (the place in the dateline)
+])
+def test_a_reprint_of_a_template_report_joins_its_report_though_other_events_share_the_template(title, place, others):
+    """Three reports written from one template (a People's Daily article and the same with its place replaced) share
+    every sentence but those naming the place; each reprinted inside a site's header. The reports of other events
+    hold the template's sentences too, but they are other events: they do not make those sentences boilerplate for
+    a reprint of its own report, which joins it; the three reports stay apart."""
+    from es_simhash import DedupEngine, Document, MemoryIndex
+    from es_simhash.pipeline import dedup_documents
+
+    article = next(a for a in corpora.peoples_daily_articles() if a.startswith(title))
+    header = "首页 > 新闻中心 > 国内新闻\n新浪新闻客户端，随时随地看新闻\n"
+    reports = {"a": article, "b": article.replace(place, others[0]), "c": article.replace(place, others[1])}
+    docs = [Document(i, t) for i, t in reports.items()] + [Document(i + "-reprint", header + t)
+                                                           for i, t in reports.items()]
+    engine = DedupEngine.for_run(MemoryIndex(), Fingerprinter(), DefaultRule.for_run(recheck=True), recheck=True)
+    clusters = dedup_documents(docs, engine, recheck=True)
+    assert [clusters[i] == clusters[i + "-reprint"] for i in reports] == [True, True, True], clusters
+    assert len({clusters[i] for i in reports}) == 3, clusters

@@ -5,7 +5,7 @@ meaning guard's veto."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from es_simhash.decide.compare import opposite, within
 from es_simhash.decide.rule import has_sketch
@@ -26,6 +26,10 @@ class TemplateCrowding:
     crowd_k: int | None
     crowd_own: int
     crowd_sketch: bool
+    renamed: Callable[[Fingerprint, Fingerprint], bool] | None = None
+    """Whether a candidate is the query's report with its event's names replaced (another event by its dates or
+    places, the same figures: :meth:`MatchTests.renamed <es_simhash.decide.match.MatchTests.renamed>`): within
+    ``crowd_k`` bits, such a candidate holds no template for the query (:meth:`held`). None: every candidate may."""
 
     def vetoed(self, fp: Fingerprint, candidates: Sequence[StoredDoc]) -> frozenset[str]:
         """The clusters of ``candidates`` the meaning guard vetoes for ``fp`` (none without ``meaning_guard``)."""
@@ -65,9 +69,16 @@ class TemplateCrowding:
         holders among the candidates outside the ``vetoed`` clusters (a text that says the opposite shares nearly
         everything with ``fp``, but holds no template): a holder is a cluster, or with ``crowd_k`` a group of its
         members within ``crowd_k`` bits of each other (taken in (cluster, id) order, so every backend groups
-        alike)."""
+        alike). A candidate within ``crowd_k`` bits that is ``fp``'s report with its event's names replaced
+        (:attr:`renamed`: another date or place, the same figures) holds none: the template's reports of other
+        places or dates share every sentence with ``fp`` and the event test keeps them apart, while a reprint of
+        ``fp``'s own report shares those sentences too and little else (two such reports would otherwise leave it no
+        hash to match by). A report whose figures are other too (another day's weather, another month's
+        statistics) holds the template as any page does."""
         if vetoed:
             candidates = [c for c in candidates if c.cluster not in vetoed]
+        if self.renamed is not None and self.crowd_k is not None:
+            candidates = [c for c in candidates if not self._renamed_near(fp, c.fingerprint)]
         mine = set(fp.hashes if self.crowd_sketch else fp.sentences)
         holders: dict[int, list[StoredDoc]] = {}
         for cand in candidates:
@@ -97,6 +108,12 @@ class TemplateCrowding:
                     out.add(h)
                     break
         return frozenset(out)
+
+    def _renamed_near(self, fp: Fingerprint, other: Fingerprint) -> bool:
+        """Whether ``other`` is ``fp``'s report with its event's names replaced (:attr:`renamed`), within ``crowd_k``
+        bits of it (the template is most of both texts)."""
+        assert self.renamed is not None and self.crowd_k is not None
+        return fp.distance(other) <= self.crowd_k and self.renamed(fp, other)
 
     def _one_holder(self, a: StoredDoc, b: StoredDoc, query: Fingerprint) -> bool:
         """Whether two candidates hold the hashes they share with ``query`` as one text: members of one cluster

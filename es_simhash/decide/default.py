@@ -168,7 +168,8 @@ class DefaultRule:
             min_shared_hashes=self.min_shared_hashes))
         object.__setattr__(self, "crowding", TemplateCrowding(
             max_sentence_clusters=self.max_sentence_clusters, meaning_guard=self.meaning_guard,
-            crowd_k=self.crowd_k, crowd_own=self.crowd_own, crowd_sketch=self.crowd_sketch))
+            crowd_k=self.crowd_k, crowd_own=self.crowd_own, crowd_sketch=self.crowd_sketch,
+            renamed=self.match_tests.renamed if self.event_guard else None))
 
     @property
     def candidate_distance(self) -> int:

@@ -94,42 +94,59 @@ class MatchTests:
         return None if self._other_event(fp, other, note) else decision
 
     def _other_event(self, fp: Fingerprint, other: Fingerprint, note: Note) -> bool:
-        """Whether the two texts report other events. Dates and places name an event, figures describe it: where
+        """Whether the two texts report other events. Dates and places name an event, figures describe it
+        (:meth:`_named_event`); where neither dates nor places are given by both, the figures decide
+        (:meth:`_other_numbers`; ``event_guard`` off: figures only)."""
+        if self.event_guard:
+            named = self._named_event(fp, other, note)
+            if named is not None:
+                return named
+        return self._other_numbers(fp, other, note)
+
+    def renamed(self, fp: Fingerprint, other: Fingerprint) -> bool:
+        """Whether ``other`` reports another event than ``fp`` by its dates or places (:meth:`_named_event`) and
+        gives ``fp``'s figures (:meth:`_other_numbers` finds none other): the same report with its event's names
+        replaced. The template rule's test of who holds a template for ``fp``
+        (:class:`~es_simhash.decide.crowding.TemplateCrowding`)."""
+        silent = recorder(None)
+        return self.event_guard and self._named_event(fp, other, silent) is True \
+            and not self._other_numbers(fp, other, silent)
+
+    def _named_event(self, fp: Fingerprint, other: Fingerprint, note: Note) -> bool | None:
+        """Whether the texts' dates and places name other events (True), one event (False), or neither (None): where
         both texts give dates of one kind (days of the month, months, weekdays, years:
         :data:`~es_simhash.fingerprint.events.DATE_FIELDS`) and share fewer than half of the fewer's (none of one
         date each, one of four days: a report's days moved on), or open with datelines of other places (where each
         report was filed: :func:`~es_simhash.fingerprint.events.other_datelines`), or name other places
         (:meth:`_other_places`), they are other events (two years' first snow, two days' earthquake bulletins, two
         cities' accidents, written from one template); where they give the same dates and places, they are one
-        event, whatever figures were revised (an update). Where neither dates nor places are given by both, the
-        figures decide (:meth:`_other_numbers`). A page's own dates (a header, a byline time) are not read: only
-        lines that end a sentence are (``event_guard`` off: figures only)."""
-        if self.event_guard:
-            named: dict[str, Any] = {}
-            a, b = fp.date_bag, other.date_bag
-            if a and b:
-                for kind, bits in DATE_FIELDS:
-                    if a & bits and b & bits:
-                        shared = (a & b & bits).bit_count()
-                        if 2 * shared < min((a & bits).bit_count(), (b & bits).bit_count()):
-                            note("event", False, {"other": kind})
-                            return True
-                        named[kind] = shared
-            a, b = fp.place_bag, other.place_bag
-            if other_datelines(*datelines(a, b)):
-                note("event", False, {"other": "dateline"})
+        event, whatever figures were revised (an update). A page's own dates (a header, a byline time) are not
+        read: only lines that end a sentence are."""
+        named: dict[str, Any] = {}
+        a, b = fp.date_bag, other.date_bag
+        if a and b:
+            for kind, bits in DATE_FIELDS:
+                if a & bits and b & bits:
+                    shared = (a & b & bits).bit_count()
+                    if 2 * shared < min((a & bits).bit_count(), (b & bits).bit_count()):
+                        note("event", False, {"other": kind})
+                        return True
+                    named[kind] = shared
+        a, b = fp.place_bag, other.place_bag
+        if other_datelines(*datelines(a, b)):
+            note("event", False, {"other": "dateline"})
+            return True
+        if a & NAMED_PLACES and b & NAMED_PLACES:  # (both name places in their sentences)
+            mine, theirs = place_keys(a, b)
+            if self._other_places(mine, theirs):
+                note("event", False, {"other": "places", "only": min(len(mine - theirs), len(theirs - mine)),
+                                      "shared": len(mine & theirs), "place_guard": self.place_guard})
                 return True
-            if a & NAMED_PLACES and b & NAMED_PLACES:  # (both name places in their sentences)
-                mine, theirs = place_keys(a, b)
-                if self._other_places(mine, theirs):
-                    note("event", False, {"other": "places", "only": min(len(mine - theirs), len(theirs - mine)),
-                                          "shared": len(mine & theirs), "place_guard": self.place_guard})
-                    return True
-                named["places"] = len(mine & theirs)
-            if named:
-                note("event", True, {"same": named})
-                return False
-        return self._other_numbers(fp, other, note)
+            named["places"] = len(mine & theirs)
+        if named:
+            note("event", True, {"same": named})
+            return False
+        return None
 
     def _other_places(self, mine: frozenset[int], theirs: frozenset[int]) -> bool:
         """Whether two texts name other places, on the places of their bags that compare
