@@ -77,8 +77,6 @@ class TemplateCrowding:
         statistics) holds the template as any page does."""
         if vetoed:
             candidates = [c for c in candidates if c.cluster not in vetoed]
-        if self.renamed is not None and self.crowd_k is not None:
-            candidates = [c for c in candidates if not self._renamed_near(fp, c.fingerprint)]
         mine = set(fp.hashes if self.crowd_sketch else fp.sentences)
         holders: dict[int, list[StoredDoc]] = {}
         for cand in candidates:
@@ -94,9 +92,14 @@ class TemplateCrowding:
                 same = known[(a.id, b.id)] = self._one_holder(a, b, fp)
             return same
 
+        renamed = self._renamed_among(fp, holders)
         for h, held in holders.items():
             if len(held) <= limit:
                 continue
+            if renamed:
+                held = [c for c in held if c.id not in renamed]
+                if len(held) <= limit:
+                    continue
             groups: list[list[StoredDoc]] = []
             for c in sorted(held, key=lambda c: (c.cluster, c.id)):
                 home = next((g for g in groups if any(one_holder(m, c) for m in g)), None)
@@ -108,6 +111,14 @@ class TemplateCrowding:
                     out.add(h)
                     break
         return frozenset(out)
+
+    def _renamed_among(self, fp: Fingerprint, holders: dict[int, list[StoredDoc]]) -> frozenset[str]:
+        """The ids of the candidates holding a hash with more than ``max_sentence_clusters`` holders that are
+        ``fp``'s report with its event's names replaced (:meth:`_renamed_near`): they hold none (:meth:`held`)."""
+        if self.renamed is None or self.crowd_k is None:
+            return frozenset()
+        crowd = {c.id: c for held in holders.values() if len(held) > self.max_sentence_clusters for c in held}
+        return frozenset(i for i, c in crowd.items() if self._renamed_near(fp, c.fingerprint))
 
     def _renamed_near(self, fp: Fingerprint, other: Fingerprint) -> bool:
         """Whether ``other`` is ``fp``'s report with its event's names replaced (:attr:`renamed`), within ``crowd_k``
