@@ -481,3 +481,18 @@ def test_a_reprint_of_a_template_report_joins_its_report_though_other_events_sha
     clusters = dedup_documents(docs, engine, recheck=True)
     assert [clusters[i] == clusters[i + "-reprint"] for i in reports] == [True, True, True], clusters
     assert len({clusters[i] for i in reports}) == 3, clusters
+
+
+@pytest.mark.parametrize("a, b, other", [
+    (0, 0, False), (0, 37, False),  # (no dateline on a side: nothing to compare)
+    (37, 37, False), (37, 38, True),  # (one place each: the same slot, another)
+    (0b10_0000_0011, 0b10_0000_0011, False),  # (a page of two reports and its copy)
+    (10, 0b10_0000_0110, False),  # (one of the page's reports: slot 10 is bit 1)
+    (12, 0b10_0000_0110, True),  # (a report from a third place: slot 12 is bit 3)
+    (0b10_0000_0011, 0b10_0000_0111, False),  # (a copy that keeps two of three reports)
+    (0b10_0000_0011, 0b10_0000_0110, True),  # (two pages that each name a place of filing the other lacks)
+])
+def test_dateline_codes_compare_as_sets_of_places(a, b, other):
+    from es_simhash.fingerprint.events import other_datelines
+
+    assert other_datelines(a, b) is other and other_datelines(b, a) is other

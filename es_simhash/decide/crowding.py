@@ -4,7 +4,7 @@ meaning guard's veto."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from es_simhash.decide.compare import opposite, within
@@ -26,7 +26,7 @@ class TemplateCrowding:
     crowd_k: int | None
     crowd_own: int
     crowd_sketch: bool
-    renamed: Callable[[Fingerprint, Fingerprint], bool] | None = None
+    renamed: Callable[[Fingerprint, Fingerprint], bool] | None = field(default=None, compare=False)
     """Whether a candidate is the query's report with its event's names replaced (another event by its dates or
     places, the same figures: :meth:`MatchTests.renamed <es_simhash.decide.match.MatchTests.renamed>`): within
     ``crowd_k`` bits, such a candidate holds no template for the query (:meth:`held`). None: every candidate may."""

@@ -78,7 +78,9 @@ class DefaultRule:
     """Two candidates of one cluster count as one holder of a hash only when their SimHashes are within ``crowd_k``
     bits, their content is the same, or one's sketch is inside the other's but for fewer than ``crowd_own`` hashes
     while the other has that many of its own (a post and its bare repost), so the posts of a template wrongly put
-    in one cluster still count as several holders (None: count clusters only)."""
+    in one cluster still count as several holders (None: count clusters only). Within ``crowd_k`` bits too, a
+    candidate that is the query's report with its event's names replaced holds no hash for it
+    (:meth:`TemplateCrowding.held <es_simhash.decide.crowding.TemplateCrowding.held>`; None: every candidate holds)."""
     crowd_own: int = 8
     """Two members of one cluster count as two holders too when, besides the hashes the query shares with them,
     each has at least ``crowd_own`` sketch hashes of its own, none shared with the other, and the query has as
@@ -104,7 +106,8 @@ class DefaultRule:
     fewer's (another day, month, weekday or year), or their datelines name other places (where each report was
     filed), or each names a place the other never names (``place_guard``; :mod:`~es_simhash.fingerprint.events`).
     Texts whose dates and places agree are one event: the number guard is not asked (an update revises figures).
-    (False: the number guard alone.)"""
+    The template rule reads the same test: a candidate that is the query's report with its event's names replaced
+    holds no template for it (``crowd_k``). (False: the number guard alone, and every candidate holds.)"""
     place_guard: float = 0.0
     """Two texts name other places (another event) when each names a place the other never names and the fewer of
     those places are more than this share of the places both name (0: any such place): a report of another place

@@ -11,7 +11,7 @@ line wholly in brackets (who wrote the text and where from: ``（贵州玉屏县
 site header, a byline time, "发布时间") and its navigation are lines without a sentence's end, so a reprint with its
 own page date names the same event as its original. A news report's dateline (``新华社北京1月25日电``,
 ``本报无锡1月23日讯``: a place, a date or none, then 电 or 讯, at the head of a line) names where it was filed: the
-place bag carries its place apart from the others (:func:`dateline_key`). Both bags are 64-bit integers (a bitmap of
+place bag carries the datelines' places apart from the others (:func:`dateline_key`). Both bags are 64-bit integers (a bitmap of
 dates; the 9-bit keys of the six places with the least keys, a consistent sample of every place the sentences name,
 and 10 bits for the datelines' places: one place's slot, or the set of several); the native core computes the same
 values (``native/src/core.rs``)."""
@@ -282,7 +282,7 @@ def place_bag(normalized: str) -> int:
     text that names none. The least keys are a consistent sample (bottom-k): below the larger of two full bags' last
     keys, each bag holds every place its text names, so two bags compare as the two texts' places would there
     (:func:`place_keys`, :meth:`MatchTests._other_places <es_simhash.decide.match.MatchTests._other_places>`);
-    above them, the key of the dateline's place (:func:`dateline_key`)."""
+    above them, the datelines' places (:func:`dateline_key`)."""
     return _place_bag_of(_place_lines(normalized), normalized)
 
 
