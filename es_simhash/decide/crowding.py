@@ -114,17 +114,14 @@ class TemplateCrowding:
 
     def _renamed_among(self, fp: Fingerprint, holders: dict[int, list[StoredDoc]]) -> frozenset[str]:
         """The ids of the candidates holding a hash with more than ``max_sentence_clusters`` holders that are
-        ``fp``'s report with its event's names replaced (:meth:`_renamed_near`): they hold none (:meth:`held`)."""
+        ``fp``'s report with its event's names replaced (:attr:`renamed`) within ``crowd_k`` bits: they hold none
+        (:meth:`held`)."""
         if self.renamed is None or self.crowd_k is None:
             return frozenset()
         crowd = {c.id: c for held in holders.values() if len(held) > self.max_sentence_clusters for c in held}
-        return frozenset(i for i, c in crowd.items() if self._renamed_near(fp, c.fingerprint))
-
-    def _renamed_near(self, fp: Fingerprint, other: Fingerprint) -> bool:
-        """Whether ``other`` is ``fp``'s report with its event's names replaced (:attr:`renamed`), within ``crowd_k``
-        bits of it (the template is most of both texts)."""
-        assert self.renamed is not None and self.crowd_k is not None
-        return fp.distance(other) <= self.crowd_k and self.renamed(fp, other)
+        near, renamed = self.crowd_k, self.renamed  # (within crowd_k bits: the template is most of both texts)
+        return frozenset(i for i, c in crowd.items()
+                         if fp.distance(c.fingerprint) <= near and renamed(fp, c.fingerprint))
 
     def _one_holder(self, a: StoredDoc, b: StoredDoc, query: Fingerprint) -> bool:
         """Whether two candidates hold the hashes they share with ``query`` as one text: members of one cluster

@@ -25,7 +25,7 @@ from typing import Iterable, Iterator
 from es_simhash.fingerprint import text as _text
 
 __all__ = ["date_bag", "place_bag", "event_bags", "dateline_key", "datelines", "dateline_places",
-           "dateline_slot", "other_datelines", "place_key", "place_keys", "places",
+           "other_datelines", "place_slot", "place_key", "place_keys", "places",
            "DAYS", "MONTHS", "WEEKDAYS", "YEARS", "DATE_FIELDS", "PLACES_KEPT", "NAMED_PLACES"]
 
 PLACES_KEPT = 6
@@ -310,7 +310,7 @@ def _names(text: str, starts_before: int | None = None) -> Iterator[tuple[int, i
 
 def _places_in(text: str) -> int:
     """The places of a place bag (below its dateline), of sentence lines joined by line breaks."""
-    found = {(key >> (PLACE_KEY_BITS - PLACE_SLOT_BITS)) or 1 for key, _ in _names(text)}
+    found = {place_slot(key) for key, _ in _names(text)}
     return sum(k << (PLACE_SLOT_BITS * i) for i, k in enumerate(sorted(found)[:PLACES_KEPT]))
 
 
@@ -319,18 +319,19 @@ def dateline_key(normalized: str) -> int:
     point, as :func:`place_bag` reads them) that begins within :data:`DATELINE_HEAD` characters of a line's start and
     is followed by a date (``1月25日``, ``一月二十五日``) or none, then ``电`` or ``讯`` (``新华社北京1月25日电``,
     ``本报无锡1月23日讯``, ``新华社北京电``). Every line is read, whether it ends a sentence or not. One place: its
-    slot (:func:`dateline_slot`); several (a page of several reports, whose copies may give them in another order or
+    slot (:func:`place_slot`); several (a page of several reports, whose copies may give them in another order or
     keep a part of them): :data:`SEVERAL_DATELINES` and a bit for each place (:func:`dateline_places`); 0 when no line
     carries a dateline."""
-    seen = {dateline_slot(key) for line in normalized.split("\n") for key, end in _names(line, DATELINE_HEAD)
+    seen = {place_slot(key) for line in normalized.split("\n") for key, end in _names(line, DATELINE_HEAD)
             if _DATELINE_TAIL.match(line, end)}
     if len(seen) <= 1:
         return next(iter(seen), 0)
-    return SEVERAL_DATELINES | sum({1 << (slot % DATELINE_SET_BITS) for slot in seen})
+    return SEVERAL_DATELINES | sum({dateline_places(slot) for slot in seen})  # (distinct bits: the sum is their union)
 
 
-def dateline_slot(key: int) -> int:
-    """The 9-bit slot of a place's key (:func:`place_key`) as a dateline gives it: its top 9 bits (never 0)."""
+def place_slot(key: int) -> int:
+    """The 9-bit slot of a place's key (:func:`place_key`) in a place bag and a dateline code: its top 9 bits (never
+    0, an empty slot; the least keys stay the least)."""
     return (key >> (PLACE_KEY_BITS - PLACE_SLOT_BITS)) or 1
 
 

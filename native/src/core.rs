@@ -1516,7 +1516,7 @@ fn place_bag(t: &[char], places: &Places) -> u64 {
         return 0;
     }
     let mut slots: Vec<u64> = Vec::new();
-    place_names(t, places, usize::MAX, |k, _| slots.push((k >> 1).max(1)));
+    place_names(t, places, usize::MAX, |k, _| slots.push(place_slot(k)));
     slots.sort_unstable();
     slots.dedup();
     slots.iter().take(PLACES_KEPT).enumerate().fold(0u64, |bag, (i, &k)| bag | (k << (PLACE_SLOT_BITS * i)))
@@ -1544,6 +1544,11 @@ fn dateline_tail(t: &[char], j: usize) -> bool {
     ends(j)
 }
 
+/// `events.place_slot`: a place key's top 9 bits, never 0 (an empty slot).
+fn place_slot(k: u64) -> u64 {
+    (k >> 1).max(1)
+}
+
 /// `events.dateline_key` of a normalised text: the slot of the place its datelines name (each key's top 9 bits),
 /// when they name one place; when they name several, `SEVERAL_DATELINES` and each place's bit (slot modulo
 /// `DATELINE_SET_BITS`); 0: none.
@@ -1556,7 +1561,7 @@ fn dateline_key(normalized: &str, places: &Places) -> u64 {
         // (a name of at most 45 characters that begins in the head, and the longest tail after it)
         let t: Vec<char> = line.chars().take(DATELINE_HEAD + 64).collect();
         place_names(&t, places, DATELINE_HEAD, |k, end| {
-            let slot = (k >> 1).max(1);
+            let slot = place_slot(k);
             if dateline_tail(&t, end) && !seen.contains(&slot) {
                 seen.push(slot);
             }
