@@ -1,5 +1,7 @@
 """The dedup engine on real text: exact and near duplicates, in-batch and cross-batch, clusters, empties."""
 
+import itertools
+
 import pytest
 
 from es_simhash import Fingerprinter
@@ -135,8 +137,9 @@ def test_boilerplate_footer_stops_counting_once_it_is_common(batch_size, article
     assert not [r for r in res if r.duplicate and r.reason not in ("sentences", "simhash", "exact")]
 
 
-def _clusters(docs, rule=None):
-    return {r.id: r.cluster for r in DedupEngine(rule=rule).process([Document(i, t) for i, t in docs])}
+def _clusters(docs, rule=None, fingerprinter=None):
+    engine = DedupEngine(rule=rule, fingerprinter=fingerprinter)
+    return {r.id: r.cluster for r in engine.process([Document(i, t) for i, t in docs])}
 
 
 POST = "我们支持这项改革方案，它会让更多的年轻人在城市里找到稳定的工作。"
@@ -184,6 +187,41 @@ def test_english_negation_is_not_a_duplicate_but_a_typo_is():
     ])
     assert c["not"] == "not"
     assert c["typo"] == "a" and c["rt"] == "a"
+
+
+# One book's attribution under quotes of it (four books, seven quotes): before, the attribution was a long sentence
+# two quotes shared, and nearly every pair of them was one cluster.
+_ATTRIBUTIONS = [" —— 尤瓦尔·赫拉利《未来简史：从智人到智神》", " -- 加西亚·马尔克斯《百年孤独》", " —— 米兰·昆德拉《不能承受的生命之轻》",
+                 " -- 村上春树《挪威的森林》（林少华译）"]
+_QUOTES = ["人类的历史，就是一部不断摆脱饥荒、瘟疫和战争的历史。", "我们正在学习如何设计大脑，延长寿命，也学会了随心所欲地杀死思想。",
+           "生命中曾经有过的所有灿烂，原来终究，都需要用寂寞来偿还。", "过去都是假的，回忆是一条没有归途的路，以往的一切春天都无法复原。",
+           "人永远都无法知道自己该要什么，因为人只能活一次，既不能拿它跟前世相比，也不能在来生加以修正。",
+           "每个人都有属于自己的一片森林，也许我们从来不曾去过，但它一直在那里。", "死并非生的对立面，而作为生的一部分永存。"]
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+@pytest.mark.parametrize("attribution", _ATTRIBUTIONS)
+def test_two_quotes_of_one_book_are_not_one_cluster_for_their_attribution_but_their_reposts_join_them(engine, attribution):
+    fingerprinter = Fingerprinter(engine=engine)
+    merged = []
+    for i, j in itertools.combinations(range(len(_QUOTES)), 2):
+        c = _clusters([("a", _QUOTES[i] + attribution), ("b", _QUOTES[j] + attribution),
+                       ("a-shared", "分享一句话：" + _QUOTES[i] + attribution), ("b-bare", _QUOTES[j])], fingerprinter=fingerprinter)
+        assert c["a-shared"] == "a" and c["b-bare"] == c["b"]
+        if c["b"] == "a":
+            merged.append((i, j))
+    assert merged == []
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_a_tag_moved_into_a_label_at_the_start_is_a_repost_not_words_in_another_order(engine):
+    """"【每日一句】" opening a post and "#每日一句#" closing it: the same characters in another order, which the
+    meaning guard reads as words swapped unless the label is a sentence of its own (a "】" ends it)."""
+    c = _clusters([("post", POST), ("tagged", POST + " #每日一句#"), ("labelled", "【每日一句】" + POST),
+                   ("labelled-swap", "【每日一句】" + POST.replace("年轻人", "@").replace("城市", "年轻人").replace("@", "城市"))],
+                  fingerprinter=Fingerprinter(engine=engine))
+    assert c["tagged"] == c["labelled"] == "post"
+    assert c["labelled-swap"] == "labelled-swap"
 
 
 def test_a_correction_inside_a_long_article_does_not_split_it(articles):

@@ -142,7 +142,8 @@ def test_identical_with_custom_idf_tables(native, fitted_idf, tf):
 # Characters where Python's casefold/isalnum/isspace/NFKC differ from Rust's char methods or need care:
 # ß ﬁ İ ς (casefold), Cherokee (casefolds to upper case), Deseret (astral case), ǅ (title case), ² Ⅻ ٣ ① (numeric),
 # U+0345 (casefolds to ι), Hangul, combining marks, lone surrogates, unassigned code points (U+0378, U+1FAF9,
-# U+E01F0), full-width forms, the ideographic space, sentence ends, dots, every kind of whitespace.
+# U+E01F0), full-width forms, the ideographic space, sentence ends, dots, every kind of whitespace; the dashes that
+# open an attribution and the brackets of a label.
 _SPECIAL = ("\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308\u00a0\u2028\u2029\u3002…。.. \n\r\t\v\f\x1c\x1f\x85"
             "_ßﬁİıςΣꭰᏸ\U00010400\U00010428ǅ²Ⅻ٣①㍿\u0345가각\u1100\u1161\u11a8ÅΩ\u0378\U0001faf9\U000e01f0\U00020000"
             "'-+#&%c中文的是了国家经济发展转发微博一二三龘\uf900\ufa6e")
@@ -150,7 +151,7 @@ _WORDS = ["c#", "c++", "1.3nm", "www.example.com", "50%", "3.5", "u.s.a", "don't
           "中国", "人民日报", "经济发展", "the", "government", "said", "news", "C#", "Ｃ＃", "e-mail", "9.9%",
           "转 发 微 博", "中 a 文", "中\u3000文", "。", "！", "...", "\n", " ", "  \n ", "中.", ".中", "%.", "”.",
           "u.s.", "e.g.", "a.中", "1.中", "中.1", "。.", "..中", "中. ", " .中",
-          "说.好.我"]
+          "说.好.我", "--", " -- ", "。--", "——", "\n—", " ―", "- -", "【", "】", "【每日一句】", "-- 作者《书》"]
 _chars = st.one_of(st.characters(codec=None), st.sampled_from(list(_SPECIAL)),
                    st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
                    st.characters(min_codepoint=0xFF00, max_codepoint=0xFF65),

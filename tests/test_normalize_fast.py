@@ -38,14 +38,15 @@ def _reference_normalize(t: str) -> str:
 
 
 def _reference_keys(normalized: str, min_chars: int) -> tuple[str, list[str]]:
-    keys = [T.sentence_key(s) for s in T.split_sentences(normalized)]
+    keys = [T.sentence_key(s) for s in T.split_sentences(normalized) if not T.is_attribution(s)]
     return T.content_key(normalized), [k for k in keys if len(k) >= min_chars]
 
 
 # Random code points, plus a bias towards the characters the fast paths special-case:
 # lone surrogates, astral letters, full-width ASCII, U+3000, combining marks, sentence ends, dots and whitespace.
 _SPECIAL = ("&amp;ldquo;&#x3002;&nbsp;&lt;&#12290&copy\ud800\udfff\U0001d400ＡＢｚ０９！？；，．　\u0301\u0308\u00a0\u2028\u3002…。.. \n\r\t_ßﬁ①㍿ＡＢ中文"
-            "內容國發髮著乾象像(（)）nèi róng ǚ nv2 ㄋㄟˋ˙.中.a1.u.s.e.g.。\u200b\u200d\ufeff\u00ad\ufe0f\U000e0020")
+            "內容國發髮著乾象像(（)）nèi róng ǚ nv2 ㄋㄟˋ˙.中.a1.u.s.e.g.。\u200b\u200d\ufeff\u00ad\ufe0f\U000e0020"
+            "--—―【】")
 _chars = st.one_of(st.characters(codec=None), st.sampled_from(list(_SPECIAL)), st.characters(min_codepoint=0xFF00, max_codepoint=0xFF65))
 _texts = st.text(_chars, max_size=60)
 

@@ -37,10 +37,14 @@ __all__ = [
 
 # Anything that is not a letter, digit or CJK ideograph: punctuation, symbols, spaces, underscores.
 _NON_WORD = re.compile(r"[\W_]+")
-# Sentence ends: Chinese and Western terminal punctuation, line breaks, and a full stop followed by space/end
-# (so "3.5" and "U.S.A" do not split). After NFKC the full-width ！？；： are already ASCII, and :func:`normalize`
-# writes a full stop of Chinese text "。" (:data:`_FULL_STOP`).
-_SENTENCE_END = re.compile(r"[。！？!?;；…\r\n]+|\.(?=\s|$)")
+# Sentence ends: Chinese and Western terminal punctuation, line breaks, the closing lenticular bracket of a label
+# ("【每日一句】", "【新华社北京电】": what it encloses is a label, read apart from the sentence after it), and a full
+# stop followed by space/end (so "3.5" and "U.S.A" do not split). After NFKC the full-width ！？；： are already
+# ASCII, and :func:`normalize` writes a full stop of Chinese text "。" (:data:`_FULL_STOP`).
+_SENTENCE_END = re.compile(r"[。！？!?;；…】\r\n]+|\.(?=\s|$)")
+# An attribution: a sentence that opens with a dash ("-- 作者《书名》", "—— 鲁迅", "——转自微信公众号"): the source of a
+# quote or a subtitle, not what the text says. Two quotes of one book share it.
+_ATTRIBUTION_DASHES = ("--", "\u2014", "\u2015")
 # CJK Unified Ideographs (+ extension A) — enough to decide whether a text needs the Chinese segmenter.
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A space between two of those ideographs: Chinese puts no spaces between words, so such a space is layout or a
@@ -283,6 +287,12 @@ def split_sentences(normalized: str) -> list[str]:
     return [s for s in (p.strip() for p in _SENTENCE_END.split(normalized)) if s]
 
 
+def is_attribution(sentence: str) -> bool:
+    """Whether a sentence of :func:`split_sentences` is an attribution (it opens with ``--``, ``—`` or ``―``):
+    it counts in the text's content and SimHash but is no sentence key (:func:`_keys_many`)."""
+    return sentence.startswith(_ATTRIBUTION_DASHES)
+
+
 def sentence_key(sentence: str) -> str:
     """A sentence reduced to its letters, digits and ideographs (punctuation/space edits do not change it)."""
     return _NON_WORD.sub("", sentence)
@@ -291,7 +301,7 @@ def sentence_key(sentence: str) -> str:
 # Per-code-point tables for the BMP, built once on first use (astral code points are looked up one by one).
 # ``re``'s ``\\w`` on str patterns is ``str.isalnum() or "_"``, so ``[\\W_]`` removes exactly the code points
 # that are not ``isalnum()``; ``\\s`` is ``str.isspace()`` (no astral code point is a space).
-_SENTENCE_END_CHARS = "。！？!?;；…\r\n"
+_SENTENCE_END_CHARS = "。！？!?;；…】\r\n"
 
 
 @lru_cache(maxsize=None)
@@ -307,7 +317,8 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _keys_many(normalized: Sequence[str], min_sentence_chars: int) -> list[tuple[str, list[str]]]:
     """For each text: its :func:`content_key` and, in text order, the :func:`sentence_key` of each of its
-    :func:`split_sentences` that has at least ``min_sentence_chars`` characters.
+    :func:`split_sentences` that has at least ``min_sentence_chars`` characters and is no :func:`attribution
+    <is_attribution>`.
 
     Same results as those regex functions (a test checks it on random text), computed for a whole batch with
     a few numpy passes over the code points instead of one regex call per sentence:
@@ -316,7 +327,9 @@ def _keys_many(normalized: Sequence[str], min_sentence_chars: int) -> list[tuple
     * a sentence ends at every sentence-end character, and at a ``.`` followed by whitespace or the end of the
       text (``\\.(?=\\s|$)``; a ``$`` before a final newline is covered by the newline being whitespace);
     * numbering the sentences with a running count of sentence ends (and text starts) gives every kept code
-      point its sentence; runs of separators only make empty sentences, which the length filter drops.
+      point its sentence; runs of separators only make empty sentences, which the length filter drops;
+    * a sentence whose first code point that is neither whitespace nor a sentence end is a dash (``—``, ``―``,
+      or ``-`` followed by ``-``) is an attribution: its run is dropped.
     """
     import numpy as np
     if not normalized:
@@ -345,11 +358,14 @@ def _keys_many(normalized: Sequence[str], min_sentence_chars: int) -> list[tuple
         follow = cps[np.minimum(nxt, cps.size - 1)]
         end[dots[at_end | (space_t[np.minimum(follow, 0xFFFF)] & (follow <= 0xFFFF))]] = True
     starts = offsets[:-1][lengths > 0]
+    ends_at_starts = end[starts]  # (the sentence ends proper, for the attributions)
     end[starts] = True  # a new text starts a new sentence (harmless on separators: they are never kept)
     # (np.compress and int32 running counts: the same values as boolean indexing and int64 sums, several times
     # faster on masks as irregular as these; a count never exceeds the number of code points)
     count_t = np.int32 if cps.size < 2**31 - 1 else np.intp
-    sentence = np.compress(word, np.cumsum(end, dtype=count_t))  # sentence number of each kept code point
+    numbers = np.cumsum(end, dtype=count_t)  # sentence number of each code point
+    sentence = np.compress(word, numbers)  # of each kept code point
+    attributions = _attributions(cps, end, numbers, starts, ends_at_starts)
     kept = np.compress(word, cps).tobytes().decode("utf-32-le")  # letters/digits/ideographs never include surrogates
     kept_before = np.concatenate(([0], np.cumsum(word, dtype=count_t)))[offsets]  # where each text starts in kept
     # runs of equal sentence numbers in ``kept`` are the non-empty sentence keys
@@ -357,6 +373,8 @@ def _keys_many(normalized: Sequence[str], min_sentence_chars: int) -> list[tuple
     run_start = np.concatenate(([0], bounds))
     run_end = np.concatenate((bounds, [sentence.size]))
     long_enough = (run_end - run_start) >= max(1, min_sentence_chars)
+    if attributions.size and sentence.size:
+        long_enough &= ~np.isin(sentence[run_start], attributions)
     run_start, run_end = run_start[long_enough], run_end[long_enough]
     run_text = np.searchsorted(kept_before, run_start, side="right") - 1
     bounds_py = kept_before.tolist()
@@ -364,6 +382,32 @@ def _keys_many(normalized: Sequence[str], min_sentence_chars: int) -> list[tuple
     for i, a, b in zip(run_text.tolist(), run_start.tolist(), run_end.tolist()):
         out[i][1].append(kept[a:b])
     return out
+
+
+_DASHES = (0x2014, 0x2015)
+
+
+def _attributions(cps: np.ndarray, end: np.ndarray, numbers: np.ndarray, starts: np.ndarray,
+                  ends_at_starts: np.ndarray) -> np.ndarray:
+    """The numbers of the sentences (:func:`_keys_many`'s running count) that are attributions: the first code
+    point of the sentence that is neither whitespace nor a sentence end is ``—`` or ``―``, or a ``-`` followed at
+    once by another ``-``. (``end`` marks the texts' first code points too; ``ends_at_starts``: whether those are
+    sentence ends proper.)"""
+    import numpy as np
+    dashes = np.flatnonzero((cps == _DASHES[0]) | (cps == _DASHES[1]) | (cps == ord("-")))
+    if not dashes.size:
+        return dashes
+    space_t = _tables()[1]
+    separator = end.copy()
+    separator[starts] = ends_at_starts
+    solid = ~separator & ~space_t[np.minimum(cps, 0xFFFF)]  # (no astral code point is a space)
+    at = np.flatnonzero(solid)
+    first = at[np.concatenate(([True], numbers[at[1:]] != numbers[at[:-1]]))]  # each sentence's first solid point
+    first = first[np.isin(first, dashes)]
+    hyphen = cps[first] == ord("-")
+    nxt = np.minimum(first + 1, cps.size - 1)
+    double = (first + 1 < cps.size) & (cps[nxt] == ord("-")) & (numbers[nxt] == numbers[first])
+    return numbers[first[~hyphen | double]]
 
 
 def has_cjk(text: str) -> bool:

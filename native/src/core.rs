@@ -25,7 +25,7 @@ use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
 /// The fingerprint version this core computes (`es_simhash.fingerprint.FINGERPRINT_VERSION` must equal it).
-pub const FINGERPRINT_VERSION: u32 = 13;
+pub const FINGERPRINT_VERSION: u32 = 14;
 const SKETCH_BIT: u64 = 1 << 63;
 const CJK_SENTENCE_BIT: u64 = 1 << 62;
 const GOLDEN: u64 = 0x9E3779B97F4A7C15;
@@ -83,7 +83,7 @@ fn bmp_flags() -> &'static [u8; 0x10000] {
                 f[c as usize] |= CJK;
             }
         }
-        for c in "。！？!?;；…\r\n".chars() {
+        for c in "。！？!?;；…】\r\n".chars() {
             f[c as usize] |= SENT_END;
         }
         for cp in 0x80u32..0x10000 {
@@ -423,6 +423,36 @@ pub struct Keys {
     count: usize,
     min_len: usize,
     dot: bool, // the last character written was "." (a sentence end if whitespace or the end follows)
+    lead: Lead,
+}
+
+/// How the sentence being written opens (`text._attributions`): a sentence whose first character that is neither
+/// whitespace nor a sentence end is "—" or "―", or "-" followed at once by "-", is an attribution, no sentence key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lead {
+    /// nothing but whitespace and sentence ends yet
+    Fresh,
+    /// a "-" (an attribution if "-" follows at once)
+    Hyphen,
+    Attribution,
+    Other,
+}
+
+impl Lead {
+    /// After the character `c` (not whitespace), `joined`: it follows the one before with no whitespace between.
+    #[inline]
+    fn after(self, c: char, joined: bool) -> Lead {
+        match self {
+            Lead::Fresh => match c {
+                '-' => Lead::Hyphen,
+                '\u{2014}' | '\u{2015}' => Lead::Attribution,
+                _ => Lead::Other,
+            },
+            Lead::Hyphen if c == '-' && joined => Lead::Attribution,
+            Lead::Hyphen => Lead::Other,
+            lead => lead,
+        }
+    }
 }
 
 impl Keys {
@@ -435,6 +465,7 @@ impl Keys {
             count: 0,
             min_len: min_sentence_chars.max(1),
             dot: false,
+            lead: Lead::Fresh,
             bag: 0,
             cjk: false,
             resplit: false,
@@ -452,11 +483,12 @@ impl Keys {
 
     #[inline]
     fn end_sentence(&mut self) {
-        if self.count >= self.min_len {
+        if self.count >= self.min_len && self.lead != Lead::Attribution {
             self.sentences.push((self.start, self.content.len(), self.count));
         }
         self.start = self.content.len();
         self.count = 0;
+        self.lead = Lead::Fresh;
     }
 
     fn finish(mut self) -> Self {
@@ -549,6 +581,7 @@ impl Collapse {
                 }
                 k.rs = 0;
             }
+            k.lead = k.lead.after(ch, self.pending == 0);
             k.dot = false;
             let cp = ch as u32;
             if cp < 0x80 {
@@ -682,6 +715,7 @@ fn normalize_fast(text: &str, keys: Option<usize>) -> Option<(String, Option<Key
                 }
                 w.cjk = true;
                 if let Some(k) = &mut w.keys {
+                    k.lead = k.lead.after('中', true);
                     k.dot = false;
                     k.rs = 0;
                     k.cjk = true;
@@ -968,6 +1002,7 @@ pub fn keys(normalized: &str, min_sentence_chars: usize) -> (String, usize, Vec<
     let mut n_chars = 0usize;
     let mut sentences = Vec::new(); // (byte start, byte end in content, chars)
     let (mut start, mut count) = (0usize, 0usize);
+    let (mut lead, mut joined) = (Lead::Fresh, false);
     let mut chars = normalized.chars().peekable();
     while let Some(c) = chars.next() {
         let end = if c == '.' {
@@ -987,18 +1022,28 @@ pub fn keys(normalized: &str, min_sentence_chars: usize) -> (String, usize, Vec<
             flags(c) & SENT_END != 0
         };
         if end {
-            if count >= min_len {
+            if count >= min_len && lead != Lead::Attribution {
                 sentences.push((start, content.len(), count));
             }
             start = content.len();
             count = 0;
-        } else if is_alnum(c) {
+            (lead, joined) = (Lead::Fresh, false);
+            continue;
+        }
+        let space = if c.is_ascii() { ascii_space(c as u8) } else { flags(c) & SPACE != 0 };
+        if space {
+            joined = false;
+            continue;
+        }
+        lead = lead.after(c, joined);
+        joined = true;
+        if is_alnum(c) {
             content.push(c);
             count += 1;
             n_chars += 1;
         }
     }
-    if count >= min_len {
+    if count >= min_len && lead != Lead::Attribution {
         sentences.push((start, content.len(), count));
     }
     (content, n_chars, sentences)
