@@ -37,6 +37,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: slow test (seconds to minutes)")
     config.addinivalue_line("markers", "elasticsearch_only: tries a feature of Elasticsearch's own, not es-simhash's "
                             "(the OpenSearch passes leave it out)")
+    config.addinivalue_line("markers", "faults: node faults during ingest (tests/test_faults.py: a node killed, 429s, "
+                            "a node of two lost): es-simhash's retries, run on the newest node of each engine "
+                            "(Elasticsearch 9.x, OpenSearch 3.x); the 8.x and OpenSearch 2.x passes leave them out")
     config.addinivalue_line("markers", "secured: needs a node with security on (es_node's --security; on OpenSearch "
                             "2.x only: the OpenSearch 3.x pass leaves it out)")
 

@@ -13,7 +13,7 @@ import pytest
 
 from support import chinese_articles, english_articles
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.faults]
 
 
 def cli_popen(*args, es_url, cwd):
