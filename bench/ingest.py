@@ -351,12 +351,14 @@ def build_docs(n_docs: int, planted_share: float, seed: int, max_span: int = 0, 
 
 # -- base index ------------------------------------------------------------------------------------------------
 def preload(client, index, n: int, seed: int, threads: int, chunk: int, merge_segments: int,
-            rollover_docs: int = 0) -> dict[str, float]:
+            rollover_docs: int = 0, warm_segments: int = 0) -> dict[str, float]:
     """Load ``n`` synthetic documents into ``index`` (an ``ElasticIndex``); returns timings (s). With
     ``rollover_docs`` (``index`` an alias made by ``ensure_partitioned``): the same documents, in the same order,
     ``rollover_docs`` per partition: each share loaded into the alias's write index (:func:`_es.bulk_load`: refreshes
     off, refresh, force-merge to ``merge_segments``), then ``roll_over`` (one rollover request, as
-    ``ElasticIndex.add`` sends before its next batch) before the next share."""
+    ``ElasticIndex.add`` sends before its next batch) before the next share; ``warm_segments``: each partition
+    rolled over is then force-merged to that many segments, as a lifecycle's warm phase does (0: left at
+    ``merge_segments``)."""
     import numpy as np
 
     from _common import random_u64
@@ -401,6 +403,12 @@ def preload(client, index, n: int, seed: int, threads: int, chunk: int, merge_se
         if p:  # the write index holds its share: roll over as ElasticIndex.add does before its next batch
             new = roll_over(client, name, rollover_docs)
             assert new == partition_name(name, p + 1), (new, p)
+            if warm_segments:
+                t0 = time.perf_counter()
+                client.options(request_timeout=7200).indices.forcemerge(index=partition_name(name, p),
+                                                                        max_num_segments=warm_segments)
+                for k in ("merge_s", "total_s"):
+                    total[k] = total.get(k, 0.0) + time.perf_counter() - t0
         current = write_index(client, name)
         share = min(rollover_docs, n - start)
         part = ({**a, "_index": current} for a in itertools.islice(stream, share))
@@ -900,6 +908,8 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.
         ap.error("--repeats >= 1, --docs >= 10, 0 <= --planted < 1")
     if args.rollover_docs < 0 or (args.rollover_docs and args.rollover_docs < args.docs):
         ap.error("--rollover-docs: 0 (one index) or at least --docs (a run's documents go into one new partition)")
+    if args.warm_segments < 0 or (args.warm_segments and not args.rollover_docs):
+        ap.error("--warm-segments: the segments of each base partition rolled over; give it with --rollover-docs")
     if args.max_span and args.workload == "news":
         ap.error("--max-span cuts overlapping spans of the short workload's articles: leave it out with --workload news")
     return args
@@ -1066,6 +1076,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "roll_over, as `es-simhash index --rollover-docs N`), and the dedup ingest (and its lookups-free "
                     "runs) write through it with ElasticIndex(..., rollover_docs=N): each run starts with a full "
                     "write index and rolls over; raw bulk writes through the alias (default 0: one index)")
+    ap.add_argument("--warm-segments", type=int, default=0,
+                    help="with --rollover-docs: force-merge each base partition once rolled over to this many "
+                    "segments, as a lifecycle policy's warm phase with a force-merge does (default 0: each partition "
+                    "stays at --merge-segments)")
     ap.add_argument("--load-threads", type=int, default=2, help="bulk threads of the preload (2)")
     ap.add_argument("--load-chunk", type=int, default=2000, help="bulk chunk size of the preload (2,000)")
     ap.add_argument("--seed", type=int, default=1998, help="seed of the sample, shuffle, plants and base (1998)")
@@ -1135,7 +1149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             index = ElasticIndex(client, base, url=url)
             ld = preload(client, index, args.base, args.seed, args.load_threads, args.load_chunk, args.merge_segments,
-                         args.rollover_docs)
+                         args.rollover_docs, args.warm_segments)
             size, segments, _ = partitioned_stats(client, base)
             if args.rollover_docs:
                 base_parts = base_partitions(client, index, args.rollover_docs)
@@ -1345,7 +1359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"partitions before a run's rollover and {len(base_parts) + max(rolled, default=0)} after it)")
     print(f"RESULT dedup_docs_per_s={n / dm:.0f} raw_docs_per_s={n / rm:.0f} ratio={ratio:.2f} "
           f"ceiling_ratio={ceiling:.2f} node_cpu_ratio={node_ratio:.2f}"
-          + (f" partitions={len(base_parts)} rollover_docs={args.rollover_docs}" if base_parts else ""))
+          + (f" partitions={len(base_parts)} rollover_docs={args.rollover_docs} warm_segments={args.warm_segments}"
+             if base_parts else ""))
     return code
 
 
