@@ -4,7 +4,8 @@
 # scripts/es_node.py --engine opensearch (the integ-test-zip from Maven Central; 2.x on a JDK 17-23, 3.x on 21+)
 # and stopped at the end. The client is opensearch-py (the [opensearch] extra, in the test extra). Tests that start
 # nodes of their own (faults, es_node) start OpenSearch ones too; tests of an Elasticsearch feature es-simhash does
-# not use (marker elasticsearch_only) are left out; the secured-node tests (marker secured) run in the 2.x pass.
+# not use (marker elasticsearch_only) are left out; the secured-node tests (marker secured) run in the 2.x pass,
+# the node-fault tests (marker faults) in the 3.x pass.
 # scripts/test.sh calls it after the Elasticsearch passes.
 # Under CI=true a node that cannot be had is a failure; elsewhere the pass is skipped with the reason.
 # Extra arguments go to pytest, e.g. `bash scripts/test_opensearch.sh -k living_index`.

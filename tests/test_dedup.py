@@ -191,8 +191,8 @@ def test_english_negation_is_not_a_duplicate_but_a_typo_is():
 
 # One book's attribution under quotes of it (four books, seven quotes): before, the attribution was a long sentence
 # two quotes shared, and nearly every pair of them was one cluster.
-_ATTRIBUTIONS = [" —— 尤瓦尔·赫拉利《未来简史：从智人到智神》", " -- 加西亚·马尔克斯《百年孤独》", " —— 米兰·昆德拉《不能承受的生命之轻》",
-                 " -- 村上春树《挪威的森林》（林少华译）"]
+_ATTRIBUTIONS = [" —— 尤瓦尔·赫拉利《未来简史：从智人到智神》", "——加西亚·马尔克斯《霍乱时期的爱情》（杨玲译）",
+                 " ― 米兰·昆德拉《不能承受的生命之轻》", " -- 村上春树《挪威的森林》（林少华译）"]
 _QUOTES = ["人类的历史，就是一部不断摆脱饥荒、瘟疫和战争的历史。", "我们正在学习如何设计大脑，延长寿命，也学会了随心所欲地杀死思想。",
            "生命中曾经有过的所有灿烂，原来终究，都需要用寂寞来偿还。", "过去都是假的，回忆是一条没有归途的路，以往的一切春天都无法复原。",
            "人永远都无法知道自己该要什么，因为人只能活一次，既不能拿它跟前世相比，也不能在来生加以修正。",

@@ -13,7 +13,7 @@ import pytest
 
 from support import chinese_articles, english_articles
 
-pytestmark = [pytest.mark.slow, pytest.mark.faults]
+pytestmark = pytest.mark.slow
 
 
 def cli_popen(*args, es_url, cwd):
@@ -83,6 +83,7 @@ def wait_for_count(url, index, at_least, proc, timeout=300):
     raise AssertionError("ingest made no progress")
 
 
+@pytest.mark.faults
 def test_node_killed_mid_ingest_is_retried_and_nothing_is_lost(es_node, big_crawl, tmp_path):
     path, expected = big_crawl
     index = "faults-kill"
@@ -97,6 +98,7 @@ def test_node_killed_mid_ingest_is_retried_and_nothing_is_lost(es_node, big_craw
     assert all_ids(es_node.url, index, len(expected)) == expected
 
 
+@pytest.mark.faults
 def test_gives_up_with_a_checkpoint_and_resume_finishes(es_node, big_crawl, tmp_path):
     path, expected = big_crawl
     index = "faults-resume"
@@ -149,6 +151,7 @@ def tiny_write_queue_node():
 
 
 @pytest.mark.es
+@pytest.mark.faults
 def test_backpressure_429_is_absorbed_and_nothing_is_dropped(tiny_write_queue_node, big_crawl, tmp_path):
     """One write thread with a queue of one: three concurrent `es-simhash index` runs (the only writers on the node)
     get bulk rejections (429 es_rejected_execution_exception), back off and retry; each index ends up with exactly
@@ -195,6 +198,7 @@ def es(method, url, body=None):
 
 
 @pytest.mark.es
+@pytest.mark.faults
 def test_losing_a_node_of_a_two_node_cluster_mid_ingest_loses_nothing(two_nodes, big_crawl, tmp_path):
     """Two nodes, one shard with one replica. The primary is placed on the node the CLI does not talk to, which is
     SIGKILLed mid-ingest (and stays down): the replica on the other node is promoted and the ingest completes with

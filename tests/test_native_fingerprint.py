@@ -222,6 +222,25 @@ def test_each_step_identical_on_generated_unicode(native, texts, min_chars):
     assert [tuple(k) for k in native.keys_many(normalized, min_chars)] == T._keys_many(normalized, min_chars)
 
 
+def test_labels_and_attributions_make_the_same_sentence_keys_in_both_engines(native):
+    """What the long-sentence signature is made of, written out (every sentence key, ``min_chars`` 1): a label
+    opening a sentence is a sentence of its own; a sentence opening with a dash (``--``, ``—``, ``―``) is none."""
+    cases = [("好句子在这里。--作者名字", ["好句子在这里"]), ("好句子在这里。 —— 作者名字", ["好句子在这里"]),
+             ("好句子在这里。―作者名字", ["好句子在这里"]), ("好句子。\n——记优秀共产党员", ["好句子"]),
+             ("好句子在这里 ―作者名字", ["好句子在这里作者名字"]),  # (no sentence ends before the dash)
+             ("好句子。x- -作者名字", ["好句子", "x作者名字"]), ("a - b. -- c", ["ab"]), ("a. - - c", ["a", "c"]),
+             ("【每日一句】好句子在这里", ["每日一句", "好句子在这里"]), ("【新华社】【快讯】好句子", ["新华社", "快讯", "好句子"]),
+             ("据【新华社】报道今天下雨", ["据新华社报道今天下雨"]), ("【没有收尾的标签", ["没有收尾的标签"]),
+             ("【标签】-- 作者名字", ["标签"])]
+    texts, want = [t for t, _ in cases], [w for _, w in cases]
+    normalized = [T.normalize(t) for t in texts]
+    assert [k[1] for k in T._keys_many(normalized, 1)] == want
+    assert [list(k[1]) for k in native.keys_many(normalized, 1)] == want
+    assert T._keys_many(normalized[:1], 1)[0][0] == "好句子在这里作者名字"  # an attribution stays in the content
+    nat, py = _pair(min_sentence_chars=1)
+    assert [f.sentences for f in nat.fingerprint_many(texts)] == [f.sentences for f in py.fingerprint_many(texts)]
+
+
 def test_every_code_point_normalises_and_keys_like_python(native):
     """Each code point alone, between letters, and before a combining mark (composition)."""
     cps = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]

@@ -37,11 +37,12 @@ __all__ = [
 
 # Anything that is not a letter, digit or CJK ideograph: punctuation, symbols, spaces, underscores.
 _NON_WORD = re.compile(r"[\W_]+")
-# Sentence ends: Chinese and Western terminal punctuation, line breaks, the closing lenticular bracket of a label
-# ("【每日一句】", "【新华社北京电】": what it encloses is a label, read apart from the sentence after it), and a full
-# stop followed by space/end (so "3.5" and "U.S.A" do not split). After NFKC the full-width ！？；： are already
-# ASCII, and :func:`normalize` writes a full stop of Chinese text "。" (:data:`_FULL_STOP`).
-_SENTENCE_END = re.compile(r"[。！？!?;；…】\r\n]+|\.(?=\s|$)")
+# Sentence ends: Chinese and Western terminal punctuation, line breaks, and a full stop followed by space/end (so
+# "3.5" and "U.S.A" do not split). After NFKC the full-width ！？；： are already ASCII, and :func:`normalize` writes a
+# full stop of Chinese text "。" (:data:`_FULL_STOP`). A label that opens a sentence ("【每日一句】", "【新华社北京电】")
+# is a sentence of its own: the first "】" of a sentence that opens with "【" ends it (:func:`split_sentences`).
+_SENTENCE_END = re.compile(r"[。！？!?;；…\r\n]+|\.(?=\s|$)")
+_LABEL_OPEN, _LABEL_CLOSE = "\u3010", "\u3011"
 # An attribution: a sentence that opens with a dash ("-- 作者《书名》", "—— 鲁迅", "——转自微信公众号"): the source of a
 # quote or a subtitle, not what the text says. Two quotes of one book share it.
 _ATTRIBUTION_DASHES = ("--", "\u2014", "\u2015")
@@ -283,8 +284,19 @@ def content_key(normalized: str) -> str:
 
 def split_sentences(normalized: str) -> list[str]:
     """Split a normalised text on Chinese and Western sentence punctuation and line breaks (a ``.`` ends a
-    sentence before whitespace or the end; in Chinese text :func:`normalize` has written a full stop ``。``)."""
-    return [s for s in (p.strip() for p in _SENTENCE_END.split(normalized)) if s]
+    sentence before whitespace or the end; in Chinese text :func:`normalize` has written a full stop ``。``), and
+    after the label that opens a sentence (the first ``】`` of a sentence that opens with ``【``; the separators
+    are dropped, the label keeps its brackets but the closing one)."""
+    out = []
+    for p in _SENTENCE_END.split(normalized):
+        s = p.strip()
+        while s.startswith(_LABEL_OPEN) and _LABEL_CLOSE in s:
+            label, _, s = s.partition(_LABEL_CLOSE)
+            out.append(label)
+            s = s.strip()
+        if s:
+            out.append(s)
+    return out
 
 
 def is_attribution(sentence: str) -> bool:
@@ -301,7 +313,7 @@ def sentence_key(sentence: str) -> str:
 # Per-code-point tables for the BMP, built once on first use (astral code points are looked up one by one).
 # ``re``'s ``\\w`` on str patterns is ``str.isalnum() or "_"``, so ``[\\W_]`` removes exactly the code points
 # that are not ``isalnum()``; ``\\s`` is ``str.isspace()`` (no astral code point is a space).
-_SENTENCE_END_CHARS = "。！？!?;；…】\r\n"
+_SENTENCE_END_CHARS = "。！？!?;；…\r\n"
 
 
 @lru_cache(maxsize=None)
@@ -358,14 +370,16 @@ def _keys_many(normalized: Sequence[str], min_sentence_chars: int) -> list[tuple
         follow = cps[np.minimum(nxt, cps.size - 1)]
         end[dots[at_end | (space_t[np.minimum(follow, 0xFFFF)] & (follow <= 0xFFFF))]] = True
     starts = offsets[:-1][lengths > 0]
-    ends_at_starts = end[starts]  # (the sentence ends proper, for the attributions)
+    ends_at_starts = end[starts]  # (the sentence ends proper, for the labels and attributions)
     end[starts] = True  # a new text starts a new sentence (harmless on separators: they are never kept)
     # (np.compress and int32 running counts: the same values as boolean indexing and int64 sums, several times
     # faster on masks as irregular as these; a count never exceeds the number of code points)
     count_t = np.int32 if cps.size < 2**31 - 1 else np.intp
     numbers = np.cumsum(end, dtype=count_t)  # sentence number of each code point
+    first = _Openings(cps, end, numbers, starts, ends_at_starts)
+    numbers = first.end_labels()
     sentence = np.compress(word, numbers)  # of each kept code point
-    attributions = _attributions(cps, end, numbers, starts, ends_at_starts)
+    attributions = first.attributions()
     kept = np.compress(word, cps).tobytes().decode("utf-32-le")  # letters/digits/ideographs never include surrogates
     kept_before = np.concatenate(([0], np.cumsum(word, dtype=count_t)))[offsets]  # where each text starts in kept
     # runs of equal sentence numbers in ``kept`` are the non-empty sentence keys
@@ -387,27 +401,60 @@ def _keys_many(normalized: Sequence[str], min_sentence_chars: int) -> list[tuple
 _DASHES = (0x2014, 0x2015)
 
 
-def _attributions(cps: np.ndarray, end: np.ndarray, numbers: np.ndarray, starts: np.ndarray,
-                  ends_at_starts: np.ndarray) -> np.ndarray:
-    """The numbers of the sentences (:func:`_keys_many`'s running count) that are attributions: the first code
-    point of the sentence that is neither whitespace nor a sentence end is ``—`` or ``―``, or a ``-`` followed at
-    once by another ``-``. (``end`` marks the texts' first code points too; ``ends_at_starts``: whether those are
-    sentence ends proper.)"""
-    import numpy as np
-    dashes = np.flatnonzero((cps == _DASHES[0]) | (cps == _DASHES[1]) | (cps == ord("-")))
-    if not dashes.size:
-        return dashes
-    space_t = _tables()[1]
-    separator = end.copy()
-    separator[starts] = ends_at_starts
-    solid = ~separator & ~space_t[np.minimum(cps, 0xFFFF)]  # (no astral code point is a space)
-    at = np.flatnonzero(solid)
-    first = at[np.concatenate(([True], numbers[at[1:]] != numbers[at[:-1]]))]  # each sentence's first solid point
-    first = first[np.isin(first, dashes)]
-    hyphen = cps[first] == ord("-")
-    nxt = np.minimum(first + 1, cps.size - 1)
-    double = (first + 1 < cps.size) & (cps[nxt] == ord("-")) & (numbers[nxt] == numbers[first])
-    return numbers[first[~hyphen | double]]
+class _Openings:
+    """How the sentences of a batch open (:func:`_keys_many`'s sentence numbers): each sentence's first code point
+    that is neither whitespace nor a sentence end (``end`` marks the texts' first code points too;
+    ``ends_at_starts``: whether those are sentence ends proper)."""
+
+    def __init__(self, cps: np.ndarray, end: np.ndarray, numbers: np.ndarray, starts: np.ndarray,
+                 ends_at_starts: np.ndarray) -> None:
+        self.cps, self.end, self.numbers = cps, end, numbers
+        self.starts, self.ends_at_starts = starts, ends_at_starts
+        self._space: np.ndarray | None = None
+
+    def first(self) -> np.ndarray:
+        """The position of each sentence's first solid code point."""
+        import numpy as np
+        if self._space is None:
+            self._space = _tables()[1][np.minimum(self.cps, 0xFFFF)]  # (no astral code point is a space)
+        separator = self.end.copy()
+        separator[self.starts] = self.ends_at_starts
+        at = np.flatnonzero(~separator & ~self._space)
+        return at[np.concatenate(([True], self.numbers[at[1:]] != self.numbers[at[:-1]]))]
+
+    def end_labels(self) -> np.ndarray:
+        """The sentence numbers once the first ``】`` of each sentence opening with ``【`` ends it (again on what
+        follows: a sentence may open with several labels). ``end`` is updated."""
+        import numpy as np
+        cps = self.cps
+        closes = np.flatnonzero(cps == ord(_LABEL_CLOSE))
+        while closes.size:
+            first = self.first()
+            first = first[cps[first] == ord(_LABEL_OPEN)]
+            i = np.searchsorted(closes, first)
+            inside = i < closes.size
+            first, close = first[inside], closes[i[inside]]
+            close = close[self.numbers[close] == self.numbers[first]]
+            if not close.size:
+                break
+            self.end[close] = True
+            self.numbers = np.cumsum(self.end, dtype=self.numbers.dtype)
+        return self.numbers
+
+    def attributions(self) -> np.ndarray:
+        """The numbers of the sentences that are attributions: the first solid code point is ``—`` or ``―``, or a
+        ``-`` followed at once by another ``-``."""
+        import numpy as np
+        cps, numbers = self.cps, self.numbers
+        dashes = (cps == _DASHES[0]) | (cps == _DASHES[1]) | (cps == ord("-"))
+        if not dashes.any():
+            return np.zeros(0, dtype=numbers.dtype)
+        first = self.first()
+        first = first[dashes[first]]
+        hyphen = cps[first] == ord("-")
+        nxt = np.minimum(first + 1, cps.size - 1)
+        double = (first + 1 < cps.size) & (cps[nxt] == ord("-")) & (numbers[nxt] == numbers[first])
+        return numbers[first[~hyphen | double]]
 
 
 def has_cjk(text: str) -> bool:

@@ -83,7 +83,7 @@ fn bmp_flags() -> &'static [u8; 0x10000] {
                 f[c as usize] |= CJK;
             }
         }
-        for c in "。！？!?;；…】\r\n".chars() {
+        for c in "。！？!?;；…\r\n".chars() {
             f[c as usize] |= SENT_END;
         }
         for cp in 0x80u32..0x10000 {
@@ -426,8 +426,9 @@ pub struct Keys {
     lead: Lead,
 }
 
-/// How the sentence being written opens (`text._attributions`): a sentence whose first character that is neither
-/// whitespace nor a sentence end is "—" or "―", or "-" followed at once by "-", is an attribution, no sentence key.
+/// How the sentence being written opens (`text._Openings`), by its first character that is neither whitespace nor a
+/// sentence end: "—" or "―", or "-" followed at once by "-", is an attribution, no sentence key; "【" opens a label,
+/// which its first "】" ends.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Lead {
     /// nothing but whitespace and sentence ends yet
@@ -435,6 +436,7 @@ enum Lead {
     /// a "-" (an attribution if "-" follows at once)
     Hyphen,
     Attribution,
+    Label,
     Other,
 }
 
@@ -446,6 +448,7 @@ impl Lead {
             Lead::Fresh => match c {
                 '-' => Lead::Hyphen,
                 '\u{2014}' | '\u{2015}' => Lead::Attribution,
+                '\u{3010}' => Lead::Label,
                 _ => Lead::Other,
             },
             Lead::Hyphen if c == '-' && joined => Lead::Attribution,
@@ -607,7 +610,7 @@ impl Collapse {
                 if f & ALNUM != 0 {
                     k.push(ch);
                     k.cjk |= f & CJK != 0;
-                } else if f & SENT_END != 0 {
+                } else if f & SENT_END != 0 || (ch == '\u{3011}' && k.lead == Lead::Label) {
                     k.end_sentence();
                 }
             }
@@ -1019,7 +1022,7 @@ pub fn keys(normalized: &str, min_sentence_chars: usize) -> (String, usize, Vec<
         } else if c.is_ascii() {
             c == '!' || c == '?' || c == ';' || c == '\r' || c == '\n'
         } else {
-            flags(c) & SENT_END != 0
+            flags(c) & SENT_END != 0 || (c == '\u{3011}' && lead == Lead::Label)
         };
         if end {
             if count >= min_len && lead != Lead::Attribution {
