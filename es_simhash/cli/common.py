@@ -4,9 +4,12 @@ types), and the small steps before a run (inputs and outputs checked, the finger
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Iterable, List, Optional, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Iterable, Iterator, List, Optional, Sequence
 
 import typer
 
@@ -24,6 +27,24 @@ class UserError(Exception):
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Ctrl-C (SIGINT) held back while the block runs and raised (``KeyboardInterrupt``) once it is done: lines
+    printed and the count of them kept agree, so the lines printed after an interrupt are the rest, none twice.
+    (Outside the main thread, where no handler can be set, the block runs as it is.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+    if held:
+        raise KeyboardInterrupt
 
 
 def err(message: str) -> None:

@@ -15,7 +15,8 @@ from es_simhash.errors import MaintenanceError
 from es_simhash.cli.common import (CountBar, DeadLetters, Limit, Encoding, Html, IdField, Idf, Inputs, MaxDistance,
                                    Progress, Recheck, Report, RunProgress, TextField, TextFile, UserError, Workers,
                                    require_inputs, refuse_unsafe_outputs, make_fingerprinter, parse_lookup_keys,
-                                   print_summary, read_text_arg, make_reader, warn_beyond_keys, err)
+                                   print_summary, read_text_arg, make_reader, warn_beyond_keys, err,
+                                   interrupts_held)
 from es_simhash.cli.connection import (DEFAULT_INDEX, CheckpointFile, Connection, Elastic, IndexBatch, IndexName,
                                        Lookup, Resume, connection_options, index_on, describe_keys, elastic_message,
                                        gave_up_message, indexed_line, maintained_index, open_run_checkpoint,
@@ -312,8 +313,9 @@ def repair(
 
         def on_page(report) -> None:
             nonlocal printed
-            print_changes(report.changes[printed:])
-            printed = len(report.changes)
+            with interrupts_held():  # (an interrupt here would print these lines again below)
+                print_changes(report.changes[printed:])
+                printed = len(report.changes)
             bar.update(report.checked)
 
         def on_set(done: int, total: int) -> None:
