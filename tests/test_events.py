@@ -496,3 +496,41 @@ def test_dateline_codes_compare_as_sets_of_places(a, b, other):
     from es_simhash.fingerprint.events import other_datelines
 
     assert other_datelines(a, b) is other and other_datelines(b, a) is other
+
+
+BOOKS = ("《中国书院辞典》浙江教育出版社出版(图片)\n"
+         "封面题字启功 装帧设计陈子劲\n"
+         "《中国现代文学百家》三十部推出\n"
+         "由中国现代文学馆编选、华夏出版社出版的《中国现代文学百家》首批三十部已于1997年出版。《中国现代文学百家》首批"
+         "三十部包括鲁迅、茅盾、郭沫若、老舍、巴金、曹禺、冰心、叶圣陶、丁玲、艾青、郁达夫、闻一多、王统照、许地山、何其芳、"
+         "萧红、张天翼、沙汀、林徽因、朱自清。")
+"""A page of book news whose only place is in a caption's headline (the publisher's province); its sentences name
+none."""
+FAIR = ("杭州举办2024年春季人才招聘会\n"
+        "本次招聘会共有120家企业参加,提供就业岗位3000余个,涉及制造、物流、电商、餐饮等多个行业。"
+        "现场设立政策咨询台和简历指导区,为求职者免费提供职业规划服务。主办方表示,招聘会将持续两天,"
+        "求职者可携带身份证和个人简历入场,不需要提前报名。")
+"""A notice whose place is only in its headline."""
+
+
+@pytest.mark.parametrize("original, place, other", [(BOOKS, "浙江", "江西"), (FAIR, "杭州", "成都")])
+def test_a_report_whose_place_is_only_in_its_headline_is_another_event_with_another_place_there(
+        fingerprint_engines, rule, original, place, other):
+    """The lines before a text's first sentence (its headline, a caption) name its event's places too: the same
+    page with another place there is another event (both engines). A copy under a new headline that names no
+    place, one without its headline and one inside a site's dated header are the same event."""
+    title, body = original.split("\n", 1)
+    copies = ["今天,这条消息刷屏了!\n" + body, body, "发布时间:2024-03-02 10:21 来源:华夏资讯网\n" + original]
+    for fingerprinter in fingerprint_engines:
+        a, b, *cs = fingerprinter.fingerprint_many([original, original.replace(place, other)] + copies)
+        told = rule.explain(a, b)
+        assert not told["duplicate"], (fingerprinter, told["why"])
+        assert told["why"][-1].startswith("another event: each text names places the other never names"), told["why"]
+        for copy in cs:
+            told = rule.explain(a, copy)
+            assert told["duplicate"], (fingerprinter, told["why"])
+    # a masthead (a medium named in the head) names no place: the body under two cities' papers is one report
+    for fingerprinter in fingerprint_engines:
+        a, b = fingerprinter.fingerprint_many(["成都晚报\n" + body, "沈阳日报\n" + body])
+        told = rule.explain(a, b)
+        assert told["duplicate"], (fingerprinter, told["why"])

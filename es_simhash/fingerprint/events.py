@@ -212,14 +212,28 @@ def event_bags(normalized: str) -> tuple[int, int]:
     return _dates(_sentences_of(normalized)), _place_bag_of(_place_lines(normalized), normalized)
 
 
+MEDIA = ("报", "网", "台", "来源", "编辑", "记者", "频道", "客户端")
+"""Words of a line that names a medium (a masthead, ``沈阳晚报``; a source, ``来源：东北新闻网``; a byline): a line of a
+text's head holding one names no place of the event (:func:`_place_lines`). As normalised (folded) text."""
+
+
 def _place_lines(normalized: str) -> str:
-    """The lines whose places name the event, joined by line breaks: the sentence lines (:func:`_sentence_lines`)
-    and the lines that are wholly the part in brackets of 1 to 60 characters that
-    :func:`~es_simhash.fingerprint.text.ends_sentence` reads after a sentence's end (``。（孔繁文）``): who wrote the
-    text and where from (a reader's unit and place, ``（贵州玉屏县委办公室伍洪伦）``; a reporter's, ``（本报记者 张三
-    北京报道）``)."""
-    return "\n".join(line for line in normalized.split("\n") if line and (
-        _text.ends_sentence(line) or _text._BYLINE.fullmatch(line)))
+    """The lines whose places name the event, joined by line breaks: the sentence lines (:func:`_sentence_lines`);
+    the lines before the first of them, the text's head (a headline, a caption: a page may give its only place
+    there), but those naming a medium (:data:`MEDIA`: a masthead, a site's header); and the lines that are wholly
+    the part in brackets of 1 to 60 characters that :func:`~es_simhash.fingerprint.text.ends_sentence` reads after a
+    sentence's end (``。（孔繁文）``): who wrote the text and where from (a reader's unit and place,
+    ``（贵州玉屏县委办公室伍洪伦）``; a reporter's, ``（本报记者 张三 北京报道）``)."""
+    out: list[str] = []
+    body = False
+    for line in normalized.split("\n"):
+        if not line:
+            continue
+        ends = _text.ends_sentence(line)
+        if ends or (not body and not any(w in line for w in MEDIA)) or _text._BYLINE.fullmatch(line):
+            out.append(line)
+        body = body or ends
+    return "\n".join(out)
 
 
 def _sentences_of(normalized: str) -> str:

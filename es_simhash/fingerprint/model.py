@@ -7,7 +7,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-FINGERPRINT_VERSION = 14
+FINGERPRINT_VERSION = 15
 WEIGHT_SCALE = 1024
 N_SEGMENTS = 4
 SEGMENT_BITS = 16

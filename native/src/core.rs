@@ -25,7 +25,7 @@ use crate::tables;
 
 pub const WEIGHT_SCALE: f64 = 1024.0;
 /// The fingerprint version this core computes (`es_simhash.fingerprint.FINGERPRINT_VERSION` must equal it).
-pub const FINGERPRINT_VERSION: u32 = 14;
+pub const FINGERPRINT_VERSION: u32 = 15;
 const SKETCH_BIT: u64 = 1 << 63;
 const CJK_SENTENCE_BIT: u64 = 1 << 62;
 const GOLDEN: u64 = 0x9E3779B97F4A7C15;
@@ -1309,14 +1309,25 @@ fn sentence_lines(normalized: &str) -> Vec<char> {
     lines_where(normalized, ends_sentence)
 }
 
-/// `events._place_lines`: the sentence lines and the lines that are wholly a final part in brackets
-/// (`byline_start` at 0: an author's unit and place), joined by line breaks.
+/// `events.MEDIA`: words of a line that names a medium (a masthead, a site's header, a byline).
+const MEDIA: [&str; 8] = ["报", "网", "台", "来源", "编辑", "记者", "频道", "客户端"];
+
+/// `events._place_lines`: the sentence lines, the lines before the first of them (the text's head: a headline, a
+/// caption) that name no medium (`MEDIA`), and the lines that are wholly a final part in brackets (`byline_start`
+/// at 0: an author's unit and place), joined by line breaks.
 fn place_lines(normalized: &str) -> Vec<char> {
-    lines_where(normalized, |line| ends_sentence(line) || byline_start(line) == Some(0))
+    let mut body = false;
+    lines_where(normalized, |line| {
+        let ends = ends_sentence(line);
+        let head = !body && !MEDIA.iter().any(|w| line.contains(w));
+        let keep = ends || head || byline_start(line) == Some(0);
+        body |= ends;
+        keep
+    })
 }
 
-/// The non-empty lines of `normalized` that `keep`, joined by line breaks.
-fn lines_where(normalized: &str, keep: impl Fn(&str) -> bool) -> Vec<char> {
+/// The non-empty lines of `normalized` that `keep`, joined by line breaks (`keep` is asked of each in order).
+fn lines_where(normalized: &str, mut keep: impl FnMut(&str) -> bool) -> Vec<char> {
     let mut out: Vec<char> = Vec::new();
     let mut first = true;
     for line in normalized.split('\n') {
