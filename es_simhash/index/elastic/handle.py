@@ -172,13 +172,16 @@ class IndexHandle:
             self.client.indices.refresh(index=self.index)
             return int(self.client.count(index=self.index)["count"])
 
-    def checkpoint(self) -> int | dict[str, int]:
+    def checkpoint(self, partitions: Sequence[str] | None = None) -> int | dict[str, int]:
         """The lowest global checkpoint of the index's shards: every operation up to it has been processed by every
-        copy (with several shards, the lowest over them). For an alias: that of each partition, by name."""
-        stats = self.client.indices.stats(index=self.index, level="shards", metric="docs",
+        copy (with several shards, the lowest over them). For an alias: that of each partition, by name (of
+        ``partitions`` only, when given)."""
+        target = ",".join(partitions) if partitions else self.index
+        stats = self.client.indices.stats(index=target, level="shards", metric="docs",
                                           filter_path="indices.*.shards.*.seq_no.global_checkpoint,indices.*.uuid")
         per: dict[str, int] = {}
-        self.partition_uuids = {name: str(index.get("uuid", "")) for name, index in stats.get("indices", {}).items()}
+        uuids = {name: str(index.get("uuid", "")) for name, index in stats.get("indices", {}).items()}
+        self.partition_uuids = {**self.partition_uuids, **uuids} if partitions else uuids
         for name, index in stats.get("indices", {}).items():
             marks = [copy["seq_no"]["global_checkpoint"] for copies in index.get("shards", {}).values()
                      for copy in copies if "seq_no" in copy]
@@ -187,13 +190,21 @@ class IndexHandle:
             return per
         return min(per.values()) if per else -1
 
-    def refresh(self) -> None:
+    def refresh(self, partitions: Sequence[str] | None = None) -> None:
         """Refresh the index, and remember the checkpoint read just before (:meth:`checkpoint`): once the refresh
         has finished, every document with a ``_seq_no`` up to it is visible (:meth:`visible_mark` then costs no
-        request)."""
+        request). ``partitions``: behind an alias, only these (those a write went to); the others keep the mark
+        an earlier refresh read for them, which stays true (what was visible stays visible), and a refresh of
+        every partition follows within :attr:`max_mark_age` (:meth:`visible_mark`). Without a mark for every
+        partition yet, every partition is refreshed."""
+        names = sorted(set(partitions)) if partitions is not None else None
+        if names is not None and (not self.is_alias() or not isinstance(self._visible, dict)):
+            names = None
+        elif names == []:
+            return
         before = dict(self.partition_uuids)
-        mark = self.checkpoint()
-        self.client.indices.refresh(index=self.index)
+        mark = self.checkpoint(names)
+        self.client.indices.refresh(index=",".join(names) if names else self.index)
         with self._counting:
             seen = self._visible
             if isinstance(mark, dict):  # (per partition: the highest seen of each, and the partitions new since; a
@@ -202,7 +213,11 @@ class IndexHandle:
                     now = self.partition_uuids
                     mark = {name: m if before.get(name, now.get(name)) != now.get(name) else max(m, seen.get(name, m))
                             for name, m in mark.items()}
-                self._visible, self._visible_at = mark, time.monotonic()
+                    if names is not None:  # (the partitions not refreshed now keep their marks)
+                        mark = {**seen, **mark}
+                self._visible = mark
+                if names is None:
+                    self._visible_at = time.monotonic()
             elif seen is None or isinstance(seen, dict) or mark >= seen:
                 self._visible, self._visible_at = mark, time.monotonic()
 

@@ -102,6 +102,7 @@ class BulkWriter:
         pending = {a["_id"]: a for a in actions}
         refused: dict[str, str] = {}
         conflicts: list[str] = []
+        written: set[str] = set()  # (the partitions the bulk wrote into, over every attempt)
 
         tries = 0
 
@@ -127,6 +128,8 @@ class BulkWriter:
                 status = op.get("status")
                 if ok or (op_type == "delete" and status == 404):  # (a delete of a document already gone)
                     pending.pop(doc_id, None)
+                    if op.get("_index"):
+                        written.add(str(op["_index"]))
                     continue
                 err = op.get("error", {})
                 reason = (f"{err.get('type')}: {err.get('reason')}" if isinstance(err, dict) else str(err))[:300]
@@ -153,7 +156,7 @@ class BulkWriter:
                         transient[doc_id] = reason
             if transient:
                 raise Transient(f"{len(transient)} documents not written yet: {next(iter(transient.values()))}")
-            handle.refresh()
+            handle.refresh(sorted(written))  # (behind an alias: only the partitions written into)
 
         handle.retrying(attempt, "bulk write")
         return refused, conflicts
