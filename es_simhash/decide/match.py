@@ -149,7 +149,7 @@ class MatchTests:
         return None
 
     def _other_places(self, mine: frozenset[int], theirs: frozenset[int]) -> bool:
-        """Whether two texts name other places, on the places of their bags that compare
+        """Whether two texts name other places, on the places of their bags
         (:func:`~es_simhash.fingerprint.events.place_keys`): each names a place the other never names, and the fewer
         of those are more than ``place_guard`` of the places both name (0, the default: any). A copy cut short names
         a part of its original's places (the other names none the copy lacks); a report of another place replaces

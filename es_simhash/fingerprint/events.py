@@ -7,12 +7,13 @@ dates and places and revises figures. So the decision rule reads another date or
 and the same dates and places with figures revised as one event (:mod:`es_simhash.decide.match`).
 
 Only the lines that end a sentence count (:func:`~es_simhash.fingerprint.text.ends_sentence`), and for places also a
-line wholly in brackets (who wrote the text and where from: ``（贵州玉屏县委办公室伍洪伦）``): a page's own dates (a
+line wholly in brackets (who wrote the text and where from: ``（贵州玉屏县委办公室伍洪伦）``) and the lines before the
+first sentence (a headline, a caption) that name no medium: a page's own dates (a
 site header, a byline time, "发布时间") and its navigation are lines without a sentence's end, so a reprint with its
 own page date names the same event as its original. A news report's dateline (``新华社北京1月25日电``,
 ``本报无锡1月23日讯``: a place, a date or none, then 电 or 讯, at the head of a line) names where it was filed: the
 place bag carries the datelines' places apart from the others (:func:`dateline_key`). Both bags are 64-bit integers (a bitmap of
-dates; the 9-bit keys of the six places with the least keys, a consistent sample of every place the sentences name,
+dates; the 9-bit slots of every place the text names when they are six or fewer, else a bit for each in 45 bits,
 and 10 bits for the datelines' places: one place's slot, or the set of several); the native core computes the same
 values (``native/src/core.rs``)."""
 
@@ -25,16 +26,17 @@ from typing import Iterable, Iterator
 from es_simhash.fingerprint import text as _text
 
 __all__ = ["date_bag", "place_bag", "event_bags", "dateline_key", "datelines", "dateline_places",
-           "other_datelines", "place_slot", "place_key", "place_keys", "places",
+           "other_datelines", "place_slot", "place_bit", "place_key", "place_keys", "places",
            "DAYS", "MONTHS", "WEEKDAYS", "YEARS", "DATE_FIELDS", "PLACES_KEPT", "NAMED_PLACES"]
 
 PLACES_KEPT = 6
-"""The places a place bag keeps: the six with the least keys (:func:`place_key`)."""
+"""The most places a place bag holds by their slots (:func:`place_slot`); a text naming more has a bit for each
+(:func:`place_bit`)."""
 PLACE_KEY_BITS = 10
 """The bits of a place's key (:func:`place_key`)."""
 PLACE_SLOT_BITS = 9
-"""The bits of each of the :data:`PLACES_KEPT` places in a place bag: the top 9 of its key (the least keys stay the
-least), the six in the bag's lowest 54 bits."""
+"""The bits of each of the :data:`PLACES_KEPT` places in a place bag: the top 9 of its key, the six in the bag's
+lowest 54 bits."""
 DATELINE_SHIFT = PLACES_KEPT * PLACE_SLOT_BITS
 """Where the datelines' places sit in a place bag (:func:`dateline_key`): its top 10 bits."""
 NAMED_PLACES = (1 << DATELINE_SHIFT) - 1
@@ -291,12 +293,12 @@ def place_names() -> list[tuple[str, int]]:
 def place_bag(normalized: str) -> int:
     """:attr:`Fingerprint.place_bag` of a normalised text: of every place its sentence lines and its lines wholly in
     brackets name (:func:`_place_lines`: an author's unit and place) (read left to
-    right, the longest name at each point: :func:`places`), the :data:`PLACES_KEPT` with the least keys
-    (:func:`place_key`), ascending in the bag's 9-bit slots from the lowest (the top 9 bits of each key); 0 for a
-    text that names none. The least keys are a consistent sample (bottom-k): below the larger of two full bags' last
-    keys, each bag holds every place its text names, so two bags compare as the two texts' places would there
-    (:func:`place_keys`, :meth:`MatchTests._other_places <es_simhash.decide.match.MatchTests._other_places>`);
-    above them, the datelines' places (:func:`dateline_key`)."""
+    right, the longest name at each point: :func:`places`): :data:`PLACES_KEPT` or fewer, ascending in the bag's
+    9-bit slots from the lowest (the top 9 bits of each key: :func:`place_slot`); more, a bit for each
+    (:func:`place_bit`) with the lowest slot empty; 0 for a text that names none. Either way the bag holds every
+    place its text names, so two bags compare as the two texts' places would (:func:`place_keys`,
+    :meth:`MatchTests._other_places <es_simhash.decide.match.MatchTests._other_places>`), up to two places of a
+    text of more than six sharing a bit; above them, the datelines' places (:func:`dateline_key`)."""
     return _place_bag_of(_place_lines(normalized), normalized)
 
 
@@ -323,9 +325,19 @@ def _names(text: str, starts_before: int | None = None) -> Iterator[tuple[int, i
 
 
 def _places_in(text: str) -> int:
-    """The places of a place bag (below its dateline), of sentence lines joined by line breaks."""
-    found = {place_slot(key) for key, _ in _names(text)}
-    return sum(k << (PLACE_SLOT_BITS * i) for i, k in enumerate(sorted(found)[:PLACES_KEPT]))
+    """The places of a place bag (below its dateline), of sentence lines joined by line breaks: their slots
+    (:func:`place_slot`) ascending from the lowest, when they are :data:`PLACES_KEPT` or fewer; else a bit for each
+    (:func:`place_bit`), the lowest slot left empty."""
+    found = sorted({place_slot(key) for key, _ in _names(text)})
+    if len(found) <= PLACES_KEPT:
+        return sum(k << (PLACE_SLOT_BITS * i) for i, k in enumerate(found))
+    return sum(1 << bit for bit in {place_bit(k) for k in found})  # (a set: two places may share a bit)
+
+
+def place_bit(slot: int) -> int:
+    """The bit of a place's slot (:func:`place_slot`) in a place bag of more than :data:`PLACES_KEPT` places: one of
+    the 45 above the lowest slot (two places share one with odds 1 in 45)."""
+    return PLACE_SLOT_BITS + slot % (DATELINE_SHIFT - PLACE_SLOT_BITS)
 
 
 def dateline_key(normalized: str) -> int:
@@ -375,14 +387,24 @@ def place_key(name: str) -> int:
 
 
 def place_keys(a: int, b: int) -> tuple[frozenset[int], frozenset[int]]:
-    """The places two place bags (:func:`place_bag`) can be compared on: each bag's keys up to the least last key
-    of a full bag (a bag of :data:`PLACES_KEPT` keys may leave out places with greater keys; below its last key it
-    leaves out none). The datelines' places are not among them (:func:`datelines`)."""
+    """The places of two place bags (:func:`place_bag`), to compare: their slots, where each holds
+    :data:`PLACES_KEPT` places or fewer; else the bits of their places (:func:`place_bit`: a bag of slots turned
+    into the bits of its places), two places sharing a bit with odds 1 in 45. The datelines' places are not among
+    them (:func:`datelines`)."""
     mask = (1 << PLACE_SLOT_BITS) - 1
-    mine, theirs = ([k for k in ((bag >> (PLACE_SLOT_BITS * i)) & mask for i in range(PLACES_KEPT)) if k]
-                    for bag in (a, b))
-    upto = min(max(keys) if len(keys) == PLACES_KEPT else mask for keys in (mine, theirs))
-    return frozenset(k for k in mine if k <= upto), frozenset(k for k in theirs if k <= upto)
+    if a & mask and b & mask:  # (both bags of slots: every place of each)
+        mine, theirs = (frozenset(k for k in ((bag >> (PLACE_SLOT_BITS * i)) & mask for i in range(PLACES_KEPT)) if k)
+                        for bag in (a, b))
+        return mine, theirs
+    return _bits(a), _bits(b)
+
+
+def _bits(bag: int) -> frozenset[int]:
+    """The bits of the places of a place bag (:func:`place_bit`), whichever form it has."""
+    mask = (1 << PLACE_SLOT_BITS) - 1
+    if bag & mask:
+        return frozenset(place_bit(k) for k in ((bag >> (PLACE_SLOT_BITS * i)) & mask for i in range(PLACES_KEPT)) if k)
+    return frozenset(i for i in range(PLACE_SLOT_BITS, DATELINE_SHIFT) if bag >> i & 1)
 
 
 def datelines(a: int, b: int) -> tuple[int, int]:

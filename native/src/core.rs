@@ -1567,9 +1567,9 @@ fn place_names(t: &[char], places: &Places, starts_before: usize, mut found: imp
     }
 }
 
-/// `events.place_bag` of the sentence lines `t` (without the dateline): of every place named (the longest name at
-/// each point), the `PLACES_KEPT` least keys, ascending in the bag's 9-bit slots from the lowest (each key's top 9
-/// bits).
+/// `events.place_bag` of the lines `t` that name places (without the dateline): of every place named (the longest
+/// name at each point), `PLACES_KEPT` or fewer ascending in the bag's 9-bit slots from the lowest (each key's top 9
+/// bits); more, a bit for each (`events.place_bit`), the lowest slot left empty.
 fn place_bag(t: &[char], places: &Places) -> u64 {
     if places.bits.is_empty() {
         return 0;
@@ -1578,7 +1578,12 @@ fn place_bag(t: &[char], places: &Places) -> u64 {
     place_names(t, places, usize::MAX, |k, _| slots.push(place_slot(k)));
     slots.sort_unstable();
     slots.dedup();
-    slots.iter().take(PLACES_KEPT).enumerate().fold(0u64, |bag, (i, &k)| bag | (k << (PLACE_SLOT_BITS * i)))
+    if slots.len() <= PLACES_KEPT {
+        return slots.iter().enumerate().fold(0u64, |bag, (i, &k)| bag | (k << (PLACE_SLOT_BITS * i)));
+    }
+    // (more places than slots: a bit for each, `events.place_bit`, the lowest slot left empty)
+    let bits = (DATELINE_SHIFT - PLACE_SLOT_BITS) as u64;
+    slots.iter().fold(0u64, |bag, &k| bag | 1 << (PLACE_SLOT_BITS as u64 + k % bits))
 }
 
 /// The length of the run of `chars` at `t[at..]`.
