@@ -42,7 +42,8 @@ class IndexHandle:
     max_terms_count = 65_536
     """Most values in one ``terms`` clause (the index setting ``index.max_terms_count``; its default)."""
     max_mark_age = 10.0
-    """Seconds for which :meth:`visible_mark` reuses the checkpoint of this handle's latest refresh; an older one
+    """Seconds for which :meth:`visible_mark` reuses the checkpoints of this handle's latest refresh of the whole
+    index (behind an alias, a write's refresh of the partitions it wrote into keeps the others' marks); an older one
     would make settling read every document written since (other writers may write many), so it refreshes again."""
 
     def __init__(self, client: SearchClient, index: str, *, url: str = "", retry_for: float = RETRY_FOR,
