@@ -391,19 +391,24 @@ def place_keys(a: int, b: int) -> tuple[frozenset[int], frozenset[int]]:
     :data:`PLACES_KEPT` places or fewer; else the bits of their places (:func:`place_bit`: a bag of slots turned
     into the bits of its places), two places sharing a bit with odds 1 in 45. The datelines' places are not among
     them (:func:`datelines`)."""
-    mask = (1 << PLACE_SLOT_BITS) - 1
-    if a & mask and b & mask:  # (both bags of slots: every place of each)
-        mine, theirs = (frozenset(k for k in ((bag >> (PLACE_SLOT_BITS * i)) & mask for i in range(PLACES_KEPT)) if k)
-                        for bag in (a, b))
-        return mine, theirs
+    if a & _LOWEST_SLOT and b & _LOWEST_SLOT:  # (both bags of slots: every place of each)
+        return _slots(a), _slots(b)
     return _bits(a), _bits(b)
+
+
+_LOWEST_SLOT = (1 << PLACE_SLOT_BITS) - 1
+"""The lowest slot of a place bag: empty in a bag of bits (:func:`place_bit`), never in a bag of slots."""
+
+
+def _slots(bag: int) -> frozenset[int]:
+    """The slots of a place bag of slots (:func:`place_slot`)."""
+    return frozenset(k for k in ((bag >> (PLACE_SLOT_BITS * i)) & _LOWEST_SLOT for i in range(PLACES_KEPT)) if k)
 
 
 def _bits(bag: int) -> frozenset[int]:
     """The bits of the places of a place bag (:func:`place_bit`), whichever form it has."""
-    mask = (1 << PLACE_SLOT_BITS) - 1
-    if bag & mask:
-        return frozenset(place_bit(k) for k in ((bag >> (PLACE_SLOT_BITS * i)) & mask for i in range(PLACES_KEPT)) if k)
+    if bag & _LOWEST_SLOT:
+        return frozenset(place_bit(k) for k in _slots(bag))
     return frozenset(i for i in range(PLACE_SLOT_BITS, DATELINE_SHIFT) if bag >> i & 1)
 
 

@@ -1581,9 +1581,13 @@ fn place_bag(t: &[char], places: &Places) -> u64 {
     if slots.len() <= PLACES_KEPT {
         return slots.iter().enumerate().fold(0u64, |bag, (i, &k)| bag | (k << (PLACE_SLOT_BITS * i)));
     }
-    // (more places than slots: a bit for each, `events.place_bit`, the lowest slot left empty)
-    let bits = (DATELINE_SHIFT - PLACE_SLOT_BITS) as u64;
-    slots.iter().fold(0u64, |bag, &k| bag | 1 << (PLACE_SLOT_BITS as u64 + k % bits))
+    slots.iter().fold(0u64, |bag, &k| bag | 1 << place_bit(k))
+}
+
+/// `events.place_bit`: the bit of a place's slot in a bag of more than `PLACES_KEPT` places, one of the 45 above
+/// the lowest slot (left empty).
+fn place_bit(slot: u64) -> u64 {
+    PLACE_SLOT_BITS as u64 + slot % (DATELINE_SHIFT - PLACE_SLOT_BITS) as u64
 }
 
 /// The length of the run of `chars` at `t[at..]`.

@@ -10,7 +10,7 @@ import threading
 import time
 from contextlib import contextmanager
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterator, Sequence, TypeVar
 
 from es_simhash.defaults import RETRY_FOR
 from es_simhash.index.elastic.admin import (age_seconds, creation_times, is_alias_name, partitions,
@@ -191,7 +191,7 @@ class IndexHandle:
             return per
         return min(per.values()) if per else -1
 
-    def refresh(self, partitions: Sequence[str] | None = None) -> None:
+    def refresh(self, partitions: Collection[str] | None = None) -> None:
         """Refresh the index, and remember the checkpoint read just before (:meth:`checkpoint`): once the refresh
         has finished, every document with a ``_seq_no`` up to it is visible (:meth:`visible_mark` then costs no
         request). ``partitions``: behind an alias, only these (those a write went to); the others keep the mark

@@ -156,7 +156,7 @@ class BulkWriter:
                         transient[doc_id] = reason
             if transient:
                 raise Transient(f"{len(transient)} documents not written yet: {next(iter(transient.values()))}")
-            handle.refresh(sorted(written))  # (behind an alias: only the partitions written into)
+            handle.refresh(written)  # (behind an alias: only the partitions written into)
 
         handle.retrying(attempt, "bulk write")
         return refused, conflicts
