@@ -388,7 +388,8 @@ def test_rollovers_by_the_cluster_while_index_writes_give_partitions_es_simhashs
     parts = partitions(client, alias)
     assert len(rolled) >= 3, (rolled, parts)  # (the other client rolled the alias over while the run wrote)
     assert set(rolled) <= set(parts) and sorted(client.indices.get_alias(name=alias)) == sorted(parts)
-    assert sum(1 for p in rolled if parts[p]) >= 3, (rolled, parts)  # (written into, after the cluster made them)
+    # (written into after the cluster made them: each but the last, which the run may have ended in before writing)
+    assert all(parts[p] for p in rolled[:-1]), (rolled, parts)
     assert len(parts) - len(rolled) >= 3, (rolled, parts)  # (es-simhash made some too: the first, and its rollovers)
     _mapped_as_es_simhash_maps(client, alias)
 
