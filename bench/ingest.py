@@ -110,15 +110,16 @@ rollover: more often than a steady ingest at N = 100,000 would. Raw bulk writes 
 base partition. The RESULT line adds ``partitions=P rollover_docs=N``. Measured back to back on one
 Elasticsearch 9.5.2 node each (1 GB heap, 2 cores shared with other work), ``--workload news``, partition term
 filters on (each partition but the newest asked only for the terms it holds, and the sketch hashes counted only in
-the partitions whose filter holds them): ``--rollover-docs 100000`` (10 partitions) ``node_cpu_ratio=2.36`` (dedup
-1.060 node CPU s per 1,000 documents, raw 0.450, lookups-free 0.724), one index ``node_cpu_ratio=1.76`` (0.957,
-0.543, 0.741); 1.77-2.36 through the alias over three such pairs. The writes cost the node alike; the lookups more
-through the alias (0.336 against 0.216 per 1,000 documents), and raw bulk into a partition of 100,000 is cheaper
-than into the 1M index (0.450 against 0.543), which widens the ratio; raw bulk's cost moves between runs
-(0.45-0.64 into a partition), and the ratio with it. The lookups' node time through the alias (``profile_lookups``: 10 of the warm-up run's searches sent
-again with ``profile``): query phase 33%, the sketch hashes' count (aggregations) 25%, fetch 31%. Through an alias
-the replayed breakdown after it (sketch channel, count step, floors) is left out: its replays rebuild one index's
-search shapes.
+the partitions whose filter holds them), a write refreshing only the partitions it wrote into:
+``--rollover-docs 100000 --warm-segments 1`` (10 partitions) ``node_cpu_ratio=2.32`` (node CPU s per 1,000
+documents: dedup 0.766, raw 0.330, lookups-free 0.521), one index ``node_cpu_ratio=1.83`` (0.701, 0.383, 0.563).
+The writes cost the node alike; the lookups more through the alias (0.245 against 0.138 per 1,000 documents), and
+raw bulk into a partition of 100,000 is cheaper than into the 1M index (0.330 against 0.383), which widens the
+ratio; raw bulk's cost moves between runs, and the ratio with it (docs/performance.md gives the current pair). The
+lookups' node time through the alias (``profile_lookups``: 10 of the warm-up run's searches sent again with
+``profile``, ms per search): query phase 44 (40%), fetch 37 (34%), the sketch hashes' count (aggregations) 22
+(20%), rewrite 7; on one index 52, 17, 21 and 1. Through an alias the replayed breakdown after it (sketch channel,
+count step, floors) is left out: its replays rebuild one index's search shapes.
 
 **OpenSearch** (2 and 3): ``--es-url`` / ``ES_URL`` may name an OpenSearch node: every request goes through the
 client of ``es_simhash.index.elastic.connect`` in ``elasticsearch-py``'s form (bulk loads and deletes through
