@@ -1548,18 +1548,32 @@ const DATELINE_HEAD: usize = 48;
 fn place_names(t: &[char], places: &Places, starts_before: usize, mut found: impl FnMut(u64, usize)) {
     let n = t.len();
     let scan = n.min(starts_before);
-    let mut key = String::new();
+    let mut prefix = [0u64; 64];
     let mut i = 0;
     while i + 1 < scan {
         let mut next = i + 1;
-        if let Some(&longest) = places.longest.get(&pair(t[i], t[i + 1])) {
-            for j in (i + 2..=n.min(i + longest)).rev() {
-                key.clear();
-                key.extend(&t[i..j]);
-                if let Some(&k) = places.bits.get(key.as_str()) {
-                    found(k, j);
-                    next = j;
-                    break;
+        let two = pair(t[i], t[i + 1]);
+        if places.may_begin(two) {
+            if let Some(&lengths) = places.lengths.get(&two) {
+                // the lengths of the names these two characters begin, longest first, that fit in `t`
+                let fit = (n - i).min(63);
+                let mut left = lengths & (u64::MAX >> (63 - fit));
+                if left != 0 {
+                    let top = 63 - left.leading_zeros() as usize;
+                    let mut h = places.seed;
+                    for (len, &c) in (1..=top).zip(&t[i..i + top]) {
+                        h = name_step(h, c);
+                        prefix[len] = h;
+                    }
+                    while left != 0 {
+                        let len = 63 - left.leading_zeros() as usize;
+                        left &= !(1u64 << len);
+                        if let Some(k) = places.named(prefix[len], &t[i..i + len]) {
+                            found(k, i + len);
+                            next = i + len;
+                            break;
+                        }
+                    }
                 }
             }
         }
@@ -1567,11 +1581,25 @@ fn place_names(t: &[char], places: &Places, starts_before: usize, mut found: imp
     }
 }
 
+/// The bits of `Places`' filter of first pairs: 2^20 bits (128 KiB), one in 40 set by the names of `events.places`.
+const PAIR_FILTER_BITS: u32 = 20;
+
+#[inline]
+fn pair_filter_bit(two: u64) -> usize {
+    (mix64(two) >> (64 - PAIR_FILTER_BITS)) as usize
+}
+
+/// One character more of a place name's hash (`Places::named`).
+#[inline]
+fn name_step(h: u64, c: char) -> u64 {
+    mix64(h ^ c as u64)
+}
+
 /// `events.place_bag` of the lines `t` that name places (without the dateline): of every place named (the longest
 /// name at each point), `PLACES_KEPT` or fewer ascending in the bag's 9-bit slots from the lowest (each key's top 9
 /// bits); more, a bit for each (`events.place_bit`), the lowest slot left empty.
 fn place_bag(t: &[char], places: &Places) -> u64 {
-    if places.bits.is_empty() {
+    if places.is_empty() {
         return 0;
     }
     let mut slots: Vec<u64> = Vec::new();
@@ -1621,13 +1649,15 @@ fn place_slot(k: u64) -> u64 {
 /// when they name one place; when they name several, `SEVERAL_DATELINES` and each place's bit (slot modulo
 /// `DATELINE_SET_BITS`); 0: none.
 fn dateline_key(normalized: &str, places: &Places) -> u64 {
-    if places.bits.is_empty() {
+    if places.is_empty() {
         return 0;
     }
     let mut seen: Vec<u64> = Vec::new();
+    let mut t: Vec<char> = Vec::with_capacity(DATELINE_HEAD + 64);
     for line in normalized.split('\n') {
         // (a name of at most 45 characters that begins in the head, and the longest tail after it)
-        let t: Vec<char> = line.chars().take(DATELINE_HEAD + 64).collect();
+        t.clear();
+        t.extend(line.chars().take(DATELINE_HEAD + 64));
         place_names(&t, places, DATELINE_HEAD, |k, end| {
             let slot = place_slot(k);
             if dateline_tail(&t, end) && !seen.contains(&slot) {
@@ -1669,29 +1699,76 @@ pub struct Config {
     pub places: Places,
 }
 
-/// The place names of `events.places`: each name with its 10-bit key, and each name's first two characters with
-/// the length (in characters) of the longest name they begin.
+/// The place names of `events.places`: each name's 10-bit key by a 64-bit hash of its characters (the characters
+/// kept to tell a name from another text of that hash), each name's first two characters with the lengths (in
+/// characters, a bit each) of the names they begin, and which characters begin a name.
 #[derive(Clone, Debug, Default)]
 pub struct Places {
-    bits: FxHashMap<Box<str>, u64>,
-    longest: FxHashMap<u64, usize>,
+    /// a name's hash (`name_step` over its characters from `seed`) -> its key, where its characters are in `chars`
+    /// and how many
+    keys: FxHashMap<u64, (u64, u32, u32)>,
+    chars: Vec<char>,
+    seed: u64,
+    lengths: FxHashMap<u64, u64>,
+    /// a bit per `PAIR_FILTER_BITS`-bit hash of the first two characters of a name: most pairs of a text begin
+    /// none, and this tells them for the price of one bit read (a hash-map look-up per character costs more than
+    /// the rest of a place bag)
+    begins: Vec<u64>,
 }
 
 impl Places {
     pub fn new(names: impl IntoIterator<Item = (String, u64)>) -> Self {
-        let mut places = Places::default();
-        for (name, bit) in names {
-            let n = name.chars().count();
-            if n < 2 {
-                continue;
+        let names: Vec<(Vec<char>, u64)> =
+            names.into_iter().map(|(name, k)| (name.chars().collect::<Vec<char>>(), k)).filter(|(c, _)| c.len() >= 2).collect();
+        // a seed under which no two names share a hash (the first, in practice)
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        'seeds: loop {
+            let mut places = Places { seed, begins: vec![0; (1 << PAIR_FILTER_BITS) / 64], ..Places::default() };
+            for (name, k) in &names {
+                let h = name.iter().fold(seed, |h, &c| name_step(h, c));
+                let (at, n) = (places.chars.len() as u32, name.len());
+                if let Some(&(_, other, _)) = places.keys.get(&h) {
+                    if places.name_at(other, n) == Some(name) {
+                        places.keys.insert(h, (*k, other, n as u32)); // (a name given again: its last key)
+                        continue;
+                    }
+                    seed = mix64(seed.wrapping_add(1));
+                    continue 'seeds;
+                }
+                places.chars.extend_from_slice(name);
+                places.keys.insert(h, (*k, at, n as u32));
+                assert!(n < 64, "a place name of {n} characters (the native core reads names of at most 63)");
+                let two = pair(name[0], name[1]);
+                *places.lengths.entry(two).or_insert(0) |= 1 << n;
+                let b = pair_filter_bit(two);
+                places.begins[b / 64] |= 1 << (b % 64);
             }
-            let mut chars = name.chars();
-            let (a, b) = (chars.next().unwrap_or_default(), chars.next().unwrap_or_default());
-            let longest = places.longest.entry(pair(a, b)).or_insert(0);
-            *longest = (*longest).max(n);
-            places.bits.insert(name.into(), bit);
+            return places;
         }
-        places
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Whether a name may begin with the two characters `two` (`pair`): false, none does.
+    #[inline]
+    fn may_begin(&self, two: u64) -> bool {
+        let b = pair_filter_bit(two);
+        self.begins.get(b / 64).is_some_and(|w| w >> (b % 64) & 1 == 1)
+    }
+
+    /// The `n` characters of a name at `at` in `chars`.
+    #[inline]
+    fn name_at(&self, at: u32, n: usize) -> Option<&[char]> {
+        self.chars.get(at as usize..at as usize + n)
+    }
+
+    /// The key of the name `text` when it is one, `hash` its hash.
+    #[inline]
+    fn named(&self, hash: u64, text: &[char]) -> Option<u64> {
+        let &(k, at, n) = self.keys.get(&hash)?;
+        (n as usize == text.len() && self.name_at(at, text.len()) == Some(text)).then_some(k)
     }
 }
 
