@@ -590,3 +590,24 @@ def test_full_stops_of_chinese_text_identical_on_generated_text(engines, native,
     assert [tuple(k) for k in native.keys_many(normalized, min_chars)] == T._keys_many(normalized, min_chars)
     nat, py = engines["cap:5"]
     _assert_identical(nat, py, texts)
+
+
+def test_every_place_of_the_list_is_read_alike_by_both_engines(native):
+    """The native core reads the list of places itself (``places.txt``, its names normalised as texts are) where the
+    Python engine reads :func:`events.places`: every name of the list, three to a sentence, gives both engines the
+    same place bag, and one that names a place (so a name the native core lacked or keyed otherwise would show)."""
+    from es_simhash.fingerprint import events
+
+    names = sorted(events.places()[0])
+    texts = ["，".join(names[i:i + 3]) + "。" for i in range(0, len(names), 3)]
+    nat, py = _pair()
+    got, want = nat.fingerprint_many(texts), py.fingerprint_many(texts)
+    assert [f.place_bag for f in got] == [f.place_bag for f in want]
+    assert all(f.place_bag & events.NAMED_PLACES for f in got)
+
+
+def test_a_list_of_places_the_native_core_cannot_read_is_refused_naming_its_line(native):
+    with pytest.raises(ValueError, match="line 2"):
+        native.NativeFingerprinter({}, 1.0, [], min_token_len=1, sentences=4, min_sentence_chars=8, short_chars=300,
+                                   sketch=16, sketch_chars=300, sketch_shingle=(3, 2), line_sketch=0, tf="raw",
+                                   place_list="北京市\t北京\t12\n上海市\t上海\n")

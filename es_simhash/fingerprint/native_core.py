@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from es_simhash import _native
 from es_simhash.fingerprint import early_start
-from es_simhash.fingerprint.events import place_names
+from es_simhash.fingerprint.events import place_list
 from es_simhash.fingerprint.model import FINGERPRINT_VERSION
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def core_for(idf: IDFTable, stopwords: frozenset[str], settings: FingerprintSett
         min_sentence_chars=s.min_sentence_chars, short_chars=s.short_chars, sketch=s.sketch,
         sketch_chars=s.sketch_chars, sketch_shingle=s.sketch_shingle, line_sketch=s.line_sketch, tf=s.tf,
         ln_table=ln_table() if s.tf == "sublinear" else None, fuzzy=s.fuzzy,
-        places=place_names())
+        place_list=place_list())
     while len(NATIVE_CORES) >= 8:  # a few configurations per process at most, in practice one
         NATIVE_CORES.pop(next(iter(NATIVE_CORES)))[2].wait()  # (built: see _wait_for_native_cores)
     NATIVE_CORES[key] = (source, stopwords, core)  # (holding the objects keeps their ids theirs)

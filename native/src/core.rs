@@ -1751,6 +1751,28 @@ impl Places {
         self.keys.is_empty()
     }
 
+    /// `events.places` from the text of its list (`es_simhash/data/places.txt`: a line per name, its fields
+    /// separated by tabs, the first the name, the third its key), each name normalised as a text is
+    /// (`normalize`); an error names the first line that is not three fields with a numeric key or holds a code
+    /// point `normalize` leaves to Python.
+    pub fn from_list(list: &str) -> Result<Self, String> {
+        let mut names = Vec::new();
+        for (n, line) in list.split('\n').enumerate() {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            if line.is_empty() {
+                continue;
+            }
+            let fields: Vec<&str> = line.split('\t').collect();
+            let parsed = match fields[..] {
+                [name, _, key] => key.trim().parse::<u64>().ok().zip(normalize(name)),
+                _ => None,
+            };
+            let (key, name) = parsed.ok_or_else(|| format!("the list of places, line {}: {line:?}", n + 1))?;
+            names.push((name, key));
+        }
+        Ok(Places::new(names))
+    }
+
     /// Whether a name may begin with the two characters `two` (`pair`): false, none does.
     #[inline]
     fn may_begin(&self, two: u64) -> bool {
