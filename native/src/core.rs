@@ -1701,7 +1701,7 @@ pub struct Config {
 
 /// The place names of `events.places`: each name's 10-bit key by a 64-bit hash of its characters (the characters
 /// kept to tell a name from another text of that hash), each name's first two characters with the lengths (in
-/// characters, a bit each) of the names they begin, and which characters begin a name.
+/// characters, a bit each) of the names they begin, and a filter of those first two characters.
 #[derive(Clone, Debug, Default)]
 pub struct Places {
     /// a name's hash (`name_step` over its characters from `seed`) -> its key, where its characters are in `chars`
@@ -1728,7 +1728,7 @@ impl Places {
                 let h = name.iter().fold(seed, |h, &c| name_step(h, c));
                 let (at, n) = (places.chars.len() as u32, name.len());
                 if let Some(&(_, other, _)) = places.keys.get(&h) {
-                    if places.name_at(other, n) == Some(name) {
+                    if places.named(h, name).is_some() {
                         places.keys.insert(h, (*k, other, n as u32)); // (a name given again: its last key)
                         continue;
                     }

@@ -64,14 +64,14 @@ mod python {
         /// word (bytes: little-endian float64), or ``(words_path, values_path)``: the paths of those two files (str),
         /// read on the thread that builds the table (or the table ``start_idf_files`` started building from them);
         /// with either of the last two, the table is built on a background thread (the first
-        /// ``fingerprint_many`` waits for it) so the caller goes on at once; ``stopwords``: an iterable of str; ``places``: the (name, key) pairs of
-        /// ``events.places``, or ``place_list``: the text of its list, whose names are normalised here as
-        /// ``events.places`` normalises them (a tenth of the time); ``tf``: "raw", "cap:N" or "sublinear" (then ``ln_table`` holds
+        /// ``fingerprint_many`` waits for it) so the caller goes on at once; ``stopwords``: an iterable of str; ``place_list``: the text of the list of
+        /// places ``events.places`` reads, whose names are normalised here as ``events.places`` normalises them
+        /// (``None``: no places); ``tf``: "raw", "cap:N" or "sublinear" (then ``ln_table`` holds
         /// ``numpy.log(k)`` for k = 1, 2, ...: the logarithms exactly as numpy computes them).
         #[new]
         #[pyo3(signature = (idf, default_idf, stopwords, *, min_token_len, sentences, min_sentence_chars,
                             short_chars, sketch, sketch_chars, sketch_shingle, line_sketch, tf, ln_table=None, fuzzy=16,
-                            places=Vec::new(), place_list=None))]
+                            place_list=None))]
         #[allow(clippy::too_many_arguments)]
         fn new(
             idf: &Bound<'_, PyAny>,
@@ -88,7 +88,6 @@ mod python {
             tf: &str,
             ln_table: Option<Vec<f64>>,
             fuzzy: usize,
-            places: Vec<(String, u64)>,
             place_list: Option<String>,
         ) -> PyResult<Self> {
             let tf = match tf {
@@ -146,7 +145,7 @@ mod python {
                 fuzzy,
                 places: match place_list {
                     Some(list) => Places::from_list(&list).map_err(PyValueError::new_err)?,
-                    None => Places::new(places),
+                    None => Places::default(),
                 },
             };
             let build: Box<dyn FnOnce() -> Result<IdfTable, String> + Send> = match (cached, files) {
